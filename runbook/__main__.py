@@ -1,0 +1,3 @@
+from runbook.cli import main
+
+main()

@@ -1,0 +1,113 @@
+"""Verbs whose issues have not landed yet. Each is registered with its real options, so `--help`
+already teaches it, and running it says plainly that it is not built and exits 2: a runbook that
+pretends to have acted is worse than one that says it cannot."""
+
+from __future__ import annotations
+
+import click
+
+from runbook.errors import NotBuiltYet
+
+
+def _not_built(verb: str, issue: int, instead: str) -> NotBuiltYet:
+    return NotBuiltYet(
+        f"`runbook {verb}` is not built yet (tracked in issue #{issue}); nothing was done",
+        hint=instead,
+    )
+
+
+_OFFLINE = "run `runbook diagnose --log FILE` on the job's log for an offline diagnosis"
+
+
+@click.command()
+@click.option("--job", "job_id", required=True, metavar="ID", help="Slurm job id that died.")
+@click.option("--dry-run", is_flag=True, help="Show every action, change nothing.")
+@click.option("--yes", is_flag=True, help="Apply mutating steps without asking.")
+@click.option("--json", "as_json", is_flag=True, help="Print one machine-readable result.")
+def oom(job_id, dry_run, yes, as_json):
+    """Run the whole runbook for one job that died of CUDA OOM.
+
+    \b
+    Example:
+      runbook --site prod oom --job 123456 --dry-run
+    """
+    raise _not_built("oom", 6, _OFFLINE)
+
+
+@click.command()
+@click.option("--since", default="2h", show_default=True, help="Accounting window to sweep.")
+@click.option("--dry-run", is_flag=True, help="Triage only, change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document for the whole sweep.")
+def sweep(since, dry_run, as_json):
+    """Triage failed jobs from Slurm accounting (for cron).
+
+    \b
+    Example:
+      runbook --site prod sweep --since 2h
+    """
+    raise _not_built("sweep", 8, _OFFLINE)
+
+
+@click.command()
+@click.argument("mode", required=False, type=click.Choice(["stdin", "serve"]), default="stdin")
+def hook(mode):
+    """Pager webhook intake: Alertmanager or PagerDuty payloads, or a bare job id.
+
+    \b
+    Example:
+      echo '{"job_id": "123456"}' | runbook hook
+    """
+    raise _not_built("hook", 8, "run `runbook oom --job ID` by hand once it lands")
+
+
+@click.command()
+@click.option("--incident", required=True, metavar="ID", help="Incident whose rerun to check.")
+def verify(incident):
+    """Check that the rerun got past the step that failed; appends to the report.
+
+    \b
+    Example:
+      runbook verify --incident 20261121-123456
+    """
+    raise _not_built("verify", 7, "check the rerun's log for the failed step by hand")
+
+
+@click.command()
+@click.argument("template", type=click.Path(dir_okay=False))
+@click.option("--var", "variables", multiple=True, metavar="K=V", help="Template variable.")
+@click.option("--dry-run", is_flag=True, help="Render and show the script, submit nothing.")
+def submit(template, variables, dry_run):
+    """Render a job from a site template and submit it, recording the variables in the script.
+
+    \b
+    Example:
+      runbook submit templates/train.sbatch.j2 --var micro_batch=8 --var grad_accum=4
+    """
+    raise _not_built("submit", 5, "submit with sbatch directly")
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable list.")
+def incidents(as_json):
+    """List incidents, newest first.
+
+    \b
+    Example:
+      runbook incidents --json
+    """
+    raise _not_built("incidents", 7, "look in the state directory of the site config")
+
+
+@click.command()
+@click.argument("incident")
+def report(incident):
+    """Re-render one incident's report (Markdown, JSON, HTML).
+
+    \b
+    Example:
+      runbook report 20261121-123456
+    """
+    raise _not_built("report", 7, "look in the state directory of the site config")
+
+
+COMMANDS = [oom, sweep, hook, verify, submit, incidents, report]

@@ -1,0 +1,71 @@
+"""One error tree for the whole tool, and the exit codes scripts branch on (DESIGN §4.3).
+
+Every error carries what was expected, what was found, and what to do next, so that the CLI can
+print it as is: nobody paged at 3 a.m. should have to read a traceback.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    OK = 0  # ok, or nothing to do
+    STEP_FAILED = 1  # the runbook ran and a step failed; the report says which
+    USAGE = 2  # usage or configuration error
+    INPUT = 3  # input not understood
+    NEEDS_HUMAN = 4  # approval required, or the ladder is exhausted
+
+
+class RunbookError(Exception):
+    """Root of every error runbook raises on purpose."""
+
+    exit_code: ExitCode = ExitCode.STEP_FAILED
+
+    def __init__(self, message: str, *, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n  what to do: {self.hint}"
+
+
+class ConfigError(RunbookError):
+    """The site configuration is missing, malformed or names an unknown key."""
+
+    exit_code = ExitCode.USAGE
+
+
+class UsageError(RunbookError):
+    """The command line asks for something that cannot be done as asked."""
+
+    exit_code = ExitCode.USAGE
+
+
+class NotBuiltYet(UsageError):
+    """A registered verb whose issue has not landed: it says so instead of pretending."""
+
+
+class InputError(RunbookError):
+    """An input file or payload could not be read or understood."""
+
+    exit_code = ExitCode.INPUT
+
+
+class TransportError(RunbookError):
+    """A command could not be run on a host (connection, authentication, timeout)."""
+
+
+class HostKeyError(TransportError):
+    """An SSH host key is unknown or differs from known_hosts; never accepted silently."""
+
+
+class SlurmError(RunbookError):
+    """A Slurm command failed; carries the command, its exit code and stderr."""
+
+
+class NeedsHuman(RunbookError):
+    """The runbook stopped where policy or the ladder requires a person."""
+
+    exit_code = ExitCode.NEEDS_HUMAN

@@ -1,0 +1,385 @@
+#!/usr/bin/env bash
+# The project's real test cluster: Debian's munge + slurm-wlm (slurmctld, slurmdbd on MariaDB) and
+# N compute nodes gpu-01.. each in its own network + UTS + mount namespace with a real slurmd and a
+# real key-only sshd. Only nvidia-smi and the kernel log are stand-ins (they replay recorded real
+# outputs named by a per-node scenario file, see standin.py); nothing else is faked.
+#
+#   cluster.sh install        apt packages (idempotent; CI runs it)
+#   cluster.sh up             bring everything up, or leave a healthy cluster as it is
+#   cluster.sh down [--purge] stop every daemon and remove namespaces (--purge: also job ids, DB, keys)
+#   cluster.sh status         exit 0 when every part answers, else 1 with what is missing
+#   cluster.sh env            print the shell variables tests and the site config use
+#
+# Traffic stays on loopback and on 198.18.0.0/24 (the benchmarking range), which exists only inside
+# the namespaces and on the bridge this script creates.
+set -euo pipefail
+
+STATE=${RUNBOOK_CLUSTER_STATE:-/var/tmp/runbook-devcluster}
+NODES=${RUNBOOK_CLUSTER_NODES:-3}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BRIDGE=rbbr0
+NET=198.18.0
+CTLD_ADDR=$NET.1
+CLUSTER=devcluster
+SSH_USER=oncall
+GPUS_PER_NODE=4
+CTLD_HOST=$(hostname -s)
+
+log() { printf '[cluster] %s\n' "$*" >&2; }
+die() { printf '[cluster] error: %s\n' "$*" >&2; exit 1; }
+node_name() { printf 'gpu-%02d' "$1"; }
+node_addr() { printf '%s.%d' "$NET" $((10 + $1)); }
+
+# Poll instead of sleeping a fixed time: each daemon is ready at its own pace.
+wait_for() { # description timeout_s command...
+  local what=$1 limit=$2; shift 2
+  local deadline=$((SECONDS + limit))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || die "$what not ready after ${limit}s (logs: $STATE/log)"
+    sleep 0.2
+  done
+}
+
+pid_alive() { # pidfile: alive and not a zombie
+  local f=$1 pid st
+  [[ -s $f ]] || return 1
+  pid=$(<"$f")
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  st=$(awk '/^State:/{print $2}' "/proc/$pid/status" 2>/dev/null) || return 1
+  [[ -n $st && $st != Z ]]
+}
+
+stop_pidfile() { # pidfile: TERM, wait, KILL; always removes the file
+  local f=$1 pid i
+  if pid_alive "$f"; then
+    pid=$(<"$f")
+    kill -TERM "$pid" 2>/dev/null || true
+    for i in $(seq 50); do pid_alive "$f" || break; sleep 0.1; done
+    pid_alive "$f" && kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$f"
+}
+
+cmd_install() {
+  local pkgs=(slurm-wlm slurmdbd munge mariadb-server openssh-server openssh-client iproute2
+    util-linux procps)
+  if dpkg-query -W -f='${Status}\n' "${pkgs[@]}" 2>/dev/null | grep -vq 'install ok installed' ||
+    [[ $(dpkg-query -W -f='${Status}\n' "${pkgs[@]}" 2>/dev/null | wc -l) -ne ${#pkgs[@]} ]]; then
+    log "installing ${pkgs[*]}"
+    # No systemd here: keep postinst scripts from trying to start the daemons.
+    local prc=/usr/sbin/policy-rc.d created=0
+    [[ -e $prc ]] || { printf '#!/bin/sh\nexit 101\n' >"$prc"; chmod +x "$prc"; created=1; }
+    apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${pkgs[@]}" >/dev/null
+    ((created)) && rm -f "$prc"
+  fi
+  [[ -s /etc/munge/munge.key ]] || { mungekey --create --keyfile=/etc/munge/munge.key 2>/dev/null ||
+    create-munge-key -f; }
+  chown munge:munge /etc/munge/munge.key && chmod 400 /etc/munge/munge.key
+}
+
+write_configs() {
+  mkdir -p "$STATE"/{run,log,slurm/ctld,slurm/spool,ssh,scenario,nodes,jobs,calls} /etc/slurm
+  chmod 755 "$STATE" "$STATE"/{scenario,nodes}
+  # Written by job owners and by the stand-ins running as the SSH user.
+  chmod 1777 "$STATE/jobs" "$STATE/calls"
+  local nodelines="" i n
+  for ((i = 1; i <= NODES; i++)); do
+    n=$(node_name "$i")
+    nodelines+="NodeName=$n NodeAddr=$(node_addr "$i") CPUs=4 RealMemory=8000"
+    nodelines+=" Gres=gpu:h100:$GPUS_PER_NODE State=UNKNOWN"$'\n'
+  done
+  cat >/etc/slurm/slurm.conf <<EOF
+# Written by runbook's tests/cluster/cluster.sh; rewritten on every 'up'.
+ClusterName=$CLUSTER
+SlurmctldHost=$CTLD_HOST($CTLD_ADDR)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+StateSaveLocation=$STATE/slurm/ctld
+SlurmdSpoolDir=$STATE/slurm/spool/%n
+SlurmctldPidFile=$STATE/run/slurmctld.pid
+SlurmdPidFile=$STATE/run/slurmd-%n.pid
+SlurmctldLogFile=$STATE/log/slurmctld.log
+SlurmdLogFile=$STATE/log/slurmd-%n.log
+# No cgroup plugins: the sandbox's cgroup tree is not ours to delegate.
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/linux
+MpiDefault=none
+ReturnToService=2
+# Fake CPU/memory counts, else the nodes go INVALID.
+SlurmdParameters=config_overrides
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+# submit -> RUNNING in ~0.5 s instead of ~1.5 s.
+SchedulerParameters=sched_min_interval=100000,batch_sched_delay=0
+DefMemPerCPU=100
+GresTypes=gpu
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStorageTRES=gres/gpu
+# sacct -B returns a finished job's script; the comment carries runbook's lineage.
+AccountingStoreFlags=job_script,job_comment
+KillWait=5
+MinJobAge=300
+SlurmctldTimeout=30
+SlurmdTimeout=60
+InactiveLimit=0
+Waittime=0
+$nodelines
+PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+EOF
+  printf 'Name=gpu Type=h100 File=/dev/fakegpu/nvidia[0-%d]\n' $((GPUS_PER_NODE - 1)) \
+    >/etc/slurm/gres.conf
+  cat >/etc/slurm/slurmdbd.conf <<EOF
+AuthType=auth/munge
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=6819
+SlurmUser=root
+StorageType=accounting_storage/mysql
+StorageHost=localhost
+StorageUser=root
+StorageLoc=slurm_acct_db
+PidFile=$STATE/run/slurmdbd.pid
+LogFile=$STATE/log/slurmdbd.log
+EOF
+  chmod 600 /etc/slurm/slurmdbd.conf
+  # Fake GPUs must be character devices: count-only GRES lines drop them, regular files error.
+  mkdir -p /dev/fakegpu
+  for ((i = 0; i < GPUS_PER_NODE; i++)); do
+    [[ -c /dev/fakegpu/nvidia$i ]] || mknod -m 666 "/dev/fakegpu/nvidia$i" c 195 "$i"
+  done
+}
+
+write_ssh() {
+  id -u "$SSH_USER" >/dev/null 2>&1 || useradd -m -s /bin/bash "$SSH_USER"
+  local d=$STATE/ssh i n
+  [[ -s $d/id_ed25519 ]] || ssh-keygen -q -t ed25519 -N '' -C runbook-tests -f "$d/id_ed25519"
+  install -m 644 "$d/id_ed25519.pub" "$d/authorized_keys"
+  : >"$d/known_hosts.new"
+  for ((i = 1; i <= NODES; i++)); do
+    n=$(node_name "$i")
+    mkdir -p "$STATE/nodes/$n"/{bin,log}
+    # Host keys survive down/up so known_hosts stays true; --purge makes new ones.
+    [[ -s $STATE/nodes/$n/ssh_host_ed25519_key ]] ||
+      ssh-keygen -q -t ed25519 -N '' -C "$n" -f "$STATE/nodes/$n/ssh_host_ed25519_key"
+    printf '%s,%s %s\n' "$n" "$(node_addr "$i")" \
+      "$(cut -d' ' -f1-2 "$STATE/nodes/$n/ssh_host_ed25519_key.pub")" >>"$d/known_hosts.new"
+    cat >"$STATE/nodes/$n/sshd_config" <<EOF
+# One ListenAddress per node: command-line -o Port/ListenAddress would add to it, not replace it.
+ListenAddress $(node_addr "$i"):22
+HostKey $STATE/nodes/$n/ssh_host_ed25519_key
+PidFile $STATE/run/sshd-$n.pid
+AuthorizedKeysFile $d/authorized_keys
+AuthenticationMethods publickey
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin no
+# Lets key logins through for accounts that useradd left locked.
+UsePAM yes
+StrictModes no
+X11Forwarding no
+Subsystem sftp internal-sftp
+EOF
+  done
+  mv "$d/known_hosts.new" "$d/known_hosts"
+  chmod 755 "$d"
+  chmod 644 "$d/known_hosts" "$d/authorized_keys"
+  chmod 600 "$d/id_ed25519"
+}
+
+write_node_bin() { # node: per-node /usr/local/bin with the stand-ins, the host's entries kept
+  local n=$1 bin=$STATE/nodes/$1/bin f py
+  rm -rf "$bin" && mkdir -p "$bin"
+  for f in /usr/local/bin/*; do [[ -e $f ]] && ln -s "$f" "$bin/$(basename "$f")"; done
+  install -m 755 "$HERE/standin.py" "$STATE/standin.py"
+  # Debian's interpreter: sshd sessions do not see a user-installed python on PATH.
+  py=/usr/bin/python3
+  [[ -x $py ]] || py=$(command -v python3)
+  for f in nvidia-smi dmesg journalctl; do
+    rm -f "$bin/$f"
+    printf '#!/bin/sh\nexec %s %s %s %s "$@"\n' "$py" "$STATE/standin.py" "$STATE" "$f" >"$bin/$f"
+    chmod 755 "$bin/$f"
+  done
+}
+
+start_munge() {
+  pid_alive "$STATE/run/munged.pid" && return 0
+  mkdir -p /run/munge && chown munge:munge /run/munge && chmod 755 /run/munge
+  runuser -u munge -- /usr/sbin/munged --pid-file=/run/munge/munged.pid --force
+  ln -sf /run/munge/munged.pid "$STATE/run/munged.pid"
+  wait_for munged 10 munge -n
+}
+
+start_mariadb() {
+  pid_alive "$STATE/run/mariadb.pid" && return 0
+  local dd=$STATE/mysql
+  if [[ ! -d $dd/mysql ]]; then
+    log "initialising MariaDB in $dd"
+    mkdir -p "$dd" && chown mysql:mysql "$dd"
+    mariadb-install-db --user=mysql --datadir="$dd" --auth-root-authentication-method=socket \
+      --skip-test-db >"$STATE/log/mariadb-install.log" 2>&1
+  fi
+  mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld
+  # slurmdbd connects through the default socket (it passes no socket path); root uses unix_socket auth.
+  setsid /usr/sbin/mariadbd --no-defaults --user=mysql --datadir="$dd" --skip-networking \
+    --socket=/run/mysqld/mysqld.sock --pid-file="$dd/mariadb.pid" --log-error="$dd/mariadb.err" \
+    --innodb-buffer-pool-size=64M </dev/null >>"$STATE/log/mariadb.start.log" 2>&1 &
+  # mariadbd runs as mysql and cannot write our root-owned run/ and log/: link to its own files.
+  ln -sf "$dd/mariadb.pid" "$STATE/run/mariadb.pid"
+  ln -sf "$dd/mariadb.err" "$STATE/log/mariadb.log"
+  wait_for MariaDB 60 mariadb --socket=/run/mysqld/mysqld.sock -e 'select 1'
+}
+
+start_net() {
+  ip link show "$BRIDGE" >/dev/null 2>&1 || ip link add "$BRIDGE" type bridge
+  ip addr show dev "$BRIDGE" | grep -q "inet $CTLD_ADDR/" || ip addr add "$CTLD_ADDR/24" dev "$BRIDGE"
+  ip link set "$BRIDGE" up
+  local i n ns veth
+  for ((i = 1; i <= NODES; i++)); do
+    n=$(node_name "$i") ns=rb-$n veth=rbv$(printf '%02d' "$i")
+    [[ -e /run/netns/$ns ]] || ip netns add "$ns"
+    if ! ip link show "$veth" >/dev/null 2>&1; then
+      ip link add "$veth" type veth peer name eth0 netns "$ns"
+      ip link set "$veth" master "$BRIDGE" up
+    fi
+    ip -n "$ns" addr show dev eth0 | grep -q "inet $(node_addr "$i")/" ||
+      ip -n "$ns" addr add "$(node_addr "$i")/24" dev eth0
+    ip -n "$ns" link set lo up
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" route replace default via "$CTLD_ADDR"
+  done
+}
+
+start_node() { # i
+  local i=$1 n ns
+  n=$(node_name "$i") ns=rb-$n
+  pid_alive "$STATE/run/slurmd-$n.pid" && pid_alive "$STATE/run/sshd-$n.pid" && return 0
+  stop_pidfile "$STATE/run/slurmd-$n.pid"
+  stop_pidfile "$STATE/run/sshd-$n.pid"
+  write_node_bin "$n"
+  mkdir -p "$STATE/slurm/spool/$n"
+  # nsenter keeps /sys as it is (ip netns exec remounts it and slurmd loses the cgroup mount);
+  # unshare gives the node its own hostname and a private mount table for the per-node
+  # /usr/local/bin (stand-ins) and /var/log. sshd and slurmd daemonize and keep the namespaces alive.
+  setsid nsenter --net="/run/netns/$ns" unshare --uts --mount --propagation private \
+    /bin/sh -c '
+      set -e
+      hostname "$1"
+      mount --bind "$2/bin" /usr/local/bin
+      mount --bind "$2/log" /var/log
+      mkdir -p /run/sshd
+      /usr/sbin/sshd -f "$2/sshd_config" -E "$3/sshd-$1.log"
+      exec slurmd -N "$1"
+    ' node "$n" "$STATE/nodes/$n" "$STATE/log" </dev/null >>"$STATE/log/node-$n.start.log" 2>&1
+}
+
+is_ready() {
+  pid_alive "$STATE/run/slurmctld.pid" && pid_alive "$STATE/run/slurmdbd.pid" || return 1
+  local i out
+  out=$(sinfo -h -N -o '%N %t' 2>/dev/null) || return 1
+  for ((i = 1; i <= NODES; i++)); do
+    grep -Eq "^$(node_name "$i") (idle|mix|alloc|drain|drng)$" <<<"$out" || return 1
+    (exec 3<>"/dev/tcp/$(node_addr "$i")/22") 2>/dev/null || return 1
+  done
+  sacct -n -X -j 1 -o JobID >/dev/null 2>&1 || return 1
+}
+
+cmd_up() {
+  local t0=$SECONDS
+  if is_ready; then log "already up ($NODES nodes)"; return 0; fi
+  cmd_down_quiet
+  cmd_install
+  write_configs
+  write_ssh
+  start_munge
+  start_mariadb
+  stop_pidfile "$STATE/run/slurmdbd.pid"
+  slurmdbd
+  wait_for slurmdbd 30 sacctmgr -n show cluster
+  sacctmgr -n -P show cluster format=cluster | grep -qx "$CLUSTER" ||
+    sacctmgr -i add cluster "$CLUSTER" >/dev/null
+  start_net
+  slurmctld
+  wait_for slurmctld 30 scontrol ping
+  local i
+  for ((i = 1; i <= NODES; i++)); do start_node "$i"; done
+  # ReturnToService=2 brings nodes back by themselves, but one left DOWN/DRAIN by a previous
+  # run's tests is resumed so every 'up' starts from idle nodes.
+  wait_for "slurmd registration" 60 bash -c "! sinfo -h -N -o '%t' | grep -Eq 'unk|inval|down\\*'"
+  local bad
+  bad=$(sinfo -h -N -o '%N %t' | awk '$2 !~ /^(idle|mix|alloc)$/ {print $1}' | sort -u | paste -sd,)
+  [[ -z $bad ]] || scontrol update nodename="$bad" state=resume >/dev/null 2>&1 || true
+  wait_for "cluster" 60 is_ready
+  log "up: $NODES nodes ($(sinfo -h -o '%D %t' | paste -sd' ')) in $((SECONDS - t0))s; state in $STATE"
+}
+
+cmd_down_quiet() {
+  local f n
+  for f in "$STATE"/run/slurmd-*.pid "$STATE"/run/sshd-*.pid; do [[ -e $f ]] && stop_pidfile "$f"; done
+  stop_pidfile "$STATE/run/slurmctld.pid"
+  stop_pidfile "$STATE/run/slurmdbd.pid"
+  stop_pidfile "$STATE/run/mariadb.pid"
+  # munged is shared with anything else on the host that uses munge; leave it to --purge.
+  for n in $(ip netns list 2>/dev/null | awk '/^rb-gpu-/{print $1}'); do ip netns del "$n" || true; done
+  # A deleted namespace's veth vanishes asynchronously; the next 'up' re-creating it sees
+  # "File exists" if we do not wait.
+  local deadline=$((SECONDS + 10))
+  while ip -o link show 2>/dev/null | grep -q ' rbv[0-9]'; do
+    ((SECONDS < deadline)) || break
+    sleep 0.1
+  done
+  ip link del "$BRIDGE" 2>/dev/null || true
+}
+
+cmd_down() {
+  cmd_down_quiet
+  if [[ ${1:-} == --purge ]]; then
+    stop_pidfile "$STATE/run/munged.pid"
+    # Job ids restart at 1 with a wiped StateSaveLocation, so the accounting DB goes with it.
+    rm -rf "$STATE"
+    log "down, state purged"
+  else
+    log "down (state kept in $STATE)"
+  fi
+}
+
+cmd_status() {
+  local ok=0 i n
+  for f in munged mariadb slurmdbd slurmctld; do
+    if pid_alive "$STATE/run/$f.pid"; then echo "$f: running"; else echo "$f: stopped"; ok=1; fi
+  done
+  for ((i = 1; i <= NODES; i++)); do
+    n=$(node_name "$i")
+    printf '%s (%s): slurmd %s, sshd %s, slurm state %s\n' "$n" "$(node_addr "$i")" \
+      "$(pid_alive "$STATE/run/slurmd-$n.pid" && echo running || echo stopped)" \
+      "$(pid_alive "$STATE/run/sshd-$n.pid" && echo running || echo stopped)" \
+      "$(sinfo -h -n "$n" -o '%t' 2>/dev/null | head -1 || true)"
+  done
+  is_ready && echo "ready" || { echo "not ready"; ok=1; }
+  return $ok
+}
+
+cmd_env() {
+  cat <<EOF
+RUNBOOK_CLUSTER_STATE=$STATE
+RUNBOOK_CLUSTER_NODES=$NODES
+RUNBOOK_CLUSTER_SSH_USER=$SSH_USER
+RUNBOOK_CLUSTER_SSH_KEY=$STATE/ssh/id_ed25519
+RUNBOOK_CLUSTER_KNOWN_HOSTS=$STATE/ssh/known_hosts
+RUNBOOK_CLUSTER_JOBS=$STATE/jobs
+EOF
+}
+
+[[ $(id -u) -eq 0 ]] || die "must run as root (it starts daemons and creates network namespaces)"
+case ${1:-} in
+  install) cmd_install ;;
+  up) cmd_up ;;
+  down) shift; cmd_down "$@" ;;
+  status) cmd_status ;;
+  env) cmd_env ;;
+  *) echo "usage: $0 install|up|down [--purge]|status|env" >&2; exit 2 ;;
+esac

@@ -1,0 +1,95 @@
+"""Site config: defaults < site file < RUNBOOK_* environment < flags, and unknown keys refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runbook.errors import ConfigError, ExitCode
+from runbook.site import SiteConfig, load_site
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def write(tmp_path: Path, text: str) -> str:
+    p = tmp_path / "site.toml"
+    p.write_text(text)
+    return str(p)
+
+
+def test_precedence_defaults_file_env_flags(tmp_path):
+    site = write(tmp_path, '[ssh]\nuser = "from-file"\nport = 2222\nconnect_retries = 5\n')
+    env = {"RUNBOOK_SSH_PORT": "2200", "RUNBOOK_SSH_CONNECT_RETRIES": "7"}
+    cfg = load_site(site, environ=env, overrides={"ssh.connect_retries": 9, "ssh.user": None})
+    assert cfg.ssh.user == "from-file"  # file over default; a flag not given (None) changes nothing
+    assert cfg.ssh.port == 2200  # env over file
+    assert cfg.ssh.connect_retries == 9  # flag over env
+    assert cfg.ssh.command_timeout_s == SiteConfig().ssh.command_timeout_s  # default kept
+    assert cfg.source == site
+
+
+def test_env_coerces_types():
+    env = {
+        "RUNBOOK_POLICY_DRY_RUN": "yes",
+        "RUNBOOK_POLICY_UNATTENDED_VERDICTS": "fragmentation, gpu_fault",
+        "RUNBOOK_SSH_ADDRESSES": "gpu-01=10.0.0.1,gpu-02=10.0.0.2",
+        "RUNBOOK_SSH_CONNECT_TIMEOUT_S": "2.5",
+        "RUNBOOK_CLUSTER_STATE": "/ignored",  # another tool's variable, not a setting
+    }
+    cfg = load_site(None, environ=env)
+    assert cfg.policy.dry_run is True
+    assert cfg.policy.unattended_verdicts == ["fragmentation", "gpu_fault"]
+    assert cfg.ssh.addresses == {"gpu-01": "10.0.0.1", "gpu-02": "10.0.0.2"}
+    assert cfg.ssh.connect_timeout_s == 2.5
+
+
+def test_unknown_file_key_lists_valid_keys(tmp_path):
+    site = write(tmp_path, "[policy]\ndryrun = true\n")
+    with pytest.raises(ConfigError) as e:
+        load_site(site, environ={})
+    assert "dryrun" in str(e.value) and "dry_run" in str(e.value)
+    assert e.value.exit_code == ExitCode.USAGE
+
+
+def test_unknown_section(tmp_path):
+    with pytest.raises(ConfigError, match=r"unknown section \[slurmm\].*slurm"):
+        load_site(write(tmp_path, "[slurmm]\nx = 1\n"), environ={})
+
+
+def test_unknown_env_key_of_known_section():
+    with pytest.raises(ConfigError, match="RUNBOOK_SSH_USR.*valid keys.*user"):
+        load_site(None, environ={"RUNBOOK_SSH_USR": "x"})
+
+
+def test_wrong_type_names_key_and_value(tmp_path):
+    with pytest.raises(ConfigError, match=r"\[ssh\] port: expected int, found 'twenty-two'"):
+        load_site(write(tmp_path, '[ssh]\nport = "twenty-two"\n'), environ={})
+
+
+def test_bad_toml_and_missing_site(tmp_path):
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_site(write(tmp_path, "[ssh\n"), environ={})
+    with pytest.raises(ConfigError, match="(?s)no site named 'nope'.*devcluster"):
+        load_site("nope", environ={})
+
+
+@pytest.mark.parametrize(
+    "path", sorted((REPO / "site_config").glob("*.toml")), ids=lambda p: p.name
+)
+def test_bundled_site_files_load(path):
+    load_site(str(path), environ={})
+
+
+def test_example_documents_every_key():
+    """example.toml must name every key with its default, so it cannot drift from the code."""
+    import dataclasses
+    import tomllib
+
+    data = tomllib.loads((REPO / "site_config" / "example.toml").read_text())
+    defaults = SiteConfig()
+    for section in dataclasses.fields(SiteConfig):
+        if section.name == "source":
+            continue
+        want = dataclasses.asdict(getattr(defaults, section.name))
+        assert data[section.name] == want, f"[{section.name}] in example.toml differs from defaults"
