@@ -2,18 +2,130 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from runbook.commands.pending import _not_built
+from runbook.diagnosis import Diagnosis, Evidence, classify, human_mib
+from runbook.errors import ExitCode, InputError, RunbookError
+from runbook.evidence.files import read_text_input
+from runbook.evidence.launcher_log import scan
+from runbook.playbook import load as load_playbook
+from runbook.slurm import text as slurm_text
 
 
 @click.command()
-@click.option("--log", "logs", multiple=True, type=click.Path(dir_okay=False), metavar="FILE")
-@click.option("--dmesg", type=click.Path(dir_okay=False), metavar="FILE")
-@click.option("--gpu-health", type=click.Path(dir_okay=False), metavar="FILE")
-@click.option("--compute-apps", type=click.Path(dir_okay=False), metavar="FILE")
-@click.option("--slurm", type=click.Path(dir_okay=False), metavar="FILE")
-@click.option("--json", "as_json", is_flag=True)
-def diagnose(logs, dmesg, gpu_health, compute_apps, slurm, as_json):
-    """Diagnose an OOM from captured files."""
-    raise _not_built("diagnose", 3, "read the OOM message by hand")
+@click.option(
+    "--log",
+    "logs",
+    multiple=True,
+    metavar="FILE",
+    help="Launcher/job output, or a pasted OOM message. Repeat for per-rank files.",
+)
+@click.option(
+    "--slurm",
+    "slurm_file",
+    metavar="FILE",
+    help="sacct output (any format) or `scontrol show job`.",
+)
+@click.option("--dmesg", metavar="FILE", help="Kernel log with NVRM Xid lines (issue #4).")
+@click.option("--gpu-health", metavar="FILE", help="`nvidia-smi -q` output (issue #4).")
+@click.option(
+    "--compute-apps", metavar="FILE", help="`nvidia-smi --query-compute-apps` (issue #4)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the DESIGN §4.1 JSON document.")
+def diagnose(logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
+    """Diagnose a CUDA OOM offline, from files you already have.
+
+    Finds the rank that ran out of memory first (NCCL timeouts on the other ranks are
+    consequences), reads the numbers in its OOM message, and classifies it: true_oom,
+    fragmentation, co_tenant, host_oom, not_oom or unknown. Changes nothing.
+
+    \b
+    Example:
+      runbook diagnose --log slurm-123456.out --slurm sacct.txt --json
+    Exit codes: 0 a verdict was reached (not_oom too), 3 an input could not be read
+    (the others are still used), 2 usage error.
+    """
+    if dmesg or gpu_health or compute_apps:
+        raise _not_built("diagnose --dmesg/--gpu-health/--compute-apps", 4,
+                         "diagnose the log and Slurm files alone for now")  # fmt: skip
+    if not logs and not slurm_file:
+        raise click.UsageError("give at least one --log FILE or --slurm FILE")
+    errors: list[RunbookError] = []
+    texts = []
+    for path in logs:
+        try:
+            texts.append(read_text_input(path, "--log").text())
+        except InputError as e:
+            errors.append(e)
+    slurm = None
+    if slurm_file:
+        try:
+            slurm = slurm_text.parse(read_text_input(slurm_file, "--slurm").text(),
+                                     source=f"--slurm {slurm_file}")  # fmt: skip
+        except InputError as e:
+            errors.append(e)
+    if not texts and slurm is None:
+        raise InputError("\n".join(str(e) for e in errors))
+    nodes = slurm.nodes if slurm else None
+    tasks = _tasks_per_node(slurm)
+    launch = scan("\n".join(texts), nodes=nodes, tasks_per_node=tasks) if texts else None
+    diagnosis = classify(Evidence(launch=launch, slurm=slurm), load_playbook().thresholds)
+    for e in errors:
+        click.echo(f"runbook: error: {e}", err=True)
+    if as_json:
+        click.echo(json.dumps(diagnosis.contract(), indent=2))
+    else:
+        click.echo(render(diagnosis))
+    if errors:
+        raise SystemExit(int(ExitCode.INPUT))
+
+
+def _tasks_per_node(slurm) -> int | None:
+    """Block distribution from `scontrol show job`'s NumTasks over its nodes, when even."""
+    if not slurm or not slurm.nodes or not slurm.fields.get("NumTasks", "").isdigit():
+        return None
+    n, k = int(slurm.fields["NumTasks"]), len(slurm.nodes)
+    return n // k if n and n % k == 0 else None
+
+
+def render(d: Diagnosis) -> str:
+    """The human view: the verdict and its reason first, then the numbers a reader checks."""
+    lines = [f"verdict: {d.verdict}"]
+    launch = d.evidence.launch
+    ff = launch.first_failure if launch else None
+    if ff:
+        who = f"rank {', '.join(map(str, ff.ranks))}" if ff.ranks else "no rank named"
+        lines.append(
+            f"first failure: {ff.kind}, {who}"
+            + (f" on {ff.node}" if ff.node else "")
+            + (f" at {ff.time}" if ff.time else "")
+        )
+    if launch and launch.timed_out_ranks:
+        lines.append(f"then timed out in NCCL (consequences): ranks {launch.timed_out_ranks}")
+    o = d.oom
+    if o:
+        lines.append("the OOM, in numbers:")
+        rows = [
+            ("asked for", o.tried_mib),
+            ("free on the GPU", o.free_mib),
+            ("GPU capacity", o.total_mib),
+            ("allocated by PyTorch", o.allocated_by_pytorch_mib),
+            ("reserved but unallocated", o.unallocated_mib),
+            ("reserved in total", o.reserved_mib),
+            ("this process in all", o.this_process_mib),
+            ("limit", o.limit_mib),
+        ]
+        for label, value in rows:
+            if value is not None:
+                lines.append(f"  {label:<26}{human_mib(value):>14}")
+        for pid, mib in zip(o.other_process_pids, o.other_process_mib, strict=False):
+            lines.append(f"  {'process ' + str(pid):<26}{human_mib(mib):>14}")
+    if d.evidence.slurm and d.evidence.slurm.state:
+        s = d.evidence.slurm
+        lines.append(f"slurm: {s.job_id or '?'} {s.state} exit {s.exit_code or '?'}"
+                     + (f" on {','.join(s.nodes)}" if s.nodes else ""))  # fmt: skip
+    lines.append("why: " + " ".join(d.reasons))
+    return "\n".join(lines)

@@ -29,10 +29,12 @@ def test_two_node_job_seen_in_squeue_then_sacct(cluster, tmp_path):
         "srun hostname; sleep 2",
     )
     wait_until(lambda: squeue_state(job) == "RUNNING", 30, f"job {job} RUNNING")
+    # Accounting is eventually consistent: slurmctld queues start/end records to slurmdbd, and a
+    # row can read COMPLETED before the start record's node list has landed.
     row = wait_until(
-        lambda: (r := sacct_row(job)) and r["state"] == "COMPLETED" and r,
+        lambda: (r := sacct_row(job)) and r["state"] == "COMPLETED" and "[" in r["nodes"] and r,
         60,
-        f"job {job} COMPLETED in sacct",
+        f"job {job} COMPLETED on 2 nodes in sacct",
     )
     assert row["nodes"] in {"gpu-[01-02]", "gpu-[02-03]", "gpu-[01,03]"}
     printed = Path(str(out).replace("%j", job)).read_text().split()

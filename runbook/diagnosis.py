@@ -1,0 +1,263 @@
+"""Classify an incident from its evidence: a pure function of parsed evidence and thresholds.
+
+Verdicts (DESIGN §3): true_oom, fragmentation, co_tenant, gpu_fault, host_oom, not_oom, unknown.
+Every reason is a sentence with the numbers it used and the threshold it compared them with, so a
+person can check the call without re-reading the log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from runbook.evidence.launcher_log import HOST_OOM, LaunchReport
+from runbook.evidence.oom_message import OomMessage
+from runbook.playbook import Thresholds
+from runbook.slurm.text import SlurmJobText
+
+VERDICTS = ("true_oom", "fragmentation", "co_tenant", "gpu_fault", "host_oom", "not_oom", "unknown")
+_NO_NUMBERS = {"cuda_error", "thc", "cublas"}
+
+
+def human_mib(mib: float | None) -> str:
+    if mib is None:
+        return "?"
+    if abs(mib) >= 1024:
+        return f"{mib / 1024:.2f} GiB"
+    if abs(mib) >= 1 or mib == 0:
+        return f"{mib:.2f} MiB"
+    return f"{mib * 1024:.2f} KiB"
+
+
+@dataclass
+class Evidence:
+    launch: LaunchReport | None = None
+    slurm: SlurmJobText | None = None
+    gpu_health: dict | None = None  # node health (Xid, ECC, row remap): issue #4
+    compute_apps: list | None = None
+
+
+@dataclass
+class Diagnosis:
+    verdict: str
+    reasons: list[str] = field(default_factory=list)
+    oom: OomMessage | None = None
+    evidence: Evidence = field(default_factory=Evidence)
+
+    def contract(self) -> dict:
+        """`runbook diagnose --json` (DESIGN §4.1), key for key."""
+        launch = self.evidence.launch
+        ff = launch.first_failure if launch else None
+        return {
+            "verdict": self.verdict,
+            "reasons": self.reasons,
+            "oom": self.oom.contract() if self.oom else None,
+            "first_failure": ff.contract() if ff else None,
+            "ranks": [e.contract() for e in launch.terminal_events()] if launch else [],
+            "gpu_health": self.evidence.gpu_health,
+            "compute_apps": self.evidence.compute_apps,
+            "slurm": self.evidence.slurm.contract() if self.evidence.slurm else None,
+        }
+
+
+def classify(ev: Evidence, t: Thresholds) -> Diagnosis:
+    launch, slurm = ev.launch, ev.slurm
+    oom = launch.first_oom if launch else None
+    ff = launch.first_failure if launch else None
+    state = slurm.state if slurm else None
+    reasons: list[str] = []
+
+    host_first = ff is not None and ff.kind == HOST_OOM
+    if host_first or (state == "OUT_OF_MEMORY" and oom is None):
+        why = (
+            "Slurm recorded the job as OUT_OF_MEMORY: its cgroup ran out of host RAM"
+            if state == "OUT_OF_MEMORY"
+            else "the first failure is a host-RAM oom-kill in the job's cgroup"
+        )
+        reasons.append(f"{why}; this is not a GPU out-of-memory (DESIGN §3: host_oom).")
+        if oom is not None:
+            reasons.append("A GPU OOM message is in the log too, but it came later.")
+        return Diagnosis("host_oom", reasons, oom, ev)
+    if oom is None:
+        return _without_oom(ev, ff, slurm, reasons)
+    verdict, why = _classify_numbers(oom, t)
+    where = _where(oom, ff)
+    reasons.append(f"{where}: {why}" if where else why)
+    if launch and launch.timed_out_ranks:
+        reasons.append(
+            f"Ranks {_ranks(launch.timed_out_ranks)} then timed out in NCCL: a consequence of the "
+            f"OOM, not a cause."
+        )
+    return Diagnosis(verdict, reasons, oom, ev)
+
+
+def _ranks(ranks: list[int]) -> str:
+    shown = ", ".join(str(r) for r in ranks[:12])
+    return shown + (f" and {len(ranks) - 12} more" if len(ranks) > 12 else "")
+
+
+def _where(oom: OomMessage, ff) -> str:
+    bits = []
+    if oom.rank is not None:
+        bits.append(f"rank {oom.rank}")
+    node = ff.node if ff and oom.rank is not None and oom.rank in ff.ranks else None
+    if node:
+        bits.append(f"on {node}")
+    if oom.gpu is not None:
+        bits.append(f"GPU {oom.gpu}")
+    return " ".join(bits)
+
+
+def _without_oom(ev: Evidence, ff, slurm, reasons: list[str]) -> Diagnosis:
+    code = slurm.exit_code if slurm else None
+    if code in {"137:0", "0:9"} and (ff is None or ff.kind == "signal"):
+        reasons.append(
+            f"No OOM message, and Slurm's exit code {code} means SIGKILL with no traceback: "
+            f"most likely the kernel's OOM killer (host RAM). Check `sacct -o MaxRSS` and dmesg."
+        )
+        return Diagnosis("host_oom", reasons, None, ev)
+    if ff is not None:
+        who = f" on rank(s) {_ranks(ff.ranks)}" if ff.ranks else ""
+        node = f" ({ff.node})" if ff.node else ""
+        when = f" at {ff.time}" if ff.time else ""
+        reasons.append(
+            f"No out-of-memory message in the log. The first failure is {ff.kind}{who}{node}"
+            f"{when}: {ff.why}."
+        )
+        return Diagnosis("not_oom", reasons, None, ev)
+    if slurm and slurm.state:
+        reasons.append(
+            f"No out-of-memory message in the input, and Slurm records {slurm.state}"
+            + (f" with exit code {slurm.exit_code}" if slurm.exit_code else "")
+            + "."
+        )
+        return Diagnosis("not_oom", reasons, None, ev)
+    reasons.append("Nothing in the input names an OOM or any other failure.")
+    return Diagnosis("unknown", reasons, None, ev)
+
+
+def _own_usage(oom: OomMessage, t: Thresholds) -> tuple[float | None, list[tuple[int, float]], str]:
+    """How much the failing process holds in all, which listed processes are others, and how
+    that was worked out."""
+    listed = list(zip(oom.other_process_pids, oom.other_process_mib, strict=False))
+    reserved = oom.reserved_mib
+    if oom.this_process_mib:  # "0 bytes" means NVML could not attribute it (corpus oom-121)
+        return oom.this_process_mib, listed, "as printed (this process has ...)"
+    if listed:
+        # Without the "this process" sentence the failing process is usually listed under its
+        # host PID (containers): the one holding at least the allocator's reserved pool.
+        mine = max(listed, key=lambda p: p[1])
+        if reserved is None or mine[1] >= reserved:
+            others = [p for p in listed if p is not mine]
+            return mine[1], others, f"process {mine[0]} taken as the failing process itself"
+    base = reserved if reserved is not None else oom.allocated_by_pytorch_mib
+    if base is None:
+        return None, listed, "unknown"
+    return (
+        base + t.cuda_context_allowance_mib,
+        listed,
+        f"allocator pool + {human_mib(t.cuda_context_allowance_mib)} context allowance",
+    )
+
+
+def _classify_numbers(oom: OomMessage, t: Thresholds) -> tuple[str, str]:
+    tried, total, free = oom.tried_mib, oom.total_mib, oom.free_mib
+    alloc, unalloc, reserved = oom.allocated_by_pytorch_mib, oom.unallocated_mib, oom.reserved_mib
+    h = human_mib
+    if oom.family in _NO_NUMBERS:
+        return "unknown", (
+            f"CUDA reported out of memory ({oom.text.splitlines()[0].strip()[:120]}) without the "
+            "allocator's numbers, so true OOM and fragmentation cannot be told apart; "
+            "runbook.instrument in the job records them."
+        )
+    if oom.family == "over_1eb":
+        return "unknown", (
+            "the job asked for more than 1 EB: a size computation bug in the job, not memory "
+            "pressure; no allocator or batch setting cures it."
+        )
+    if oom.family == "nccl":
+        return "unknown", (
+            f"NCCL could not allocate {h(tried)} for its own buffers on GPU {oom.gpu}: the card "
+            "was already full, but NCCL's message carries no allocator numbers; the rank's own "
+            "OOM message (if any) or the node's compute-apps say why."
+        )
+    if tried is None or (free is None and total is None and alloc is None):
+        return "unknown", (
+            "the OOM message was cut before the card's numbers"
+            + (f" (it asked for {h(tried)})" if tried is not None else "")
+            + "; nothing to classify on. The full message is usually in the rank's own log."
+        )
+    if oom.family == "mps":
+        limit, other = oom.limit_mib, oom.mps_other_allocations_mib or 0.0
+        if limit is not None and alloc is not None and alloc + other + tried > limit:
+            return "true_oom", (
+                f"MPS allocated {h(alloc)} + other allocations {h(other)} + the {h(tried)} "
+                f"request exceed the {h(limit)} allowed."
+            )
+        return "unknown", "MPS out of memory, but its numbers do not show the limit exceeded."
+    notes = []
+    if total is not None and tried > total:
+        notes.append(f"the single {h(tried)} request is larger than the whole {h(total)} card")
+    if total is not None and alloc is not None and alloc > total:
+        notes.append(
+            f"PyTorch reports {h(alloc)} allocated on a {h(total)} card: the driver spilled "
+            "into system memory (Windows) or the numbers are unreliable"
+        )
+    note = (" Note: " + "; ".join(notes) + ".") if notes else ""
+
+    own, others, how = _own_usage(oom, t)
+    shortfall = max(tried - (free or 0.0), 0.0)
+    floor = t.co_tenant_min_fraction_of_total * total if total else None
+    foreign = sum(m for _, m in others)
+    if others and floor is not None and foreign >= max(shortfall, floor):
+        pids = ", ".join(f"{p} ({h(m)})" for p, m in others)
+        return "co_tenant", (
+            f"other processes hold {h(foreign)} of the {h(total)} card (PIDs {pids}), more "
+            f"than the {h(shortfall)} shortfall and above {t.co_tenant_min_fraction_of_total:.0%} "
+            f"of the card.{note}"
+        )
+    if own is not None and total is not None and free is not None and floor is not None:
+        outside = total - free - own
+        if outside > 0 and outside >= max(shortfall, floor):
+            return "co_tenant", (
+                f"{h(outside)} of the {h(total)} card is in use outside this process "
+                f"(total - {h(free)} free - {h(own)} held by it, {how}): more than the "
+                f"{h(shortfall)} shortfall and above {t.co_tenant_min_fraction_of_total:.0%} of "
+                f"the card; the node's compute-apps list says whose.{note}"
+            )
+    # Checked after co-tenants: a neighbour holding most of the card is the cause even when the
+    # allocator's unallocated pool could also have held this one request (DESIGN §3 order).
+    ratio = t.fragmentation_min_unallocated_ratio
+    if unalloc is not None and unalloc > 0 and unalloc >= ratio * tried:
+        return "fragmentation", (
+            f"asked for {h(tried)} with {h(free)} free; {h(unalloc)} was reserved by PyTorch "
+            f"but unallocated ({unalloc / tried:.1f}x the request, threshold {ratio:g}x), so the "
+            f"allocator held the memory but not in one contiguous block.{note}"
+        )
+
+    limit = oom.limit_mib
+    if limit is not None and reserved is not None and reserved + tried > limit:
+        return "true_oom", (
+            f"the process is capped at {h(limit)} (memory fraction) and {h(reserved)} reserved "
+            f"+ the {h(tried)} request exceed it.{note}"
+        )
+    used = own if oom.this_process_mib else (reserved if reserved is not None else own)
+    fraction = used / total if used is not None and total else None
+    if (free is not None and free < tried) or (
+        fraction is not None and fraction >= t.true_oom_min_used_fraction
+    ):
+        parts = [f"asked for {h(tried)} with {h(free)} free"]
+        if fraction is not None:
+            parts.append(
+                f"this process holds {h(used)} of {h(total)} ({fraction:.0%}, threshold "
+                f"{t.true_oom_min_used_fraction:.0%})"
+            )
+        if unalloc is not None:
+            parts.append(
+                f"only {h(unalloc)} reserved-but-unallocated, less than the request, so "
+                "defragmenting would not have helped"
+            )
+        return "true_oom", "; ".join(parts) + "." + note
+    return "unknown", (
+        f"asked for {h(tried)} with {h(free)} free of {h(total)}: the numbers do not explain the "
+        f"failure (a memory fraction, MIG slice or driver limit may apply).{note}"
+    )

@@ -1,0 +1,497 @@
+"""Launcher and job logs: every rank's terminal event, and the first failure (the cause).
+
+Pure functions of text. What is read:
+- torchrun / elastic `ChildFailedError` reports (Root Cause and Failures entries, `stderr: `
+  prefixed, several agents' reports in one file) and the older one-line `failed (exitcode: N)`;
+- OOM messages of every format (oom_message.py), with their `[rankN]:` prefix;
+- `[rankN]:` tracebacks ending in an exception line;
+- NCCL watchdog timeouts (1.x `[E ProcessGroupNCCL.cpp:N] [Rank N]`, 2.x and 2.4+ `[rankN]:[E...]`)
+  and `timed out in blocking wait`; SIGABRT watchdog aborts (exitcode -6 / Signal 6);
+- DeepSpeed's launcher (`exits with return code = -9`, `Killing subprocess`);
+- srun (`error: node: task N: ...`, `tasks a-b,c: ...`), slurmstepd oom-kill (host RAM, old and new
+  wording) and `CANCELLED AT ... DUE TO TIME LIMIT`.
+
+The first failure is the cause, not the loudest line: NCCL timeouts, watchdog aborts, launcher kills
+and srun's `Terminated` on the survivors are consequences. Among causes, an accelerator OOM wins,
+then a host-RAM OOM, then any other failure; within a kind, the earliest timestamp (across agents'
+reports, not the first block), else the first in the log. When only consequences are there, the
+rank that never reported (missing from the timeout list, or from srun's Terminated ranges) is the
+suspect.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from runbook.evidence import oom_message
+from runbook.evidence.oom_message import log_lines, strip_line
+from runbook.slurm.hostlist import expand
+
+# Kinds of DESIGN §4.1 `first_failure.kind`.
+OOM, EXIT, SIGNAL, NCCL_TIMEOUT, HOST_OOM, TIME_LIMIT, UNKNOWN = (
+    "oom", "exit", "signal", "nccl_timeout", "host_oom", "time_limit", "unknown",
+)  # fmt: skip
+
+
+@dataclass
+class RankEvent:
+    kind: str
+    line: int  # 0-based line index in the scanned text
+    rank: int | None = None  # global rank (srun task id = rank under srun)
+    local_rank: int | None = None
+    node: str | None = None
+    time: str | None = None  # as printed
+    detail: str = ""
+    consequence: bool = False  # a survivor's reaction to someone else's failure
+    signal: str | None = None
+    exit_code: int | None = None
+
+    @property
+    def sort_time(self) -> datetime | None:
+        return parse_time(self.time)
+
+    def contract(self) -> dict:
+        return {"rank": self.rank, "node": self.node, "kind": self.kind, "time": self.time}
+
+
+@dataclass
+class FirstFailure:
+    ranks: list[int]
+    node: str | None
+    time: str | None
+    kind: str
+    why: str  # one sentence: which evidence made this the cause
+
+    def contract(self) -> dict:
+        return {"ranks": self.ranks, "node": self.node, "time": self.time, "kind": self.kind}
+
+
+@dataclass
+class LaunchReport:
+    events: list[RankEvent] = field(default_factory=list)
+    ooms: list[oom_message.OomMessage] = field(default_factory=list)
+    first_failure: FirstFailure | None = None
+    failing_ranks: list[int] = field(default_factory=list)
+    timed_out_ranks: list[int] = field(default_factory=list)
+    suspect_ranks: list[int] = field(default_factory=list)
+
+    @property
+    def first_oom(self) -> oom_message.OomMessage | None:
+        """The OOM message of the first failure when it is an OOM, else the first one in the log."""
+        if not self.ooms:
+            return None
+        ff = self.first_failure
+        if ff and ff.kind == OOM:
+            for m in self.ooms:
+                if m.rank is not None and m.rank in ff.ranks:
+                    return m
+        return self.ooms[0]
+
+    def terminal_events(self) -> list[RankEvent]:
+        """One event per rank: its cause-most event (an OOM over the watchdog that followed it)."""
+        best: dict[int, RankEvent] = {}
+        for e in self.events:
+            if e.rank is None:
+                continue
+            cur = best.get(e.rank)
+            if cur is None or _priority(e) < _priority(cur):
+                best[e.rank] = e
+        return [best[r] for r in sorted(best)]
+
+
+# -- timestamps ---------------------------------------------------------------------------------
+_TIME_PATTERNS = [
+    # [2023-04-14 13:11:27,879]  2024-11-20 14:37:16  2021-08-17T15:09:00
+    (re.compile(r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d+)?)"), None),
+    # glog, as NCCL / c10 print it: [E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607]
+    (re.compile(r"\[([EWIF]\d{4} \d\d:\d\d:\d\d)(?:\.\d+)?\s"), None),
+]
+
+
+def line_time(line: str) -> str | None:
+    for pattern, _ in _TIME_PATTERNS:
+        m = pattern.search(line)
+        if m:
+            return m.group(1)
+    return None
+
+
+def parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    t = text.replace("_", " ").replace("T", " ").replace(",", ".")
+    for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S"):
+        try:
+            return datetime.strptime(t, fmt)
+        except ValueError:
+            pass
+    m = re.fullmatch(r"[EWIF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)", text)
+    if m:  # glog has no year; order within one log is what matters
+        mo, d, h, mi, s = (int(x) for x in m.groups())
+        try:
+            return datetime(1900, mo, d, h, mi, s)
+        except ValueError:
+            return None
+    return None
+
+
+# -- line patterns ------------------------------------------------------------------------------
+_ELASTIC_ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$")
+_ELASTIC_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*?)\s*$")
+_ELASTIC_RANK = re.compile(r"(\d+)\s*\(local_rank:\s*(\d+)\)")
+_ELASTIC_EXIT = re.compile(r"(-?\d+)\s*\(pid:\s*(\d+)\)")
+_ELASTIC_SIGNAL = re.compile(r"Signal\s+(\d+)\s+\((SIG\w+)\)")
+_ELASTIC_ROOT = re.compile(r"Root Cause \(first observed failure\)")
+_ELASTIC_RULE = re.compile(r"^\s*(?:={10,}|-{10,})\s*$")
+_ELASTIC_ONE_LINE = re.compile(
+    r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)(?: of binary)?"
+)
+_WATCHDOG = re.compile(
+    r"\bRank (\d+)\]\s*(?:Watchdog caught collective operation timeout|Work WorkNCCL.*timed out)"
+    r".*?(?:SeqNum=(\d+))?(?:.*?OpType=(\w+))?"
+)
+_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit))(?::|$)")
+_CONSEQUENCE_TEXT = re.compile(
+    r"NCCL communicator was aborted|Watchdog|watchdog|timed out|Connection reset|"
+    r"Socket Timeout|Broken pipe|ChildFailedError|ProcessGroupNCCL is aborted|"
+    r"Connection closed by peer|recvValue failed|The server socket has failed",
+)
+_DS_RETURN = re.compile(r"sigkill_handler\].*exits with return code = (-?\d+)")
+_DS_LOCAL_RANK = re.compile(r"--local_rank=(\d+)")
+_KILLING = re.compile(r"Killing subprocess (\d+)")
+_SRUN = re.compile(r"srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\- ]+): (?P<what>.*)$")
+# New wording (Slurm >= 21.08): "Detected 2 oom_kill events in StepId=123.13."
+# Old: "Detected 1 oom-kill event(s) in step 802100.batch cgroup."
+_STEPD_OOM = re.compile(
+    r"Detected (\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )(\S+?)\.?(?:\s|$)"
+)
+_CANCELLED = re.compile(
+    r"\*\*\* (?:JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))?\s*\*\*\*"
+)
+_HOST_PREFIX = re.compile(r"^([A-Za-z][\w.-]*):\s")
+
+_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
+
+
+def _ranks(spec: str) -> list[int]:
+    out: list[int] = []
+    for part in spec.replace(" ", "").split(","):
+        if "-" in part:
+            a, b = part.split("-", 1)
+            if a.isdigit() and b.isdigit() and int(b) >= int(a) and int(b) - int(a) < 100_000:
+                out.extend(range(int(a), int(b) + 1))
+        elif part.isdigit():
+            out.append(int(part))
+    return out
+
+
+def _priority(e: RankEvent) -> int:
+    order = {OOM: 0, HOST_OOM: 1, EXIT: 2, SIGNAL: 3, TIME_LIMIT: 4, NCCL_TIMEOUT: 5, UNKNOWN: 6}
+    return order.get(e.kind, 6) + (10 if e.consequence else 0)
+
+
+# -- the scan -----------------------------------------------------------------------------------
+def _elastic_entries(stripped: list[str], raw: list[str]) -> list[RankEvent]:
+    events: list[RankEvent] = []
+    cur: dict | None = None
+    root_next = False
+
+    def close():
+        nonlocal cur
+        if cur and cur.get("exitcode") is not None:
+            events.append(_elastic_event(cur))
+        cur = None
+
+    for i, text in enumerate(stripped):
+        if _ELASTIC_ROOT.search(text):
+            close()
+            root_next = True
+            continue
+        if _ELASTIC_ENTRY.match(text):
+            close()
+            cur = {"line": i, "root": root_next}
+            root_next = False
+            continue
+        m = _ELASTIC_FIELD.match(text)
+        if m:
+            if cur is None:  # an excerpt that starts inside an entry
+                cur = {"line": i, "root": False}
+            cur[m.group(1)] = m.group(2)
+            continue
+        if _ELASTIC_RULE.match(text) or text.strip().startswith("Failures:"):
+            close()
+    close()
+    return events
+
+
+def _elastic_event(entry: dict) -> RankEvent:
+    rank = local = None
+    if m := _ELASTIC_RANK.search(entry.get("rank", "")):
+        rank, local = int(m.group(1)), int(m.group(2))
+    code = None
+    if m := _ELASTIC_EXIT.search(entry.get("exitcode", "")):
+        code = int(m.group(1))
+    sig = None
+    if m := _ELASTIC_SIGNAL.search(entry.get("traceback", "")):
+        sig = m.group(2)
+    elif code is not None and code < 0:
+        sig = _SIGNALS.get(-code, f"signal {-code}")
+    # A rank killed by SIGABRT is the NCCL watchdog tearing it down (a consequence) unless nothing
+    # else failed; SIGKILL is usually the kernel's OOM killer or the launcher.
+    kind = SIGNAL if sig else EXIT
+    host = entry.get("host")
+    return RankEvent(
+        kind=kind, line=entry["line"], rank=rank, local_rank=local,
+        node=host if host and host != "<N/A>" else None, time=entry.get("time"),
+        detail=("root cause " if entry.get("root") else "") + f"exitcode {code}"
+        + (f" ({sig})" if sig else ""),
+        consequence=sig == "SIGABRT", signal=sig, exit_code=code,
+    )  # fmt: skip
+
+
+def scan(
+    text: str,
+    *,
+    nodes: list[str] | str | None = None,
+    tasks_per_node: list[int] | int | None = None,
+    world_size: int | None = None,
+) -> LaunchReport:
+    """Scan a launcher/job log. `nodes` (list or Slurm hostlist), `tasks_per_node` and
+    `world_size` come from Slurm when known; they map ranks to nodes when the log does not say and
+    name the ranks that never reported."""
+    return scan_parts([(text, None)], nodes=nodes, tasks_per_node=tasks_per_node,
+                      world_size=world_size)  # fmt: skip
+
+
+def scan_parts(
+    parts: list[tuple[str, int | None]],
+    *,
+    nodes: list[str] | str | None = None,
+    tasks_per_node: list[int] | int | None = None,
+    world_size: int | None = None,
+) -> LaunchReport:
+    """Scan several logs of one job as one: per-rank files (`--output=%j_%t.out`) carry no rank
+    prefix, so each part comes with the rank its file name gives (or None)."""
+    if isinstance(nodes, str):
+        nodes = expand(nodes)
+    report = LaunchReport()
+    offset = 0
+    for text, rank in parts:
+        raw = log_lines(text or "")
+        _collect(report, raw, set(nodes or []), rank, offset)
+        offset += len(raw)
+    _map_nodes(report.events, nodes, tasks_per_node)
+    _conclude(report, world_size)
+    return report
+
+
+def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_rank, offset):
+    stripped_pairs = [strip_line(line) for line in raw]
+    stripped = [s for s, _ in stripped_pairs]
+    first_event = len(report.events)
+    events = report.events
+
+    def host_prefix(i: int) -> str | None:
+        m = _HOST_PREFIX.match(raw[i])
+        return m.group(1) if m and m.group(1) in known_nodes else None
+
+    # OOM messages, whatever their format.
+    ooms = oom_message.parse_all("\n".join(raw))
+    for msg in ooms:
+        if msg.rank is None:
+            msg.rank = file_rank
+    report.ooms.extend(ooms)
+    for msg in ooms:
+        events.append(
+            RankEvent(kind=OOM, line=msg.line + offset, rank=msg.rank, node=host_prefix(msg.line),
+                      time=line_time(raw[msg.line]),
+                      detail=f"{msg.device} OOM ({msg.format})")
+        )  # fmt: skip
+    oom_lines = {m.line for m in ooms}
+
+    events.extend(_elastic_entries(stripped, raw))
+
+    for i, (line, rank) in enumerate(stripped_pairs):
+        if rank is None and (rr := re.search(r"\[(?:rank|default)(\d+)\]:", raw[i])):
+            rank = int(rr.group(1))
+        when = line_time(raw[i])
+        if m := _WATCHDOG.search(line):
+            events.append(RankEvent(kind=NCCL_TIMEOUT, line=i, rank=int(m.group(1)), time=when,
+                                    node=host_prefix(i), detail=line.strip()[:200],
+                                    consequence=True))  # fmt: skip
+            continue
+        if m := _ELASTIC_ONE_LINE.search(line):
+            code = int(m.group(1))
+            events.append(RankEvent(kind=SIGNAL if code < 0 else EXIT, line=i,
+                                    local_rank=int(m.group(2)), time=when, exit_code=code,
+                                    detail=f"exitcode {code} (pid {m.group(3)})",
+                                    signal=_SIGNALS.get(-code) if code < 0 else None))  # fmt: skip
+            continue
+        if m := _DS_RETURN.search(line):
+            code = int(m.group(1))
+            lr = _DS_LOCAL_RANK.search(line)
+            events.append(RankEvent(kind=SIGNAL if code < 0 else EXIT, line=i, time=when,
+                                    local_rank=int(lr.group(1)) if lr else None, exit_code=code,
+                                    signal=_SIGNALS.get(-code) if code < 0 else None,
+                                    detail=f"deepspeed launcher: return code {code}"))  # fmt: skip
+            continue
+        if m := _KILLING.search(line):
+            events.append(RankEvent(kind=SIGNAL, line=i, time=when, consequence=True,
+                                    detail=f"launcher killed pid {m.group(1)}"))  # fmt: skip
+            continue
+        if m := _SRUN.search(line):
+            what = m.group("what").strip()
+            kind, consequence, code = EXIT, False, None
+            if re.search(r"Out Of Memory", what, re.I):
+                kind = HOST_OOM
+            elif re.search(r"Terminated|Killed|Aborted", what):
+                kind, consequence = SIGNAL, True
+            if c := re.search(r"exit code (\d+)", what):
+                code = int(c.group(1))
+            for r in _ranks(m.group("tasks")):
+                events.append(RankEvent(kind=kind, line=i, rank=r, node=m.group("node"),
+                                        time=when, detail=what, consequence=consequence,
+                                        exit_code=code))  # fmt: skip
+            continue
+        if m := _STEPD_OOM.search(line):
+            events.append(
+                RankEvent(
+                    kind=HOST_OOM,
+                    line=i,
+                    time=when,
+                    detail=f"{m.group(1)} oom-kill event(s) in step {m.group(2)}",
+                )
+            )
+            continue
+        if m := _CANCELLED.search(line):
+            reason = (m.group(4) or "").strip()
+            events.append(RankEvent(kind=TIME_LIMIT if reason == "TIME LIMIT" else SIGNAL,
+                                    line=i, node=m.group(2), time=m.group(3),
+                                    detail=f"job {m.group(1)} cancelled"
+                                    + (f" due to {reason.lower()}" if reason else ""),
+                                    consequence=not reason))  # fmt: skip
+            continue
+        if i not in oom_lines and (m := _EXCEPTION_LINE.match(line.strip())):
+            # The last line of a traceback. Without a rank prefix it is still the failure of a
+            # single-process job (or of a rank the log does not name).
+            events.append(RankEvent(kind=EXIT, line=i, rank=rank, time=when,
+                                    node=host_prefix(i), detail=line.strip()[:200],
+                                    consequence=bool(_CONSEQUENCE_TEXT.search(line))))  # fmt: skip
+
+    for msg in ooms:
+        msg.line += offset
+    for e in events[first_event:]:
+        e.line += offset if e.kind != OOM else 0
+        if e.rank is None and file_rank is not None and e.local_rank is None:
+            e.rank = file_rank
+
+
+def _map_nodes(events, nodes, tasks_per_node) -> None:
+    """Fill in nodes the log did not name, from Slurm's node list and task layout (block
+    distribution, Slurm's default)."""
+    if not nodes:
+        return
+    if isinstance(tasks_per_node, int):
+        per = [tasks_per_node] * len(nodes)
+    elif tasks_per_node:
+        per = list(tasks_per_node)
+    else:
+        return
+    owner: list[str] = []
+    for node, n in zip(nodes, per, strict=False):
+        owner.extend([node] * n)
+    for e in events:
+        if e.node is None and e.rank is not None and e.rank < len(owner):
+            e.node = owner[e.rank]
+
+
+def _time_key(events: list[RankEvent]):
+    """Sort key for timestamps. glog stamps (NCCL's `E1206 18:44:12`) carry no year: give them
+    the year of the log's dated stamps, so they compare with a wrapper's `2024-12-06 18:34:00`."""
+    years = [t.year for e in events if (t := e.sort_time) and t.year != 1900]
+    year = min(years) if years else 1900
+
+    def key(e: RankEvent) -> datetime | None:
+        t = e.sort_time
+        return t.replace(year=year) if t and t.year == 1900 else t
+
+    return key
+
+
+def _earliest(events: list[RankEvent], key) -> list[RankEvent]:
+    """The earliest events: by timestamp when every one has one, else by position in the log."""
+    if all(key(e) for e in events):
+        first = min(key(e) for e in events)
+        return [e for e in events if key(e) == first]
+    return [min(events, key=lambda e: e.line)]
+
+
+def _failed(e: RankEvent) -> bool:
+    """A rank that failed, as opposed to one that timed out waiting or was terminated by srun
+    because another failed. Watchdog aborts (SIGABRT) did fail, even if as a consequence."""
+    return e.kind != NCCL_TIMEOUT and (not e.consequence or e.signal == "SIGABRT")
+
+
+def _conclude(report: LaunchReport, world_size: int | None) -> None:
+    events = report.events
+    key = _time_key(events)
+    report.failing_ranks = list(dict.fromkeys(e.rank for e in events if e.rank is not None
+                                              and _failed(e)))  # fmt: skip
+    report.timed_out_ranks = list(
+        dict.fromkeys(
+            e.rank for e in sorted(events, key=lambda e: e.line) if e.kind == NCCL_TIMEOUT
+        )
+    )
+    # Ranks that never reported: missing from the timeout list, or from srun's Terminated ranges.
+    reported = set(report.timed_out_ranks) | {
+        e.rank for e in events if e.consequence and e.rank is not None and e.signal != "SIGABRT"
+    }
+    if reported:
+        top = (world_size - 1) if world_size else max(reported)
+        report.suspect_ranks = [r for r in range(top + 1) if r not in reported]
+
+    # The first observation of the failure: the earliest stamp of any event (a launcher's kill
+    # line or a timeout is printed after the failure, so it bounds it when the cause has none).
+    timed = [e for e in events if key(e)]
+    first_seen = min(timed, key=key).time if timed else None
+
+    def pick(candidates: list[RankEvent], why: str) -> FirstFailure:
+        first = _earliest(candidates, key)
+        ranks = list(dict.fromkeys(e.rank for e in first if e.rank is not None))
+        if not ranks:  # e.g. slurmstepd's oom-kill line, then srun naming the task
+            ranks = list(dict.fromkeys(e.rank for e in candidates if e.rank is not None))[:1]
+        node = next((e.node for e in first if e.node), None) or next(
+            (e.node for e in candidates if e.node and (not ranks or e.rank in ranks)), None
+        )
+        return FirstFailure(ranks=ranks, node=node, time=first_seen, kind=first[0].kind, why=why)
+
+    causes = [e for e in events if not e.consequence and e.kind != NCCL_TIMEOUT]
+    for kind, why in [
+        (OOM, "the earliest accelerator OOM; later failures on other ranks are consequences"),
+        (HOST_OOM, "host memory ran out (cgroup oom-kill)"),
+        (EXIT, "the earliest rank to fail with an error"),
+        (SIGNAL, "the earliest rank killed by a signal"),
+        (TIME_LIMIT, "Slurm cancelled the job at its time limit"),
+    ]:
+        chosen = [e for e in causes if e.kind == kind]
+        if chosen:
+            report.first_failure = pick(chosen, why)
+            return
+    aborts = [e for e in events if e.signal == "SIGABRT" and e.rank is not None]
+    timeouts = [e for e in events if e.kind == NCCL_TIMEOUT]
+    if aborts and not timeouts:
+        ff = pick(aborts, "only NCCL watchdog aborts (SIGABRT) were logged: every listed rank was "
+                  "torn down; the culprit is not in this log")  # fmt: skip
+        report.first_failure = ff
+    elif timeouts or any(e.consequence for e in events):
+        ff = pick(timeouts or [e for e in events if e.consequence], "")
+        ff.ranks = report.suspect_ranks
+        ff.why = (
+            "only consequences were logged (NCCL timeouts, kills); the ranks that never reported "
+            "are the suspects"
+            if ff.ranks
+            else "only consequences were logged; the culprit is not in this log"
+        )
+        report.first_failure = ff

@@ -1,0 +1,42 @@
+"""Memory sizes as PyTorch, NCCL and the drivers print them, converted to MiB (2^20 bytes)."""
+
+from __future__ import annotations
+
+import re
+
+# Binary multiples. MPS prints "GB"/"MB" for what are binary multiples too (corpus README).
+_FACTOR_MIB = {
+    "b": 1 / 2**20,
+    "bytes": 1 / 2**20,
+    "byte": 1 / 2**20,
+    "kib": 1 / 1024,
+    "kb": 1 / 1024,
+    "k": 1 / 1024,
+    "mib": 1.0,
+    "mb": 1.0,
+    "m": 1.0,
+    "gib": 1024.0,
+    "gb": 1024.0,
+    "g": 1024.0,
+    "tib": 1024.0**2,
+    "tb": 1024.0**2,
+    "pib": 1024.0**3,
+    "pb": 1024.0**3,
+    "eib": 1024.0**4,
+    "eb": 1024.0**4,
+}
+
+# A number and its unit. The unit must end at a word boundary, so a value truncated mid-unit
+# ("38.47 Gi") is not read as something it is not.
+SIZE = r"(\d+(?:\.\d+)?)\s*(bytes|byte|[KMGTPE]iB|[KMGTPE]B|B)(?![A-Za-z])"
+SIZE_RE = re.compile(SIZE)
+
+
+def to_mib(number: str, unit: str) -> float:
+    return float(number) * _FACTOR_MIB[unit.lower()]
+
+
+def size_mib(text: str) -> float | None:
+    """The first size in `text`, in MiB; None when there is none."""
+    m = SIZE_RE.search(text)
+    return to_mib(m.group(1), m.group(2)) if m else None

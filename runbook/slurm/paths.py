@@ -1,0 +1,87 @@
+"""Slurm output file patterns (`--output=%x-%j_%t.out`) turned into a directory and a file glob.
+
+Tokens per sbatch(1) "filename pattern": %% %A %a %b %J %j %N %n %s %t %u %x, with an optional
+zero-pad width (`%4t`), and a backslash anywhere in the pattern turning substitution off. Tokens
+that differ between the files of one job (%t task, %n node index, %N node, %s step) become `*`:
+per-rank files are all found. Literal parts are escaped for find -name.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+
+from runbook.evidence.log_filter import fnmatch_escape
+
+_TOKEN = re.compile(r"%(\d*)([%AabJjNnstux])")
+
+
+@dataclass(frozen=True)
+class LogLocation:
+    directory: str
+    name_glob: str  # for find -name: literal parts escaped, per-file parts `*`
+    pattern: str  # the pattern as Slurm had it, for messages
+
+
+def locate(
+    pattern: str,
+    *,
+    job_id: str,
+    work_dir: str,
+    job_name: str = "",
+    user: str = "",
+    array_job_id: str | None = None,
+    array_task_id: str | None = None,
+    default: str = "slurm-%j.out",
+) -> LogLocation:
+    pattern = pattern or default
+    if array_task_id is not None and pattern == default:
+        pattern = "slurm-%A_%a.out"
+    if not posixpath.isabs(pattern):
+        pattern = posixpath.join(work_dir, pattern)
+    directory, name = posixpath.split(pattern)
+    if "\\" in pattern:  # sbatch: a backslash disables every substitution
+        return LogLocation(directory, fnmatch_escape(name.replace("\\", "")), pattern)
+
+    def value(width: str, letter: str) -> str | None:
+        pad = int(width) if width else 0
+        number = {
+            "A": array_job_id or job_id, "a": array_task_id, "j": job_id,
+            "J": job_id, "b": str(int(array_task_id) % 10) if array_task_id else None,
+        }.get(letter)  # fmt: skip
+        if letter in "AajJb":
+            return number.zfill(pad) if number is not None else None
+        return {"u": user, "x": job_name, "%": "%"}.get(letter)
+
+    out, pos = [], 0
+    for m in _TOKEN.finditer(name):
+        out.append(fnmatch_escape(name[pos : m.start()]))
+        v = value(m.group(1), m.group(2))
+        if m.group(2) == "J" and v is not None:
+            out.append(fnmatch_escape(v) + "*")  # %J is jobid.stepid
+        elif v is None or m.group(2) in "NnstJ":
+            out.append("*")
+        else:
+            out.append(fnmatch_escape(v))
+        pos = m.end()
+    out.append(fnmatch_escape(name[pos:]))
+    # %j etc. in the directory part are resolved too; no wildcards there (find needs a real dir).
+    directory = _TOKEN.sub(lambda m: value(m.group(1), m.group(2)) or m.group(0), directory)
+    return LogLocation(directory, "".join(out), pattern)
+
+
+def task_of(location: LogLocation, path: str) -> int | None:
+    """The task id (rank) a per-task file's name carries (`%t` in the pattern), or None."""
+    name_pattern = posixpath.basename(location.pattern)
+    if "%t" not in name_pattern and not re.search(r"%\d+t", name_pattern):
+        return None
+    regex, pos = [], 0
+    for m in _TOKEN.finditer(name_pattern):
+        regex.append(re.escape(name_pattern[pos : m.start()]))
+        regex.append(r"(?P<t>\d+)" if m.group(2) == "t" and "(?P<t>" not in "".join(regex)
+                     else ".*?")  # fmt: skip
+        pos = m.end()
+    regex.append(re.escape(name_pattern[pos:]))
+    m = re.fullmatch("".join(regex), posixpath.basename(path))
+    return int(m.group("t")) if m and m.groupdict().get("t") is not None else None

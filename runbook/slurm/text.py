@@ -1,0 +1,209 @@
+"""Slurm's text outputs, read as pure functions: sacct in any shape and `scontrol show job`.
+
+sacct: fixed width with a dashed header rule (values cut to the column width end in `+`), or
+`--parsable2` (`|`), with or without a header, or one bare column. scontrol: `Key=Value` pairs, one
+line (`-o`) or many; `Reason=` may run to the end of its line with spaces.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from runbook.errors import InputError
+from runbook.slurm.hostlist import expand
+
+JOB_STATES = [
+    "BOOT_FAIL", "CANCELLED", "COMPLETED", "COMPLETING", "CONFIGURING", "DEADLINE", "FAILED",
+    "NODE_FAIL", "OUT_OF_MEMORY", "PENDING", "PREEMPTED", "REQUEUED", "REQUEUE_FED",
+    "REQUEUE_HOLD", "RESIZING", "RESV_DEL_HOLD", "REVOKED", "RUNNING", "SIGNALING", "SPECIAL_EXIT",
+    "STAGE_OUT", "STOPPED", "SUSPENDED", "TIMEOUT",
+]  # fmt: skip
+
+_EXIT_RE = re.compile(r"^-?\d+:-?\d+$")
+_JOBID_RE = re.compile(
+    r"^\d+(?:_\d+|_\[[^\]]*\])?(?:\+\d+)?(?:\.[\w+]+)?\+?$|^[\w\[\]-]+\.(?:bat|ext)\+$"
+)
+_HEADER_NAMES = {
+    "jobid": "jobid", "jobidraw": "jobid", "state": "state", "exitcode": "exit_code",
+    "nodelist": "nodes", "jobname": "name", "user": "user", "partition": "partition",
+    "account": "account", "alloccpus": "alloc_cpus", "start": "start", "end": "end",
+    "elapsed": "elapsed", "comment": "comment", "derivedexitcode": "derived_exit_code",
+    "workdir": "work_dir", "nnodes": "nnodes", "ntasks": "ntasks", "reqtres": "req_tres",
+    "alloctres": "alloc_tres", "maxrss": "max_rss", "submit": "submit", "timelimit": "timelimit",
+}  # fmt: skip
+
+
+def expand_state(value: str) -> str:
+    """`OUT_OF_ME+` -> OUT_OF_MEMORY, `CANCELLED by 0` -> CANCELLED."""
+    v = value.strip().split(" ")[0]
+    if v.endswith("+"):
+        stem = v[:-1]
+        matches = [s for s in JOB_STATES if s.startswith(stem)]
+        return matches[0] if len(matches) == 1 else v
+    return v
+
+
+def _is_state(value: str) -> bool:
+    v = value.strip().split(" ")[0]
+    return v in JOB_STATES or (v.endswith("+") and any(s.startswith(v[:-1]) for s in JOB_STATES))
+
+
+@dataclass
+class SlurmJobText:
+    format: str  # sacct-fixed | sacct-parsable | sacct-column | scontrol
+    job_id: str | None = None
+    state: str | None = None
+    exit_code: str | None = None
+    nodes: list[str] | None = None
+    reason: str | None = None
+    fields: dict[str, str] = field(default_factory=dict)  # scontrol: every Key=Value
+    rows: list[dict[str, str]] = field(default_factory=list)  # sacct: every row, steps included
+    jobs: list[dict[str, str]] = field(default_factory=list)  # sacct: one row per job (no steps)
+
+    def contract(self) -> dict:
+        return {"job_id": self.job_id, "state": self.state, "exit_code": self.exit_code,
+                "nodes": self.nodes}  # fmt: skip
+
+
+def _is_step(jobid: str, name: str | None = None) -> bool:
+    # A width-truncated step id ("123.bat+", "2681683_420+") hides its ".batch": the name says it.
+    return "." in jobid or (jobid.endswith("+") and name in {"batch", "extern"})
+
+
+def _finish(fmt: str, rows: list[dict[str, str]]) -> SlurmJobText:
+    for r in rows:
+        if "state" in r:
+            r["state"] = expand_state(r["state"])
+    jobs = [r for r in rows if not _is_step(r.get("jobid", ""), r.get("name"))]
+    out = SlurmJobText(format=fmt, rows=rows, jobs=jobs)
+    if rows and "jobid" not in rows[0]:
+        # No job id column: sacct prints the job first, then its steps (.batch, .extern, .0).
+        out.state, out.exit_code = rows[0].get("state"), rows[0].get("exit_code")
+        return out
+    ids = list(dict.fromkeys(r["jobid"] for r in jobs if r.get("jobid")))
+    if len(ids) > 1:
+        return out  # several jobs: a list, not one verdict
+    main = jobs[-1] if jobs else (rows[0] if rows else {})  # the last row is the final state
+    out.job_id = main.get("jobid")
+    out.state = main.get("state")
+    out.exit_code = main.get("exit_code")
+    if main.get("nodes") and main["nodes"] not in {"None assigned", "(null)"}:
+        out.nodes = expand(main["nodes"])
+    return out
+
+
+def _parse_fixed(lines: list[str], rule_at: int) -> SlurmJobText:
+    header, rule = lines[rule_at - 1], lines[rule_at]
+    spans = [(m.start(), m.end()) for m in re.finditer(r"-+", rule)]
+    names = []
+    for a, b in spans:
+        names.append(_HEADER_NAMES.get(header[a:b].strip().lower(), header[a:b].strip().lower()))
+    rows = [_fixed_row(line, spans, names) for line in lines[rule_at + 1 :] if line.strip()]
+    return _finish("sacct-fixed", rows)
+
+
+def _fixed_row(line: str, spans: list[tuple[int, int]], names: list[str]) -> dict[str, str]:
+    """One fixed-width row. Cells can be empty and a pasted row can be shifted (a redacted job
+    id), so cells are placed by their right edge: sacct left-aligns JobID and right-aligns the
+    rest. The row's shift is read off its last cell, which ends where the last column ends."""
+    tokens = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", line)]
+    if len(tokens) == len(spans):
+        return {n: t[2] for n, t in zip(names, tokens, strict=True)}
+    row = dict.fromkeys(names, "")
+    if not tokens:
+        return row
+    shift = spans[-1][1] - tokens[-1][1]
+    row[names[0]] = tokens[0][2]
+    col = 0
+    for _start, end, text in tokens[1:]:
+        target = end + shift
+        candidates = range(col + 1, len(spans))
+        if not candidates:
+            break
+        col = min(candidates, key=lambda i: abs(spans[i][1] - target))
+        row[names[col]] = text
+    return row
+
+
+def _parse_parsable(lines: list[str]) -> SlurmJobText:
+    first = [c.strip().lower() for c in lines[0].split("|")]
+    if any(first) and all(c in _HEADER_NAMES for c in first if c):
+        names = [_HEADER_NAMES.get(c, f"col{i}") for i, c in enumerate(first)]
+        body = lines[1:]
+    else:
+        names = _infer_columns(lines)
+        body = lines
+    if "state" not in names and "jobid" not in names:
+        raise InputError(
+            f"'|'-separated text without a job id or state column (first line: {lines[0][:80]!r})",
+            hint="give `sacct -P -o JobID,State,ExitCode,NodeList -j ID`",
+        )
+    rows = []
+    for line in body:
+        cells = line.split("|")
+        rows.append({n: c.strip() for n, c in zip(names, cells, strict=False) if n})
+    return _finish("sacct-parsable", rows)
+
+
+def _infer_columns(lines: list[str]) -> list[str]:
+    """Headerless --parsable2 (`-n`): name columns by what they hold."""
+    cells = [line.split("|") for line in lines]
+    width = max(len(c) for c in cells)
+    names = []
+    for i in range(width):
+        col = [c[i].strip() for c in cells if i < len(c) and c[i].strip()]
+        if col and all(_is_state(v) for v in col):
+            names.append("state")
+        elif col and all(_EXIT_RE.match(v) for v in col):
+            names.append("exit_code" if "exit_code" not in names else "derived_exit_code")
+        elif i == 0 and col and all(_JOBID_RE.match(v) for v in col):
+            names.append("jobid")
+        else:
+            names.append(f"col{i}")
+    return names
+
+
+def _parse_scontrol(text: str) -> SlurmJobText:
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        # Reason= (and Comment=, Command=) may hold spaces; they end at the next " Key=".
+        for m in re.finditer(r"([A-Za-z][\w/:]*)=(.*?)(?=\s+[A-Za-z][\w/:]*=|$)", line):
+            fields.setdefault(m.group(1), m.group(2).strip())
+    out = SlurmJobText(format="scontrol", fields=fields)
+    out.job_id = fields.get("JobId")
+    out.state = fields.get("JobState")
+    out.exit_code = fields.get("ExitCode")
+    out.reason = fields.get("Reason")
+    nodes = fields.get("NodeList")
+    if nodes and nodes != "(null)":
+        out.nodes = expand(nodes)
+    return out
+
+
+def parse(text: str, *, source: str = "input") -> SlurmJobText:
+    """Read sacct or scontrol output. Raises InputError naming `source` when it is neither."""
+    lines = [ln.rstrip() for ln in text.replace("\r", "").splitlines()]
+    lines = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("$ ")]
+    if not lines:
+        raise InputError(f"{source}: empty, expected sacct or scontrol output")
+    errors = [ln for ln in lines if re.match(r"^\s*(sacct|scontrol|slurm_\w+):\s*error", ln)]
+    if errors and len(errors) == len(lines):
+        raise InputError(
+            f"{source}: Slurm reported an error, not job data: {errors[0].strip()}",
+            hint="accounting may be down (slurmdbd unreachable); `sacctmgr ping` tells",
+        )
+    if any(re.search(r"\b(JobId|JobState)=", ln) for ln in lines):
+        return _parse_scontrol("\n".join(lines))
+    for i, line in enumerate(lines):
+        if i > 0 and re.fullmatch(r"\s*-{3,}(?:\s+-{3,})*\s*", line):
+            return _parse_fixed(lines, i)
+    if any("|" in ln for ln in lines):
+        return _parse_parsable(lines)
+    if all(_is_state(ln) for ln in lines):
+        return _finish("sacct-column", [{"state": ln.strip()} for ln in lines])
+    raise InputError(
+        f"{source}: not sacct or scontrol output (first line: {lines[0][:80]!r})",
+        hint="give `sacct -P -o JobID,State,ExitCode,NodeList -j ID` or `scontrol show job ID`",
+    )

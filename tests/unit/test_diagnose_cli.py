@@ -1,0 +1,173 @@
+"""`runbook diagnose`: the DESIGN §4.1 JSON contract, verdicts on real records, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from runbook.cli import cli
+from tests.conftest import corpus_records
+
+OOMS = {r["id"]: r for r in corpus_records("oom_messages.jsonl")}
+LOGS = {r["id"]: r for r in corpus_records("ops/launcher_logs.jsonl")}
+SLURM = {r["id"]: r for r in corpus_records("ops/slurm_outputs.jsonl")}
+KEYS = [
+    "verdict",
+    "reasons",
+    "oom",
+    "first_failure",
+    "ranks",
+    "gpu_health",
+    "compute_apps",
+    "slurm",
+]
+OOM_KEYS = ["format", "text", "rank", "gpu", "tried_mib", "total_mib", "free_mib", "allocated_mib",
+            "reserved_mib", "reserved_unallocated_mib", "process_mib", "limit_mib",
+            "private_pools_mib", "other_processes"]  # fmt: skip
+
+
+def run(*args):
+    result = CliRunner().invoke(cli, ["diagnose", *args])
+    return result
+
+
+def diagnose_text(tmp_path, text, *extra):
+    p = tmp_path / "job.out"
+    p.write_text(text)
+    r = run("--log", str(p), "--json", *extra)
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output)
+
+
+def test_contract_keys_key_for_key(tmp_path):
+    doc = diagnose_text(tmp_path, LOGS["launch-qwen3coder-174-rank3-oom"]["text"])
+    assert list(doc) == KEYS
+    assert list(doc["oom"]) == OOM_KEYS
+    assert set(doc["first_failure"]) == {"ranks", "node", "time", "kind"}
+    assert doc["ranks"] == [{"rank": 3, "node": None, "kind": "oom", "time": "2024-11-20 14:37:16"}]
+    o = doc["oom"]
+    # reserved = allocated + reserved-but-unallocated in the sentence format
+    assert o["reserved_mib"] == pytest.approx(o["allocated_mib"] + o["reserved_unallocated_mib"])
+    assert o["process_mib"] is None  # not printed: null, never 0
+    assert o["other_processes"] == [{"pid": 387746, "used_mib": pytest.approx(80783.36)}]
+
+
+def test_old_format_derives_unallocated(tmp_path):
+    doc = diagnose_text(tmp_path, OOMS["oom-125"]["text"])
+    o = doc["oom"]
+    assert o["format"] == "old"
+    assert o["reserved_unallocated_mib"] == pytest.approx(22865.92 - 12646.4)
+
+
+@pytest.mark.parametrize(
+    "rid, verdict",
+    [
+        ("oom-125", "fragmentation"),  # ~10 GiB unallocated, a 2 MiB request fails
+        ("oom-016", "fragmentation"),  # 40.69 GiB unallocated vs 35.60 GiB asked
+        ("oom-130", "true_oom"),  # allocated == reserved, free < request
+        ("oom-032", "fragmentation"),  # 2.57 GiB unallocated vs 388 MiB asked
+        ("oom-110", "true_oom"),  # 1.59 GiB unallocated < 3.39 GiB asked, card full
+        ("oom-094", "co_tenant"),  # Process 118636 holds 71.62 GiB besides "this process"
+        ("oom-049", "co_tenant"),  # cudaMallocAsync: 6.89 GiB ours, 2.94 MiB free of 23.69 GiB
+        ("oom-040", "unknown"),  # CUDA error: out of memory, no numbers
+        ("oom-088", "unknown"),  # more than 1 EB: a size bug
+        ("oom-116", "unknown"),  # truncated right after the request
+        ("oom-076", "true_oom"),  # MPS: allocated + other + request > max allowed
+    ],
+)
+def test_verdicts_on_real_messages(tmp_path, rid, verdict):
+    doc = diagnose_text(tmp_path, OOMS[rid]["text"])
+    assert doc["verdict"] == verdict, doc["reasons"]
+    assert doc["reasons"] and all(isinstance(r, str) for r in doc["reasons"])
+
+
+def test_process_n_alone_is_not_a_co_tenant(tmp_path):
+    """In a container the failing process is listed under its host PID (corpus README)."""
+    for rid in ["oom-025", "oom-065", "oom-095", "oom-112"]:
+        assert diagnose_text(tmp_path, OOMS[rid]["text"])["verdict"] != "co_tenant", rid
+
+
+def test_host_oom_from_slurmstepd(tmp_path):
+    doc = diagnose_text(tmp_path, LOGS["launch-snakemake-371-oom-kill-new"]["text"])
+    assert doc["verdict"] == "host_oom" and doc["first_failure"]["kind"] == "host_oom"
+
+
+def test_host_oom_from_sacct_state(tmp_path):
+    p = tmp_path / "sacct.txt"
+    p.write_text(SLURM["slurm-autosubmit-382-state-only"]["text"])
+    r = run("--slurm", str(p), "--json")
+    doc = json.loads(r.output)
+    assert r.exit_code == 0 and doc["verdict"] == "host_oom"
+    assert doc["slurm"]["state"] == "OUT_OF_MEMORY"
+
+
+def test_time_limit_is_not_oom(tmp_path):
+    doc = diagnose_text(tmp_path, LOGS["launch-plantit-198-time-limit"]["text"])
+    assert doc["verdict"] == "not_oom" and doc["first_failure"]["kind"] == "time_limit"
+
+
+def test_timeouts_only_name_the_silent_rank(tmp_path):
+    doc = diagnose_text(tmp_path, LOGS["launch-gcd-6-broadcast-timeout"]["text"])
+    assert doc["verdict"] == "not_oom"
+    assert doc["first_failure"]["ranks"] == [0] and doc["first_failure"]["kind"] == "nccl_timeout"
+
+
+def test_slurm_and_log_together_map_rank_to_node(tmp_path):
+    log = tmp_path / "job.out"
+    log.write_text("[rank5]: " + OOMS["oom-032"]["text"])
+    sc = tmp_path / "job.scontrol"
+    sc.write_text("JobId=42 JobName=t JobState=FAILED Reason=NonZeroExitCode ExitCode=1:0 "
+                  "NodeList=gpu-[01-02] NumNodes=2 NumCPUs=8 NumTasks=8\n")  # fmt: skip
+    r = run("--log", str(log), "--slurm", str(sc), "--json")
+    doc = json.loads(r.output)
+    assert doc["first_failure"] == {"ranks": [5], "node": "gpu-02", "time": None, "kind": "oom"}
+    assert doc["slurm"] == {"job_id": "42", "state": "FAILED", "exit_code": "1:0",
+                            "nodes": ["gpu-01", "gpu-02"]}  # fmt: skip
+
+
+def test_human_output_shows_the_numbers_and_one_reason(tmp_path):
+    p = tmp_path / "job.out"
+    p.write_text(OOMS["oom-125"]["text"])
+    r = run("--log", str(p))
+    assert r.exit_code == 0
+    assert "verdict: fragmentation" in r.output
+    assert "asked for" in r.output and "2.00 MiB" in r.output
+    assert "reserved but unallocated" in r.output and "why:" in r.output
+
+
+@pytest.mark.parametrize("kind", ["missing", "empty", "binary", "directory"])
+def test_bad_log_is_exit_3_naming_the_file(tmp_path, kind):
+    p = tmp_path / f"bad-{kind}.out"
+    if kind == "empty":
+        p.write_text("")
+    elif kind == "binary":
+        p.write_bytes(b"\x7fELF\x00\x01\x02" * 100)
+    elif kind == "directory":
+        p.mkdir()
+    r = run("--log", str(p), "--json")
+    assert r.exit_code == 3
+    assert str(p) in r.output
+
+
+def test_one_bad_file_does_not_stop_the_others(tmp_path):
+    good = tmp_path / "rank3.out"
+    good.write_text(LOGS["launch-qwen3coder-174-rank3-oom"]["text"])
+    r = run("--log", str(tmp_path / "missing.out"), "--log", str(good), "--json")
+    assert r.exit_code == 3  # an input was bad...
+    out = r.output[r.output.index("{") :]
+    doc = json.loads(out)  # ...but the good one was still read and diagnosed
+    assert doc["verdict"] == "fragmentation"
+    assert "missing.out" in r.output
+
+
+def test_no_input_is_a_usage_error():
+    assert run().exit_code == 2
+
+
+def test_node_health_inputs_say_not_built_yet(tmp_path):
+    p = tmp_path / "dmesg.txt"
+    p.write_text("x")
+    r = run("--dmesg", str(p))
+    assert r.exit_code == 2 and "not built yet" in r.output
