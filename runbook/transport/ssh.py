@@ -217,10 +217,9 @@ class SshTransport:
     def run(self, argv, timeout: float | None = None) -> CommandResult:
         argv = tuple(str(a) for a in argv)
         timeout = self.settings.command_timeout_s if timeout is None else timeout
-        client = self.connect()
         start = self._clock()
+        chan = self._open_channel()
         try:
-            chan = client.get_transport().open_session(timeout=self.settings.connect_timeout_s)
             chan.exec_command(command_line(argv))
         except (OSError, paramiko.SSHException) as e:
             self.close()
@@ -264,6 +263,22 @@ class SshTransport:
             stdout_dropped=out.dropped,
             stderr_dropped=err.dropped,
         )
+
+    def _open_channel(self) -> paramiko.Channel:
+        """A session channel on the open connection. A connection that died or stalls in a
+        rekey is replaced once: safe, because nothing has been sent to run yet."""
+        for attempt in (1, 2):
+            client = self.connect()
+            try:
+                return client.get_transport().open_session(timeout=self.settings.connect_timeout_s)
+            except (OSError, paramiko.SSHException, EOFError) as e:
+                self.close()
+                if attempt == 2:
+                    raise TransportError(
+                        f"cannot open a session on {self.host}: {_why(e)}",
+                        hint="sshd may limit sessions (MaxSessions) or the node is overloaded",
+                    ) from None
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         for c in (self._client, self._jump):

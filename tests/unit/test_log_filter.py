@@ -1,0 +1,71 @@
+"""The relevance filter (remote grep -F and its Python twin) never loses evidence: on every real
+record, the excerpt it keeps gives the same answers as the whole text."""
+
+from __future__ import annotations
+
+import pytest
+
+from runbook.evidence import oom_message
+from runbook.evidence.launcher_log import scan
+from runbook.evidence.log_filter import filter_lines, parse_grep_output, remote_grep_argv
+from runbook.transport.local import LocalTransport
+from tests.conftest import corpus_records
+
+LOGS = corpus_records("ops/launcher_logs.jsonl")
+OOMS = corpus_records("oom_messages.jsonl")
+NOISE = "".join(f"step {i} | loss 2.{i:04d} | mem allocated 70.12 GiB | tokens/s 41234\n"
+                for i in range(50))  # fmt: skip
+
+
+def _excerpt(text: str) -> str:
+    return filter_lines((NOISE + text + "\n" + NOISE).splitlines()).text()
+
+
+@pytest.mark.parametrize("rec", LOGS, ids=[r["id"] for r in LOGS])
+def test_filtered_launcher_log_gives_the_same_answer(rec):
+    whole, kept = scan(rec["text"]), scan(_excerpt(rec["text"]))
+    assert kept.failing_ranks == whole.failing_ranks
+    assert kept.timed_out_ranks == whole.timed_out_ranks
+    assert (kept.first_failure is None) == (whole.first_failure is None)
+    if whole.first_failure:
+        a, b = kept.first_failure, whole.first_failure
+        assert (a.kind, a.ranks, a.node, a.time) == (b.kind, b.ranks, b.node, b.time)
+
+
+@pytest.mark.parametrize("rec", OOMS, ids=[r["id"] for r in OOMS])
+def test_filtered_oom_message_keeps_its_numbers(rec):
+    whole, kept = oom_message.parse(rec["text"]), oom_message.parse(_excerpt(rec["text"]))
+    assert kept is not None
+    for k in (
+        "tried_mib",
+        "total_mib",
+        "free_mib",
+        "allocated_by_pytorch_mib",
+        "reserved_total_mib",
+        "reserved_unallocated_mib",
+        "limit_mib",
+        "gpu",
+        "rank",
+    ):
+        assert getattr(kept, k) == getattr(whole, k), k
+
+
+def test_noise_is_dropped():
+    assert filter_lines(NOISE.splitlines()).lines == []
+
+
+def test_remote_and_python_filters_agree(tmp_path):
+    """The grep -F command and the Python filter keep the same lines of the same file."""
+    text = NOISE + "\n".join(r["text"] for r in LOGS[:8]) + "\n" + NOISE
+    (tmp_path / "job-7_0.out").write_text(text)
+    r = LocalTransport().run(remote_grep_argv(str(tmp_path), "job-7_*.out"))
+    assert r.ok, r.stderr
+    remote = parse_grep_output(r.stdout)[str(tmp_path / "job-7_0.out")].lines
+    assert remote == filter_lines(text.splitlines()).lines
+
+
+def test_output_cap_is_reported(tmp_path):
+    (tmp_path / "big.out").write_text("RuntimeError: boom\n" * 100_000)
+    r = LocalTransport().run(remote_grep_argv(str(tmp_path), "big.out", cap=10_000))
+    assert len(r.stdout) == 10_000
+    assert all(e.truncated for e in parse_grep_output(r.stdout, cap=10_000).values())
