@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from runbook.evidence.gpu_health import NodeHealth
 from runbook.evidence.launcher_log import HOST_OOM, LaunchReport
 from runbook.evidence.oom_message import OomMessage
 from runbook.playbook import Thresholds
@@ -32,8 +33,8 @@ def human_mib(mib: float | None) -> str:
 class Evidence:
     launch: LaunchReport | None = None
     slurm: SlurmJobText | None = None
-    gpu_health: dict | None = None  # node health (Xid, ECC, row remap): issue #4
-    compute_apps: list | None = None
+    node_health: NodeHealth | None = None  # of the node where the first failure happened
+    job_id: str | None = None
 
 
 @dataclass
@@ -47,14 +48,17 @@ class Diagnosis:
         """`runbook diagnose --json` (DESIGN §4.1), key for key."""
         launch = self.evidence.launch
         ff = launch.first_failure if launch else None
+        health = self.evidence.node_health
         return {
             "verdict": self.verdict,
             "reasons": self.reasons,
             "oom": self.oom.contract() if self.oom else None,
             "first_failure": ff.contract() if ff else None,
             "ranks": [e.contract() for e in launch.terminal_events()] if launch else [],
-            "gpu_health": self.evidence.gpu_health,
-            "compute_apps": self.evidence.compute_apps,
+            "gpu_health": health.contract() if health else None,
+            "compute_apps": [a.contract() for a in health.apps]
+            if health and health.apps is not None
+            else None,
             "slurm": self.evidence.slurm.contract() if self.evidence.slurm else None,
         }
 
@@ -65,6 +69,20 @@ def classify(ev: Evidence, t: Thresholds) -> Diagnosis:
     ff = launch.first_failure if launch else None
     state = slurm.state if slurm else None
     reasons: list[str] = []
+
+    health = ev.node_health
+    faults = health.gpu_fault_reasons() if health else []
+    if faults:
+        # DESIGN §3: a hardware fault coincides with an OOM more often than it causes one; drain and
+        # exclude the node whatever the numbers say, and still say what the numbers alone say.
+        node = f" on {health.node}" if health.node else ""
+        reasons.append(f"GPU fault{node}: " + "; ".join(faults) + ".")
+        if oom is not None:
+            alone, why = _classify_numbers(oom, t)
+            reasons.append(f"The OOM numbers alone would say {alone}: {why}")
+        elif ff is not None:
+            reasons.append(f"The job's first failure was {ff.kind}.")
+        return Diagnosis("gpu_fault", reasons, oom, ev)
 
     host_first = ff is not None and ff.kind == HOST_OOM
     if host_first or (state == "OUT_OF_MEMORY" and oom is None):
@@ -79,6 +97,10 @@ def classify(ev: Evidence, t: Thresholds) -> Diagnosis:
         return Diagnosis("host_oom", reasons, oom, ev)
     if oom is None:
         return _without_oom(ev, ff, slurm, reasons)
+    if health and (why := _co_tenant_from_apps(oom, health, ev.job_id, t)):
+        where = _where(oom, ff)
+        reasons.append(f"{where}: {why}" if where else why)
+        return Diagnosis("co_tenant", reasons, oom, ev)
     verdict, why = _classify_numbers(oom, t)
     where = _where(oom, ff)
     reasons.append(f"{where}: {why}" if where else why)
@@ -133,6 +155,38 @@ def _without_oom(ev: Evidence, ff, slurm, reasons: list[str]) -> Diagnosis:
         return Diagnosis("not_oom", reasons, None, ev)
     reasons.append("Nothing in the input names an OOM or any other failure.")
     return Diagnosis("unknown", reasons, None, ev)
+
+
+def _co_tenant_from_apps(oom: OomMessage, health: NodeHealth, job_id, t: Thresholds) -> str | None:
+    """Processes on the OOM node's GPUs that are not the job's, holding enough to explain the
+    shortfall (the node's compute-apps list; never killed, only reported)."""
+    foreign = [a for a in health.foreign_apps(job_id) if a.used_mib]
+    if not foreign:
+        return None
+    held = sum(a.used_mib for a in foreign)
+    tried, free, total = oom.tried_mib, oom.free_mib, oom.total_mib
+    shortfall = max((tried or 0.0) - (free or 0.0), 0.0)
+    # Without the card's size, "more than one CUDA context's worth" is the floor.
+    floor = t.co_tenant_min_fraction_of_total * total if total else t.cuda_context_allowance_mib
+    if held < max(shortfall, floor):
+        return None
+    who = ", ".join(
+        f"PID {a.pid}"
+        + (f" ({health.owners[a.pid].user})" if a.pid in health.owners
+           and health.owners[a.pid].user else "")
+        + f" {human_mib(a.used_mib)}" + (f" on GPU {a.gpu}" if a.gpu else "")
+        for a in foreign
+    )  # fmt: skip
+    known = (
+        " not in the job's PID list"
+        if health.job_pids is not None
+        else (" (no job PID list was available, so every listed process counts as foreign)")
+    )
+    return (
+        f"processes{known} hold {human_mib(held)} on {health.node}'s GPUs: {who}; more than the "
+        f"{human_mib(shortfall)} shortfall and the {human_mib(floor)} floor "
+        f"({t.co_tenant_min_fraction_of_total:.0%} of the card). They are reported, never killed."
+    )
 
 
 def _own_usage(oom: OomMessage, t: Thresholds) -> tuple[float | None, list[tuple[int, float]], str]:

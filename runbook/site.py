@@ -69,12 +69,26 @@ class PolicySection:
 
 
 @dataclass(frozen=True)
+class ProbesSection:
+    # Kernel log on a compute node. "{since_epoch}" is replaced by the job's start (Unix seconds),
+    # for commands that filter by time themselves (journalctl -k --since @{since_epoch}); lines
+    # from other commands are filtered by their time stamps.
+    kernel_log: list[str] = field(default_factory=lambda: ["dmesg", "--time-format=iso"])
+    nvidia_smi: str = "nvidia-smi"
+    # How to list GPU processes: "query" (nvidia-smi --query-compute-apps=pid,used_memory,
+    # gpu_uuid --format=csv) or "table" (plain nvidia-smi, its Processes section).
+    compute_apps: str = "query"
+    timeout_s: float = 30.0
+
+
+@dataclass(frozen=True)
 class SiteConfig:
     site: SiteSection = field(default_factory=SiteSection)
     slurm: SlurmSection = field(default_factory=SlurmSection)
     ssh: SshSection = field(default_factory=SshSection)
     state: StateSection = field(default_factory=StateSection)
     policy: PolicySection = field(default_factory=PolicySection)
+    probes: ProbesSection = field(default_factory=ProbesSection)
     source: str = "built-in defaults"  # where the values came from, for messages
 
     def path(self, value: str) -> Path:

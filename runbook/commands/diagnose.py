@@ -6,10 +6,11 @@ import json
 
 import click
 
-from runbook.commands.pending import _not_built
 from runbook.diagnosis import Diagnosis, Evidence, classify, human_mib
 from runbook.errors import ExitCode, InputError, RunbookError
+from runbook.evidence import nvsmi, xid
 from runbook.evidence.files import read_text_input
+from runbook.evidence.gpu_health import NodeHealth
 from runbook.evidence.launcher_log import scan
 from runbook.playbook import load as load_playbook
 from runbook.slurm import text as slurm_text
@@ -39,20 +40,18 @@ def diagnose(logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
     """Diagnose a CUDA OOM offline, from files you already have.
 
     Finds the rank that ran out of memory first (NCCL timeouts on the other ranks are
-    consequences), reads the numbers in its OOM message, and classifies it: true_oom,
-    fragmentation, co_tenant, host_oom, not_oom or unknown. Changes nothing.
+    consequences), reads the numbers in its OOM message, checks the node's GPU health when given,
+    and classifies it: gpu_fault, co_tenant, fragmentation, true_oom, host_oom, not_oom or
+    unknown. Changes nothing.
 
     \b
     Example:
-      runbook diagnose --log slurm-123456.out --slurm sacct.txt --json
+      runbook diagnose --log slurm-123456.out --slurm sacct.txt --dmesg dmesg.txt --json
     Exit codes: 0 a verdict was reached (not_oom too), 3 an input could not be read
     (the others are still used), 2 usage error.
     """
-    if dmesg or gpu_health or compute_apps:
-        raise _not_built("diagnose --dmesg/--gpu-health/--compute-apps", 4,
-                         "diagnose the log and Slurm files alone for now")  # fmt: skip
-    if not logs and not slurm_file:
-        raise click.UsageError("give at least one --log FILE or --slurm FILE")
+    if not (logs or slurm_file or dmesg or gpu_health or compute_apps):
+        raise click.UsageError("give at least one input file (--log, --slurm, --dmesg, ...)")
     errors: list[RunbookError] = []
     texts = []
     for path in logs:
@@ -67,12 +66,17 @@ def diagnose(logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
                                      source=f"--slurm {slurm_file}")  # fmt: skip
         except InputError as e:
             errors.append(e)
-    if not texts and slurm is None:
+    health = _node_health(dmesg, gpu_health, compute_apps, errors)
+    if not texts and slurm is None and health is None:
         raise InputError("\n".join(str(e) for e in errors))
     nodes = slurm.nodes if slurm else None
     tasks = _tasks_per_node(slurm)
     launch = scan("\n".join(texts), nodes=nodes, tasks_per_node=tasks) if texts else None
-    diagnosis = classify(Evidence(launch=launch, slurm=slurm), load_playbook().thresholds)
+    if health is not None and launch and launch.first_failure and launch.first_failure.node:
+        health.node = launch.first_failure.node
+    evidence = Evidence(launch=launch, slurm=slurm, node_health=health,
+                        job_id=slurm.job_id if slurm else None)  # fmt: skip
+    diagnosis = classify(evidence, load_playbook().thresholds)
     for e in errors:
         click.echo(f"runbook: error: {e}", err=True)
     if as_json:
@@ -81,6 +85,34 @@ def diagnose(logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
         click.echo(render(diagnosis))
     if errors:
         raise SystemExit(int(ExitCode.INPUT))
+
+
+def _node_health(dmesg, gpu_health, compute_apps, errors) -> NodeHealth | None:
+    """Offline node health from captured files (assumed to come from the failing node)."""
+    if not (dmesg or gpu_health or compute_apps):
+        return None
+    health = NodeHealth(node="")
+    for path, what in ((dmesg, "--dmesg"), (gpu_health, "--gpu-health"),
+                       (compute_apps, "--compute-apps")):  # fmt: skip
+        if not path:
+            continue
+        try:
+            text = read_text_input(path, what).text()
+        except InputError as e:
+            errors.append(e)
+            continue
+        if what == "--dmesg":
+            health.kernel = xid.parse(text)
+        elif what == "--gpu-health":
+            health.memory = nvsmi.parse_memory_health(text)
+            if not health.memory.gpus:
+                errors.append(InputError(
+                    f"--gpu-health {path}: no ECC, Retired Pages or Remapped Rows section found",
+                    hint="give `nvidia-smi -q` or `nvidia-smi -q -d ROW_REMAPPER,ECC` output",
+                ))  # fmt: skip
+        else:
+            health.apps = nvsmi.parse_compute_apps(text)
+    return health
 
 
 def _tasks_per_node(slurm) -> int | None:

@@ -193,7 +193,8 @@ EOF
 
 write_node_bin() { # node: per-node /usr/local/bin with the stand-ins, the host's entries kept
   local n=$1 bin=$STATE/nodes/$1/bin f py
-  rm -rf "$bin" && mkdir -p "$bin"
+  # Emptied in place, never replaced: a running node has this very directory bind-mounted.
+  mkdir -p "$bin" && find "$bin" -mindepth 1 -delete
   for f in /usr/local/bin/*; do [[ -e $f ]] && ln -s "$f" "$bin/$(basename "$f")"; done
   install -m 755 "$HERE/standin.py" "$STATE/standin.py"
   # Debian's interpreter: sshd sessions do not see a user-installed python on PATH.
@@ -201,7 +202,8 @@ write_node_bin() { # node: per-node /usr/local/bin with the stand-ins, the host'
   [[ -x $py ]] || py=$(command -v python3)
   for f in nvidia-smi dmesg journalctl; do
     rm -f "$bin/$f"
-    printf '#!/bin/sh\nexec %s %s %s %s "$@"\n' "$py" "$STATE/standin.py" "$STATE" "$f" >"$bin/$f"
+    # -S -E: no site packages, no PYTHON* variables: half the start-up time, same output.
+    printf '#!/bin/sh\nexec %s -S -E %s %s %s "$@"\n' "$py" "$STATE/standin.py" "$STATE" "$f" >"$bin/$f"
     chmod 755 "$bin/$f"
   done
 }
@@ -290,7 +292,12 @@ is_ready() {
 
 cmd_up() {
   local t0=$SECONDS
-  if is_ready; then log "already up ($NODES nodes)"; return 0; fi
+  if is_ready; then
+    local i
+    for ((i = 1; i <= NODES; i++)); do write_node_bin "$(node_name "$i")"; done
+    log "already up ($NODES nodes); stand-ins refreshed"
+    return 0
+  fi
   cmd_down_quiet
   cmd_install
   write_configs

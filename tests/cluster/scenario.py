@@ -57,3 +57,21 @@ def calls(state_dir: Path, node: str) -> list[dict]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def node_health(state_dir: Path, node: str, probes, *, kernel: str, ecc: str, apps: str,
+                source: str) -> Scenario:  # fmt: skip
+    """A node whose kernel log, `nvidia-smi -q -d ROW_REMAPPER,ECC` and process listing replay
+    the given recorded outputs, for exactly the invocations runbook's probe makes (the site's
+    [probes] section)."""
+    kernel_tool, *kernel_args = probes.kernel_log
+    apps_args = (
+        []
+        if probes.compute_apps == "table"
+        else ["--query-compute-apps=pid,used_memory,gpu_uuid", "--format=csv"]
+    )
+    sc = Scenario(state_dir, node)
+    sc.expect(Canned(kernel_tool, kernel_args, kernel, source))
+    sc.expect(Canned("nvidia-smi", ["-q", "-d", "ROW_REMAPPER,ECC"], ecc, source))
+    sc.expect(Canned("nvidia-smi", apps_args, apps, source))
+    return sc

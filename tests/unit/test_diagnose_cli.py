@@ -166,8 +166,73 @@ def test_no_input_is_a_usage_error():
     assert run().exit_code == 2
 
 
-def test_node_health_inputs_say_not_built_yet(tmp_path):
-    p = tmp_path / "dmesg.txt"
-    p.write_text("x")
-    r = run("--dmesg", str(p))
-    assert r.exit_code == 2 and "not built yet" in r.output
+REMAP = {r["id"]: r for r in corpus_records("ops/nvidia_smi_remap_ecc.jsonl")}
+XID = {r["id"]: r for r in corpus_records("ops/xid_dmesg.jsonl")}
+APPS = {r["id"]: r for r in corpus_records("ops/nvidia_smi_apps.jsonl")}
+
+
+def _files(tmp_path, **texts):
+    args = []
+    for opt, text in texts.items():
+        p = tmp_path / f"{opt}.txt"
+        p.write_text(text)
+        args += [f"--{opt.replace('_', '-')}", str(p)]
+    return args
+
+
+def test_pending_row_remap_is_a_gpu_fault_and_the_numbers_are_still_said(tmp_path):
+    args = _files(tmp_path, log=OOMS["oom-125"]["text"],
+                  gpu_health=REMAP["remap-gpud-80-uncorrectable-pending"]["text"])  # fmt: skip
+    doc = json.loads(run(*args, "--json").output)
+    assert doc["verdict"] == "gpu_fault"
+    assert doc["gpu_health"]["row_remap"] == {"pending": True, "failure": None,
+                                              "correctable": 0, "uncorrectable": 4}  # fmt: skip
+    assert any("row remap pending" in r for r in doc["reasons"])
+    assert any("numbers alone would say fragmentation" in r for r in doc["reasons"])
+
+
+def test_hardware_xid_is_a_gpu_fault(tmp_path):
+    args = _files(tmp_path, log=OOMS["oom-110"]["text"],
+                  dmesg=XID["xid-akash-209-79-dmesgT"]["text"])  # fmt: skip
+    doc = json.loads(run(*args, "--json").output)
+    assert doc["verdict"] == "gpu_fault"
+    assert [x["xid"] for x in doc["gpu_health"]["xids"]] == [79]
+    assert doc["gpu_health"]["xids"][0]["category"] == "hardware"
+
+
+def test_app_xid_alone_is_not_a_gpu_fault(tmp_path):
+    args = _files(tmp_path, log=OOMS["oom-110"]["text"],
+                  dmesg=XID["xid-proton-9426-31"]["text"])  # fmt: skip
+    doc = json.loads(run(*args, "--json").output)
+    assert doc["verdict"] == "true_oom"
+
+
+def test_ecc_disabled_counts_stay_null_not_zero(tmp_path):
+    args = _files(tmp_path, gpu_health=REMAP["remap-gpud-rtx4090-ecc-disabled"]["text"])
+    doc = json.loads(run(*args, "--json").output)
+    assert doc["gpu_health"]["ecc"] == {"volatile_uncorrectable": None,
+                                        "aggregate_uncorrectable": None}  # fmt: skip
+    assert doc["gpu_health"]["row_remap"]["pending"] is False
+
+
+def test_foreign_process_on_the_card_is_a_co_tenant(tmp_path):
+    """A 4 GiB card (oom-022) and a 601 MiB process listed by torch.cuda.list_gpu_processes."""
+    args = _files(tmp_path, log=OOMS["oom-022"]["text"],
+                  compute_apps=APPS["apps-pytorch-44616-list-gpu-processes"]["text"])  # fmt: skip
+    doc = json.loads(run(*args, "--json").output)
+    assert doc["verdict"] == "co_tenant"
+    assert doc["compute_apps"] == [{"pid": 79749, "used_mib": 601.0, "gpu": "0"}]
+    assert "79749" in doc["reasons"][0] and "never killed" in doc["reasons"][0]
+
+
+def test_empty_process_table_changes_nothing(tmp_path):
+    args = _files(tmp_path, log=OOMS["oom-125"]["text"],
+                  compute_apps=APPS["apps-gpud-550-h100x8-no-processes"]["text"])  # fmt: skip
+    doc = json.loads(run(*args, "--json").output)
+    assert doc["verdict"] == "fragmentation" and doc["compute_apps"] == []
+
+
+def test_gpu_health_file_without_sections_is_exit_3(tmp_path):
+    args = _files(tmp_path, log=OOMS["oom-125"]["text"], gpu_health="hello\n")
+    r = run(*args, "--json")
+    assert r.exit_code == 3 and "no ECC" in r.output

@@ -1,0 +1,216 @@
+"""Node health in one SSH round trip per node: Xid lines since the job started, ECC / row remap
+state, the compute processes on the GPUs and which of them belong to the job.
+
+The remote script is a constant; the job id, the nvidia-smi path and the kernel-log command are
+positional arguments, quoted by the transport. Each probe prints its own section with its exit
+status, so a node where one tool is missing or fails still yields the others, with that part
+marked unavailable and why. Parsing happens here, on pure functions of the sections.
+"""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from runbook.errors import RunbookError
+from runbook.evidence import nvsmi, xid
+
+# Sections: "@@runbook NAME" starts one, "@@exit N" ends it with the tool's exit status; the
+# marker always starts a line of its own (a tool's output need not end with a newline).
+PROBE_SCRIPT = r"""
+job=$1; smi=$2; mode=$3; shift 3
+echo "@@runbook kernel_log"
+{ "$@" 2>&1; printf '\n@@exit %s\n' "$?"; } | grep -a -E 'NVRM|SXid|nvidia-nvswitch|^@@exit'
+echo "@@runbook ecc"
+"$smi" -q -d ROW_REMAPPER,ECC 2>&1; printf '\n@@exit %s\n' "$?"
+echo "@@runbook apps"
+if [ "$mode" = table ]; then apps=$("$smi" 2>&1); rc=$?
+else apps=$("$smi" --query-compute-apps=pid,used_memory,gpu_uuid --format=csv 2>&1); rc=$?; fi
+printf '%s\n@@exit %s\n' "$apps" "$rc"
+pids=$(printf '%s\n' "$apps" | awk '
+  /^ *[0-9]+ *,/ { sub(/^ */, ""); split($0, a, / *, */); print a[1]; next }
+  /^\|/ { for (i = 2; i <= NF; i++) if ($i ~ /^(C|G|M|C\+G)$/ && $(i-1) ~ /^[0-9]+$/) { print $(i-1); break } }
+' | sort -u)
+echo "@@runbook job_pids"
+scontrol listpids "$job" 2>&1; printf '\n@@exit %s\n' "$?"
+echo "@@runbook owners"
+if [ -n "$pids" ]; then
+  ps -o pid=,user= -p "$(echo $pids | tr ' ' ,)" 2>/dev/null | sed 's/^ */user /'
+  for p in $pids; do echo "/proc/$p/cgroup"; done | xargs grep -aHo 'job_[0-9]*' 2>/dev/null \
+    | sed -n 's|^/proc/\([0-9]*\)/cgroup:|cgroup \1 |p'
+fi
+echo "@@exit 0"
+"""
+
+
+def probe_argv(job_id: str, probes, since: datetime | None) -> list[str]:
+    """argv of the one command run on a node. `probes` is the site's [probes] section."""
+    epoch = str(int(since.timestamp())) if since else "0"
+    kernel = [a.replace("{since_epoch}", epoch) for a in probes.kernel_log]
+    return ["sh", "-c", PROBE_SCRIPT, "runbook-probe", str(job_id), probes.nvidia_smi,
+            probes.compute_apps, *kernel]  # fmt: skip
+
+
+def split_sections(stdout: str) -> dict[str, tuple[str, int | None]]:
+    """{name: (text, exit status)}; a section cut short (capped output) has status None."""
+    out: dict[str, tuple[str, int | None]] = {}
+    name, lines = None, []
+    for line in stdout.splitlines():
+        if line.startswith("@@runbook "):
+            if name is not None:
+                out[name] = ("\n".join(lines), None)
+            name, lines = line.split(" ", 1)[1].strip(), []
+        elif line.startswith("@@exit ") and name is not None:
+            code = line.split(" ", 1)[1].strip()
+            out[name] = ("\n".join(lines), int(code) if code.lstrip("-").isdigit() else None)
+            name, lines = None, []
+        elif name is not None:
+            lines.append(line)
+    if name is not None:
+        out[name] = ("\n".join(lines), None)
+    return out
+
+
+@dataclass
+class Owner:
+    pid: int
+    user: str | None
+    job: str | None  # the Slurm job whose cgroup holds the process, when cgroups say
+
+
+@dataclass
+class NodeHealth:
+    node: str
+    error: str | None = None  # the node could not be probed at all
+    kernel: xid.KernelLog | None = None
+    memory: nvsmi.MemoryHealth | None = None
+    apps: list[nvsmi.ComputeApp] | None = None
+    job_pids: set[int] | None = None
+    owners: dict[int, Owner] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)  # part -> why
+    raw: dict[str, str] = field(default_factory=dict)  # section -> text, for the incident folder
+    execs: int = 0
+
+    def foreign_apps(self, job_id: str | None) -> list[nvsmi.ComputeApp]:
+        """Processes on the node's GPUs that are not the job's. A process is the job's when Slurm
+        lists it (scontrol listpids) or its cgroup names the job."""
+        out = []
+        for app in self.apps or []:
+            if app.pid is None:
+                continue
+            owner = self.owners.get(app.pid)
+            if job_id and owner and owner.job == f"job_{job_id}":
+                continue
+            if self.job_pids and app.pid in self.job_pids:
+                continue
+            out.append(app)
+        return out
+
+    def gpu_fault_reasons(self) -> list[str]:
+        """Why this node's GPUs must be drained, one sentence each; empty when healthy."""
+        reasons = []
+        if self.kernel:
+            for e in self.kernel.hardware():
+                entry = xid.lookup(e.xid)
+                what = entry.meaning.split(";")[0].split(":")[0] if entry else "unknown Xid"
+                extra = f", recovery action: {e.recovery_action}" if e.recovery_action else ""
+                reasons.append(
+                    f"Xid {e.xid} on {e.pci or 'a GPU'}"
+                    + (f" at {e.time}" if e.time else "")
+                    + f" ({what}{extra}; category hardware per NVIDIA's catalog)"
+                )
+        if self.memory:
+            remap, ecc = self.memory.row_remap(), self.memory.ecc()
+            if remap["pending"]:
+                reasons.append(
+                    f"row remap pending ({remap['uncorrectable']} uncorrectable-error remaps): the "
+                    "GPU needs a reset for it to take effect"
+                )
+            if remap["failure"]:
+                reasons.append("row remapping failure occurred: NVIDIA's RMA criterion")
+            if ecc["volatile_uncorrectable"]:
+                reasons.append(
+                    f"{ecc['volatile_uncorrectable']} volatile uncorrectable ECC error(s) since the "
+                    "last driver load"
+                )
+        return reasons
+
+    def contract(self) -> dict:
+        """DESIGN §4.1 `gpu_health`."""
+        memory = self.memory
+        return {
+            "xids": [e.contract() for e in self.kernel.events] if self.kernel else [],
+            "row_remap": memory.row_remap() if memory else
+            {"pending": None, "failure": None, "correctable": None, "uncorrectable": None},
+            "ecc": memory.ecc() if memory else
+            {"volatile_uncorrectable": None, "aggregate_uncorrectable": None},
+        }  # fmt: skip
+
+
+_OWNER_USER = re.compile(r"^user (\d+)\s+(\S+)$")
+_OWNER_JOB = re.compile(r"^cgroup (\d+) (job_\d+)$")
+
+
+def health_from_sections(node: str, sections: dict, *, since: datetime | None = None,
+                         year_hint: int | None = None) -> NodeHealth:  # fmt: skip
+    h = NodeHealth(node=node, raw={k: v[0] for k, v in sections.items()})
+
+    def part(name: str, tool: str):
+        if name not in sections:
+            h.unavailable[name] = "not in the probe's output (cut short?)"
+            return None
+        text, code = sections[name]
+        if code is None:
+            h.unavailable[name] = f"{tool}: output cut short"
+            return None
+        if code != 0:
+            tail = text.strip().splitlines()[-1:] or ["no output"]
+            h.unavailable[name] = f"{tool} exited {code}: {tail[0][:200]}"
+            return None
+        return text
+
+    if (text := part("kernel_log", "kernel log")) is not None:
+        log = xid.parse(text, year_hint=year_hint or (since.year if since else None))
+        h.kernel = xid.since(log, since) if since else log
+    if (text := part("ecc", "nvidia-smi -q")) is not None:
+        h.memory = nvsmi.parse_memory_health(text)
+    if (text := part("apps", "nvidia-smi --query-compute-apps")) is not None:
+        h.apps = nvsmi.parse_compute_apps(text)
+    if "job_pids" in sections:
+        text, code = sections["job_pids"]
+        if code == 0:
+            h.job_pids = {int(t) for t in re.findall(r"^\s*(\d+)\b", text, re.M)}
+        else:
+            h.unavailable["job_pids"] = f"scontrol listpids exited {code}: {text.strip()[:200]}"
+    for line in sections.get("owners", ("", 0))[0].splitlines():
+        if m := _OWNER_USER.match(line.strip()):
+            pid = int(m.group(1))
+            h.owners.setdefault(pid, Owner(pid, None, None)).user = m.group(2)
+        elif m := _OWNER_JOB.match(line.strip()):
+            pid = int(m.group(1))
+            h.owners.setdefault(pid, Owner(pid, None, None)).job = m.group(2)
+    return h
+
+
+def probe_node(transport, job_id: str, probes, since: datetime | None) -> NodeHealth:
+    """Probe one node: one exec on its (already or newly) open connection."""
+    try:
+        result = transport.run(probe_argv(job_id, probes, since), timeout=probes.timeout_s)
+    except RunbookError as e:
+        return NodeHealth(node=transport.host, error=str(e))
+    h = health_from_sections(transport.host, split_sections(result.stdout), since=since)
+    h.execs = 1
+    if result.truncated:
+        h.unavailable["output"] = f"probe output over the cap: {result.stdout_dropped} bytes cut"
+    return h
+
+
+def probe_nodes(hosts, nodes: list[str], job_id: str, probes, since: datetime | None,
+                max_parallel: int = 16) -> dict[str, NodeHealth]:  # fmt: skip
+    """Every node at once (bounded): a node that cannot be reached yields its error, never a
+    hang beyond the transport's timeouts, and the others are still probed."""
+    with ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(nodes) or 1))) as pool:
+        futures = {n: pool.submit(probe_node, hosts[n], job_id, probes, since) for n in nodes}
+        return {n: f.result() for n, f in futures.items()}

@@ -1,0 +1,284 @@
+"""NVIDIA Xid events from a kernel log: pure functions of text, and the catalog as data.
+
+Reads `NVRM: Xid (PCI:dddd:bb:dd): N, ...` in every framing the kernel log comes in (raw dmesg,
+`dmesg -T`, `dmesg --time-format=iso`, syslog, journald, Talos' kmsg), the MIG form
+`(PCI:... GPU-I:05)`, the oldest form without `PCI:`, `pid='<unknown>'`, the `caused by previous Xid
+N` trailer, Xid 154's recovery action, NVSwitch `SXid` lines, and "GPU has fallen off the bus" with
+no Xid number (treated as Xid 79). `NVRM: GPU at PCI:...: GPU-<uuid>` lines map PCI ids to UUIDs.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import yaml
+
+from runbook.errors import ConfigError
+from runbook.playbook import playbook_dir
+
+_PCI = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
+_XID = re.compile(
+    r"NVRM: Xid \((?:PCI:)?(?P<pci>" + _PCI + r")(?:\s+GPU-I:\s*(?P<gi>\d+))?\):\s*(?P<xid>\d+)\b"
+    r"(?:,\s*(?P<rest>.*))?"
+)
+_SXID = re.compile(
+    r"SXid \((?:PCI:)?(?P<pci>" + _PCI + r")\):\s*(?P<xid>\d+)\b(?:,\s*(?P<rest>.*))?"
+)
+_FELL_OFF = re.compile(
+    r"NVRM: GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r"):? (?:GPU )?has fallen off the bus"
+)
+# GSP-era drivers print a banner instead of the usual line for some Xids (119: GSP timeout).
+_GSP_BANNER = re.compile(r"NVRM: _kgspLogXid(?P<xid>\d+):")
+_UUID = re.compile(r"NVRM: GPU at (?:PCI:)?(?P<pci>" + _PCI + r"): (?P<uuid>GPU-[0-9a-fA-F-]{36})")
+# "Kernel Module  535.161.07  Sat Feb ..." and "Open Kernel Module for x86_64  595.71.05  Release"
+_DRIVER = re.compile(r"NVRM: loading NVIDIA .*?Kernel Module\b.*?\s(?P<ver>\d{3}\.\d+(?:\.\d+)?)\b")
+_PID = re.compile(r"\bpid=(?:'?<unknown>'?|(?P<pid>\d+))")
+_NAME = re.compile(r"\bname=(?P<name><unknown>|[^,]+?)(?:,|$)")
+_CAUSED_BY = re.compile(r"caused by previous Xid (\d+)")
+_RECOVERY = re.compile(r"GPU recovery action changed from 0x[0-9a-fA-F]+ \([^)]*\) to 0x[0-9a-fA-F]+"
+                       r"(?: \((?P<action>[^)]*)\))?")  # fmt: skip
+_LINK = re.compile(r"\b[Ll]ink (-?\d+)")
+
+# Time stamps as kernel logs print them.
+_T_ISO = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,]\d+)?(Z|[+-]\d\d:?\d\d)?")
+_T_HUMAN = re.compile(r"\[(?:\w{3} )?(\w{3}) +(\d{1,2}) (\d\d:\d\d:\d\d) (\d{4})\]")
+_T_SYSLOG = re.compile(r"^(?:<\d+>)?(\w{3}) +(\d{1,2}) (\d\d:\d\d:\d\d)\b")
+_T_MONO = re.compile(r"\[\s*(\d+\.\d+)\]")
+_MONTHS = {m: i for i, m in enumerate(
+    "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), 1)}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    xid: str
+    meaning: str
+    category: str  # hardware | app | unknown
+    action: str
+    nvidia_bucket: str
+    caps_memory: bool
+    source: str | None
+
+
+@functools.cache
+def catalog(path: str | None = None) -> dict[str, CatalogEntry]:
+    p = Path(path) if path else playbook_dir() / "xid_catalog.yaml"
+    try:
+        rows = yaml.safe_load(p.read_text(encoding="utf-8"))["xids"]
+        return {
+            str(r["xid"]): CatalogEntry(
+                xid=str(r["xid"]),
+                meaning=r["meaning"],
+                category=r["category"],
+                action=r["action"],
+                nvidia_bucket=r["nvidia_bucket"],
+                caps_memory=bool(r["caps_memory"]),
+                source=r.get("source"),
+            )  # fmt: skip
+            for r in rows
+        }
+    except FileNotFoundError:
+        raise ConfigError(f"Xid catalog {p} not found", hint="set RUNBOOK_PLAYBOOKS") from None
+    except (KeyError, TypeError, yaml.YAMLError) as e:
+        raise ConfigError(f"Xid catalog {p} is malformed: {e}") from None
+
+
+def lookup(xid: int | str) -> CatalogEntry | None:
+    return catalog().get(str(xid))
+
+
+@dataclass
+class XidEvent:
+    xid: int
+    pci: str | None  # None: the banner form names no device
+    line: int
+    text: str
+    pid: int | None = None
+    process_name: str | None = None
+    mig_gpu_instance: int | None = None
+    caused_by_xid: int | None = None
+    recovery_action: str | None = None
+    nvlink_link: int | None = None
+    time: str | None = None  # as printed
+    when: datetime | None = None  # absolute, when the framing gives one
+    # xid | sxid | gsp (banner, no device) | fell_off (no Xid number printed: treated as 79)
+    source: str = "xid"
+
+    @property
+    def category(self) -> str:
+        """hardware | app | unknown, from the catalog; an app-class Xid caused by a hardware one
+        (Xid 45 after 145/149) is hardware; 154 follows its recovery action."""
+        if self.source == "sxid":
+            return "hardware"
+        if self.xid == 154:
+            none = (self.recovery_action or "").strip().lower() in {"", "none"}
+            return "unknown" if none else "hardware"
+        own = lookup(self.xid)
+        cat = own.category if own else "unknown"
+        if self.caused_by_xid is not None and cat != "hardware":
+            cause = lookup(self.caused_by_xid)
+            if cause and cause.category == "hardware":
+                return "hardware"
+        return cat
+
+    def contract(self) -> dict:
+        return {"xid": self.xid, "pci": self.pci, "pid": self.pid, "time": self.time,
+                "category": self.category}  # fmt: skip
+
+
+@dataclass
+class KernelLog:
+    events: list[XidEvent] = field(default_factory=list)
+    gpu_uuids: dict[str, str] = field(default_factory=dict)  # pci -> GPU-uuid
+    driver: str | None = None
+    stale_dropped: int = 0  # events older than the window, dropped by `since`
+
+    @property
+    def xids(self) -> list[int]:
+        """Xid numbers as printed (a fallen-off-the-bus line without a number is not one)."""
+        return [e.xid for e in self.events if e.source in ("xid", "gsp")]
+
+    def category(self) -> str | None:
+        """One word for the whole log: per GPU, hardware beats app beats unknown; GPUs that
+        disagree between hardware and app make it `mixed`."""
+        if not self.events:
+            return None
+        per_gpu: dict[str, set[str]] = {}
+        for e in self.events:
+            per_gpu.setdefault(_pci_key(e.pci), set()).add(e.category)
+        cats = {next(c for c in ("hardware", "app", "unknown") if c in s) for s in per_gpu.values()}
+        if len(cats) == 1:
+            return cats.pop()
+        if "hardware" in cats and "app" in cats:
+            return "mixed"
+        return "hardware" if "hardware" in cats else "app"
+
+    def hardware(self) -> list[XidEvent]:
+        return [e for e in self.events if e.category == "hardware"]
+
+
+def _pci_key(pci: str | None) -> str:
+    """0000:01:00, 00000000:01:00.0 and 0000:01:00.0 name the same device."""
+    if pci is None:
+        return "?"
+    parts = pci.lower().split(":")
+    if len(parts) == 3:
+        dom, bus, dev = parts
+        return f"{int(dom, 16):04x}:{bus}:{dev.split('.')[0]}"
+    return pci.lower()
+
+
+def _time(line: str, year_hint: int | None) -> tuple[str | None, datetime | None]:
+    if m := _T_ISO.search(line):
+        raw = m.group(0)
+        try:
+            stamp = m.group(1) + (m.group(2) or "")
+            when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+            return raw, when.replace(tzinfo=None) if when.tzinfo is None else when
+        except ValueError:
+            return raw, None
+    if m := _T_HUMAN.search(line):
+        mon, day, hms, year = m.groups()
+        try:
+            when = datetime.strptime(f"{year}-{_MONTHS[mon]:02d}-{int(day):02d} {hms}",
+                                     "%Y-%m-%d %H:%M:%S")  # fmt: skip
+            return m.group(0).strip("[]"), when
+        except (KeyError, ValueError):
+            return m.group(0).strip("[]"), None
+    if m := _T_SYSLOG.search(line):
+        mon, day, hms = m.groups()
+        raw = m.group(0).lstrip("<0123456789>")
+        if year_hint and mon in _MONTHS:
+            try:
+                return raw, datetime.strptime(
+                    f"{year_hint}-{_MONTHS[mon]:02d}-{int(day):02d} {hms}", "%Y-%m-%d %H:%M:%S"
+                )
+            except ValueError:
+                pass
+        return raw, None
+    if m := _T_MONO.search(line):
+        return m.group(1), None  # seconds since boot: no absolute time
+    return None, None
+
+
+def parse(text: str, *, year_hint: int | None = None) -> KernelLog:
+    """Every Xid event in a kernel log, in order. `year_hint` dates syslog stamps (no year)."""
+    out = KernelLog()
+    fell_off: list[XidEvent] = []
+    for i, line in enumerate((text or "").splitlines()):
+        if len(line) > 65536:
+            line = line[:65536]
+        if m := _UUID.search(line):
+            out.gpu_uuids[m.group("pci")] = m.group("uuid")
+            continue
+        if m := _DRIVER.search(line):
+            out.driver = m.group("ver")
+            continue
+        m = _XID.search(line)
+        source = "xid"
+        if m is None and (m := _SXID.search(line)):
+            source = "sxid"
+        if m:
+            rest = m.group("rest") or ""
+            ev = XidEvent(xid=int(m.group("xid")), pci=m.group("pci"), line=i, text=line.strip(),
+                          source=source)  # fmt: skip
+            if gi := m.groupdict().get("gi"):
+                ev.mig_gpu_instance = int(gi)
+            if p := _PID.search(rest):
+                ev.pid = int(p.group("pid")) if p.group("pid") else None
+            if n := _NAME.search(rest):
+                name = n.group("name").strip()
+                ev.process_name = None if name == "<unknown>" else name
+            if c := _CAUSED_BY.search(rest):
+                ev.caused_by_xid = int(c.group(1))
+            if r := _RECOVERY.search(rest):
+                ev.recovery_action = r.group("action") or "unknown"
+            if ev.xid in (74, 144, 145, 146, 149) and (lk := _LINK.search(rest)):
+                ev.nvlink_link = int(lk.group(1))
+            ev.time, ev.when = _time(line, year_hint)
+            out.events.append(ev)
+            continue
+        if m := _GSP_BANNER.search(line):
+            xid = int(m.group("xid"))
+            prev = out.events[-1] if out.events else None
+            if not (prev and prev.source == "gsp" and prev.xid == xid and prev.line == i - 1):
+                ev = XidEvent(xid=xid, pci=None, line=i, text=line.strip(), source="gsp")
+                ev.time, ev.when = _time(line, year_hint)
+                out.events.append(ev)
+            else:
+                prev.line = i  # one event per banner, however many lines it spans
+            continue
+        if m := _FELL_OFF.search(line):
+            ev = XidEvent(xid=79, pci=m.group("pci"), line=i, text=line.strip(), source="fell_off")
+            ev.time, ev.when = _time(line, year_hint)
+            fell_off.append(ev)
+    # A "fallen off the bus" line counts as Xid 79 only where no Xid 79 was printed for that GPU
+    # (newer drivers print both), and once per GPU.
+    seen = {_pci_key(e.pci) for e in out.events if e.xid == 79}
+    for ev in fell_off:
+        if _pci_key(ev.pci) not in seen:
+            seen.add(_pci_key(ev.pci))
+            out.events.append(ev)
+    out.events.sort(key=lambda e: e.line)
+    return out
+
+
+def since(log: KernelLog, start: datetime) -> KernelLog:
+    """Only events at or after `start` (the job's start): last week's Xid on a node that has been
+    reset since is not this job's fault. Events without an absolute time are kept."""
+    kept, dropped = [], 0
+    for e in log.events:
+        when = e.when
+        if when is not None and start is not None:
+            a, b = when, start
+            if (a.tzinfo is None) != (b.tzinfo is None):  # compare wall clocks as printed
+                a, b = a.replace(tzinfo=None), b.replace(tzinfo=None)
+            if a < b:
+                dropped += 1
+                continue
+        kept.append(e)
+    return KernelLog(events=kept, gpu_uuids=log.gpu_uuids, driver=log.driver,
+                     stale_dropped=log.stale_dropped + dropped)  # fmt: skip
