@@ -31,7 +31,8 @@ else apps=$("$smi" --query-compute-apps=pid,used_memory,gpu_uuid --format=csv 2>
 printf '%s\n@@exit %s\n' "$apps" "$rc"
 pids=$(printf '%s\n' "$apps" | awk '
   /^ *[0-9]+ *,/ { sub(/^ */, ""); split($0, a, / *, */); print a[1]; next }
-  /^\|/ { for (i = 2; i <= NF; i++) if ($i ~ /^(C|G|M|C\+G)$/ && $(i-1) ~ /^[0-9]+$/) { print $(i-1); break } }
+  /^\|/ { for (i = 2; i <= NF; i++)
+            if ($i ~ /^(C|G|M|C\+G)$/ && $(i-1) ~ /^[0-9]+$/) { print $(i-1); break } }
 ' | sort -u)
 echo "@@runbook job_pids"
 scontrol listpids "$job" 2>&1; printf '\n@@exit %s\n' "$?"
@@ -132,8 +133,8 @@ class NodeHealth:
                 reasons.append("row remapping failure occurred: NVIDIA's RMA criterion")
             if ecc["volatile_uncorrectable"]:
                 reasons.append(
-                    f"{ecc['volatile_uncorrectable']} volatile uncorrectable ECC error(s) since the "
-                    "last driver load"
+                    f"{ecc['volatile_uncorrectable']} volatile uncorrectable ECC error(s) "
+                    "since the last driver load"
                 )
         return reasons
 

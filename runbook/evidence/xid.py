@@ -39,8 +39,10 @@ _DRIVER = re.compile(r"NVRM: loading NVIDIA .*?Kernel Module\b.*?\s(?P<ver>\d{3}
 _PID = re.compile(r"\bpid=(?:'?<unknown>'?|(?P<pid>\d+))")
 _NAME = re.compile(r"\bname=(?P<name><unknown>|[^,]+?)(?:,|$)")
 _CAUSED_BY = re.compile(r"caused by previous Xid (\d+)")
-_RECOVERY = re.compile(r"GPU recovery action changed from 0x[0-9a-fA-F]+ \([^)]*\) to 0x[0-9a-fA-F]+"
-                       r"(?: \((?P<action>[^)]*)\))?")  # fmt: skip
+_RECOVERY = re.compile(
+    r"GPU recovery action changed from 0x[0-9a-fA-F]+ \([^)]*\) to 0x[0-9a-fA-F]+"
+    r"(?: \((?P<action>[^)]*)\))?"
+)
 _LINK = re.compile(r"\b[Ll]ink (-?\d+)")
 
 # Time stamps as kernel logs print them.
@@ -48,8 +50,12 @@ _T_ISO = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,]\d+)?(Z|[+-]\d\d:?\
 _T_HUMAN = re.compile(r"\[(?:\w{3} )?(\w{3}) +(\d{1,2}) (\d\d:\d\d:\d\d) (\d{4})\]")
 _T_SYSLOG = re.compile(r"^(?:<\d+>)?(\w{3}) +(\d{1,2}) (\d\d:\d\d:\d\d)\b")
 _T_MONO = re.compile(r"\[\s*(\d+\.\d+)\]")
-_MONTHS = {m: i for i, m in enumerate(
-    "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), 1)}  # fmt: skip
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1
+    )
+}
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ def test_probe_two_nodes_one_exec_each(two_nodes):
     assert ok.gpu_fault_reasons() == [] and ok.apps == [] and ok.kernel.events == []
     assert ok.memory.row_remap() == {"pending": False, "failure": False, "correctable": 0,
                                      "uncorrectable": 0}  # fmt: skip
-    # No job 999999 on the node: that part is marked unavailable with Slurm's words, the rest stands.
+    # No job 999999 on the node: that part is unavailable, in Slurm's words; the rest stands.
     assert "job_pids" in sick.unavailable
     # Every stand-in call was one the scenario expected.
     for n in ("gpu-01", "gpu-02"):
