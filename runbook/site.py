@@ -82,6 +82,41 @@ class ProbesSection:
 
 
 @dataclass(frozen=True)
+class KnobsSection:
+    """Where plain job scripts (not rendered by runbook) keep their training knobs. Names that
+    start with "-" are command-line flags (`--flag N` or `--flag=N`); others are shell variables
+    (`NAME=N` or `export NAME=N`)."""
+
+    micro_batch: list[str] = field(default_factory=lambda: [
+        "--micro-batch-size", "--micro_batch_size", "--per_device_train_batch_size",
+        "--per-device-train-batch-size", "--train_micro_batch_size_per_gpu", "--batch-size",
+        "MICRO_BATCH_SIZE", "MICRO_BATCH", "MBS"])  # fmt: skip
+    grad_accum: list[str] = field(default_factory=lambda: [
+        "--gradient_accumulation_steps", "--gradient-accumulation-steps", "--grad-accum",
+        "GRADIENT_ACCUMULATION_STEPS", "GRAD_ACCUM", "GRAD_ACC"])  # fmt: skip
+    global_batch: list[str] = field(default_factory=lambda: [
+        "--global-batch-size", "--global_batch_size", "GLOBAL_BATCH_SIZE", "GBS"])  # fmt: skip
+    activation_checkpointing: list[str] = field(default_factory=lambda: [
+        "--gradient-checkpointing", "--gradient_checkpointing", "--recompute-activations",
+        "--activation-checkpointing"])  # fmt: skip
+    sharding: list[str] = field(default_factory=lambda: [
+        "--zero-stage", "--zero_stage", "--fsdp-sharding-degree", "ZERO_STAGE"])  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CheckpointsSection:
+    # Where a job's checkpoints are: {workdir} is the job's working directory.
+    pattern: str = "{workdir}/checkpoints/step_*"
+    marker: str = ""  # a file a checkpoint directory must hold to count as complete
+    # How the rerun is told to resume: an environment variable, a flag added to the training
+    # command, and/or the template variable of runbook-rendered jobs.
+    resume_env: str = "RUNBOOK_RESUME_FROM"
+    resume_flag: str = ""
+    resume_var: str = "resume_from"
+    load_check_max_mib: float = 256.0  # torch.load(weights_only=True) only below this size
+
+
+@dataclass(frozen=True)
 class SiteConfig:
     site: SiteSection = field(default_factory=SiteSection)
     slurm: SlurmSection = field(default_factory=SlurmSection)
@@ -89,6 +124,8 @@ class SiteConfig:
     state: StateSection = field(default_factory=StateSection)
     policy: PolicySection = field(default_factory=PolicySection)
     probes: ProbesSection = field(default_factory=ProbesSection)
+    knobs: KnobsSection = field(default_factory=KnobsSection)
+    checkpoints: CheckpointsSection = field(default_factory=CheckpointsSection)
     source: str = "built-in defaults"  # where the values came from, for messages
 
     def path(self, value: str) -> Path:

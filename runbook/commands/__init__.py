@@ -6,8 +6,9 @@ import click
 
 
 def register(group: click.Group) -> None:
-    from runbook.commands import diagnose, pending
+    from runbook.commands import diagnose, pending, submit
 
     group.add_command(diagnose.diagnose)
+    group.add_command(submit.submit)
     for command in pending.COMMANDS:
         group.add_command(command)

@@ -73,20 +73,6 @@ def verify(incident):
 
 
 @click.command()
-@click.argument("template", type=click.Path(dir_okay=False))
-@click.option("--var", "variables", multiple=True, metavar="K=V", help="Template variable.")
-@click.option("--dry-run", is_flag=True, help="Render and show the script, submit nothing.")
-def submit(template, variables, dry_run):
-    """Render a job from a site template and submit it, recording the variables in the script.
-
-    \b
-    Example:
-      runbook submit templates/train.sbatch.j2 --var micro_batch=8 --var grad_accum=4
-    """
-    raise _not_built("submit", 5, "submit with sbatch directly")
-
-
-@click.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable list.")
 def incidents(as_json):
     """List incidents, newest first.
@@ -110,4 +96,4 @@ def report(incident):
     raise _not_built("report", 7, "look in the state directory of the site config")
 
 
-COMMANDS = [oom, sweep, hook, verify, submit, incidents, report]
+COMMANDS = [oom, sweep, hook, verify, incidents, report]

@@ -1,0 +1,122 @@
+"""The mutating steps, each an Action for the executor: what runs, its idempotency key, and the
+live-state check that makes a second attempt a "skipped" line instead of a second scancel."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from runbook.actions.executor import Action, Outcome
+from runbook.errors import RunbookError
+
+
+def cancel(client, job_id: str) -> Action:
+    def check():
+        job = client.job(job_id)
+        return f"job {job_id} already {job.state}; no scancel needed" if job.terminal else None
+
+    def apply():
+        r = client.cancel(job_id)
+        return Outcome(getattr(r, "exit_code", 0), getattr(r, "stdout", "") or "")
+
+    return Action(
+        "cancel",
+        job_id,
+        client.cancel_argv(job_id),
+        f"cancel:{job_id}",
+        f"scancel {job_id} so the surviving ranks release their GPUs",
+        check,
+        apply,
+    )
+
+
+def drain(client, node: str, reason: str, incident: str) -> Action:
+    def check():
+        state, why = client.node_state(node)
+        if "DRAIN" in state.upper():
+            return f"{node} already drained ({state}, reason: {why or 'none given'})"
+        return None
+
+    def apply():
+        r = client.drain(node, reason)
+        return Outcome(getattr(r, "exit_code", 0), getattr(r, "stdout", "") or "")
+
+    return Action(
+        "drain",
+        node,
+        client.drain_argv(node, reason),
+        f"drain:{node}:{incident}",
+        f"drain {node}: {reason}",
+        check,
+        apply,
+    )
+
+
+def write_file(path: str, content: str, *, mode: int = 0o755) -> Action:
+    """A new file, written atomically. An existing file is never overwritten: the same content
+    is "already written", different content is an error."""
+    digest = hashlib.sha256(content.encode()).hexdigest()[:16]
+
+    def check():
+        if os.path.exists(path):
+            if Path(path).read_text(encoding="utf-8", errors="replace") == content:
+                return f"{path} already holds this content"
+            raise RunbookError(
+                f"{path} exists with other content; runbook never overwrites a file",
+                hint="move it away, or let runbook pick a new version name",
+            )
+        return None
+
+    def apply():
+        folder = os.path.dirname(path) or "."
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".runbook-", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(content)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, mode)
+            os.link(tmp, path)  # fails if the path appeared meanwhile: never a silent overwrite
+        finally:
+            os.unlink(tmp)
+        return Outcome(0, f"wrote {len(content)} bytes", path)
+
+    return Action(
+        "write_file",
+        path,
+        ["write", path, f"sha256:{digest}"],
+        f"write:{path}:{digest}",
+        f"write {path}",
+        check,
+        apply,
+    )
+
+
+def submit(client, script: str, args: list[str], env: dict[str, str], *, incident: str,
+           parent: str | None = None, rung: str | None = None) -> Action:  # fmt: skip
+    """sbatch. A resubmission carries its lineage in the job's comment, so the next incident on
+    it knows which rung was already tried, and is never made twice for one parent and rung."""
+    if parent:
+        args = [*args, f"--comment=runbook:incident={incident},parent={parent},rung={rung}"]
+        key = f"submit:{parent}:{rung}"
+    else:
+        key = f"submit:{script}"
+
+    def check():
+        finder = getattr(client, "find_lineage", None)
+        if not parent or finder is None:
+            return None
+        found = finder(parent, rung, datetime.now() - timedelta(days=14))
+        return f"already resubmitted as job {found[0]} (same parent and rung)" if found else None
+
+    def apply():
+        job_id = client.submit(script, args, env)
+        return Outcome(0, f"Submitted batch job {job_id}", job_id)
+
+    what = f" (parent {parent}, rung {rung})" if parent else ""
+    return Action("submit", script, client.submit_argv(script, args, env), key,
+                  f"sbatch {script}{what}", check, apply)  # fmt: skip

@@ -1,0 +1,119 @@
+"""Find the newest *valid* checkpoint of a job. Nothing here ever deletes or rewrites one.
+
+Valid means, by kind:
+- a `torch.save` file: its zip central directory reads (torch's format since 1.6 is a zip; a
+  truncated file fails with "failed finding central directory"), and, when small enough,
+  `torch.load(weights_only=True)` succeeds;
+- a `torch.distributed.checkpoint` directory: its `.metadata` reads;
+- any directory, when the site names a marker file it must hold (written last by the trainer).
+Skipped ones are returned with the reason, for the report.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Checkpoint:
+    path: str
+    step: int | None
+    kind: str  # torch_save | dcp | marker | unknown
+    valid: bool
+    reason: str  # why it is valid, or why it was skipped
+
+
+def _step(path: str) -> int | None:
+    nums = re.findall(r"\d+", Path(path).name)
+    return int(nums[-1]) if nums else None
+
+
+def _torch():
+    try:
+        import torch  # noqa: PLC0415 - optional dependency
+
+        return torch
+    except ImportError:
+        return None
+
+
+def _check_file(path: str, load_max_mib: float) -> tuple[bool, str, str]:
+    size = os.path.getsize(path)
+    if size == 0:
+        return False, "torch_save", "empty file"
+    if not zipfile.is_zipfile(path):
+        return False, "unknown", "not a torch.save zip archive (truncated, or a legacy format)"
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = z.namelist()
+    except (zipfile.BadZipFile, OSError) as e:
+        return False, "torch_save", f"zip central directory unreadable: {e}"
+    if not any(n.endswith("data.pkl") for n in names):
+        return False, "unknown", "a zip archive, but not a torch.save file (no data.pkl)"
+    torch = _torch()
+    if torch is not None and size <= load_max_mib * 2**20:
+        try:
+            torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as e:  # torch raises many types for a damaged file
+            return False, "torch_save", f"torch.load(weights_only=True) failed: {e}"[:300]
+        return True, "torch_save", "zip directory intact and torch.load(weights_only=True) works"
+    return True, "torch_save", f"zip directory intact ({len(names)} entries)"
+
+
+def _check_dir(path: str, marker: str) -> tuple[bool, str, str]:
+    entries = os.listdir(path)
+    if not entries:
+        return False, "unknown", "empty directory"
+    if marker:
+        if marker in entries:
+            return True, "marker", f"marker file {marker} present"
+        return False, "marker", f"marker file {marker} missing: the save did not finish"
+    if ".metadata" in entries:
+        meta = os.path.join(path, ".metadata")
+        if os.path.getsize(meta) == 0:
+            return False, "dcp", ".metadata is empty"
+        torch = _torch()
+        if torch is not None:
+            try:
+                from torch.distributed.checkpoint import FileSystemReader  # noqa: PLC0415
+
+                FileSystemReader(path).read_metadata()
+            except Exception as e:
+                return False, "dcp", f"torch.distributed.checkpoint .metadata unreadable: {e}"[:300]
+            return True, "dcp", "torch.distributed.checkpoint .metadata reads"
+        return True, "dcp", ".metadata present (torch not installed to read it)"
+    return False, "unknown", "no .metadata (not a torch.distributed.checkpoint) and no marker set"
+
+
+def find(pattern: str, *, workdir: str, marker: str = "", load_max_mib: float = 256.0
+         ) -> list[Checkpoint]:  # fmt: skip
+    """Every checkpoint the site pattern matches, newest step first, each judged."""
+    paths = glob.glob(pattern.replace("{workdir}", glob.escape(workdir)))
+    out = []
+    for p in paths:
+        try:
+            if os.path.isdir(p):
+                valid, kind, why = _check_dir(p, marker)
+            else:
+                valid, kind, why = _check_file(p, load_max_mib)
+        except OSError as e:
+            valid, kind, why = False, "unknown", f"unreadable: {e.strerror or e}"
+        out.append(Checkpoint(p, _step(p), kind, valid, why))
+    out.sort(key=lambda c: (c.step is not None, c.step or 0, os.path.getmtime(c.path)),
+             reverse=True)  # fmt: skip
+    return out
+
+
+def newest_valid(found: list[Checkpoint]) -> tuple[Checkpoint | None, list[Checkpoint]]:
+    """The newest valid checkpoint, and the newer ones skipped on the way (with reasons)."""
+    skipped = []
+    for c in found:
+        if c.valid:
+            return c, skipped
+        skipped.append(c)
+    return None, skipped

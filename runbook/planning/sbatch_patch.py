@@ -1,0 +1,372 @@
+"""Job scripts: render runbook templates, and patch a job for the next rung of the ladder.
+
+Two kinds of job script:
+- rendered by `runbook submit` from a jinja2 template: the script's header records the template
+  and its variables, so patching is exact: re-render with changed variables;
+- plain scripts: patched through the knob names of the site config (training flags, shell
+  variables, `#SBATCH` lines). A knob the script does not have is an error that says so.
+
+Nothing here touches disk except `bash -n` on a temporary copy: the caller gets the new text, the
+unified diff and the checks that passed, and writes through the action executor.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+from jinja2.sandbox import SandboxedEnvironment
+
+from runbook.errors import InputError, UsageError
+
+HEADER_TEMPLATE = "# runbook:template="
+HEADER_VARS = "# runbook:vars="
+ALLOC_VARS = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF")  # 2.9 ignores the new name for CUDA
+
+
+class RungNotApplicable(UsageError):
+    """This rung cannot be applied to this job (micro-batch already 1, knob already set...)."""
+
+
+# -- templates ----------------------------------------------------------------------------------
+def _env() -> SandboxedEnvironment:
+    return SandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                                autoescape=False)  # fmt: skip
+
+
+def parse_vars(pairs: list[str]) -> dict:
+    """`k=v` strings; integers and floats become numbers, so `{{ micro_batch // 2 }}` works."""
+    out: dict = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not re.fullmatch(r"[A-Za-z_]\w*", key):
+            raise UsageError(f"--var {pair!r}: expected NAME=VALUE with a Python identifier NAME")
+        if re.fullmatch(r"-?\d+", value):
+            out[key] = int(value)
+        elif re.fullmatch(r"-?\d+\.\d*", value):
+            out[key] = float(value)
+        else:
+            out[key] = value
+    return out
+
+
+def render(template_path: str, variables: dict) -> str:
+    """Render a template into a job script whose header records the template and variables."""
+    path = Path(template_path).resolve()
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"template {template_path}: cannot read: {e.strerror or e}") from None
+    try:
+        text = _env().from_string(source).render(**variables)
+    except jinja2.UndefinedError as e:
+        raise UsageError(
+            f"template {template_path}: {e.message}",
+            hint=f"give it with --var NAME=VALUE (given: {', '.join(sorted(variables)) or 'none'})",
+        ) from None
+    except jinja2.TemplateSyntaxError as e:
+        raise InputError(f"template {template_path}, line {e.lineno}: {e.message}") from None
+    except jinja2.exceptions.SecurityError as e:
+        raise InputError(f"template {template_path}: refused by the sandbox: {e}") from None
+    header = [f"{HEADER_TEMPLATE}{path}", f"{HEADER_VARS}{json.dumps(variables, sort_keys=True)}"]
+    lines = text.splitlines(keepends=True)
+    at = 1 if lines and lines[0].startswith("#!") else 0
+    return "".join(lines[:at] + [h + "\n" for h in header] + lines[at:])
+
+
+def read_header(script: str) -> tuple[str, dict] | None:
+    """(template path, variables) of a runbook-rendered script, or None for a plain one."""
+    template = variables = None
+    for line in script.splitlines()[:20]:
+        if line.startswith(HEADER_TEMPLATE):
+            template = line[len(HEADER_TEMPLATE) :].strip()
+        elif line.startswith(HEADER_VARS):
+            try:
+                variables = json.loads(line[len(HEADER_VARS) :])
+            except json.JSONDecodeError:
+                return None
+    return (template, variables) if template and isinstance(variables, dict) else None
+
+
+# -- knobs in plain scripts ---------------------------------------------------------------------
+@dataclass
+class Hit:
+    name: str
+    value: str
+    start: int  # offsets of the value in the script text
+    end: int
+
+
+def _find(script: str, names: list[str]) -> list[Hit]:
+    hits = []
+    for name in names:
+        if name.startswith("-"):
+            pattern = rf"(?<![\w-]){re.escape(name)}(?:=|[ \t]+)(?P<v>[^\s\\;|&]+)"
+        else:
+            pattern = rf"(?m)^[ \t]*(?:export[ \t]+)?{re.escape(name)}=(?P<v>[^\s;#]+)"
+        for m in re.finditer(pattern, script):
+            hits.append(Hit(name, m.group("v"), m.start("v"), m.end("v")))
+    return sorted(hits, key=lambda h: h.start)
+
+
+def _flag_present(script: str, names: list[str]) -> str | None:
+    for name in names:
+        if name.startswith("-") and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", script):
+            return name
+    return None
+
+
+def _int_value(script: str, hit: Hit) -> int | None:
+    """The integer a knob holds: a literal, or a shell variable assigned a literal."""
+    v = hit.value.strip("\"'")
+    if re.fullmatch(r"\d+", v):
+        return int(v)
+    m = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", v)
+    if m:
+        for a in _find(script, [m.group(1)]):
+            inner = a.value.strip("\"'")
+            if re.fullmatch(r"\d+", inner):
+                return int(inner)
+    return None
+
+
+def _literal_site(script: str, hit: Hit) -> Hit:
+    """Where to change the knob: its own literal, or the literal of the variable it names."""
+    m = re.fullmatch(r"[\"']?\$\{?([A-Za-z_]\w*)\}?[\"']?", hit.value)
+    if m:
+        for a in _find(script, [m.group(1)]):
+            if re.fullmatch(r"\d+", a.value.strip("\"'")):
+                return a
+    return hit
+
+
+def _replace(script: str, edits: list[tuple[Hit, str]]) -> str:
+    for hit, new in sorted(edits, key=lambda e: e[0].start, reverse=True):
+        script = script[: hit.start] + new + script[hit.end :]
+    return script
+
+
+@dataclass
+class Patch:
+    rung: str
+    old: str
+    new: str
+    changes: list[str] = field(default_factory=list)  # one sentence each, for the report
+    checks: list[str] = field(default_factory=list)  # what was verified before writing
+    template: str | None = None
+    variables: dict | None = None
+
+    def diff(self, name: str = "job.sbatch") -> str:
+        return "".join(difflib.unified_diff(
+            self.old.splitlines(keepends=True), self.new.splitlines(keepends=True),
+            fromfile=f"a/{name}", tofile=f"b/{name}"))  # fmt: skip
+
+
+def _one(script: str, names: list[str], what: str, *, required: bool = True) -> Hit | None:
+    hits = _find(script, names)
+    if not hits:
+        if required:
+            raise RungNotApplicable(
+                f"the job script has no {what} knob (looked for {', '.join(names)})",
+                hint="add the name the script uses to [knobs] in the site config",
+            )
+        return None
+    return hits[0]
+
+
+def halve_micro_batch(script: str, knobs) -> tuple[str, list[str], list[str]]:
+    """micro-batch / 2 with the global batch unchanged: Megatron-style scripts state the global
+    batch (the framework derives accumulation), HF-style ones state accumulation (doubled here);
+    an accumulation computed from the micro-batch in the script follows by itself."""
+    micro = _one(script, knobs.micro_batch, "micro-batch")
+    m = _int_value(script, micro)
+    if m is None:
+        raise RungNotApplicable(f"micro-batch {micro.name}={micro.value} is not a number runbook "
+                                "can halve")  # fmt: skip
+    if m < 2 or m % 2:
+        raise RungNotApplicable(f"micro-batch is {m}: it cannot be halved exactly; take the next "
+                                "rung")  # fmt: skip
+    site = _literal_site(script, micro)
+    edits = [(site, str(m // 2))]
+    changes = [f"micro-batch {m} -> {m // 2} ({micro.name})"]
+    gbs = _one(script, knobs.global_batch, "global-batch", required=False)
+    accum = _one(script, knobs.grad_accum, "gradient-accumulation", required=False)
+    if gbs is not None:
+        checks = [f"global batch stated by {gbs.name}={gbs.value}: unchanged; the framework "
+                  "derives accumulation"]  # fmt: skip
+    elif accum is not None:
+        a = _int_value(script, accum)
+        var_names = [n for n in (micro.name, site.name) if re.fullmatch(r"[A-Za-z_]\w*", n)]
+        if a is None and any(re.search(rf"\b{v}\b", accum.value) for v in var_names):
+            checks = [f"accumulation {accum.name}={accum.value} is computed from the micro-batch: "
+                      "it doubles by itself"]  # fmt: skip
+        elif a is None:
+            raise RungNotApplicable(f"gradient accumulation {accum.name}={accum.value} is neither a "
+                                    "number nor computed from the micro-batch")  # fmt: skip
+        else:
+            edits.append((_literal_site(script, accum), str(a * 2)))
+            changes.append(f"gradient accumulation {a} -> {a * 2} ({accum.name})")
+            checks = [f"global batch: {m} x {a} = {m // 2} x {a * 2} = {m * a} per data-parallel "
+                      "rank, unchanged"]  # fmt: skip
+    else:
+        raise RungNotApplicable(
+            "the script states neither a global batch nor gradient accumulation: halving the "
+            "micro-batch would halve the global batch (it changes the science)",
+            hint="add the script's accumulation knob to [knobs] grad_accum",
+        )
+    return _replace(script, edits), changes, checks
+
+
+def enable_activation_checkpointing(script: str, knobs) -> tuple[str, list[str], list[str]]:
+    present = _flag_present(script, knobs.activation_checkpointing)
+    if present:
+        raise RungNotApplicable(f"activation checkpointing is already on ({present})")
+    flag = next((n for n in knobs.activation_checkpointing if n.startswith("-")), None)
+    micro = _one(script, [n for n in knobs.micro_batch if n.startswith("-")], "training command")
+    if flag is None:
+        raise RungNotApplicable("[knobs] activation_checkpointing names no flag to add")
+    # After the micro-batch flag's value: on the training command line, whatever the launcher.
+    at = Hit(micro.name, "", micro.end, micro.end)
+    new = _replace(script, [(at, f" {flag}")])
+    return new, [f"activation checkpointing on ({flag} added to the training command)"], []
+
+
+def set_allocator(script: str, setting: str) -> tuple[str, list[str], list[str]]:
+    """Allocator settings under both variable names, merged with what the script already sets."""
+    current = {}
+    for name in ALLOC_VARS:
+        for h in _find(script, [name]):
+            current[name] = h
+    existing = ""
+    if current:
+        existing = next(iter(current.values())).value.strip("\"'")
+    items = [s for s in existing.split(",") if s]
+    key = setting.split(":")[0]
+    items = [s for s in items if s.split(":")[0] != key] + [setting]
+    value = ",".join(items)
+    if existing and existing == value and len(current) == len(ALLOC_VARS):
+        raise RungNotApplicable(f"allocator already set to {value}")
+    edits = [(h, value) for h in current.values()]
+    new = _replace(script, edits)
+    missing = [n for n in ALLOC_VARS if n not in current]
+    if missing:
+        lines = new.splitlines(keepends=True)
+        at = 0
+        for i, line in enumerate(lines):  # after the shebang, header and #SBATCH block
+            if line.startswith("#!") or line.startswith("#SBATCH") or line.startswith("# runbook:"):
+                at = i + 1
+        block = [f"export {n}={value}  # set by runbook\n" for n in missing]
+        new = "".join(lines[:at] + block + lines[at:])
+    return (
+        new,
+        [f"allocator: {' and '.join(ALLOC_VARS)}={value}"],
+        ["both variable names set (PyTorch 2.9 reads only PYTORCH_CUDA_ALLOC_CONF for CUDA)"],
+    )
+
+
+def raise_mem(script: str) -> tuple[str, list[str], list[str]]:
+    m = re.search(r"(?m)^#SBATCH[ \t]+--mem=(\d+)([KMGT]?)\b", script)
+    if not m:
+        raise RungNotApplicable("the script has no `#SBATCH --mem=` line to raise")
+    value = int(m.group(1)) * 2
+    hit = Hit("--mem", m.group(1), m.start(1), m.end(1))
+    return (
+        _replace(script, [(hit, str(value))]),
+        [f"--mem {m.group(1)}{m.group(2)} -> {value}{m.group(2)}"],
+        [],
+    )
+
+
+def bash_n(text: str) -> None:
+    """`bash -n`: the patched script must still parse, or it is not written."""
+    with tempfile.NamedTemporaryFile("w", suffix=".sbatch", delete=False) as f:
+        f.write(text)
+    try:
+        r = subprocess.run(["bash", "-n", f.name], capture_output=True, text=True, timeout=30)
+    finally:
+        os.unlink(f.name)
+    if r.returncode != 0:
+        raise InputError(f"the patched job script does not parse (bash -n): {r.stderr.strip()}")
+
+
+RUNG_PATCHERS = {
+    "halve_micro_batch": lambda s, k, _: halve_micro_batch(s, k),
+    "activation_checkpointing": lambda s, k, _: enable_activation_checkpointing(s, k),
+    "expandable_segments": lambda s, k, _: set_allocator(s, "expandable_segments:True"),
+    "max_split_size": lambda s, k, _: set_allocator(s, "max_split_size_mb:512"),
+    "raise_mem": lambda s, k, _: raise_mem(s),
+}
+# For rendered templates: the variable each rung changes, and how.
+TEMPLATE_VARS = {
+    "halve_micro_batch": ("micro_batch", "grad_accum"),
+    "activation_checkpointing": ("activation_checkpointing",),
+    "expandable_segments": ("alloc_conf",),
+    "max_split_size": ("alloc_conf",),
+}
+
+
+def _patch_template(script: str, rung: str, template: str, variables: dict) -> Patch:
+    vars2 = dict(variables)
+    changes: list[str] = []
+    checks: list[str] = []
+    if rung == "halve_micro_batch":
+        m = vars2.get("micro_batch")
+        if not isinstance(m, int) or m < 2 or m % 2:
+            raise RungNotApplicable(f"micro_batch is {m!r}: it cannot be halved exactly")
+        vars2["micro_batch"] = m // 2
+        changes.append(f"micro_batch {m} -> {m // 2}")
+        if "global_batch" in vars2:
+            checks.append(f"global_batch={vars2['global_batch']} unchanged")
+        elif isinstance(vars2.get("grad_accum"), int):
+            a = vars2["grad_accum"]
+            vars2["grad_accum"] = a * 2
+            changes.append(f"grad_accum {a} -> {a * 2}")
+            checks.append(f"global batch {m} x {a} = {m // 2} x {a * 2}, unchanged")
+        else:
+            raise RungNotApplicable("the template has neither global_batch nor grad_accum")
+    elif rung == "activation_checkpointing":
+        if vars2.get("activation_checkpointing") in (True, 1, "1", "true", "True"):
+            raise RungNotApplicable("activation checkpointing is already on")
+        vars2["activation_checkpointing"] = 1
+        changes.append("activation_checkpointing 0 -> 1")
+    elif rung in ("expandable_segments", "max_split_size"):
+        setting = (
+            "expandable_segments:True" if rung == "expandable_segments" else "max_split_size_mb:512"
+        )
+        items = [s for s in str(vars2.get("alloc_conf", "")).split(",") if s]
+        items = [s for s in items if s.split(":")[0] != setting.split(":")[0]] + [setting]
+        vars2["alloc_conf"] = ",".join(items)
+        changes.append(f"alloc_conf -> {vars2['alloc_conf']}")
+    else:
+        raise RungNotApplicable(f"rung {rung} has no template variable")
+    new = render(template, vars2)
+    for name in ALLOC_VARS:
+        if rung in ("expandable_segments", "max_split_size") and name not in new:
+            new, more, _ = set_allocator(new, vars2["alloc_conf"])
+            changes.extend(more)
+            break
+    return Patch(rung, script, new, changes, checks, template, vars2)
+
+
+def patch(script: str, rung: str, knobs) -> Patch:
+    """The job script for `rung`, checked (bash -n, global batch) but not written."""
+    header = read_header(script)
+    if header and rung in TEMPLATE_VARS:
+        p = _patch_template(script, rung, *header)
+    elif rung in RUNG_PATCHERS:
+        new, changes, checks = RUNG_PATCHERS[rung](script, knobs, None)
+        p = Patch(rung, script, new, changes, checks)
+    else:
+        raise RungNotApplicable(f"runbook has no job-script patch for rung {rung}")
+    if p.new == p.old:
+        raise RungNotApplicable(f"rung {rung} would not change the script")
+    bash_n(p.new)
+    p.checks.append("bash -n: the patched script parses")
+    return p

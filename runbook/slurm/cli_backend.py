@@ -1,0 +1,199 @@
+"""The default Slurm backend: the Slurm commands, run through a transport (the login node itself,
+or a login node over SSH).
+
+Text output, not `--json`: Slurm 22.05's `scontrol` has no --json, its `squeue --json` ignores
+filters, and its `sacct --json` reported exit code 0 for a job that ran `exit 3`
+(../shared/TESTCLUSTER.md); `scontrol -o` and `sacct -P` read the same on every version since.
+The version is detected once and kept for the report. sacct fields are split on an ASCII unit
+separator, because job names and comments are free text and may hold `|`.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from runbook.errors import SlurmError, UsageError
+from runbook.slurm.client import (
+    JobInfo,
+    check_job_id,
+    check_node,
+    parse_time,
+    slurm_error,
+)
+from runbook.slurm.hostlist import expand
+from runbook.slurm.text import expand_state
+
+SEP = "\x1f"
+SACCT_FIELDS = ["JobIDRaw", "JobID", "JobName", "User", "State", "ExitCode", "NodeList", "Start",
+                "End", "Submit", "WorkDir", "Partition", "AllocTRES", "NNodes", "Comment"]  # fmt: skip
+# States a job that died of CUDA OOM can end in: FAILED (exit 1, the usual), TIMEOUT or CANCELLED
+# (ranks wedged in NCCL until the limit or a person), OUT_OF_MEMORY (host RAM), NODE_FAIL.
+FAILED_STATES = "FAILED,OUT_OF_MEMORY,TIMEOUT,CANCELLED,NODE_FAIL"
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class CliSlurm:
+    name = "cli"
+
+    def __init__(self, transport, *, timeout: float = 60.0):
+        self.t = transport
+        self.timeout = timeout
+        self._version: str | None = None
+
+    def _run(self, argv: list[str], what: str, *, ok_codes=(0,)):
+        r = self.t.run(argv, timeout=self.timeout)
+        if r.exit_code not in ok_codes:
+            raise slurm_error(what, r)
+        return r
+
+    def version(self) -> str:
+        if self._version is None:
+            r = self._run(["sinfo", "--version"], "reading the Slurm version")
+            m = re.search(r"(\d+\.\d+(?:\.\d+)?)", r.stdout)
+            self._version = m.group(1) if m else r.stdout.strip()
+        return self._version
+
+    # -- reads ----------------------------------------------------------------------------------
+    def job(self, job_id: str) -> JobInfo:
+        """From slurmctld while it still knows the job (StdOut/StdErr resolved there), else from
+        accounting."""
+        job_id = check_job_id(job_id)
+        r = self.t.run(["scontrol", "-o", "show", "job", job_id], timeout=self.timeout)
+        if r.exit_code == 0 and r.stdout.strip():
+            return _from_scontrol(r.stdout.splitlines()[0])
+        found = self._sacct(["-j", job_id])
+        main = [j for j in found if j.job_id == job_id]
+        if not main:
+            raise SlurmError(
+                f"job {job_id} is unknown to slurmctld and to accounting",
+                hint="check the id (and the cluster: sacct -M); accounting keeps jobs per its "
+                "purge settings",
+            )
+        return main[-1]
+
+    def failed_jobs(self, since: datetime, until: datetime | None = None) -> list[JobInfo]:
+        """Every job of every user that ended badly in the window: one accounting query."""
+        end = (until or datetime.now()).strftime("%Y-%m-%dT%H:%M:%S")
+        return self._sacct(["-a", "-S", since.strftime("%Y-%m-%dT%H:%M:%S"), "-E", end,
+                            "-s", FAILED_STATES])  # fmt: skip
+
+    def _sacct(self, selection: list[str]) -> list[JobInfo]:
+        argv = ["sacct", "-X", "-P", "-n", f"--delimiter={SEP}", "-o", ",".join(SACCT_FIELDS),
+                *selection]  # fmt: skip
+        r = self._run(argv, "reading accounting")
+        return [_from_sacct(line) for line in r.stdout.splitlines() if line.strip()]
+
+    def batch_script(self, job_id: str) -> str:
+        job_id = check_job_id(job_id)
+        r = self.t.run(["scontrol", "write", "batch_script", job_id, "-"], timeout=self.timeout)
+        if r.exit_code == 0 and r.stdout.strip():
+            return r.stdout
+        # After slurmctld forgets the job: accounting keeps it with AccountingStoreFlags=job_script.
+        r2 = self._run(["sacct", "-B", "-j", job_id], "reading the batch script from accounting")
+        text = re.sub(r"\A\s*Batch Script for \S+\s*\n-+\n", "", r2.stdout)
+        if not text.strip():
+            raise SlurmError(
+                f"job {job_id}: neither slurmctld nor accounting holds its batch script",
+                hint="set AccountingStoreFlags=job_script in slurm.conf so finished jobs keep it",
+            )
+        return text
+
+    def node_state(self, node: str) -> tuple[str, str]:
+        """(State, Reason) as `scontrol show node` prints them, e.g. ("IDLE+DRAIN", "Xid 79")."""
+        r = self._run(["scontrol", "-o", "show", "node", check_node(node)], f"reading node {node}")
+        f = _kv(r.stdout.strip().splitlines()[0] if r.stdout.strip() else "")
+        return f.get("State", ""), f.get("Reason", "")
+
+    def find_lineage(self, parent: str, rung: str, since: datetime) -> list[str]:
+        """Jobs already submitted for this parent and rung (their comment carries both)."""
+        tag = f"parent={parent},rung={rung}"
+        r = self._run(["squeue", "-h", "-a", "-o", f"%i{SEP}%k"], "reading the queue")
+        found = [ln.split(SEP)[0] for ln in r.stdout.splitlines() if tag in ln]
+        for job in self._sacct(["-a", "-S", since.strftime("%Y-%m-%dT%H:%M:%S")]):
+            if tag in job.comment and job.job_id not in found:
+                found.append(job.job_id)
+        return found
+
+    # -- mutations (called by the action executor only) -----------------------------------------
+    def cancel_argv(self, job_id: str) -> list[str]:
+        return ["scancel", check_job_id(job_id)]
+
+    def drain_argv(self, node: str, reason: str) -> list[str]:
+        reason = " ".join(reason.split())  # one line: scontrol takes the rest verbatim
+        return ["scontrol", "update", f"nodename={check_node(node)}", "state=drain",
+                f"reason={reason}"]  # fmt: skip
+
+    def submit_argv(self, script: str, args: list[str], env: dict[str, str]) -> list[str]:
+        bad = [k for k in env if not _ENV_NAME.match(k)]
+        if bad:
+            raise UsageError(f"invalid environment variable name(s) {bad} for sbatch")
+        prefix = ["env", *[f"{k}={v}" for k, v in env.items()]] if env else []
+        # sbatch exports the submitting environment (--export=ALL is its default), so `env` sets
+        # variables for the job without comma-splitting their values as --export would.
+        return [*prefix, "sbatch", "--parsable", *args, script]
+
+    def cancel(self, job_id: str):
+        return self._run(self.cancel_argv(job_id), f"cancelling job {job_id}")
+
+    def drain(self, node: str, reason: str):
+        return self._run(self.drain_argv(node, reason), f"draining {node}")
+
+    def submit(self, script: str, args: list[str], env: dict[str, str]) -> str:
+        r = self._run(self.submit_argv(script, args, env), f"submitting {script}")
+        return parse_submitted(r.stdout)
+
+
+def parse_submitted(stdout: str) -> str:
+    m = re.search(r"^(\d+)(?:;\S+)?\s*$", stdout.strip(), re.M)
+    if not m:
+        raise SlurmError(f"sbatch printed no job id: {stdout.strip()[:200]!r}")
+    return m.group(1)
+
+
+def _kv(line: str) -> dict[str, str]:
+    # Values may hold spaces (job names, Reason=); they end where the next " Key=" starts.
+    return {
+        m.group(1): m.group(2).strip()
+        for m in re.finditer(r"(?:^|\s)([A-Za-z][\w/:]*)=(.*?)(?=\s+[A-Za-z][\w/:]*=|$)", line)
+    }
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() else None
+
+
+def _nodes(expr: str) -> list[str]:
+    return [] if not expr or expr in {"(null)", "None assigned"} else expand(expr)
+
+
+def _from_scontrol(line: str) -> JobInfo:
+    f = _kv(line)
+    return JobInfo(
+        job_id=f.get("JobId", ""), name=f.get("JobName", ""),
+        user=re.sub(r"\(\d+\)$", "", f.get("UserId", "")),
+        state=expand_state(f.get("JobState", "")), exit_code=f.get("ExitCode"),
+        nodes=_nodes(f.get("NodeList", "")), node_expr=f.get("NodeList", ""),
+        start=parse_time(f.get("StartTime")), end=parse_time(f.get("EndTime")),
+        submit=parse_time(f.get("SubmitTime")), work_dir=f.get("WorkDir", ""),
+        stdout=f.get("StdOut", ""), stderr=f.get("StdErr", ""), partition=f.get("Partition", ""),
+        tres=f.get("TRES", ""), comment="" if f.get("Comment") == "(null)" else f.get("Comment", ""),
+        num_tasks=_int(f.get("NumTasks")), num_nodes=_int(f.get("NumNodes")),
+        array_job_id=f.get("ArrayJobId"), array_task_id=f.get("ArrayTaskId"), source="scontrol",
+    )  # fmt: skip
+
+
+def _from_sacct(line: str) -> JobInfo:
+    f = dict(zip(SACCT_FIELDS, line.split(SEP), strict=False))
+    m = re.match(r"^(\d+)_(\d+)$", f.get("JobID", ""))
+    return JobInfo(
+        job_id=f.get("JobIDRaw", ""), name=f.get("JobName", ""), user=f.get("User", ""),
+        state=expand_state(f.get("State", "")), exit_code=f.get("ExitCode") or None,
+        nodes=_nodes(f.get("NodeList", "")), node_expr=f.get("NodeList", ""),
+        start=parse_time(f.get("Start")), end=parse_time(f.get("End")),
+        submit=parse_time(f.get("Submit")), work_dir=f.get("WorkDir", ""),
+        partition=f.get("Partition", ""), tres=f.get("AllocTRES", ""),
+        comment=f.get("Comment", ""), num_nodes=_int(f.get("NNodes")),
+        array_job_id=m.group(1) if m else None, array_task_id=m.group(2) if m else None,
+        source="sacct",
+    )  # fmt: skip

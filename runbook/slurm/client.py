@@ -1,0 +1,131 @@
+"""The Slurm client protocol every backend implements, and the job record it returns."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from runbook.errors import SlurmError, UsageError
+
+# A Slurm job id: 123, 123_4 (array task), 123+1 (het component).
+JOB_ID = re.compile(r"^\d+(?:_\d+)?(?:\+\d+)?$")
+NODE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+TERMINAL_STATES = {
+    "BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY",
+    "PREEMPTED", "TIMEOUT", "REVOKED", "SPECIAL_EXIT",
+}  # fmt: skip
+
+
+def check_job_id(job_id: str) -> str:
+    job_id = str(job_id).strip()
+    if not JOB_ID.match(job_id):
+        raise UsageError(
+            f"{job_id!r} is not a Slurm job id",
+            hint="expected digits, optionally an array task (123_4)",
+        )
+    return job_id
+
+
+def check_node(node: str) -> str:
+    if not NODE_NAME.match(node or ""):
+        raise UsageError(
+            f"{node!r} is not a node name runbook will pass to Slurm",
+            hint="node names are letters, digits, '.', '_' and '-'",
+        )
+    return node
+
+
+@dataclass
+class JobInfo:
+    job_id: str
+    name: str = ""
+    user: str = ""
+    state: str = ""  # expanded: CANCELLED, not "CANCELLED by 0"
+    exit_code: str | None = None  # code:signal
+    nodes: list[str] = field(default_factory=list)
+    node_expr: str = ""  # as Slurm printed it (gpu-[01-02])
+    start: datetime | None = None
+    end: datetime | None = None
+    submit: datetime | None = None
+    work_dir: str = ""
+    stdout: str = ""  # the pattern with what Slurm resolved (%j, %x, %u) resolved
+    stderr: str = ""
+    partition: str = ""
+    tres: str = ""
+    comment: str = ""
+    num_tasks: int | None = None
+    num_nodes: int | None = None
+    array_job_id: str | None = None
+    array_task_id: str | None = None
+    source: str = ""  # scontrol | sacct | pyslurm: where the details came from
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+    @property
+    def tasks_per_node(self) -> int | None:
+        if self.num_tasks and self.nodes and self.num_tasks % len(self.nodes) == 0:
+            return self.num_tasks // len(self.nodes)
+        return None
+
+    def lineage(self) -> dict[str, str]:
+        """`runbook:incident=<id>,parent=<job>,rung=<id>` from the comment, as a dict."""
+        m = re.search(r"runbook:([\w=,.:-]+)", self.comment or "")
+        if not m:
+            return {}
+        return dict(kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv)
+
+
+class SlurmClient(Protocol):
+    """What runbook needs from Slurm. Reads raise SlurmError naming the command; mutations are
+    called only by the action executor."""
+
+    name: str
+
+    def version(self) -> str: ...
+
+    def job(self, job_id: str) -> JobInfo: ...
+
+    def failed_jobs(self, since: datetime, until: datetime | None = None) -> list[JobInfo]: ...
+
+    def batch_script(self, job_id: str) -> str: ...
+
+    def cancel(self, job_id: str): ...
+
+    def drain(self, node: str, reason: str): ...
+
+    def submit(self, script: str, args: list[str], env: dict[str, str]) -> str: ...
+
+
+def parse_time(value: str | None) -> datetime | None:
+    if not value or value in {"Unknown", "None", "N/A", "(null)"}:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def slurm_error(what: str, result, hint: str | None = None) -> SlurmError:
+    """A failed Slurm command as an error that names it and says what to check."""
+    err = (result.stderr or result.stdout).strip()
+    if hint is None:
+        low = err.lower()
+        if "invalid job id" in low or "does not exist" in low:
+            hint = "check the job id; a job that finished long ago is only in accounting (sacct)"
+        elif "unable to contact slurm controller" in low or "connection refused" in low:
+            hint = "slurmctld is down or unreachable: `scontrol ping`"
+        elif "slurmdbd" in low or "accounting storage" in low or "database" in low:
+            hint = "slurmdbd is unreachable or accounting is disabled: `sacctmgr ping`"
+        elif "access/permission denied" in low or "not authorized" in low or "permission" in low:
+            hint = "runbook's user lacks the Slurm privilege for this; see the site's operator role"
+        else:
+            hint = "run the command by hand to see more"
+    cmd = " ".join(result.argv)
+    return SlurmError(
+        f"{what}: `{cmd}` on {result.host} exited {result.exit_code}: {err[-500:] or 'no output'}",
+        hint=hint,
+    )

@@ -1,0 +1,126 @@
+"""Optional backend on pyslurm (`pip install runbook[pyslurm]`), for sites whose pyslurm matches
+their Slurm: pyslurm 25.11.x needs Slurm 25.11 (it checks the version, then binds the C API);
+older pyslurm releases bind older Slurm majors. Imported only when the site config chooses it,
+so the CLI backend never depends on it. It cannot be built against this project's test cluster
+(Slurm 22.05), so its contract tests skip with that reason where it does not import.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from runbook.errors import ConfigError, SlurmError
+from runbook.slurm.client import JobInfo, check_job_id, check_node
+from runbook.slurm.hostlist import expand
+
+
+def load_pyslurm():
+    try:
+        import pyslurm  # noqa: PLC0415 - lazily, by design
+    except ImportError as e:
+        raise ConfigError(
+            f"the site config chooses the pyslurm backend, but pyslurm does not import: {e}",
+            hint="install the pyslurm release built for this cluster's Slurm major, or set "
+            '[slurm] backend = "cli"',
+        ) from None
+    return pyslurm
+
+
+def _ts(value) -> datetime | None:
+    if value in (None, 0, "0"):
+        return None
+    if isinstance(value, datetime):
+        return value
+    try:
+        return datetime.fromtimestamp(int(value))
+    except (TypeError, ValueError, OSError):
+        return None
+
+
+def _job(j, source: str) -> JobInfo:
+    nodes = getattr(j, "nodes", None) or ""
+    return JobInfo(
+        job_id=str(getattr(j, "id", "")), name=getattr(j, "name", "") or "",
+        user=getattr(j, "user_name", "") or "", state=str(getattr(j, "state", "") or ""),
+        exit_code=str(getattr(j, "exit_code", "") or "") or None,
+        nodes=expand(nodes) if nodes else [], node_expr=nodes,
+        start=_ts(getattr(j, "start_time", None)), end=_ts(getattr(j, "end_time", None)),
+        submit=_ts(getattr(j, "submit_time", None)),
+        work_dir=getattr(j, "working_directory", "") or "",
+        stdout=getattr(j, "standard_output", "") or "",
+        stderr=getattr(j, "standard_error", "") or "",
+        partition=getattr(j, "partition", "") or "", comment=getattr(j, "comment", "") or "",
+        num_tasks=getattr(j, "ntasks", None), num_nodes=getattr(j, "num_nodes", None),
+        source=source,
+    )  # fmt: skip
+
+
+class PyslurmBackend:
+    """Reads, cancel and drain through pyslurm; submission goes through `submitter` (the CLI
+    backend), because sbatch options have no faithful JobSubmitDescription mapping."""
+
+    name = "pyslurm"
+
+    def __init__(self, submitter):
+        self.ps = load_pyslurm()
+        self.submitter = submitter
+
+    def _call(self, what: str, fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:  # pyslurm raises RPCError and friends; name them for a person
+            raise SlurmError(
+                f"{what} through pyslurm failed: {type(e).__name__}: {e}",
+                hint="the same through the Slurm commands tells more",
+            ) from None
+
+    def version(self) -> str:
+        return str(self._call("reading the Slurm version", self.ps.version))
+
+    def job(self, job_id: str) -> JobInfo:
+        job_id = check_job_id(job_id)
+        try:
+            return _job(self.ps.Job.load(int(job_id.split("_")[0])), "pyslurm")
+        except Exception:  # no longer in slurmctld: accounting
+            jobs = self._call("reading accounting", self.ps.db.Jobs.load,
+                              self.ps.db.JobFilter(ids=[job_id]))  # fmt: skip
+            if not jobs:
+                raise SlurmError(f"job {job_id} is unknown to slurmctld and accounting") from None
+            return _job(list(jobs.values())[-1], "pyslurm-db")
+
+    def failed_jobs(self, since: datetime, until: datetime | None = None) -> list[JobInfo]:
+        flt = self.ps.db.JobFilter(
+            start_time=int(since.timestamp()), end_time=int((until or datetime.now()).timestamp()),
+            states=["FAILED", "OUT_OF_MEMORY", "TIMEOUT", "CANCELLED", "NODE_FAIL"],
+        )  # fmt: skip
+        jobs = self._call("reading accounting", self.ps.db.Jobs.load, flt)
+        return [_job(j, "pyslurm-db") for j in jobs.values()]
+
+    def batch_script(self, job_id: str) -> str:
+        job_id = check_job_id(job_id)
+        return self._call("reading the batch script", self.ps.Job.get_batch_script, int(job_id))
+
+    def cancel(self, job_id: str):
+        job_id = check_job_id(job_id)
+        return self._call(f"cancelling job {job_id}", self.ps.Job(int(job_id)).cancel)
+
+    def drain(self, node: str, reason: str):
+        node = check_node(node)
+        change = self.ps.Node(state="DRAIN", reason=" ".join(reason.split()))
+        return self._call(f"draining {node}", self.ps.Node(node).modify, change)
+
+    def cancel_argv(self, job_id: str) -> list[str]:
+        return ["pyslurm", "Job.cancel", check_job_id(job_id)]
+
+    def drain_argv(self, node: str, reason: str) -> list[str]:
+        return ["pyslurm", "Node.modify", check_node(node), "state=DRAIN", f"reason={reason}"]
+
+    def node_state(self, node: str) -> tuple[str, str]:
+        n = self._call(f"reading node {node}", self.ps.Node.load, check_node(node))
+        return str(getattr(n, "state", "")), str(getattr(n, "reason", "") or "")
+
+    def submit_argv(self, script: str, args: list[str], env: dict[str, str]) -> list[str]:
+        return self.submitter.submit_argv(script, args, env)
+
+    def submit(self, script: str, args: list[str], env: dict[str, str]) -> str:
+        return self.submitter.submit(script, args, env)
