@@ -125,6 +125,12 @@ class Executor:
             return self._result(a, "failed", duration_s=time.monotonic() - start,
                                 message=str(e))  # fmt: skip
         status = "applied" if out.exit_code == 0 else "failed"
-        return self._result(a, status, exit_code=out.exit_code, output_tail=_tail(out.output),
-                            duration_s=time.monotonic() - start, value=out.value,
-                            message="done" if status == "applied" else "command failed")  # fmt: skip
+        return self._result(
+            a,
+            status,
+            exit_code=out.exit_code,
+            output_tail=_tail(out.output),
+            duration_s=time.monotonic() - start,
+            value=out.value,
+            message="done" if status == "applied" else "command failed",
+        )

@@ -208,8 +208,10 @@ def halve_micro_batch(script: str, knobs) -> tuple[str, list[str], list[str]]:
             checks = [f"accumulation {accum.name}={accum.value} is computed from the micro-batch: "
                       "it doubles by itself"]  # fmt: skip
         elif a is None:
-            raise RungNotApplicable(f"gradient accumulation {accum.name}={accum.value} is neither a "
-                                    "number nor computed from the micro-batch")  # fmt: skip
+            raise RungNotApplicable(
+                f"gradient accumulation {accum.name}={accum.value} is neither a number nor "
+                "computed from the micro-batch"
+            )
         else:
             edits.append((_literal_site(script, accum), str(a * 2)))
             changes.append(f"gradient accumulation {a} -> {a * 2} ({accum.name})")

@@ -25,8 +25,10 @@ from runbook.slurm.hostlist import expand
 from runbook.slurm.text import expand_state
 
 SEP = "\x1f"
-SACCT_FIELDS = ["JobIDRaw", "JobID", "JobName", "User", "State", "ExitCode", "NodeList", "Start",
-                "End", "Submit", "WorkDir", "Partition", "AllocTRES", "NNodes", "Comment"]  # fmt: skip
+SACCT_FIELDS = [
+    "JobIDRaw", "JobID", "JobName", "User", "State", "ExitCode", "NodeList", "Start", "End",
+    "Submit", "WorkDir", "Partition", "AllocTRES", "NNodes", "Comment",
+]  # fmt: skip
 # States a job that died of CUDA OOM can end in: FAILED (exit 1, the usual), TIMEOUT or CANCELLED
 # (ranks wedged in NCCL until the limit or a person), OUT_OF_MEMORY (host RAM), NODE_FAIL.
 FAILED_STATES = "FAILED,OUT_OF_MEMORY,TIMEOUT,CANCELLED,NODE_FAIL"
@@ -177,7 +179,8 @@ def _from_scontrol(line: str) -> JobInfo:
         start=parse_time(f.get("StartTime")), end=parse_time(f.get("EndTime")),
         submit=parse_time(f.get("SubmitTime")), work_dir=f.get("WorkDir", ""),
         stdout=f.get("StdOut", ""), stderr=f.get("StdErr", ""), partition=f.get("Partition", ""),
-        tres=f.get("TRES", ""), comment="" if f.get("Comment") == "(null)" else f.get("Comment", ""),
+        tres=f.get("TRES", ""),
+        comment="" if f.get("Comment") == "(null)" else f.get("Comment", ""),
         num_tasks=_int(f.get("NumTasks")), num_nodes=_int(f.get("NumNodes")),
         array_job_id=f.get("ArrayJobId"), array_task_id=f.get("ArrayTaskId"), source="scontrol",
     )  # fmt: skip
