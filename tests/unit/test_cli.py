@@ -41,7 +41,6 @@ def test_every_verb_has_help_with_an_example(verb):
         ["verify", "--incident", "x"],
         ["incidents"],
         ["report", "x"],
-        ["submit", "t.j2"],
     ],
 )
 def test_unbuilt_verbs_say_so_and_exit_2(argv):
