@@ -16,7 +16,9 @@ from runbook.errors import RunbookError
 def cancel(client, job_id: str) -> Action:
     def check():
         job = client.job(job_id)
-        return f"job {job_id} already {job.state}; no scancel needed" if job.terminal else None
+        if job.terminal or job.state == "COMPLETING":  # already ending: a second scancel is noise
+            return f"job {job_id} already {job.state}; no scancel needed"
+        return None
 
     def apply():
         r = client.cancel(job_id)

@@ -16,6 +16,7 @@ import difflib
 import json
 import os
 import re
+import shlex
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -36,9 +37,28 @@ class RungNotApplicable(UsageError):
 
 
 # -- templates ----------------------------------------------------------------------------------
+class _Unquoted(str):
+    """A value the template author asked to render as is (several words, say)."""
+
+
+def _shell_safe(value):
+    """Every rendered value is shell-quoted (a safe one stays bare): variables are job names,
+    paths and checkpoint locations, and a path holding `$(...)` must not run on the rerun. Quotes
+    are understood by bash and by sbatch's #SBATCH parser alike, mid-word too."""
+    if isinstance(value, _Unquoted):
+        return str(value)
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int | float):
+        return str(value)
+    return shlex.quote(str(value)) if value != "" else ""
+
+
 def _env() -> SandboxedEnvironment:
-    return SandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                                autoescape=False)  # fmt: skip
+    env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                               autoescape=False, finalize=_shell_safe)  # fmt: skip
+    env.filters["unquoted"] = lambda v: _Unquoted(v)
+    return env
 
 
 def parse_vars(pairs: list[str]) -> dict:
@@ -110,7 +130,9 @@ def _find(script: str, names: list[str]) -> list[Hit]:
         if name.startswith("-"):
             pattern = rf"(?<![\w-]){re.escape(name)}(?:=|[ \t]+)(?P<v>[^\s\\;|&]+)"
         else:
-            pattern = rf"(?m)^[ \t]*(?:export[ \t]+)?{re.escape(name)}=(?P<v>[^\s;#]+)"
+            # $(( arithmetic )) and quoted values may hold spaces
+            value = r"\$\(\([^\n]*?\)\)|\"[^\"\n]*\"|'[^'\n]*'|[^\s;#]+"
+            pattern = rf"(?m)^[ \t]*(?:export[ \t]+)?{re.escape(name)}=(?P<v>{value})"
         for m in re.finditer(pattern, script):
             hits.append(Hit(name, m.group("v"), m.start("v"), m.end("v")))
     return sorted(hits, key=lambda h: h.start)

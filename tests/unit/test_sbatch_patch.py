@@ -1,0 +1,134 @@
+"""Patching job scripts rung by rung: golden diffs, the global-batch invariant, refusals."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from runbook.errors import InputError, UsageError
+from runbook.planning.sbatch_patch import RungNotApplicable, parse_vars, patch, read_header, render
+from runbook.site import SiteConfig
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "sbatch"
+KNOBS = SiteConfig().knobs
+RERECORD = os.environ.get("RUNBOOK_RERECORD") == "1"
+
+CASES = [
+    ("hf_accelerate.sbatch", "halve_micro_batch"),
+    ("hf_accelerate.sbatch", "activation_checkpointing"),
+    ("hf_accelerate.sbatch", "expandable_segments"),
+    ("hf_accelerate.sbatch", "raise_mem"),
+    ("megatron.sbatch", "halve_micro_batch"),
+    ("megatron.sbatch", "expandable_segments"),
+    ("formula_accum.sbatch", "halve_micro_batch"),
+]
+
+
+@pytest.mark.parametrize("name, rung", CASES, ids=[f"{n}:{r}" for n, r in CASES])
+def test_golden_diff(name, rung):
+    p = patch((DATA / name).read_text(), rung, KNOBS)
+    golden = DATA / "golden" / f"{name}.{rung}.diff"
+    diff = p.diff(name)
+    if RERECORD:
+        golden.write_text(diff)
+    assert golden.exists(), f"no golden file {golden}: run RUNBOOK_RERECORD=1 pytest {__file__}"
+    assert diff == golden.read_text(), (
+        f"diff for {name}/{rung} changed; if intended, re-record with RUNBOOK_RERECORD=1 "
+        f"python3 -m pytest {__file__} and review git diff {golden.parent}"
+    )
+
+
+def _ints(text: str, *names: str) -> dict[str, int]:
+    out = {}
+    for n in names:
+        m = re.search(rf"(?:^|\s){re.escape(n)}(?:=|\s+)\"?(\d+)", text, re.M)
+        out[n] = int(m.group(1)) if m else None
+    return out
+
+
+def test_hf_global_batch_unchanged():
+    old = (DATA / "hf_accelerate.sbatch").read_text()
+    p = patch(old, "halve_micro_batch", KNOBS)
+    a = _ints(old, "--per_device_train_batch_size", "--gradient_accumulation_steps")
+    b = _ints(p.new, "--per_device_train_batch_size", "--gradient_accumulation_steps")
+    assert (
+        a["--per_device_train_batch_size"] * a["--gradient_accumulation_steps"]
+        == b["--per_device_train_batch_size"] * b["--gradient_accumulation_steps"]
+    )
+    assert b["--per_device_train_batch_size"] == 4
+    assert any("unchanged" in c for c in p.checks) and any("bash -n" in c for c in p.checks)
+
+
+def test_megatron_leaves_accumulation_to_the_framework():
+    p = patch((DATA / "megatron.sbatch").read_text(), "halve_micro_batch", KNOBS)
+    assert "MBS=2" in p.new and "GBS=1024" in p.new
+    assert p.changes == ["micro-batch 4 -> 2 (MBS)"]
+
+
+def test_allocator_merges_with_existing_setting_under_both_names():
+    p = patch((DATA / "megatron.sbatch").read_text(), "expandable_segments", KNOBS)
+    for name in ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"):
+        assert f"{name}=max_split_size_mb:512,expandable_segments:True" in p.new
+
+
+def test_refusals_say_why():
+    with pytest.raises(RungNotApplicable, match="cannot be halved"):
+        patch("#!/bin/bash\nsrun python t.py --micro-batch-size 1 --grad-accum 2\n",
+              "halve_micro_batch", KNOBS)  # fmt: skip
+    with pytest.raises(RungNotApplicable, match="would halve the global batch"):
+        patch("#!/bin/bash\nsrun python t.py --micro-batch-size 8\n", "halve_micro_batch", KNOBS)
+    with pytest.raises(RungNotApplicable, match="no micro-batch knob"):
+        patch("#!/bin/bash\nsrun python t.py\n", "halve_micro_batch", KNOBS)
+    with pytest.raises(RungNotApplicable, match="already on"):
+        patch("#!/bin/bash\nsrun python t.py --micro-batch-size 8 --gradient-checkpointing\n",
+              "activation_checkpointing", KNOBS)  # fmt: skip
+
+
+def test_a_patch_that_breaks_the_script_is_refused():
+    broken = "#!/bin/bash\nMBS=8\nif true; then\nsrun t.py --micro-batch-size $MBS --grad-accum 2\n"
+    with pytest.raises(InputError, match="does not parse"):
+        patch(broken, "halve_micro_batch", KNOBS)
+
+
+def test_template_render_records_template_and_vars_and_patches_exactly(tmp_path):
+    tpl = DATA / "train.sbatch.j2"
+    v = parse_vars(["nodes=2", "ranks_per_node=2", f"workdir={tmp_path}", "micro_batch=8",
+                    "grad_accum=2"])  # fmt: skip
+    text = render(str(tpl), v)
+    assert text.startswith("#!/bin/bash\n# runbook:template=")
+    assert read_header(text) == (str(tpl.resolve()), v)
+    p = patch(text, "halve_micro_batch", KNOBS)
+    assert p.variables["micro_batch"] == 4 and p.variables["grad_accum"] == 4
+    assert "--micro-batch-size 4 --grad-accum 4" in p.new
+    p2 = patch(p.new, "activation_checkpointing", KNOBS)
+    assert "--gradient-checkpointing" in p2.new
+    p3 = patch(text, "expandable_segments", KNOBS)
+    assert "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in p3.new
+
+
+def test_template_errors(tmp_path):
+    with pytest.raises(UsageError, match="'micro_batch' is undefined"):
+        render(str(DATA / "train.sbatch.j2"), {"nodes": 1, "ranks_per_node": 1, "workdir": "/w"})
+    evil = tmp_path / "evil.j2"
+    evil.write_text("{{ ''.__class__.__mro__[1].__subclasses__() }}")
+    with pytest.raises(InputError, match="sandbox"):
+        render(str(evil), {})
+    with pytest.raises(UsageError, match="NAME=VALUE"):
+        parse_vars(["no-equals"])
+
+
+def test_rendered_values_are_shell_quoted(tmp_path):
+    hostile = str(tmp_path / "ck; $(touch PWNED) 'x'")
+    tpl = tmp_path / "t.j2"
+    tpl.write_text("#!/bin/bash\n#SBATCH --output={{ out }}/%j.out\necho {{ resume_from }} "
+                   "{{ n }} {{ args | unquoted }}\n")  # fmt: skip
+    text = render(str(tpl), {"out": hostile, "resume_from": hostile, "n": 4, "args": "--a 1"})
+    import subprocess
+
+    r = subprocess.run(["bash", "-c", text.split("\n", 4)[4]], capture_output=True, text=True,
+                       cwd=tmp_path)  # fmt: skip
+    assert r.stdout.strip() == f"{hostile} 4 --a 1"
+    assert not (tmp_path / "PWNED").exists()
