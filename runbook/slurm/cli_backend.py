@@ -108,9 +108,13 @@ class CliSlurm:
         return f.get("State", ""), f.get("Reason", "")
 
     def find_lineage(self, parent: str, rung: str, since: datetime) -> list[str]:
-        """Jobs already submitted for this parent and rung (their comment carries both)."""
+        """Jobs already submitted for this parent and rung (their comment carries both).
+
+        Slurm 22.05 accounting records the comment only with the job's end record, so a job is
+        looked for in slurmctld too, finished ones included (`-t all`, kept for MinJobAge): the
+        two views together leave no gap for a second resubmission to slip through."""
         tag = f"parent={parent},rung={rung}"
-        r = self._run(["squeue", "-h", "-a", "-o", f"%i{SEP}%k"], "reading the queue")
+        r = self._run(["squeue", "-h", "-a", "-t", "all", "-o", f"%i{SEP}%k"], "reading the queue")
         found = [ln.split(SEP)[0] for ln in r.stdout.splitlines() if tag in ln]
         for job in self._sacct(["-a", "-S", since.strftime("%Y-%m-%dT%H:%M:%S")]):
             if tag in job.comment and job.job_id not in found:

@@ -36,6 +36,14 @@ def db(tmp_path):
 
 
 @pytest.fixture
+def request_cleanup():
+    jobs: list[str] = []
+    yield jobs.append
+    for j in jobs:
+        sh("scancel", j, check=False)
+
+
+@pytest.fixture
 def workdir(cluster):
     d = Path(tempfile.mkdtemp(prefix="act ions; $(x) ", dir=cluster["RUNBOOK_CLUSTER_JOBS"]))
     os.chmod(d, 0o755)
@@ -60,8 +68,9 @@ def test_backend_contract(client):
         pytest.skip(f"pyslurm backend does not load here: {e}")
 
 
-def test_scancel_twice_is_one_scancel_and_one_skipped_line(client, db, workdir):
+def test_scancel_twice_is_one_scancel_and_one_skipped_line(client, db, workdir, request_cleanup):
     job = running_job(workdir, HOSTILE)
+    request_cleanup(job)
     first = Executor(db, incident="inc-a", actor="test").run(steps.cancel(client, job))
     assert first.status == "applied" and first.argv == ["scancel", job]
     wait_until(lambda: squeue_state(job) in ("", "COMPLETING", "CANCELLED"), 30, "cancel")
@@ -97,8 +106,9 @@ except state.LockBusy:
 """
 
 
-def test_two_processes_racing_on_one_job_one_acts(client, tmp_path, workdir):
+def test_two_processes_racing_on_one_job_one_acts(client, tmp_path, workdir, request_cleanup):
     job = running_job(workdir)
+    request_cleanup(job)
     db_path = tmp_path / "shared.db"
     state.open_db(db_path).close()
     start_at = time.time() + 1.5
@@ -114,11 +124,13 @@ def test_two_processes_racing_on_one_job_one_acts(client, tmp_path, workdir):
 def _fingerprint(workdir: Path, db_path: Path) -> tuple:
     files = sorted((p.name, hashlib.sha256(p.read_bytes()).hexdigest())
                    for p in workdir.iterdir() if p.is_file())  # fmt: skip
-    return (
-        sh("squeue", "-h", "-o", "%i %T"),
-        files,
-        db_path.read_bytes() if db_path.exists() else None,
-    )
+    return files, db_path.read_bytes() if db_path.exists() else None
+
+
+def _newest_job_id() -> int:
+    ids = sh("squeue", "-h", "-a", "-t", "all", "-o", "%i").split()
+    ids += sh("sacct", "-X", "-n", "-a", "-o", "JobIDRaw").split()
+    return max(int(i) for i in ids if i.isdigit())
 
 
 def test_dry_run_changes_nothing(client, tmp_path, workdir):
@@ -127,7 +139,7 @@ def test_dry_run_changes_nothing(client, tmp_path, workdir):
     state.open_db(db_path).close()
     script = str(workdir / "job.v2.sbatch")
     before = _fingerprint(workdir, db_path)
-    sacct_before = sh("sacct", "-X", "-n", "-P", "-o", "JobID,State")
+    newest = _newest_job_id()
     ex = Executor(state.open_db(db_path), incident="dry", actor="test", dry_run=True)
     results = [
         ex.run(steps.cancel(client, job)),
@@ -139,11 +151,13 @@ def test_dry_run_changes_nothing(client, tmp_path, workdir):
     assert [r.status for r in results] == ["dry_run"] * 4
     assert results[0].argv == ["scancel", job]
     assert results[1].argv[:3] == ["scontrol", "update", "nodename=gpu-03"]
-    assert _fingerprint(workdir, db_path) == before
-    assert squeue_state(job) == "RUNNING" and client.node_state("gpu-03")[0] == "IDLE"
-    time.sleep(0.5)
-    assert sh("sacct", "-X", "-n", "-P", "-o", "JobID,State") == sacct_before
-    sh("scancel", job)
+    try:
+        assert _fingerprint(workdir, db_path) == before  # files and the database
+        assert squeue_state(job) == "RUNNING" and client.node_state("gpu-03")[0] == "IDLE"
+        time.sleep(0.5)
+        assert _newest_job_id() == newest  # nothing submitted (squeue and sacct)
+    finally:
+        sh("scancel", job)
 
 
 def test_drain_shows_in_sinfo_with_the_reason(client, db):
@@ -185,9 +199,10 @@ def test_template_submit_patch_resubmit_both_in_sacct(client, db, workdir, tmp_p
     p = patch(text, "halve_micro_batch", SiteConfig().knobs)
     second = workdir / "job.v2.sbatch"
     ex.run(steps.write_file(str(second), p.new))
-    sub2 = ex.run(steps.submit(client, str(second), [f"--chdir={workdir}"],
-                               {"RUNBOOK_RESUME_FROM": str(workdir / "step_10.pt")},
-                               incident="inc-tpl", parent=parent, rung="halve_micro_batch"))  # fmt: skip
+    env = {"RUNBOOK_RESUME_FROM": str(workdir / "step_10.pt")}
+    resubmit = steps.submit(client, str(second), [f"--chdir={workdir}"], env,
+                            incident="inc-tpl", parent=parent, rung="halve_micro_batch")  # fmt: skip
+    sub2 = ex.run(resubmit)
     assert sub2.status == "applied"
     child = sub2.value
     assert first.read_text() == text  # the first version is never overwritten
