@@ -201,7 +201,8 @@ def test_template_submit_patch_resubmit_both_in_sacct(client, db, workdir, tmp_p
     ex.run(steps.write_file(str(second), p.new))
     env = {"RUNBOOK_RESUME_FROM": str(workdir / "step_10.pt")}
     resubmit = steps.submit(client, str(second), [f"--chdir={workdir}"], env,
-                            incident="inc-tpl", parent=parent, rung="halve_micro_batch")  # fmt: skip
+                            incident="inc-tpl", parent=parent,
+                            rung="halve_micro_batch")  # fmt: skip
     sub2 = ex.run(resubmit)
     assert sub2.status == "applied"
     child = sub2.value
