@@ -117,6 +117,16 @@ class CheckpointsSection:
 
 
 @dataclass(frozen=True)
+class LogsSection:
+    # Where the log filter runs: "batch_host" (over SSH, on the job's first node: node-local and
+    # shared file systems alike) or "local" (this host sees the job's files).
+    read_on: str = "batch_host"
+    tail_lines: int = 60  # the last lines of each log too: the progress line before the failure
+    # A training progress line; the number is the step (the last one names the failing step).
+    step_pattern: str = r"(?i)\b(?:step|iter(?:ation)?|global_step)[\s:=#]+(\d+)"
+
+
+@dataclass(frozen=True)
 class SiteConfig:
     site: SiteSection = field(default_factory=SiteSection)
     slurm: SlurmSection = field(default_factory=SlurmSection)
@@ -126,6 +136,7 @@ class SiteConfig:
     probes: ProbesSection = field(default_factory=ProbesSection)
     knobs: KnobsSection = field(default_factory=KnobsSection)
     checkpoints: CheckpointsSection = field(default_factory=CheckpointsSection)
+    logs: LogsSection = field(default_factory=LogsSection)
     source: str = "built-in defaults"  # where the values came from, for messages
 
     def path(self, value: str) -> Path:

@@ -6,9 +6,10 @@ import click
 
 
 def register(group: click.Group) -> None:
-    from runbook.commands import diagnose, pending, submit
+    from runbook.commands import diagnose, oom, pending, submit
 
     group.add_command(diagnose.diagnose)
+    group.add_command(oom.oom)
     group.add_command(submit.submit)
     for command in pending.COMMANDS:
         group.add_command(command)

@@ -20,21 +20,6 @@ _OFFLINE = "run `runbook diagnose --log FILE` on the job's log for an offline di
 
 
 @click.command()
-@click.option("--job", "job_id", required=True, metavar="ID", help="Slurm job id that died.")
-@click.option("--dry-run", is_flag=True, help="Show every action, change nothing.")
-@click.option("--yes", is_flag=True, help="Apply mutating steps without asking.")
-@click.option("--json", "as_json", is_flag=True, help="Print one machine-readable result.")
-def oom(job_id, dry_run, yes, as_json):
-    """Run the whole runbook for one job that died of CUDA OOM.
-
-    \b
-    Example:
-      runbook --site prod oom --job 123456 --dry-run
-    """
-    raise _not_built("oom", 6, _OFFLINE)
-
-
-@click.command()
 @click.option("--since", default="2h", show_default=True, help="Accounting window to sweep.")
 @click.option("--dry-run", is_flag=True, help="Triage only, change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document for the whole sweep.")
@@ -96,4 +81,4 @@ def report(incident):
     raise _not_built("report", 7, "look in the state directory of the site config")
 
 
-COMMANDS = [oom, sweep, hook, verify, incidents, report]
+COMMANDS = [sweep, hook, verify, incidents, report]

@@ -49,6 +49,7 @@ class Excerpt:
     path: str
     lines: list[tuple[int, str]] = field(default_factory=list)
     truncated: bool = False  # the cap cut the excerpt short
+    tail: list[str] = field(default_factory=list)  # the file's last lines (progress, verify)
 
     def text(self) -> str:
         return "\n".join(t for _, t in self.lines)
@@ -85,7 +86,8 @@ def fnmatch_escape(text: str) -> str:
     return re.sub(r"([\\*?\[\]])", r"\\\1", text)
 
 
-def remote_grep_argv(directory: str, name_glob: str, *, cap: int = REMOTE_CAP_BYTES) -> list[str]:
+def remote_grep_argv(directory: str, name_glob: str, *, cap: int = REMOTE_CAP_BYTES,
+                     tail: int = 0) -> list[str]:  # fmt: skip
     """argv for the host holding the logs: matching lines (+context) of files in `directory`
     whose name matches `name_glob`, a NUL after each file name, at most `cap` bytes.
 
@@ -94,20 +96,32 @@ def remote_grep_argv(directory: str, name_glob: str, *, cap: int = REMOTE_CAP_BY
     without any shell expansion of untrusted names. The strings travel as one newline-joined -e
     argument, which grep -F reads as alternatives."""
     script = (
-        "dir=$1; glob=$2; b=$3; a=$4; cap=$5; pats=$6; "
+        "dir=$1; glob=$2; b=$3; a=$4; cap=$5; pats=$6; tail=$7; "
         'find "$dir" -maxdepth 1 -type f -name "$glob" -print0 2>/dev/null | sort -z | '
         'LC_ALL=C xargs -0 -r grep -a -n -H -Z -F -B "$b" -A "$a" -e "$pats" -- 2>/dev/null | '
-        'head -c "$cap"'
+        'head -c "$cap"; '
+        'if [ "$tail" -gt 0 ]; then '
+        'find "$dir" -maxdepth 1 -type f -name "$glob" -print0 2>/dev/null | sort -z | '
+        'xargs -0 -r -I{} sh -c \'printf "\\n@@tail %s\\0\\n" "$1"; tail -n "$2" -- "$1"\' '
+        'tail {} "$tail" | head -c "$cap"; fi'
     )
     return ["sh", "-c", script, "runbook-scan", directory, name_glob, str(CONTEXT_BEFORE),
-            str(CONTEXT_AFTER), str(cap), "\n".join(PATTERNS)]  # fmt: skip
+            str(CONTEXT_AFTER), str(cap), "\n".join(PATTERNS), str(tail)]  # fmt: skip
 
 
 def parse_grep_output(out: str, cap: int = REMOTE_CAP_BYTES) -> dict[str, Excerpt]:
     """`grep -n -H -Z -A` output -> one Excerpt per file. Matches read `path\\0N:text`, context
     lines `path\\0N-text`, groups are separated by `--`."""
     excerpts: dict[str, Excerpt] = {}
+    tail_of: Excerpt | None = None
     for line in out.split("\n"):
+        if line.startswith("@@tail ") and line.endswith("\0"):
+            path = line[len("@@tail ") : -1]
+            tail_of = excerpts.setdefault(path, Excerpt(path))
+            continue
+        if tail_of is not None:
+            tail_of.tail.append(line)
+            continue
         if "\0" not in line:
             continue  # "--" separators, or a line cut by the cap
         path, _, rest = line.partition("\0")

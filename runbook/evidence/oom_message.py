@@ -397,6 +397,8 @@ def _last_message_line(stripped, first: int, last: int) -> int:
     happens to follow (a DEBUG line, a prompt) is not quoted as part of the message."""
     end = first
     for i in range(first + 1, last + 1):
+        if stripped[i][1] != stripped[first][1]:
+            break  # another rank's line: interleaved output, not this message
         if _MESSAGE_LINE.search(stripped[i][0]):
             end = i
         elif stripped[i][0].strip():

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import jinja2
+import jinja2.meta
 from jinja2.sandbox import SandboxedEnvironment
 
 from runbook.errors import InputError, UsageError
@@ -99,6 +100,15 @@ def render(template_path: str, variables: dict) -> str:
     lines = text.splitlines(keepends=True)
     at = 1 if lines and lines[0].startswith("#!") else 0
     return "".join(lines[:at] + [h + "\n" for h in header] + lines[at:])
+
+
+def template_variables(template_path: str) -> set[str]:
+    """Every variable a template refers to (with a default or not)."""
+    try:
+        source = Path(template_path).read_text(encoding="utf-8")
+    except OSError:
+        return set()
+    return jinja2.meta.find_undeclared_variables(_env().parse(source))
 
 
 def read_header(script: str) -> tuple[str, dict] | None:
@@ -295,6 +305,39 @@ def set_allocator(script: str, setting: str) -> tuple[str, list[str], list[str]]
     )
 
 
+def raise_sharding(script: str, knobs) -> tuple[str, list[str], list[str]]:
+    hit = _one(script, knobs.sharding, "sharding")
+    value = _int_value(script, hit)
+    if value is None:
+        raise RungNotApplicable(f"sharding {hit.name}={hit.value} is not a number")
+    top = 3 if "zero" in hit.name.lower() else None
+    if top is not None and value >= top:
+        raise RungNotApplicable(f"{hit.name} is already {value}, the highest ZeRO stage")
+    new = value + 1 if top is not None else value * 2
+    return (
+        _replace(script, [(_literal_site(script, hit), str(new))]),
+        [f"sharding {hit.name} {value} -> {new}"],
+        [],
+    )
+
+
+def set_resume(script: str, env_name: str, flag: str, path: str, knobs):
+    """Point the rerun at a checkpoint: the script's own assignment of the resume variable if it
+    has one (an `export` in the script would override the environment), else a flag added to the
+    training command, else nothing to change here (the environment carries it)."""
+    quoted = shlex.quote(path)
+    hits = _find(script, [env_name]) if env_name else []
+    if hits:
+        return _replace(script, [(h, quoted) for h in hits]), f"{env_name}={path}"
+    if flag:
+        micro = _one(
+            script, [n for n in knobs.micro_batch if n.startswith("-")], "training command"
+        )
+        at = Hit(micro.name, "", micro.end, micro.end)
+        return _replace(script, [(at, f" {flag} {quoted}")]), f"{flag} {path}"
+    return script, None
+
+
 def raise_mem(script: str) -> tuple[str, list[str], list[str]]:
     m = re.search(r"(?m)^#SBATCH[ \t]+--mem=(\d+)([KMGT]?)\b", script)
     if not m:
@@ -326,6 +369,7 @@ RUNG_PATCHERS = {
     "expandable_segments": lambda s, k, _: set_allocator(s, "expandable_segments:True"),
     "max_split_size": lambda s, k, _: set_allocator(s, "max_split_size_mb:512"),
     "raise_mem": lambda s, k, _: raise_mem(s),
+    "raise_sharding": lambda s, k, _: raise_sharding(s, k),
 }
 # For rendered templates: the variable each rung changes, and how.
 TEMPLATE_VARS = {
@@ -333,11 +377,15 @@ TEMPLATE_VARS = {
     "activation_checkpointing": ("activation_checkpointing",),
     "expandable_segments": ("alloc_conf",),
     "max_split_size": ("alloc_conf",),
+    "raise_mem": ("mem_mib",),
+    "unchanged": (),
 }
 
 
-def _patch_template(script: str, rung: str, template: str, variables: dict) -> Patch:
+def _patch_template(script: str, rung: str, template: str, variables: dict,
+                    extra: dict | None = None) -> Patch:  # fmt: skip
     vars2 = dict(variables)
+    vars2.update(extra or {})
     changes: list[str] = []
     checks: list[str] = []
     if rung == "halve_micro_batch":
@@ -360,6 +408,14 @@ def _patch_template(script: str, rung: str, template: str, variables: dict) -> P
             raise RungNotApplicable("activation checkpointing is already on")
         vars2["activation_checkpointing"] = 1
         changes.append("activation_checkpointing 0 -> 1")
+    elif rung == "raise_mem":
+        mem = vars2.get("mem_mib")
+        if not isinstance(mem, int):
+            raise RungNotApplicable(f"the template's mem_mib is {mem!r}, not a number to raise")
+        vars2["mem_mib"] = mem * 2
+        changes.append(f"mem_mib {mem} -> {mem * 2}")
+    elif rung == "unchanged":
+        pass
     elif rung in ("expandable_segments", "max_split_size"):
         setting = (
             "expandable_segments:True" if rung == "expandable_segments" else "max_split_size_mb:512"
@@ -379,17 +435,32 @@ def _patch_template(script: str, rung: str, template: str, variables: dict) -> P
     return Patch(rung, script, new, changes, checks, template, vars2)
 
 
-def patch(script: str, rung: str, knobs) -> Patch:
-    """The job script for `rung`, checked (bash -n, global batch) but not written."""
+def patch(script: str, rung: str, knobs, *, resume=None) -> Patch:
+    """The job script for `rung` ("unchanged" for a resubmission as is), checked (bash -n,
+    global batch) but not written. `resume` (a CheckpointsSection and a path) points the rerun at
+    its checkpoint: the template variable, the script's own assignment, or a flag."""
     header = read_header(script)
+    extra = {resume[0].resume_var: resume[1]} if resume and resume[0].resume_var else {}
     if header and rung in TEMPLATE_VARS:
-        p = _patch_template(script, rung, *header)
-    elif rung in RUNG_PATCHERS:
-        new, changes, checks = RUNG_PATCHERS[rung](script, knobs, None)
+        template, variables = header
+        if resume and resume[0].resume_var not in template_variables(template):
+            extra = {}
+        p = _patch_template(script, rung, template, variables, extra)
+        if extra:
+            p.changes.append(f"resume from {resume[1]} ({resume[0].resume_var})")
+    elif rung == "unchanged" or rung in RUNG_PATCHERS:
+        new, changes, checks = (
+            (script, [], []) if rung == "unchanged" else RUNG_PATCHERS[rung](script, knobs, None)
+        )
         p = Patch(rung, script, new, changes, checks)
     else:
         raise RungNotApplicable(f"runbook has no job-script patch for rung {rung}")
-    if p.new == p.old:
+    if resume and not extra:
+        p.new, how = set_resume(p.new, resume[0].resume_env, resume[0].resume_flag, resume[1],
+                                knobs)  # fmt: skip
+        if how:
+            p.changes.append(f"resume from {resume[1]} ({how})")
+    if p.new == p.old and rung != "unchanged":
         raise RungNotApplicable(f"rung {rung} would not change the script")
     bash_n(p.new)
     p.checks.append("bash -n: the patched script parses")

@@ -186,7 +186,9 @@ def _from_scontrol(line: str) -> JobInfo:
         tres=f.get("TRES", ""),
         comment="" if f.get("Comment") == "(null)" else f.get("Comment", ""),
         num_tasks=_int(f.get("NumTasks")), num_nodes=_int(f.get("NumNodes")),
-        array_job_id=f.get("ArrayJobId"), array_task_id=f.get("ArrayTaskId"), source="scontrol",
+        array_job_id=f.get("ArrayJobId"), array_task_id=f.get("ArrayTaskId"),
+        excluded=_nodes(f.get("ExcNodeList", "")), batch_host=f.get("BatchHost", ""),
+        source="scontrol",
     )  # fmt: skip
 
 

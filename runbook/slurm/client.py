@@ -59,6 +59,8 @@ class JobInfo:
     num_nodes: int | None = None
     array_job_id: str | None = None
     array_task_id: str | None = None
+    excluded: list[str] = field(default_factory=list)  # --exclude it was submitted with
+    batch_host: str = ""
     source: str = ""  # scontrol | sacct | pyslurm: where the details came from
 
     @property

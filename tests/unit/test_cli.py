@@ -35,7 +35,6 @@ def test_every_verb_has_help_with_an_example(verb):
 @pytest.mark.parametrize(
     "argv",
     [
-        ["oom", "--job", "1"],
         ["sweep"],
         ["hook"],
         ["verify", "--incident", "x"],
@@ -50,7 +49,7 @@ def test_unbuilt_verbs_say_so_and_exit_2(argv):
 
 
 def test_unbuilt_verb_json_error():
-    result = CliRunner().invoke(cli, ["oom", "--job", "1", "--json"])
+    result = CliRunner().invoke(cli, ["incidents", "--json"])
     assert result.exit_code == 2
     doc = json.loads(result.output)
     assert doc["exit_code"] == 2 and "not built yet" in doc["error"]

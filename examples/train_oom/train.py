@@ -1,0 +1,177 @@
+"""A small distributed PyTorch training job that runs out of (modelled) GPU memory.
+
+Runs for real on CPUs: `torch.distributed` with the gloo backend, one process per Slurm task
+(srun), a real all-reduce every step, a real `torch.save` checkpoint every --ckpt-every steps,
+resume from RUNBOOK_RESUME_FROM (or --resume-from). There is no GPU here, so the GPU's memory is
+*modelled*, openly, and only the model decides when a rank runs out:
+
+    weights + optimizer  = --param-mib                                  (fixed)
+    activations per step = micro_batch x --act-mib-per-sample x seq_factor(rank)
+                           x 0.35 with activation checkpointing, / sharding degree
+    request              = the activations of one micro-batch (what the step asks for at once)
+    fragmentation        = the caching allocator's reserved-but-unallocated pool grows by
+                           --frag-mib-per-step each step, unless PYTORCH_CUDA_ALLOC_CONF (or
+                           PYTORCH_ALLOC_CONF) holds expandable_segments:True, where it stays 0
+    card                 = --card-mib; a node can override it and add co-tenants in
+                           /var/log/fake-gpu.json {"card_mib": N, "co_tenants": [[pid, mib]],
+                           "gpu": local GPU they share, "from_step": when they appear}
+    seq_factor(rank)     = --long-factor for --long-rank from --long-step on (it draws the
+                           longest sequences of the data set there), 0.8 otherwise
+
+A step needs allocated (weights + activations) + request <= card - co-tenants - pool.
+When it does not fit, the rank raises torch.OutOfMemoryError with the message PyTorch >= 2.1
+prints, built from these numbers, and then stays alive: NCCL does not notice a dead peer, and a
+rank stuck in CUDA teardown keeps its GPU; gloo would notice a dead process, so the model keeps
+it alive. The other ranks block in the next all-reduce: a real wedge, until the job is cancelled.
+
+--host-mib-per-worker x --workers models host RAM (x --long-factor from --long-step on, when the
+long rank's workers prefetch the long batches): above the job's Slurm memory limit
+(SLURM_MEM_PER_NODE) the rank is SIGKILLed (exit 137), as the kernel's OOM killer would.
+--fail-with value_error makes the long rank raise a plain ValueError at --long-step instead: a
+failure that is not an OOM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import signal
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+
+def _gib(mib: float) -> str:
+    return f"{mib / 1024:.2f} GiB" if mib >= 1024 else f"{mib:.2f} MiB"
+
+
+def oom_message(gpu: int, request: float, card: float, free: float, process: float,
+                allocated: float, unallocated: float, others: list) -> str:  # fmt: skip
+    procs = "".join(f"Process {pid} has {_gib(mib)} memory in use. " for pid, mib in others)
+    return (
+        f"CUDA out of memory. Tried to allocate {_gib(request)}. GPU {gpu} has a total capacity "
+        f"of {_gib(card)} of which {_gib(free)} is free. {procs}Including non-PyTorch memory, "
+        f"this process has {_gib(process)} memory in use. Of the allocated memory "
+        f"{_gib(allocated)} is allocated by PyTorch, and {_gib(unallocated)} is reserved by "
+        "PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+        "documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)"
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=24)
+    ap.add_argument("--micro-batch-size", type=int, default=8)
+    ap.add_argument("--grad-accum", type=int, default=1)
+    ap.add_argument("--gradient-checkpointing", action="store_true")
+    ap.add_argument("--sharding", type=int, default=1)
+    ap.add_argument("--card-mib", type=float, default=81559.0)  # an H100 80GB HBM3
+    ap.add_argument("--param-mib", type=float, default=30000.0)
+    ap.add_argument("--act-mib-per-sample", type=float, default=5000.0)
+    ap.add_argument("--frag-mib-per-step", type=float, default=0.0)
+    ap.add_argument("--long-rank", type=int, default=3)
+    ap.add_argument("--long-step", type=int, default=1)
+    ap.add_argument("--long-factor", type=float, default=1.0)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--host-mib-per-worker", type=float, default=0.0)
+    ap.add_argument("--ckpt-every", type=int, default=4)
+    ap.add_argument("--ckpt-dir", default="checkpoints")
+    ap.add_argument("--resume-from", default=os.environ.get("RUNBOOK_RESUME_FROM", ""))
+    ap.add_argument("--step-seconds", type=float, default=0.05)
+    ap.add_argument("--fail-with", choices=["oom", "value_error"], default="oom")
+    args = ap.parse_args()
+
+    rank, world = int(os.environ["SLURM_PROCID"]), int(os.environ["SLURM_NTASKS"])
+    local = int(os.environ.get("SLURM_LOCALID", "0"))
+    dist.init_process_group("gloo", init_method="env://", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(hours=2))  # fmt: skip
+    try:
+        from runbook import instrument
+
+        instrument.install()  # prints the allocator settings in force; dumps numbers on OOM
+    except ImportError:
+        pass
+    alloc_conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", os.environ.get("PYTORCH_ALLOC_CONF", ""))
+    expandable = "expandable_segments:true" in alloc_conf.lower().replace(" ", "")
+
+    node_gpu = {}
+    if os.path.exists("/var/log/fake-gpu.json"):  # this node's modelled card
+        with open("/var/log/fake-gpu.json") as f:
+            node_gpu = json.load(f)
+    card = float(node_gpu.get("card_mib", args.card_mib))
+    shared = node_gpu.get("gpu", local) == local
+    co_tenants = [tuple(p) for p in node_gpu.get("co_tenants", [])] if shared else []
+    co_from = int(node_gpu.get("from_step", 1))
+
+    mem_limit = float(os.environ.get("SLURM_MEM_PER_NODE", "0") or 0)
+
+    start = 0
+    weights = torch.zeros(1024)
+    if args.resume_from:
+        ck = torch.load(args.resume_from, map_location="cpu", weights_only=True)
+        start, weights = int(ck["step"]), ck["weights"]
+        if rank == 0:
+            print(f"resumed from {args.resume_from} at step {start}", flush=True)
+
+    def activations(step: int) -> float:
+        long = rank == args.long_rank and step >= args.long_step
+        seq = args.long_factor if long else 0.8
+        act = args.micro_batch_size * args.act_mib_per_sample * seq / max(args.sharding, 1)
+        return act * 0.35 if args.gradient_checkpointing else act
+
+    if rank == 0:
+        print(f"model: card {card:.0f} MiB, micro-batch {args.micro_batch_size} x grad-accum "
+              f"{args.grad_accum}, checkpointing {args.gradient_checkpointing}, allocator "
+              f"{alloc_conf or 'default'}", flush=True)  # fmt: skip
+    for step in range(start + 1, args.steps + 1):
+        long = rank == args.long_rank and step >= args.long_step
+        host_need = args.workers * args.host_mib_per_worker * (args.long_factor if long else 1.0)
+        if mem_limit and host_need > mem_limit:
+            sys.stdout.flush()
+            os.kill(os.getpid(), signal.SIGKILL)  # what the kernel's OOM killer does, silently
+        if long and args.fail_with == "value_error":
+            raise ValueError(f"sample {step * 97} has an empty label sequence")
+        act = activations(step)
+        pool = 0.0 if expandable else args.frag_mib_per_step * step
+        others = co_tenants if step >= co_from else []
+        foreign = sum(m for _, m in others)
+        allocated = args.param_mib + act
+        if allocated + act + pool + foreign > card:
+            free = max(card - allocated - pool - foreign, 0.0)
+            msg = oom_message(local, act, card, free, allocated + pool + 600.0, allocated, pool,
+                              others)  # fmt: skip
+            try:
+                raise torch.OutOfMemoryError(msg)
+            except torch.OutOfMemoryError:
+                import traceback
+
+                traceback.print_exc()
+                sys.stderr.flush()
+                time.sleep(3600 * 24)  # keep the "GPU": see the module docstring
+        for _ in range(args.grad_accum):
+            grad = torch.ones(1024) * (rank + 1)
+            dist.all_reduce(grad)  # a real collective: where the survivors wedge
+        weights += grad / world
+        time.sleep(args.step_seconds)
+        if rank == 0:
+            print(f"step {step}/{args.steps} loss {1.0 / step:.4f}", flush=True)
+            if step % args.ckpt_every == 0:
+                os.makedirs(args.ckpt_dir, exist_ok=True)
+                path = os.path.join(args.ckpt_dir, f"step_{step}.pt")
+                torch.save({"step": step, "weights": weights}, path + ".tmp")
+                os.replace(path + ".tmp", path)
+    dist.barrier()
+    if rank == 0:
+        print(f"training finished at step {args.steps}", flush=True)
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""`runbook oom --job ID`: the whole runbook for one job."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from runbook.pipeline import Options, Trigger, handle_incident
+from runbook.slurm.client import check_job_id
+
+
+@click.command()
+@click.option("--job", "job_id", required=True, metavar="ID", help="Slurm job id that died.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Gather evidence and show the plan, the exact commands and the diff; change "
+    "nothing (the report goes to a temporary folder).",
+)
+@click.option("--yes", is_flag=True, help="Apply mutating steps without asking.")
+@click.option("--force", is_flag=True, help="Handle a job that already has a finished incident.")
+@click.option("--json", "as_json", is_flag=True, help="Print one machine-readable result.")
+@click.pass_obj
+def oom(app, job_id, dry_run, yes, force, as_json):
+    """Run the whole runbook for one job that died of CUDA OOM.
+
+    Reads the job from Slurm, pulls the relevant log lines (filtered on the node), finds the rank
+    that ran out of memory first, cancels the job if its other ranks are wedged, checks the OOM
+    node's GPU health, classifies the OOM, applies the next rung of the ladder to the job script
+    and resubmits from the last valid checkpoint, and writes the incident report.
+
+    Mutating steps (scancel, drain, writing the new script, sbatch) ask first at a terminal;
+    without a terminal they run only for verdicts the site lets act unattended, or with --yes.
+
+    \b
+    Example:
+      runbook --site prod oom --job 123456 --dry-run
+    Exit codes: 0 done (or nothing to do), 1 a step failed (the report says which),
+    4 a person is needed (declined step, human-only rung, exhausted ladder).
+    """
+    site = app.site()
+    interactive = sys.stdin.isatty() and not as_json and not yes
+
+    def confirm(action) -> bool:
+        return click.confirm(f"  run `{' '.join(action.argv)}`?", default=False, err=True)
+
+    def progress(message: str) -> None:
+        if not as_json:
+            click.echo(f"  {message}", err=True)
+
+    opts = Options(dry_run=dry_run, assume_yes=yes, force=force, progress=progress,
+                   confirm=confirm if interactive else None)  # fmt: skip
+    result = handle_incident(Trigger(check_job_id(job_id), "cli", "runbook oom"), site, opts)
+    if as_json:
+        click.echo(json.dumps({
+            "incident": result.incident, "folder": result.folder, "verdict": result.verdict,
+            "exit_code": result.exit_code, "summary": result.summary,
+            "new_job_id": result.new_job_id,
+            "actions": [{k: a[k] for k in ("kind", "target", "argv", "status", "message")}
+                        for a in result.actions],
+        }, indent=2))  # fmt: skip
+    else:
+        click.echo(result.summary)
+        if result.folder:
+            click.echo(f"report: {result.folder}/report.md (also report.html, report.json)")
+    raise SystemExit(result.exit_code)

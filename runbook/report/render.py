@@ -1,0 +1,117 @@
+"""Render one incident model three ways: Markdown (a ticket), JSON (machines), HTML (one file)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from html import escape
+from pathlib import Path
+
+import jinja2
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+
+
+def _env(autoescape: bool) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
+        autoescape=autoescape, keep_trailing_newline=True, trim_blocks=False,
+    )  # fmt: skip
+    env.filters["clock"] = lambda t: time.strftime("%H:%M:%S", time.localtime(t)) if t else ""
+    env.filters["took"] = lambda s: (
+        f"{(s['finished'] - s['started']):.2f}s" if s.get("finished") else "-"
+    )
+    env.filters["cell"] = lambda v: str(v).replace("|", "\\|").replace("\n", " ")
+    env.filters["unk"] = lambda v: "unknown (not shown)" if v is None else v
+    return env
+
+
+def _bar(x: float, w: float, color: str, label: str) -> str:
+    return (f'<rect x="{x:.1f}" y="20" width="{max(w, 0):.1f}" height="34" fill="{color}">'
+            f"<title>{escape(label)}</title></rect>")  # fmt: skip
+
+
+def memory_svg(oom: dict, width: int = 900) -> str:
+    """The card at the moment of the OOM: allocated, reserved-but-unallocated, other processes,
+    free and unattributed, against capacity, with the failed request marked."""
+    total = oom.get("total_mib") or 0
+    if not total:
+        return ""
+    scale = (width - 20) / total
+    alloc = oom.get("allocated_mib") or 0
+    unalloc = oom.get("reserved_unallocated_mib") or 0
+    others = sum(p["used_mib"] for p in oom.get("other_processes") or [])
+    free = oom.get("free_mib") or 0
+    rest = max(total - alloc - unalloc - others - free, 0)
+    parts = [("allocated by PyTorch", alloc, "#3b82f6"),
+             ("reserved but unallocated", unalloc, "#f59e0b"),
+             ("other processes / non-PyTorch", others + rest, "#a855f7"),
+             ("free", free, "#d1d5db")]  # fmt: skip
+    x, rects, legend = 10.0, [], []
+    for i, (label, mib, color) in enumerate(parts):
+        rects.append(_bar(x, mib * scale, color, f"{label}: {mib:.0f} MiB"))
+        legend.append(f'<rect x="{10 + i * 220}" y="84" width="12" height="12" fill="{color}"/>'
+                      f'<text x="{26 + i * 220}" y="95" font-size="12">{escape(label)} '
+                      f"{mib / 1024:.2f} GiB</text>")  # fmt: skip
+        x += mib * scale
+    tried = oom.get("tried_mib") or 0
+    start = 10 + (alloc + unalloc + others + rest) * scale
+    req = (f'<rect x="{start:.1f}" y="14" width="{min(tried * scale, width):.1f}" height="46" '
+           f'fill="none" stroke="#dc2626" stroke-width="2" stroke-dasharray="5,3">'
+           f"<title>failed request: {tried:.0f} MiB</title></rect>"
+           f'<text x="{start:.1f}" y="11" font-size="12" fill="#dc2626">request '
+           f"{tried / 1024:.2f} GiB</text>")  # fmt: skip
+    return (f'<svg id="memory" xmlns="http://www.w3.org/2000/svg" width="{width}" height="105" '
+            f'role="img" aria-label="GPU memory at the OOM">'
+            f'<rect x="10" y="20" width="{width - 20}" height="34" fill="none" stroke="#555"/>'
+            + "".join(rects) + req + "".join(legend) + "</svg>")  # fmt: skip
+
+
+def timeline_svg(steps: list[dict], width: int = 900) -> str:
+    if not steps:
+        return ""
+    t0 = steps[0]["started"]
+    t1 = max((s.get("finished") or s["started"]) for s in steps)
+    span = max(t1 - t0, 1e-3)
+    rows = []
+    for n, s in enumerate(steps):
+        x = 160 + (s["started"] - t0) / span * (width - 180)
+        w = max(((s.get("finished") or s["started"]) - s["started"]) / span * (width - 180), 2)
+        color = {"ok": "#22c55e", "failed": "#dc2626", "skipped": "#9ca3af"}.get(
+            s["status"], "#f59e0b"
+        )
+        y = 8 + n * 20
+        rows.append(
+            f'<text x="4" y="{y + 12}" font-size="12">{escape(s["name"])}</text>'
+            f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="14" fill="{color}">'
+            f"<title>{escape(s['status'])}: {escape(s.get('detail') or '')}</title></rect>"
+        )
+    return (
+        f'<svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{16 + 20 * len(steps)}">' + "".join(rows) + "</svg>"
+    )
+
+
+def render_all(data: dict) -> dict[str, str]:
+    """{"report.md": ..., "report.json": ..., "report.html": ...} from the incident's JSON."""
+    md = _env(False).get_template("report.md.j2").render(i=data)
+    oom = (data.get("diagnosis") or {}).get("oom") or {}
+    html = (
+        _env(True)
+        .get_template("report.html.j2")
+        .render(
+            i=data, memory_svg=memory_svg(oom), timeline_svg=timeline_svg(data.get("timeline", []))
+        )
+    )
+    return {"report.md": md, "report.json": json.dumps(data, indent=2, default=str) + "\n",
+            "report.html": html}  # fmt: skip
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
