@@ -131,6 +131,14 @@ def _where(oom: OomMessage, ff) -> str:
 
 def _without_oom(ev: Evidence, ff, slurm, reasons: list[str]) -> Diagnosis:
     code = slurm.exit_code if slurm else None
+    if ff is not None and ff.kind == "signal" and ff.signal == "SIGKILL":
+        who = f"rank(s) {_ranks(ff.ranks)}" + (f" on {ff.node}" if ff.node else "")
+        reasons.append(
+            f"No OOM message: {who} died of SIGKILL without a traceback, the signature of the "
+            f"kernel's OOM killer (host RAM); the other ranks failed after it. Check `sacct -o "
+            f"MaxRSS` and the node's dmesg to confirm."
+        )
+        return Diagnosis("host_oom", reasons, None, ev)
     if code in {"137:0", "0:9"} and (ff is None or ff.kind == "signal"):
         reasons.append(
             f"No OOM message, and Slurm's exit code {code} means SIGKILL with no traceback: "

@@ -47,6 +47,7 @@ class RankEvent:
     consequence: bool = False  # a survivor's reaction to someone else's failure
     signal: str | None = None
     exit_code: int | None = None
+    source: str = "log"  # srun: the launcher's exit notice for a task
 
     @property
     def sort_time(self) -> datetime | None:
@@ -63,6 +64,7 @@ class FirstFailure:
     time: str | None
     kind: str
     why: str  # one sentence: which evidence made this the cause
+    signal: str | None = None
 
     def contract(self) -> dict:
         return {"ranks": self.ranks, "node": self.node, "time": self.time, "kind": self.kind}
@@ -282,9 +284,26 @@ def scan_parts(
         raw = log_lines(text or "")
         _collect(report, raw, set(nodes or []), rank, offset)
         offset += len(raw)
+    _srun_notices(report.events)
     _map_nodes(report.events, nodes, tasks_per_node)
     _conclude(report, world_size)
     return report
+
+
+def _srun_notices(events: list[RankEvent]) -> None:
+    """srun's "task N: Exited with exit code 1" only says that the task ended: it is a cause or
+    a consequence as the rank's own traceback is. A task srun reports "Killed" that printed no
+    traceback was SIGKILLed from outside (the kernel's OOM killer, as a rule): a cause; after a
+    traceback it is the teardown of a task that already failed."""
+    own: dict[int, list[RankEvent]] = {}
+    for e in events:
+        if e.rank is not None and e.source != "srun" and e.kind != NCCL_TIMEOUT:
+            own.setdefault(e.rank, []).append(e)
+    for e in events:
+        if e.source != "srun" or e.rank not in own or e.kind == HOST_OOM:
+            continue
+        if all(o.consequence for o in own[e.rank]) or e.signal == "SIGKILL":
+            e.consequence = True
 
 
 def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_rank, offset):
@@ -343,17 +362,19 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
             continue
         if m := _SRUN.search(line):
             what = m.group("what").strip()
-            kind, consequence, code = EXIT, False, None
+            kind, consequence, code, sig = EXIT, False, None, None
             if re.search(r"Out Of Memory", what, re.I):
                 kind = HOST_OOM
-            elif re.search(r"Terminated|Killed|Aborted", what):
-                kind, consequence = SIGNAL, True
+            elif re.search(r"Terminated|Aborted", what):
+                kind, consequence, sig = SIGNAL, True, "SIGTERM"  # srun tearing the step down
+            elif re.search(r"Killed", what):
+                kind, sig = SIGNAL, "SIGKILL"  # decided in _srun_notices: OOM killer or teardown
             if c := re.search(r"exit code (\d+)", what):
                 code = int(c.group(1))
             for r in _ranks(m.group("tasks")):
                 events.append(RankEvent(kind=kind, line=i, rank=r, node=m.group("node"),
                                         time=when, detail=what, consequence=consequence,
-                                        exit_code=code))  # fmt: skip
+                                        exit_code=code, signal=sig, source="srun"))  # fmt: skip
             continue
         if m := _STEPD_OOM.search(line):
             events.append(
@@ -465,7 +486,8 @@ def _conclude(report: LaunchReport, world_size: int | None) -> None:
         node = next((e.node for e in first if e.node), None) or next(
             (e.node for e in candidates if e.node and (not ranks or e.rank in ranks)), None
         )
-        return FirstFailure(ranks=ranks, node=node, time=first_seen, kind=first[0].kind, why=why)
+        return FirstFailure(ranks=ranks, node=node, time=first_seen, kind=first[0].kind, why=why,
+                            signal=first[0].signal)  # fmt: skip
 
     causes = [e for e in events if not e.consequence and e.kind != NCCL_TIMEOUT]
     for kind, why in [

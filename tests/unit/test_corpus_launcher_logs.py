@@ -86,3 +86,14 @@ def test_several_agents_earliest_timestamp_wins_not_first_block():
     )
     ff = scan(text).first_failure
     assert (ff.ranks, ff.node, ff.time) == ([4], "gpu-02", "2024-01-01_10:00:01")
+
+
+def test_recorded_sigkill_is_the_cause_not_the_peers_connection_resets():
+    """A real log from the test cluster: the SIGKILLed rank printed nothing; its peers' gloo
+    errors and srun's exit notices for them are consequences."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "data" / "logs" /
+            "train_oom-hostram-sigkill-gloo.out").read_text()  # fmt: skip
+    ff = scan(text).first_failure
+    assert (ff.kind, ff.signal, ff.ranks, ff.node) == ("signal", "SIGKILL", [3], "gpu-02")

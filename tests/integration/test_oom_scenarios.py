@@ -1,0 +1,275 @@
+"""`runbook oom` end to end on a real 2-node x 2-rank training job (examples/train_oom), one test
+per scenario. In each: the job fails for real (a rank raises torch.OutOfMemoryError from the
+modelled GPU, or is SIGKILLed, or raises a plain error) while the others wedge in a gloo
+all-reduce; `runbook oom --dry-run` shows the plan and changes nothing; `runbook oom --yes` acts;
+the rerun resumes from the last valid checkpoint and runs to completion.
+
+No GPU here: node health replays recorded real outputs (corpus, tests/data) through the nodes'
+nvidia-smi/dmesg stand-ins, and /var/log/fake-gpu.json sets a node's modelled card."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from runbook import state
+from runbook.site import load_site
+from tests.cluster.scenario import node_health
+from tests.conftest import corpus_records
+from tests.integration.slurm_helpers import sacct_row, sh, squeue_state, wait_until
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+TEMPLATE = REPO / "examples" / "train_oom" / "train.sbatch.j2"
+DATA = REPO / "tests" / "data" / "nvidia-smi"
+BASE = dict(nodes=2, ranks_per_node=2, mem_mib=400, steps=10, micro_batch=8, grad_accum=2,
+            card_mib=81559, param_mib=20000, act_mib_per_sample=2000, ckpt_every=4,
+            long_step=6, long_factor=1.0)  # fmt: skip
+
+
+def runbook(*args: str, check_json: bool = True) -> tuple[int, dict | str]:
+    r = subprocess.run(["runbook", "--site", "devcluster", *args], capture_output=True, text=True,
+                       timeout=300, env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
+    if not check_json:
+        return r.returncode, r.stdout + r.stderr
+    try:
+        return r.returncode, json.loads(r.stdout)
+    except json.JSONDecodeError:
+        raise AssertionError(
+            f"runbook {args} printed no JSON (exit {r.returncode}):\n{r.stdout}\n{r.stderr}"
+        ) from None
+
+
+def log_of(workdir: Path, job: str) -> str:
+    logs = list(workdir.glob(f"*-{job}.out"))
+    return logs[0].read_text(errors="replace") if logs else ""
+
+
+class Scenario:
+    def __init__(self, cluster, name: str, **overrides):
+        self.state_dir = Path(cluster["RUNBOOK_CLUSTER_STATE"])
+        self.site = load_site("devcluster", environ={})
+        self.workdir = Path(
+            tempfile.mkdtemp(prefix=f"{name}-", dir=cluster["RUNBOOK_CLUSTER_JOBS"])
+        )
+        os.chmod(self.workdir, 0o755)
+        self.vars = {
+            **BASE,
+            "name": name,
+            "workdir": str(self.workdir),
+            "program": str(REPO / "examples" / "train_oom" / "train.py"),
+            **overrides,
+        }
+        self.cleanups: list = []
+
+    def fake_gpu(self, node: str, spec: dict) -> None:
+        path = self.state_dir / "nodes" / node / "log" / "fake-gpu.json"
+        path.write_text(json.dumps(spec))
+        self.cleanups.append(lambda: path.unlink(missing_ok=True))
+
+    def health(self, node: str, **recorded) -> None:
+        sc = node_health(self.state_dir, node, self.site.probes, source="test scenario", **recorded)
+        sc.write()
+        self.cleanups.append(sc.clear)
+
+    def submit(self) -> str:
+        args = ["submit", str(TEMPLATE), "--sbatch-arg=--nodelist=gpu-[01-02]", "--json"]
+        for k, v in self.vars.items():
+            args.append(f"--var={k}={v}")
+        code, out = runbook(*args)
+        assert code == 0 and out["job_id"], out
+        return out["job_id"]
+
+    def wait_failure(self, job: str, marker: str) -> None:
+        wait_until(
+            lambda: marker in log_of(self.workdir, job), 120, f"{marker!r} in job {job}'s log"
+        )
+
+    def wait_done(self, job: str) -> str:
+        row = wait_until(lambda: (r := sacct_row(job)) and r["state"] not in
+                         ("PENDING", "RUNNING", "") and r, 180, f"job {job} to end")  # fmt: skip
+        log = log_of(self.workdir, job)
+        assert row["state"] == "COMPLETED", f"rerun {job} ended {row}:\n{log[-3000:]}"
+        return log
+
+    def close(self) -> None:
+        for fn in self.cleanups:
+            fn()
+
+
+@pytest.fixture
+def scenario(cluster):
+    made: list[Scenario] = []
+
+    def make(name: str, **overrides) -> Scenario:
+        s = Scenario(cluster, name, **overrides)
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.close()
+    for line in sh("squeue", "-h", "-o", "%i %j").splitlines():  # leave no wedged job behind
+        sh("scancel", line.split()[0], check=False)
+
+
+def _ledger_rows() -> int:
+    db = (
+        load_site("devcluster", environ={}).path(load_site("devcluster", environ={}).state.dir)
+        / "runbook.db"
+    )
+    return (
+        state.open_db(db).execute("SELECT count(*) FROM ledger").fetchone()[0] if db.exists() else 0
+    )
+
+
+def dry_run_changes_nothing(job: str) -> dict:
+    before = (squeue_state(job), _ledger_rows(), sh("sinfo", "-R", "-h"))
+    code, out = runbook("oom", "--job", job, "--dry-run", "--json")
+    assert all(a["status"] in ("dry_run", "skipped") for a in out["actions"]), out["actions"]
+    assert (squeue_state(job), _ledger_rows(), sh("sinfo", "-R", "-h")) == before
+    report = Path(out["folder"]) / "report.md"
+    assert "DRY RUN" in report.read_text()
+    return out
+
+
+def act(job: str) -> dict:
+    code, out = runbook("oom", "--job", job, "--yes", "--json")
+    assert code == 0, out
+    return out
+
+
+def test_fragmentation_gets_expandable_segments_under_both_names(scenario):
+    s = scenario("frag", frag_mib_per_step=6000, long_step=1)  # rank 3 fails at 5, others at 6
+    job = s.submit()
+    s.wait_failure(job, "Tried to allocate")
+    dry = dry_run_changes_nothing(job)
+    assert dry["verdict"] == "fragmentation"
+    assert [a["kind"] for a in dry["actions"]] == ["cancel", "write_file", "submit"]
+    out = act(job)
+    assert out["verdict"] == "fragmentation" and out["new_job_id"]
+    folder = Path(out["folder"])
+    script = (folder / "job.expandable_segments.sbatch").read_text()
+    for name in ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"):
+        assert f"export {name}=expandable_segments:True" in script
+    report = json.loads((folder / "report.json").read_text())
+    assert report["diagnosis"]["oom"]["rank"] == 3
+    assert report["diagnosis"]["first_failure"]["node"] == "gpu-02"
+    assert report["plan"]["checkpoint"]["step"] == 4
+    log = s.wait_done(out["new_job_id"])
+    assert "allocator expandable_segments:True" in log
+    assert "resumed from" in log and "step_4.pt at step 4" in log
+    assert "training finished at step 10" in log
+
+
+def test_true_oom_halves_micro_batch_then_the_next_rung(scenario):
+    """The same job OOMs again after micro-batch / 2: the next incident on the lineage takes the
+    next rung (activation checkpointing) instead of halving again."""
+    s = scenario("true", long_factor=4.0)
+    job = s.submit()
+    s.wait_failure(job, "Tried to allocate")
+    assert dry_run_changes_nothing(job)["verdict"] == "true_oom"
+    first = act(job)
+    assert first["verdict"] == "true_oom"
+    plan = json.loads((Path(first["folder"]) / "report.json").read_text())["plan"]
+    assert plan["rung"] == "halve_micro_batch"
+    assert plan["variables"]["micro_batch"] * plan["variables"]["grad_accum"] == 8 * 2
+    second_job = first["new_job_id"]
+    s.wait_failure(second_job, "Tried to allocate")
+    assert "resumed from" in log_of(s.workdir, second_job)
+    again = act(second_job)
+    plan2 = json.loads((Path(again["folder"]) / "report.json").read_text())["plan"]
+    assert plan2["rung"] == "activation_checkpointing"
+    assert [r for _, r in plan2["tried"]] == ["halve_micro_batch"]
+    assert ["halve_micro_batch", "already tried on this lineage"] in plan2["passed_over"]
+    log = s.wait_done(again["new_job_id"])
+    assert "checkpointing True" in log and "training finished at step 10" in log
+
+
+def test_gpu_fault_drains_and_resubmits_unchanged_elsewhere(scenario):
+    s = scenario("fault")
+    s.fake_gpu("gpu-02", {"card_mib": 50000})
+    s.health("gpu-02",
+             kernel="",
+             ecc=next(r["text"] for r in corpus_records("ops/nvidia_smi_remap_ecc.jsonl")
+                      if r["id"] == "remap-gpud-80-uncorrectable-pending"),
+             apps=next(r["text"] for r in corpus_records("ops/nvidia_smi_apps.jsonl")
+                       if r["id"] == "apps-gpud-550-h100x8-no-processes"))  # fmt: skip
+    try:
+        job = s.submit()
+        s.wait_failure(job, "Tried to allocate")
+        dry = dry_run_changes_nothing(job)
+        assert dry["verdict"] == "gpu_fault"
+        assert [a["kind"] for a in dry["actions"]] == ["cancel", "drain", "write_file", "submit"]
+        out = act(job)
+        assert out["verdict"] == "gpu_fault"
+        reason = sh("sinfo", "-R", "-h", "-n", "gpu-02", "-o", "%E").strip()
+        assert "gpu_fault" in reason and "row remap pending" in reason
+        report = json.loads((Path(out["folder"]) / "report.json").read_text())
+        added = [ln for ln in report["plan"]["diff"].splitlines()
+                 if ln.startswith("+") and not ln.startswith("+++")]  # fmt: skip
+        # Resubmitted unchanged: only the resume path (and its record in the header) differ.
+        assert all("resume_from" in ln or "RUNBOOK_RESUME_FROM" in ln for ln in added), added
+        submit = next(a for a in out["actions"] if a["kind"] == "submit")
+        assert "--exclude=gpu-02" in submit["argv"]
+        log = s.wait_done(out["new_job_id"])
+        assert "training finished at step 10" in log
+        assert "gpu-02" not in sh("sacct", "-X", "-n", "-j", out["new_job_id"], "-o", "NodeList")
+    finally:
+        sh("scontrol", "update", "nodename=gpu-02", "state=resume", check=False)
+
+
+def test_co_tenant_excludes_the_node_and_reports_the_pids(scenario):
+    s = scenario("cotenant", param_mib=30000, act_mib_per_sample=2500)
+    s.fake_gpu("gpu-02", {"co_tenants": [[297866, 13594]], "gpu": 1, "from_step": 6})
+    s.health("gpu-02", kernel="",
+             ecc=(DATA / "gpud-535.161.08-h100x8-first2.q.txt").read_text(),
+             apps=(DATA / "a800x8-580.95.05-processes.txt").read_text())  # fmt: skip
+    job = s.submit()
+    s.wait_failure(job, "Tried to allocate")
+    assert dry_run_changes_nothing(job)["verdict"] == "co_tenant"
+    out = act(job)
+    assert out["verdict"] == "co_tenant"
+    assert [a["kind"] for a in out["actions"]] == ["cancel", "write_file", "submit"]  # no drain
+    submit = next(a for a in out["actions"] if a["kind"] == "submit")
+    assert "--exclude=gpu-02" in submit["argv"]
+    md = (Path(out["folder"]) / "report.md").read_text()
+    assert "297866" in md and "4110331" in md and "never killed" in md
+    log = s.wait_done(out["new_job_id"])
+    assert "training finished at step 10" in log
+
+
+def test_host_ram_oom_raises_mem(scenario):
+    s = scenario(
+        "hostram", workers=2, host_mib_per_worker=150, long_factor=2.0, act_mib_per_sample=1000
+    )  # the long batches fit the GPU; only host RAM is short
+    job = s.submit()
+    # The SIGKILLed rank's peers notice its dead sockets and fail; the job ends by itself.
+    wait_until(lambda: (r := sacct_row(job)) and r["state"] not in ("PENDING", "RUNNING", ""),
+               120, "the job to end after the SIGKILL")  # fmt: skip
+    assert dry_run_changes_nothing(job)["verdict"] == "host_oom"
+    out = act(job)
+    assert out["verdict"] == "host_oom"
+    report = json.loads((Path(out["folder"]) / "report.json").read_text())
+    assert report["plan"]["rung"] == "raise_mem"
+    assert report["plan"]["variables"]["mem_mib"] == 800
+    log = s.wait_done(out["new_job_id"])
+    assert "training finished at step 10" in log
+
+
+def test_not_an_oom_is_report_only(scenario):
+    s = scenario("plainerr", extra_args="--fail-with value_error")
+    job = s.submit()
+    s.wait_failure(job, "ValueError")
+    before = _ledger_rows()
+    code, out = runbook("oom", "--job", job, "--yes", "--json")
+    assert code == 0 and out["verdict"] == "not_oom"
+    assert out["actions"] == [] and out["new_job_id"] is None
+    assert _ledger_rows() == before
+    md = (Path(out["folder"]) / "report.md").read_text()
+    assert "ValueError" in md or "not_oom" in md
