@@ -171,8 +171,9 @@ def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Resu
         with lock as lock_name:
             if not opts.force:
                 done = conn.execute(
-                    "SELECT id, new_job_id, verdict FROM incidents WHERE job_id = ? AND status = "
-                    "'complete' ORDER BY created DESC LIMIT 1", (job_id,)).fetchone()  # fmt: skip
+                    "SELECT id, new_job_id, verdict FROM incidents WHERE job_id = ? AND status "
+                    "IN ('complete', 'needs_human') ORDER BY created DESC LIMIT 1", (job_id,)
+                ).fetchone()
                 if done is not None:
                     msg = (
                         f"job {job_id} was already handled by incident {done['id']} "
@@ -307,10 +308,13 @@ def _run(trigger, site, opts, client, conn, rec: Recorder, lock_name, holder, dr
         inc.finished = time.time()
         rec.save()
         if not dry:
+            # complete: handled; needs_human: a person decides; failed/stopped: worth another run
+            status = {0: "complete", 4: "needs_human"}.get(inc.exit_code, "failed")
             conn.execute(
-                "UPDATE incidents SET status = ?, verdict = ?, new_job_id = ?, data = ? WHERE id = ?",
-                ("complete" if inc.status == "complete" and inc.exit_code == 0 else inc.status,
-                 inc.diagnosis.get("verdict"), inc.new_job_id, inc.summary, inc.id))  # fmt: skip
+                "UPDATE incidents SET status = ?, verdict = ?, new_job_id = ?, data = ? "
+                "WHERE id = ?",
+                (status, inc.diagnosis.get("verdict"), inc.new_job_id, inc.summary, inc.id),
+            )
     return Result(inc.id, str(rec.folder), inc.diagnosis.get("verdict"), inc.exit_code,
                   inc.summary, inc.new_job_id, inc.actions)  # fmt: skip
 
