@@ -2,8 +2,9 @@
 
 Valid means, by kind:
 - a `torch.save` file: its zip central directory reads (torch's format since 1.6 is a zip; a
-  truncated file fails with "failed finding central directory"), and, when small enough,
-  `torch.load(weights_only=True)` succeeds;
+  truncated file fails with "failed finding central directory"), and, when small enough, every
+  member's CRC matches (and `torch.load(weights_only=True)` succeeds where torch is already
+  loaded: importing it costs a second the on-call does not need to spend);
 - a `torch.distributed.checkpoint` directory: its `.metadata` reads;
 - any directory, when the site names a marker file it must hold (written last by the trainer).
 Skipped ones are returned with the reason, for the report.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import glob
 import os
+import sys
 import re
 import zipfile
 from dataclasses import dataclass
@@ -55,14 +57,23 @@ def _check_file(path: str, load_max_mib: float) -> tuple[bool, str, str]:
         return False, "torch_save", f"zip central directory unreadable: {e}"
     if not any(n.endswith("data.pkl") for n in names):
         return False, "unknown", "a zip archive, but not a torch.save file (no data.pkl)"
-    torch = _torch()
-    if torch is not None and size <= load_max_mib * 2**20:
+    if size > load_max_mib * 2**20:
+        return True, "torch_save", f"zip directory intact ({len(names)} entries)"
+    try:
+        with zipfile.ZipFile(path) as z:
+            bad = z.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError) as e:
+        return False, "torch_save", f"unreadable member: {e}"
+    if bad:
+        return False, "torch_save", f"member {bad} fails its CRC check (corrupted)"
+    torch = sys.modules.get("torch")
+    if torch is not None:
         try:
             torch.load(path, map_location="cpu", weights_only=True)
         except Exception as e:  # torch raises many types for a damaged file
             return False, "torch_save", f"torch.load(weights_only=True) failed: {e}"[:300]
-        return True, "torch_save", "zip directory intact and torch.load(weights_only=True) works"
-    return True, "torch_save", f"zip directory intact ({len(names)} entries)"
+        return True, "torch_save", "every member's CRC matches; torch.load(weights_only=True) works"
+    return True, "torch_save", "zip directory intact and every member's CRC matches"
 
 
 def _check_dir(path: str, marker: str) -> tuple[bool, str, str]:

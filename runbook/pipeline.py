@@ -302,6 +302,7 @@ def _run(trigger, site, opts, client, conn, rec: Recorder, lock_name, holder, dr
     except _Stop:
         pass
     finally:
+        inc.evidence["ssh"] = hosts.stats()
         hosts.close()
         inc.actions = [plain(r) for r in ex.results]
         _conclude(inc, job, diagnosis, plan, ex, dry)

@@ -299,6 +299,10 @@ class SshHosts:
             self._by_host[host] = SshTransport(host, self.settings)
         return self._by_host[host]
 
+    def stats(self) -> dict:
+        """SSH connections and exec round trips per host, for the report and benchmarks."""
+        return {h: {"connections": t.connects, "execs": t.execs} for h, t in self._by_host.items()}
+
     def close(self) -> None:
         for t in self._by_host.values():
             t.close()

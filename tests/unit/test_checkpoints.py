@@ -27,6 +27,7 @@ def test_newest_valid_skips_truncated_and_empty(tmp_path):
     assert [c.step for c in found] == [400, 300, 200, 100]
     chosen, skipped = checkpoints.newest_valid(found)
     assert chosen.step == 200 and chosen.kind == "torch_save" and "torch.load" in chosen.reason
+    # (torch is loaded in this test process; without it, the CRC check stands alone)
     assert [(c.step, c.reason) for c in skipped] == [
         (400, "empty directory"),
         (300, "not a torch.save zip archive (truncated, or a legacy format)"),
@@ -70,3 +71,17 @@ def test_nothing_found(tmp_path):
         None,
         [],
     )
+
+
+def test_corrupted_member_fails_its_crc(tmp_path):
+    import zipfile as zf
+
+    path = tmp_path / "step_7.pt"
+    _save(path, 7)
+    with zf.ZipFile(path) as z:
+        info = next(i for i in z.infolist() if i.file_size > 100)
+    data = bytearray(path.read_bytes())
+    data[info.header_offset + 30 + len(info.filename) + 50] ^= 0xFF  # flip a byte in the payload
+    path.write_bytes(bytes(data))
+    (c,) = checkpoints.find(str(path), workdir="")
+    assert not c.valid and ("CRC" in c.reason or "failed" in c.reason)
