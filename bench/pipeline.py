@@ -104,8 +104,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     site = load_site("devcluster", environ={})
-    healthy = node_health(STATE, "gpu-02", site.probes, kernel="",
-                          ecc=(REPO / "tests/data/nvidia-smi/gpud-535.161.08-h100x8-first2.q.txt").read_text(),
+    ecc = (REPO / "tests/data/nvidia-smi/gpud-535.161.08-h100x8-first2.q.txt").read_text()
+    healthy = node_health(STATE, "gpu-02", site.probes, kernel="", ecc=ecc,
                           apps="No running processes found\n", source="bench")  # fmt: skip
     healthy.write()
     ours, base, execs, step_times, bare_steps = [], [], [], {}, {}

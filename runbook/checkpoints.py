@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import glob
 import os
-import sys
 import re
+import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path

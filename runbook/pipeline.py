@@ -172,7 +172,8 @@ def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Resu
             if not opts.force:
                 done = conn.execute(
                     "SELECT id, new_job_id, verdict FROM incidents WHERE job_id = ? AND status "
-                    "IN ('complete', 'needs_human') ORDER BY created DESC LIMIT 1", (job_id,)
+                    "IN ('complete', 'needs_human') ORDER BY created DESC LIMIT 1",
+                    (job_id,),
                 ).fetchone()
                 if done is not None:
                     msg = (
