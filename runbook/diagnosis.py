@@ -7,6 +7,7 @@ person can check the call without re-reading the log.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from runbook.evidence.gpu_health import NodeHealth
@@ -35,6 +36,7 @@ class Evidence:
     slurm: SlurmJobText | None = None
     node_health: NodeHealth | None = None  # of the node where the first failure happened
     job_id: str | None = None
+    dump: dict | None = None  # runbook.instrument's dump for the failing rank
 
 
 @dataclass
@@ -97,6 +99,9 @@ def classify(ev: Evidence, t: Thresholds) -> Diagnosis:
         return Diagnosis("host_oom", reasons, oom, ev)
     if oom is None:
         return _without_oom(ev, ff, slurm, reasons)
+    oom, exact = _with_dump(oom, ev.dump)
+    if exact:
+        reasons.append(exact)
     if health and (why := _co_tenant_from_apps(oom, health, ev.job_id, t)):
         where = _where(oom, ff)
         reasons.append(f"{where}: {why}" if where else why)
@@ -163,6 +168,22 @@ def _without_oom(ev: Evidence, ff, slurm, reasons: list[str]) -> Diagnosis:
         return Diagnosis("not_oom", reasons, None, ev)
     reasons.append("Nothing in the input names an OOM or any other failure.")
     return Diagnosis("unknown", reasons, None, ev)
+
+
+def _with_dump(oom: OomMessage, dump: dict | None) -> tuple[OomMessage, str | None]:
+    """The message's numbers, replaced by the exact device counters of runbook.instrument's dump
+    for the same rank where it has them (a real GPU; on CPU they are null)."""
+    if not dump or dump.get("memory_allocated") is None or dump.get("memory_reserved") is None:
+        return oom, None
+    m = dataclasses.replace(oom)
+    m.allocated_by_pytorch_mib = dump["memory_allocated"] / 2**20
+    m.reserved_total_mib = dump["memory_reserved"] / 2**20
+    m.reserved_unallocated_mib = m.reserved_total_mib - m.allocated_by_pytorch_mib
+    if dump.get("mem_get_info"):
+        free, total = dump["mem_get_info"]
+        m.free_mib, m.total_mib = free / 2**20, total / 2**20
+    return m, (f"Numbers from runbook.instrument's dump of rank {dump.get('rank')} (exact device "
+               f"counters), not from the message text.")  # fmt: skip
 
 
 def _co_tenant_from_apps(oom: OomMessage, health: NodeHealth, job_id, t: Thresholds) -> str | None:

@@ -227,6 +227,9 @@ def _run(trigger, site, opts, client, conn, rec: Recorder, lock_name, holder, dr
                 failed_step=failed_step, notes=notes,
             )  # fmt: skip
             ff = launch.first_failure
+            dump = _fetch_dump(site, job, launch, hosts, rec)
+            if dump:
+                inc.evidence["dump"] = {k: v for k, v in dump.items() if k != "snapshot"}
             s.detail = (f"first failure {ff.kind} rank {ff.ranks} on {ff.node or '?'}" if ff
                         else "no failure found in the logs")  # fmt: skip
 
@@ -267,7 +270,7 @@ def _run(trigger, site, opts, client, conn, rec: Recorder, lock_name, holder, dr
 
         with rec.step("diagnosis", opts.progress) as s:
             evidence = Evidence(launch=launch, slurm=_slurm_text(job), node_health=oom_health,
-                                job_id=job.job_id)  # fmt: skip
+                                job_id=job.job_id, dump=dump)  # fmt: skip
             diagnosis = classify(evidence, load_playbook().thresholds)
             inc.diagnosis = diagnosis.contract()
             rec.stage("diagnosis", inc.diagnosis)
@@ -350,8 +353,30 @@ def _read_logs(site, job, script, hosts, rec) -> tuple[LaunchReport, int | None,
                 notes.append(f"{path}: excerpt cut at the 1 MiB cap; the earliest lines were kept")
     launch = scan_parts(parts, nodes=job.nodes, tasks_per_node=job.tasks_per_node,
                         world_size=job.num_tasks)  # fmt: skip
+    launch.tails = tails
     last = _last_step(tails, site.logs.step_pattern)
     return launch, (last + 1 if last is not None else None), notes
+
+
+def _fetch_dump(site, job, launch: LaunchReport, hosts, rec) -> dict | None:
+    """runbook.instrument's dump for the failing rank, when the job wrote one (one more read)."""
+    import json
+
+    ff = launch.first_failure
+    marks = [i for i in launch.instrument if i.kind == "oom-dump" and i.fields.get("path")]
+    mine = [i for i in marks if ff and i.rank in ff.ranks] or marks
+    if not mine:
+        return None
+    host = job.batch_host or (job.nodes[0] if job.nodes else "")
+    transport = LocalTransport() if site.logs.read_on == "local" or not host else hosts[host]
+    r = transport.run(["head", "-c", str(8 << 20), "--", mine[0].fields["path"]])
+    if not r.ok:
+        return None
+    rec.raw("oom-dump.json", r.stdout)
+    try:
+        return json.loads(r.stdout)
+    except json.JSONDecodeError:
+        return None
 
 
 def _health_view(h: NodeHealth, job_id: str) -> dict:
@@ -370,6 +395,19 @@ def _health_view(h: NodeHealth, job_id: str) -> dict:
             "fault_reasons": h.gpu_fault_reasons()}  # fmt: skip
 
 
+def _only_sharding(diagnosis: Diagnosis) -> str | None:
+    dump, oom = diagnosis.evidence.dump or {}, diagnosis.oom
+    fixed = dump.get("fixed_training_mib")
+    total = oom.total_mib if oom else None
+    if fixed and total and fixed >= 0.9 * total:
+        return (
+            f"weights, gradients and Adam state alone take {human_mib(fixed)} "
+            f"({dump.get('params')} parameters x 18 bytes) of the {human_mib(total)} card: "
+            "only sharding can help"
+        )
+    return None
+
+
 def _plan(site, client, job, script, diagnosis, node, failed_step) -> ladder.Plan:
     found = checkpoints.find(site.checkpoints.pattern, workdir=job.work_dir or ".",
                              marker=site.checkpoints.marker,
@@ -378,7 +416,8 @@ def _plan(site, client, job, script, diagnosis, node, failed_step) -> ladder.Pla
     resume = (site.checkpoints, chosen.path) if chosen else None
     tried = ladder.lineage(client, job)
     p = ladder.plan(diagnosis.verdict, load_playbook().ladder, script=script, knobs=site.knobs,
-                    tried=tried, node=node, resume=resume)  # fmt: skip
+                    tried=tried, node=node, resume=resume,
+                    only_sharding=_only_sharding(diagnosis))  # fmt: skip
     p.checkpoint, p.checkpoints_skipped, p.failed_step = chosen, skipped, failed_step
     if p.acts:
         exclude = sorted(set(job.excluded) | set(p.exclude))

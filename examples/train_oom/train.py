@@ -34,6 +34,7 @@ failure that is not an OOM.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -95,8 +96,9 @@ def main() -> int:
         from runbook import instrument
 
         instrument.install()  # prints the allocator settings in force; dumps numbers on OOM
-    except ImportError:
-        pass
+        watch = instrument.watch
+    except ImportError:  # the job runs without runbook installed too
+        watch = contextlib.nullcontext
     alloc_conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", os.environ.get("PYTORCH_ALLOC_CONF", ""))
     expandable = "expandable_segments:true" in alloc_conf.lower().replace(" ", "")
 
@@ -147,7 +149,8 @@ def main() -> int:
             msg = oom_message(local, act, card, free, allocated + pool + 600.0, allocated, pool,
                               others)  # fmt: skip
             try:
-                raise torch.OutOfMemoryError(msg)
+                with watch():  # the dump: rank, device numbers (null on CPU), settings
+                    raise torch.OutOfMemoryError(msg)
             except torch.OutOfMemoryError:
                 import traceback
 

@@ -6,9 +6,12 @@ import click
 
 
 def register(group: click.Group) -> None:
-    from runbook.commands import diagnose, oom, pending, submit
+    from runbook.commands import diagnose, incidents, oom, pending, submit
 
     group.add_command(diagnose.diagnose)
+    group.add_command(incidents.verify)
+    group.add_command(incidents.incidents)
+    group.add_command(incidents.report)
     group.add_command(oom.oom)
     group.add_command(submit.submit)
     for command in pending.COMMANDS:

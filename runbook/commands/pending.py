@@ -45,40 +45,4 @@ def hook(mode):
     raise _not_built("hook", 8, "run `runbook oom --job ID` by hand once it lands")
 
 
-@click.command()
-@click.option("--incident", required=True, metavar="ID", help="Incident whose rerun to check.")
-def verify(incident):
-    """Check that the rerun got past the step that failed; appends to the report.
-
-    \b
-    Example:
-      runbook verify --incident 20261121-123456
-    """
-    raise _not_built("verify", 7, "check the rerun's log for the failed step by hand")
-
-
-@click.command()
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable list.")
-def incidents(as_json):
-    """List incidents, newest first.
-
-    \b
-    Example:
-      runbook incidents --json
-    """
-    raise _not_built("incidents", 7, "look in the state directory of the site config")
-
-
-@click.command()
-@click.argument("incident")
-def report(incident):
-    """Re-render one incident's report (Markdown, JSON, HTML).
-
-    \b
-    Example:
-      runbook report 20261121-123456
-    """
-    raise _not_built("report", 7, "look in the state directory of the site config")
-
-
-COMMANDS = [sweep, hook, verify, incidents, report]
+COMMANDS = [sweep, hook]

@@ -71,8 +71,33 @@ class FirstFailure:
 
 
 @dataclass
+class InstrumentLine:
+    """A line printed by runbook.instrument inside the job."""
+
+    kind: str  # start | oom-dump | peak
+    rank: int | None
+    fields: dict[str, str]
+    line: str
+
+
+_INSTRUMENT = re.compile(r"RUNBOOK_INSTRUMENT (start|oom-dump|peak) rank=(\S+)(.*)$")
+
+
+def instrument_lines(lines) -> list[InstrumentLine]:
+    out = []
+    for line in lines:
+        if m := _INSTRUMENT.search(line):
+            rank = int(m.group(2)) if m.group(2).isdigit() else None
+            fields = dict(re.findall(r"(\w+)=(\S*)", m.group(3)))
+            out.append(InstrumentLine(m.group(1), rank, fields, line.strip()))
+    return out
+
+
+@dataclass
 class LaunchReport:
     events: list[RankEvent] = field(default_factory=list)
+    instrument: list[InstrumentLine] = field(default_factory=list)
+    tails: list[str] = field(default_factory=list)  # the logs' last lines, when pulled
     ooms: list[oom_message.OomMessage] = field(default_factory=list)
     first_failure: FirstFailure | None = None
     failing_ranks: list[int] = field(default_factory=list)
@@ -307,6 +332,7 @@ def _srun_notices(events: list[RankEvent]) -> None:
 
 
 def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_rank, offset):
+    report.instrument.extend(instrument_lines(raw))
     stripped_pairs = [strip_line(line) for line in raw]
     stripped = [s for s, _ in stripped_pairs]
     first_event = len(report.events)

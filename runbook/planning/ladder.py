@@ -72,10 +72,14 @@ def candidates(verdict: str, ladder: dict) -> list:
     return out
 
 
+# Rungs that shrink activations: useless when the fixed training cost alone fills the card.
+ACTIVATION_RUNGS = {"halve_micro_batch", "activation_checkpointing"}
+
+
 def plan(verdict: str, ladder: dict, *, script: str, knobs, tried: list[tuple[str, str]],
-         node: str | None, resume=None) -> Plan:  # fmt: skip
+         node: str | None, resume=None, only_sharding: str | None = None) -> Plan:  # fmt: skip
     """Choose the rung and build the patched script; raise nothing for a rung that does not
-    apply, say why instead."""
+    apply, say why instead. `only_sharding` (a reason) passes over the activation rungs."""
     p = Plan(verdict=verdict, tried=tried)
     if verdict not in ACTING_VERDICTS:
         p.why = f"verdict {verdict}: report only, nothing is changed"
@@ -84,6 +88,9 @@ def plan(verdict: str, ladder: dict, *, script: str, knobs, tried: list[tuple[st
     for rung in candidates(verdict, ladder):
         if rung.id in done:
             p.passed_over.append((rung.id, "already tried on this lineage"))
+            continue
+        if only_sharding and rung.id in ACTIVATION_RUNGS:
+            p.passed_over.append((rung.id, only_sharding))
             continue
         if rung.human_only or rung.id in HUMAN_RUNGS:
             p.needs_human = True

@@ -19,7 +19,8 @@ def _env(autoescape: bool) -> jinja2.Environment:
         loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
         autoescape=autoescape, keep_trailing_newline=True, trim_blocks=False,
     )  # fmt: skip
-    env.filters["clock"] = lambda t: time.strftime("%H:%M:%S", time.localtime(t)) if t else ""
+    # UTC, said so: a report is read in other time zones than the cluster's.
+    env.filters["clock"] = lambda t: time.strftime("%H:%M:%SZ", time.gmtime(t)) if t else ""
     env.filters["took"] = lambda s: (
         f"{(s['finished'] - s['started']):.2f}s" if s.get("finished") else "-"
     )
@@ -52,18 +53,21 @@ def memory_svg(oom: dict, width: int = 900) -> str:
     x, rects, legend = 10.0, [], []
     for i, (label, mib, color) in enumerate(parts):
         rects.append(_bar(x, mib * scale, color, f"{label}: {mib:.0f} MiB"))
-        legend.append(f'<rect x="{10 + i * 220}" y="84" width="12" height="12" fill="{color}"/>'
-                      f'<text x="{26 + i * 220}" y="95" font-size="12">{escape(label)} '
+        lx, ly = 10 + (i % 2) * 440, 80 + (i // 2) * 18  # two columns: long labels fit
+        legend.append(f'<rect x="{lx}" y="{ly}" width="12" height="12" fill="{color}"/>'
+                      f'<text x="{lx + 16}" y="{ly + 11}" font-size="12">{escape(label)} '
                       f"{mib / 1024:.2f} GiB</text>")  # fmt: skip
         x += mib * scale
     tried = oom.get("tried_mib") or 0
     start = 10 + (alloc + unalloc + others + rest) * scale
-    req = (f'<rect x="{start:.1f}" y="14" width="{min(tried * scale, width):.1f}" height="46" '
+    req_w = min(tried * scale, width - start)
+    anchor, tx = ("end", start + req_w) if start > width * 0.6 else ("start", start)
+    req = (f'<rect x="{start:.1f}" y="14" width="{req_w:.1f}" height="46" '
            f'fill="none" stroke="#dc2626" stroke-width="2" stroke-dasharray="5,3">'
            f"<title>failed request: {tried:.0f} MiB</title></rect>"
-           f'<text x="{start:.1f}" y="11" font-size="12" fill="#dc2626">request '
-           f"{tried / 1024:.2f} GiB</text>")  # fmt: skip
-    return (f'<svg id="memory" xmlns="http://www.w3.org/2000/svg" width="{width}" height="105" '
+           f'<text x="{tx:.1f}" y="11" font-size="12" fill="#dc2626" text-anchor="{anchor}">'
+           f"failed request {tried / 1024:.2f} GiB</text>")  # fmt: skip
+    return (f'<svg id="memory" xmlns="http://www.w3.org/2000/svg" width="{width}" height="120" '
             f'role="img" aria-label="GPU memory at the OOM">'
             f'<rect x="10" y="20" width="{width - 20}" height="34" fill="none" stroke="#555"/>'
             + "".join(rects) + req + "".join(legend) + "</svg>")  # fmt: skip

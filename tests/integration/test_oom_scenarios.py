@@ -165,6 +165,10 @@ def test_fragmentation_gets_expandable_segments_under_both_names(scenario):
     assert "allocator expandable_segments:True" in log
     assert "resumed from" in log and "step_4.pt at step 4" in log
     assert "training finished at step 10" in log
+    code, v = runbook("verify", "--incident", out["incident"], "--json")
+    assert code == 0 and v["state"] == "passed", v
+    assert v["allocator_applied"] is True and v["last_step"] >= v["failed_step"] == 5
+    assert "Verification of the rerun" in (folder / "report.md").read_text()
 
 
 def test_true_oom_halves_micro_batch_then_the_next_rung(scenario):
@@ -182,6 +186,8 @@ def test_true_oom_halves_micro_batch_then_the_next_rung(scenario):
     second_job = first["new_job_id"]
     s.wait_failure(second_job, "Tried to allocate")
     assert "resumed from" in log_of(s.workdir, second_job)
+    code, v = runbook("verify", "--incident", first["incident"], "--json")
+    assert code == 1 and v["state"] == "failed" and "new incident" in " ".join(v["details"])
     again = act(second_job)
     plan2 = json.loads((Path(again["folder"]) / "report.json").read_text())["plan"]
     assert plan2["rung"] == "activation_checkpointing"
@@ -189,6 +195,9 @@ def test_true_oom_halves_micro_batch_then_the_next_rung(scenario):
     assert ["halve_micro_batch", "already tried on this lineage"] in plan2["passed_over"]
     log = s.wait_done(again["new_job_id"])
     assert "checkpointing True" in log and "training finished at step 10" in log
+    # The first incident's verification follows the lineage to the rerun of its rerun.
+    code, v = runbook("verify", "--incident", first["incident"], "--json")
+    assert code == 0 and v["state"] == "passed" and v["job_id"] == again["new_job_id"]
 
 
 def test_gpu_fault_drains_and_resubmits_unchanged_elsewhere(scenario):

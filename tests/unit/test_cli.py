@@ -37,9 +37,6 @@ def test_every_verb_has_help_with_an_example(verb):
     [
         ["sweep"],
         ["hook"],
-        ["verify", "--incident", "x"],
-        ["incidents"],
-        ["report", "x"],
     ],
 )
 def test_unbuilt_verbs_say_so_and_exit_2(argv):
@@ -49,7 +46,7 @@ def test_unbuilt_verbs_say_so_and_exit_2(argv):
 
 
 def test_unbuilt_verb_json_error():
-    result = CliRunner().invoke(cli, ["incidents", "--json"])
+    result = CliRunner().invoke(cli, ["hook", "--json"] if False else ["sweep", "--json"])
     assert result.exit_code == 2
     doc = json.loads(result.output)
     assert doc["exit_code"] == 2 and "not built yet" in doc["error"]

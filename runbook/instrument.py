@@ -1,0 +1,160 @@
+"""The in-job OOM hook, for training scripts (needs torch).
+
+    from runbook import instrument
+    instrument.install(model=model)          # once, after the model is built
+    ...
+    with instrument.watch():                 # or rely on install()'s excepthook
+        loss = step(batch)
+
+At start-up it prints the allocator settings in force (`runbook verify` reads that line). On
+`torch.OutOfMemoryError` it writes a JSON dump for this rank (rank, device, memory_allocated,
+memory_reserved, the peaks, mem_get_info, memory_summary(), the allocator settings, and a memory
+snapshot if RUNBOOK_OOM_SNAPSHOT=1) into $RUNBOOK_OOM_DUMP_DIR (default: the job's working
+directory, beside the log), prints one marker line the log scanner recognises, and re-raises.
+Without CUDA every device number is null: the dump still says which rank failed, when and how.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import socket
+import sys
+import time
+
+MARKER = "RUNBOOK_INSTRUMENT"  # upper case: a rare first byte keeps the node-side grep fast
+ALLOC_VARS = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF")
+# Fixed training cost with Adam in mixed precision, per parameter: fp16/bf16 weights (2) + fp32
+# master weights (4), Adam's two fp32 moments (8), gradients (4): 18 bytes. The plan uses it to
+# know when the model alone no longer fits a card, where only sharding can help.
+BYTES_PER_PARAM_ADAM_MIXED = 18
+
+_state: dict = {"installed": False, "params": None}
+
+
+def _rank() -> int | None:
+    for var in ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"):
+        if os.environ.get(var, "").isdigit():
+            return int(os.environ[var])
+    return None
+
+
+def allocator_settings() -> dict[str, str | None]:
+    return {v: os.environ.get(v) for v in ALLOC_VARS}
+
+
+def estimate_fixed_mib(params: int) -> float:
+    """Weights, gradients and optimizer state of `params` parameters, in MiB."""
+    return params * BYTES_PER_PARAM_ADAM_MIXED / 2**20
+
+
+def _device_numbers(torch) -> dict:
+    out = {"cuda": False, "device": None, "memory_allocated": None, "memory_reserved": None,
+           "max_memory_allocated": None, "max_memory_reserved": None, "mem_get_info": None,
+           "memory_summary": None}  # fmt: skip
+    try:
+        if not torch.cuda.is_available():
+            return out
+        dev = torch.cuda.current_device()
+        out.update(
+            cuda=True, device=dev, memory_allocated=torch.cuda.memory_allocated(dev),
+            memory_reserved=torch.cuda.memory_reserved(dev),
+            max_memory_allocated=torch.cuda.max_memory_allocated(dev),
+            max_memory_reserved=torch.cuda.max_memory_reserved(dev),
+            mem_get_info=list(torch.cuda.mem_get_info(dev)),
+            memory_summary=torch.cuda.memory_summary(dev),
+        )  # fmt: skip
+    except Exception as e:  # a broken context must not hide the original OOM
+        out["error"] = f"{type(e).__name__}: {e}"
+    return out
+
+
+def dump(exc: BaseException, *, directory: str | None = None) -> str | None:
+    """Write this rank's dump for `exc` and print the marker line; returns the path."""
+    import torch
+
+    if getattr(exc, "_runbook_dump", None):  # already dumped (watch() then the excepthook)
+        return exc._runbook_dump
+    rank = _rank()
+    folder = directory or os.environ.get("RUNBOOK_OOM_DUMP_DIR") or os.getcwd()
+    data = {
+        "schema": "runbook.oom-dump/1", "time": time.time(), "host": socket.gethostname(),
+        "pid": os.getpid(), "rank": rank, "local_rank": os.environ.get("SLURM_LOCALID"),
+        "job_id": os.environ.get("SLURM_JOB_ID"), "exception": type(exc).__name__,
+        "message": str(exc)[:20000], "allocator": allocator_settings(),
+        "torch": torch.__version__, "params": _state["params"],
+        "fixed_training_mib": estimate_fixed_mib(_state["params"]) if _state["params"] else None,
+        **_device_numbers(torch),
+    }  # fmt: skip
+    if os.environ.get("RUNBOOK_OOM_SNAPSHOT") == "1" and data["cuda"]:
+        with contextlib.suppress(Exception):
+            data["snapshot"] = torch.cuda.memory._snapshot()
+    name = (
+        f"oom-dump-{data['job_id'] or 'nojob'}-rank{rank if rank is not None else 'x'}-"
+        f"{os.getpid()}.json"
+    )
+    path = os.path.join(folder, name)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(path + ".tmp", "w") as f:
+            json.dump(data, f, default=str)
+        os.replace(path + ".tmp", path)
+    except OSError as e:
+        print(f"{MARKER} oom-dump rank={rank} failed: {e}", file=sys.stderr, flush=True)
+        return None
+    print(f"{MARKER} oom-dump rank={rank} path={path}", file=sys.stderr, flush=True)
+    with contextlib.suppress(AttributeError):
+        exc._runbook_dump = path
+    return path
+
+
+@contextlib.contextmanager
+def watch(directory: str | None = None):
+    """Dump on torch.OutOfMemoryError raised inside, then let it propagate unchanged."""
+    import torch
+
+    try:
+        yield
+    except torch.OutOfMemoryError as e:
+        dump(e, directory=directory)
+        raise
+
+
+def _peak_line() -> None:
+    import torch
+
+    n = _device_numbers(torch)
+    if n["cuda"] and n["mem_get_info"]:
+        total = n["mem_get_info"][1]
+        print(f"{MARKER} peak rank={_rank()} max_memory_reserved={n['max_memory_reserved']} "
+              f"total={total}", file=sys.stderr, flush=True)  # fmt: skip
+
+
+def install(model=None) -> None:
+    """Print the allocator settings in force; dump on an uncaught OOM; print the peak at exit."""
+    import torch
+
+    if model is not None:
+        _state["params"] = sum(p.numel() for p in model.parameters())
+    if _state["installed"]:
+        return
+    _state["installed"] = True
+    settings = " ".join(f"{k}={v if v is not None else '(unset)'}"
+                        for k, v in allocator_settings().items())  # fmt: skip
+    print(
+        f"{MARKER} start rank={_rank()} torch={torch.__version__} "
+        f"cuda={torch.cuda.is_available()} allocator {settings}",
+        file=sys.stderr,
+        flush=True,
+    )
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        if isinstance(value, torch.OutOfMemoryError):
+            dump(value)
+        previous(kind, value, tb)
+
+    sys.excepthook = hook
+    atexit.register(_peak_line)

@@ -1,0 +1,119 @@
+"""Did the rerun get past the step that failed, with the setting the plan chose?
+
+States: pending (not far enough yet), passed (past the failing step, and the allocator setting
+the plan chose was in force per runbook.instrument's start-up line), failed (the rerun ended
+without getting past it, or failed again: that is a new incident on the lineage).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+from runbook.errors import UsageError
+from runbook.evidence.launcher_log import LaunchReport
+from runbook.report.render import render_all, write_atomic
+from runbook.slurm.client import TERMINAL_STATES
+
+
+def expected_allocator(plan: dict) -> str | None:
+    """The allocator setting the plan chose, if its rung was an allocator one."""
+    if plan.get("rung") not in ("expandable_segments", "max_split_size"):
+        return None
+    return (
+        "expandable_segments:True"
+        if plan["rung"] == "expandable_segments"
+        else "max_split_size_mb:512"
+    )
+
+
+def judge(plan: dict, job, launch: LaunchReport, tails: list[str], step_pattern: str) -> dict:
+    failed_step = plan.get("failed_step")
+    last = None
+    for line in tails:
+        for m in re.finditer(step_pattern, line):
+            last = int(m.group(1))
+    details = []
+    ran_past = last is not None and failed_step is not None and last >= failed_step
+    if last is not None:
+        details.append(f"last step seen: {last} (the original job failed at step {failed_step})")
+    want = expected_allocator(plan)
+    applied = None
+    if want:
+        starts = [i for i in launch.instrument if i.kind == "start"]
+        if starts:
+            applied = all(want in i.line for i in starts)
+            details.append(
+                f"allocator {want} in force on {sum(want in i.line for i in starts)}"
+                f"/{len(starts)} ranks (runbook.instrument's start-up line)"
+            )
+        else:
+            details.append(
+                f"allocator {want}: not verifiable, the job does not use runbook.instrument"
+            )
+    peaks = [i for i in launch.instrument if i.kind == "peak"]
+    for p in peaks:
+        try:
+            used, total = int(p.fields["max_memory_reserved"]), int(p.fields["total"])
+            details.append(
+                f"rank {p.rank}: peak reserved {used / 2**30:.2f} GiB of "
+                f"{total / 2**30:.2f} GiB, headroom {(total - used) / 2**30:.2f} GiB"
+            )
+        except (KeyError, ValueError):
+            pass
+    oomed = launch.first_failure is not None and launch.first_failure.kind in ("oom", "host_oom")
+    if oomed and not ran_past:
+        state = "failed"
+        details.append(
+            f"the rerun failed again ({launch.first_failure.kind}): a new incident "
+            f"on the lineage, `runbook oom --job {job.job_id}`"
+        )
+    elif ran_past and applied is not False:
+        state = "passed"
+    elif job.state == "COMPLETED":
+        state = "passed" if applied is not False else "failed"
+        details.append("the rerun completed")
+    elif job.state in TERMINAL_STATES:
+        state = "failed"
+        details.append(f"the rerun ended {job.state} before step {failed_step}")
+    else:
+        state = "pending"
+        details.append(f"the rerun is {job.state}; not past step {failed_step} yet")
+    return {"state": state, "job_id": job.job_id, "last_step": last, "failed_step": failed_step,
+            "allocator_applied": applied, "details": details, "at": time.time()}  # fmt: skip
+
+
+def rerun_of(conn, incident: dict) -> str | None:
+    """The newest job on the incident's lineage: its rerun, or the rerun's rerun."""
+    job = incident.get("new_job_id")
+    for _ in range(20):
+        row = conn.execute("SELECT new_job_id FROM incidents WHERE job_id = ? AND new_job_id IS "
+                           "NOT NULL ORDER BY created DESC LIMIT 1", (job,)).fetchone()  # fmt: skip
+        if row is None or not row["new_job_id"]:
+            return job
+        job = row["new_job_id"]
+    return job
+
+
+def load_incident(conn, incident_id: str) -> dict:
+    row = conn.execute("SELECT * FROM incidents WHERE id = ?", (incident_id,)).fetchone()
+    if row is None:
+        known = [r["id"] for r in conn.execute(
+            "SELECT id FROM incidents ORDER BY created DESC LIMIT 5")]  # fmt: skip
+        raise UsageError(
+            f"no incident {incident_id!r}",
+            hint=f"`runbook incidents` lists them; recent: {', '.join(known) or 'none'}",
+        )
+    return dict(row)
+
+
+def append(folder: str, verification: dict) -> dict:
+    """Add the verification to the incident's report and render it again."""
+    path = Path(folder) / "report.json"
+    data = json.loads(path.read_text())
+    data["verification"] = verification
+    for name, text in render_all(data).items():
+        write_atomic(Path(folder) / name, text)
+    return data

@@ -1,0 +1,106 @@
+"""The incident report: golden Markdown and JSON (re-record with RUNBOOK_RERECORD=1), secrets
+masked, and a report that says where a run stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from runbook.diagnosis import Evidence, classify
+from runbook.evidence.launcher_log import scan
+from runbook.playbook import load
+from runbook.report.model import Incident, Step, mask
+from runbook.report.render import memory_svg, render_all
+from tests.conftest import corpus_records
+
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "report"
+RERECORD = os.environ.get("RUNBOOK_RERECORD") == "1"
+T0 = 1795000000.0  # fixed clock: goldens must not depend on when the test runs
+
+
+def incident() -> Incident:
+    msg = next(r for r in corpus_records("oom_messages.jsonl") if r["id"] == "oom-032")["text"]
+    launch = scan("[rank3]: " + msg, nodes=["gpu-01", "gpu-02"], tasks_per_node=2)
+    d = classify(Evidence(launch=launch), load().thresholds)
+    inc = Incident(id="20261121-000000-42", job_id="42", source="cli", actor="runbook oom",
+                   site="golden", started=T0, finished=T0 + 2.5)  # fmt: skip
+    inc.job = {"name": "llama-sft", "user": "alice", "state": "RUNNING", "exit_code": "0:0",
+               "node_expr": "gpu-[01-02]"}  # fmt: skip
+    inc.timeline = [Step(n, T0 + i * 0.25, T0 + i * 0.25 + 0.2, "ok", f"{n} done")
+                    for i, n in enumerate(["job", "logs", "cancel", "node health", "diagnosis",
+                                           "plan", "actions"])]  # fmt: skip
+    inc.diagnosis = d.contract()
+    inc.evidence = {"first_failure": inc.diagnosis["first_failure"], "timed_out_ranks": [0, 1, 2],
+                    "node_health": {}, "notes": []}  # fmt: skip
+    inc.plan = {"rung": "expandable_segments", "rung_what": "set both allocator variables",
+                "why": "first rung of the fragmentation ladder not yet tried", "tried": [],
+                "passed_over": [], "checkpoint": {"path": "/w/checkpoints/step_4.pt", "step": 4,
+                                                  "reason": "zip directory intact"},
+                "checkpoints_skipped": [], "changes": ["allocator: expandable_segments:True"],
+                "checks": ["bash -n: the patched script parses"],
+                "diff": "--- a/job.sbatch\n+++ b/job.sbatch\n@@ -1 +1,2 @@\n #!/bin/bash\n"
+                        "+export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"}  # fmt: skip
+    inc.actions = [
+        {
+            "kind": "submit",
+            "target": "/s/job.sbatch",
+            "status": "applied",
+            "dry_run": False,
+            "exit_code": 0,
+            "duration_s": 0.01,
+            "message": "done",
+            "argv": ["env", "HF_TOKEN=hf_secretvalue", "sbatch", "--parsable", "job"],
+        }
+    ]
+    inc.new_job_id, inc.exit_code, inc.status = "43", 0, "complete"
+    inc.summary = "fragmentation: job 42, rank 3 on gpu-02; cancelled 42; resubmitted as 43"
+    inc.next_steps = ["Check the rerun later: `runbook verify --incident 20261121-000000-42`."]
+    return inc
+
+
+def _check(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if RERECORD:
+        path.write_text(text)
+    assert path.exists(), f"no golden {path}: run RUNBOOK_RERECORD=1 python3 -m pytest {__file__}"
+    assert text == path.read_text(), (
+        f"{name} changed; if intended, re-record: RUNBOOK_RERECORD=1 python3 -m pytest "
+        f"{__file__} and review `git diff {GOLDEN}`"
+    )
+
+
+def test_golden_markdown_and_json():
+    out = render_all(incident().to_json())
+    _check("golden.report.md", out["report.md"])
+    _check("golden.report.json", out["report.json"])
+
+
+def test_secrets_are_masked_everywhere():
+    data = incident().to_json()
+    text = json.dumps(data) + "".join(render_all(data).values())
+    assert "hf_secretvalue" not in text and "HF_TOKEN=***" in text
+    assert mask({"api_key": "k", "x": "PASSWORD=p q"}) == {"api_key": "***", "x": "PASSWORD=*** q"}
+
+
+def test_schema_is_versioned_and_numbers_are_there():
+    data = incident().to_json()
+    assert data["schema"] == "runbook.incident/1"
+    oom = data["diagnosis"]["oom"]
+    md = render_all(data)["report.md"]
+    assert f"{oom['tried_mib']:.2f}" in md and "reserved but unallocated" in md
+    assert data["diagnosis"]["verdict"] == "fragmentation"
+
+
+def test_stopped_run_still_renders_and_says_where():
+    inc = incident()
+    inc.status, inc.stopped_at = "stopped", "node health"
+    inc.errors = ["node health: cannot connect to gpu-02"]
+    md = render_all(inc.to_json())["report.md"]
+    assert "stopped at step **node health**" in md and "cannot connect to gpu-02" in md
+
+
+def test_memory_svg_marks_every_part_and_the_request():
+    svg = memory_svg(incident().to_json()["diagnosis"]["oom"])
+    for label in ("allocated by PyTorch", "reserved but unallocated", "free", "failed request"):
+        assert label in svg
