@@ -46,6 +46,11 @@ class Trigger:
     job_id: str
     source: str = "cli"  # cli | hook | sweep
     actor: str = "runbook oom"
+    incident_id: str | None = None  # chosen by the caller (the hook answers with it at once)
+
+
+def new_incident_id(job_id: str) -> str:
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{job_id}"
 
 
 @dataclass
@@ -140,11 +145,14 @@ def _log_patterns(job, script: str) -> list[str]:
     default (slurm-%j.out, in the working directory)."""
     found = [p for p in (job.stdout, job.stderr) if p and p != "/dev/null"]
     if not found:
-        for m in re.finditer(r"(?m)^#SBATCH[ \t]+(?:--output|--error|-o|-e)(?:=|[ \t]+)(\S+)",
+        for m in re.finditer(r"(?m)^#SBATCH[ \t]+(?:--output|--error|-o|-e)(?:=|[ \t]+)(.+)$",
                              script or ""):  # fmt: skip
-            value = shlex.split(m.group(1))[0] if m.group(1) else ""
-            if value:
-                found.append(value)
+            try:  # sbatch reads quotes in directives, mid-word too
+                words = shlex.split(m.group(1), comments=True)
+            except ValueError:  # unbalanced quotes: take the first word as written
+                words = m.group(1).split()[:1]
+            if words:
+                found.append(words[0])
     return list(dict.fromkeys(found)) or [""]
 
 
@@ -164,7 +172,7 @@ def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Resu
     client = slurm_client(site)
     job_id = trigger.job_id
     conn = state.site_db(site, dry_run=dry)
-    incident_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{job_id}"
+    incident_id = trigger.incident_id or new_incident_id(job_id)
     holder = f"{trigger.source}:{os.getpid()}:{incident_id}"
     try:
         lock = contextlib.nullcontext(None) if dry else state.job_lock(conn, job_id, holder)
@@ -320,6 +328,10 @@ def _run(trigger, site, opts, client, conn, rec: Recorder, lock_name, holder, dr
                 "WHERE id = ?",
                 (status, inc.diagnosis.get("verdict"), inc.new_job_id, inc.summary, inc.id),
             )
+            from runbook import notify
+
+            notify.queue(conn, site, inc.id, inc.summary, str(rec.folder))
+            notify.flush(conn, site)
     return Result(inc.id, str(rec.folder), inc.diagnosis.get("verdict"), inc.exit_code,
                   inc.summary, inc.new_job_id, inc.actions)  # fmt: skip
 

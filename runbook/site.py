@@ -127,6 +127,29 @@ class LogsSection:
 
 
 @dataclass(frozen=True)
+class HookSection:
+    bind: str = "127.0.0.1"  # loopback unless a site decides otherwise
+    port: int = 8787
+    # A PagerDuty-style signing secret (X-PagerDuty-Signature: v1=hex(HMAC-SHA256(secret, body)))
+    # and/or a bearer token. Prefer RUNBOOK_HOOK_SECRET / RUNBOOK_HOOK_TOKEN to a file.
+    secret: str = ""
+    token: str = ""
+    max_body_bytes: int = 2_000_000  # go-pagerduty caps webhook bodies at 2 MB
+    workers: int = 4  # incidents handled at once in the background
+    alertmanager_label: str = "slurm_job_id"
+    pagerduty_title_pattern: str = r"(?i)\bjob[ _-]?(?:id)?[ :#=]*(\d+)"
+
+
+@dataclass(frozen=True)
+class NotifySection:
+    webhook_url: str = ""  # Slack-compatible: POST {"text": summary}
+    mail_to: str = ""  # comma-separated; sent through the local MTA
+    mail_from: str = "runbook@localhost"
+    sendmail: str = "/usr/sbin/sendmail"
+    timeout_s: float = 10.0
+
+
+@dataclass(frozen=True)
 class SiteConfig:
     site: SiteSection = field(default_factory=SiteSection)
     slurm: SlurmSection = field(default_factory=SlurmSection)
@@ -137,6 +160,8 @@ class SiteConfig:
     knobs: KnobsSection = field(default_factory=KnobsSection)
     checkpoints: CheckpointsSection = field(default_factory=CheckpointsSection)
     logs: LogsSection = field(default_factory=LogsSection)
+    hook: HookSection = field(default_factory=HookSection)
+    notify: NotifySection = field(default_factory=NotifySection)
     source: str = "built-in defaults"  # where the values came from, for messages
 
     def path(self, value: str) -> Path:

@@ -24,6 +24,11 @@ CREATE TABLE IF NOT EXISTS ledger(
   target TEXT, argv TEXT, status TEXT, exit_code INTEGER, output_tail TEXT, duration_s REAL,
   actor TEXT, message TEXT, value TEXT, at REAL);
 CREATE UNIQUE INDEX IF NOT EXISTS ledger_applied_once ON ledger(key) WHERE status = 'applied';
+CREATE TABLE IF NOT EXISTS deliveries(
+  key TEXT PRIMARY KEY, job_id TEXT, incident TEXT, source TEXT, status TEXT, created REAL);
+CREATE TABLE IF NOT EXISTS outbox(
+  id INTEGER PRIMARY KEY AUTOINCREMENT, sink TEXT, incident TEXT, payload TEXT, attempts INTEGER,
+  last_error TEXT, created REAL, sent REAL);
 CREATE TABLE IF NOT EXISTS locks(
   name TEXT PRIMARY KEY, holder TEXT, host TEXT, pid INTEGER, acquired REAL, expires REAL);
 """

@@ -6,7 +6,7 @@ import click
 
 
 def register(group: click.Group) -> None:
-    from runbook.commands import diagnose, incidents, oom, pending, submit
+    from runbook.commands import diagnose, incidents, intake, oom, submit
 
     group.add_command(diagnose.diagnose)
     group.add_command(incidents.verify)
@@ -14,5 +14,5 @@ def register(group: click.Group) -> None:
     group.add_command(incidents.report)
     group.add_command(oom.oom)
     group.add_command(submit.submit)
-    for command in pending.COMMANDS:
-        group.add_command(command)
+    group.add_command(intake.hook)
+    group.add_command(intake.sweep)

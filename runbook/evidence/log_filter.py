@@ -109,6 +109,39 @@ def remote_grep_argv(directory: str, name_glob: str, *, cap: int = REMOTE_CAP_BY
             str(CONTEXT_AFTER), str(cap), "\n".join(PATTERNS), str(tail)]  # fmt: skip
 
 
+def remote_grep_many_argv(locations: list[tuple[str, str]], *, cap: int = REMOTE_CAP_BYTES,
+                          tail: int = 0) -> list[str]:  # fmt: skip
+    """One exec for many (directory, file glob) pairs: the sweep reads every candidate job's log
+    on a host in one round trip. Each location's output follows an `@@loc N` line."""
+    script = (
+        "b=$1; a=$2; cap=$3; pats=$4; tail=$5; shift 5; n=0; "
+        'while [ "$#" -ge 2 ]; do dir=$1; glob=$2; shift 2; printf "@@loc %s\\n" "$n"; '
+        'find "$dir" -maxdepth 1 -type f -name "$glob" -print0 2>/dev/null | sort -z | '
+        'LC_ALL=C xargs -0 -r grep -a -n -H -Z -F -B "$b" -A "$a" -e "$pats" -- 2>/dev/null | '
+        'head -c "$cap"; '
+        'if [ "$tail" -gt 0 ]; then '
+        'find "$dir" -maxdepth 1 -type f -name "$glob" -print0 2>/dev/null | sort -z | '
+        'xargs -0 -r -I{} sh -c \'printf "\\n@@tail %s\\0\\n" "$1"; tail -n "$2" -- "$1"\' '
+        'tail {} "$tail" | head -c "$cap"; fi; n=$((n + 1)); done'
+    )
+    flat = [x for loc in locations for x in loc]
+    return ["sh", "-c", script, "runbook-sweep", str(CONTEXT_BEFORE), str(CONTEXT_AFTER), str(cap),
+            "\n".join(PATTERNS), str(tail), *flat]  # fmt: skip
+
+
+def split_locations(out: str) -> dict[int, str]:
+    """The output of remote_grep_many_argv, per location index."""
+    parts: dict[int, list[str]] = {}
+    current = None
+    for line in out.split("\n"):
+        if line.startswith("@@loc ") and line[6:].isdigit():
+            current = int(line[6:])
+            parts[current] = []
+        elif current is not None:
+            parts[current].append(line)
+    return {k: "\n".join(v) for k, v in parts.items()}
+
+
 def parse_grep_output(out: str, cap: int = REMOTE_CAP_BYTES) -> dict[str, Excerpt]:
     """`grep -n -H -Z -A` output -> one Excerpt per file. Matches read `path\\0N:text`, context
     lines `path\\0N-text`, groups are separated by `--`."""

@@ -86,6 +86,24 @@ class CliSlurm:
         r = self._run(argv, "reading accounting")
         return [_from_sacct(line) for line in r.stdout.splitlines() if line.strip()]
 
+    def known_jobs(self) -> list[JobInfo]:
+        """Every job slurmctld still holds (running, and finished within MinJobAge), in one
+        call: their StdOut/StdErr paths come resolved, which accounting does not keep."""
+        r = self._run(["scontrol", "-o", "show", "job"], "reading slurmctld's jobs")
+        return [_from_scontrol(line) for line in r.stdout.splitlines() if line.startswith("JobId=")]
+
+    def batch_scripts(self, job_ids: list[str]) -> dict[str, str]:
+        """Batch scripts of finished jobs from accounting, many jobs in one query."""
+        if not job_ids:
+            return {}
+        ids = ",".join(check_job_id(j) for j in job_ids)
+        r = self._run(["sacct", "-B", "-j", ids], "reading batch scripts from accounting")
+        out: dict[str, str] = {}
+        for m in re.finditer(r"Batch Script for (\S+)\s*\n-+\n(.*?)(?=\nBatch Script for |\Z)",
+                             r.stdout, re.S):  # fmt: skip
+            out[m.group(1)] = m.group(2)
+        return out
+
     def batch_script(self, job_id: str) -> str:
         job_id = check_job_id(job_id)
         r = self.t.run(["scontrol", "write", "batch_script", job_id, "-"], timeout=self.timeout)

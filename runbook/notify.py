@@ -1,0 +1,71 @@
+"""Incident summaries to the site's sinks: a Slack-compatible webhook and/or mail through the
+local MTA. Every message goes through an outbox table first, so a sink that is down costs a retry
+on the next run (hook, sweep or CLI), never the incident."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from email.message import EmailMessage
+
+
+def queue(conn, site, incident: str, summary: str, folder: str | None) -> int:
+    n = site.notify
+    text = f"runbook {incident}: {summary}" + (f"\nreport: {folder}/report.md" if folder else "")
+    sinks = ([("webhook", n.webhook_url)] if n.webhook_url else []) + (
+        [("mail", n.mail_to)] if n.mail_to else []
+    )
+    for sink, _ in sinks:
+        conn.execute("INSERT INTO outbox(sink, incident, payload, attempts, created) "
+                     "VALUES (?, ?, ?, 0, ?)", (sink, incident, text, time.time()))  # fmt: skip
+    return len(sinks)
+
+
+def _send_webhook(url: str, text: str, timeout: float) -> None:
+    req = urllib.request.Request(
+        url,
+        data=json.dumps({"text": text}).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(req, timeout=timeout) as r:  # noqa: S310 - the site's own URL
+        if r.status >= 300:
+            raise OSError(f"HTTP {r.status}")
+
+
+def _send_mail(n, text: str) -> None:
+    msg = EmailMessage()
+    msg["From"], msg["To"] = n.mail_from, n.mail_to
+    msg["Subject"] = text.splitlines()[0][:150]
+    msg.set_content(text)
+    r = subprocess.run([n.sendmail, "-t", "-oi"], input=msg.as_bytes(), capture_output=True,
+                       timeout=n.timeout_s)  # fmt: skip
+    if r.returncode != 0:
+        raise OSError(
+            f"{n.sendmail} exited {r.returncode}: {r.stderr.decode(errors='replace')[:200]}"
+        )
+
+
+def flush(conn, site, *, max_attempts: int = 20) -> dict:
+    """Send what is waiting; returns counts. Never raises: a sink's failure is recorded."""
+    sent = failed = 0
+    rows = conn.execute("SELECT * FROM outbox WHERE sent IS NULL AND attempts < ? ORDER BY id",
+                        (max_attempts,)).fetchall()  # fmt: skip
+    for row in rows:
+        try:
+            if row["sink"] == "webhook":
+                _send_webhook(site.notify.webhook_url, row["payload"], site.notify.timeout_s)
+            else:
+                _send_mail(site.notify, row["payload"])
+        except (OSError, urllib.error.URLError, subprocess.SubprocessError, ValueError) as e:
+            failed += 1
+            conn.execute("UPDATE outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?",
+                         (str(e)[:500], row["id"]))  # fmt: skip
+            continue
+        sent += 1
+        conn.execute("UPDATE outbox SET attempts = attempts + 1, sent = ? WHERE id = ?",
+                     (time.time(), row["id"]))  # fmt: skip
+    return {"sent": sent, "failed": failed}

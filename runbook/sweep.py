@@ -1,0 +1,232 @@
+"""`runbook sweep`: triage every job that failed in a window, for cron.
+
+One accounting query for the window (a CUDA OOM ends FAILED, exit 1; OUT_OF_MEMORY is host RAM,
+so the state alone says little), plus one slurmctld read for the jobs it still holds (their log
+paths come resolved there) and the running jobs (a rank that OOMed leaves the others wedged in a
+collective: RUNNING, never FAILED, until the time limit). Logs are confirmed where they are, in
+one SSH exec per host for all its candidates. Jobs already handled, and lineages already
+resubmitted, are skipped. A verdict the site lets act unattended goes through the same pipeline
+as `runbook oom`; any other OOM is listed for a person. Pending verifications are finished in the
+same pass. Only one sweep runs at a time.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from runbook import state
+from runbook.diagnosis import Evidence, classify
+from runbook.errors import ExitCode, RunbookError
+from runbook.evidence.launcher_log import scan_parts
+from runbook.evidence.log_filter import parse_grep_output, remote_grep_many_argv, split_locations
+from runbook.pipeline import (
+    ACTIVE,
+    OOM_KINDS,
+    Options,
+    Trigger,
+    _log_patterns,
+    _slurm_text,
+    handle_incident,
+)
+from runbook.planning.ladder import ACTING_VERDICTS
+from runbook.playbook import load as load_playbook
+from runbook.slurm.factory import slurm_client
+from runbook.slurm.paths import locate, task_of
+from runbook.transport.local import LocalTransport
+from runbook.transport.ssh import SshHosts, SshSettings
+
+
+class SweepBusy(RunbookError):
+    """Another sweep is running."""
+
+    exit_code = ExitCode.OK
+
+
+@dataclass
+class Line:
+    job_id: str
+    user: str
+    state: str
+    verdict: str
+    action: str
+    incident: str | None = None
+    exit_code: int = 0
+
+
+@dataclass
+class SweepResult:
+    lines: list[Line] = field(default_factory=list)
+    verifications: list[dict] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        codes = [ln.exit_code for ln in self.lines]
+        for bad in (int(ExitCode.STEP_FAILED), int(ExitCode.NEEDS_HUMAN)):
+            if bad in codes:
+                return bad
+        return int(ExitCode.OK)
+
+
+def parse_since(text: str) -> timedelta:
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+    t = text.strip().lower()
+    if len(t) >= 2 and t[:-1].isdigit() and t[-1] in units:
+        return timedelta(seconds=int(t[:-1]) * units[t[-1]])
+    from runbook.errors import UsageError
+
+    raise UsageError(f"--since {text!r}: expected a number and a unit, e.g. 30m, 2h, 1d")
+
+
+def run_sweep(site, since: timedelta, *, dry_run: bool = False, progress=lambda m: None
+              ) -> SweepResult:  # fmt: skip
+    conn = state.site_db(site, dry_run=dry_run)
+    holder = f"sweep:{os.getpid()}:{time.time()}"
+    other = None if dry_run else state.try_lock(conn, "sweep", holder, ttl_s=3600)
+    if other is not None:
+        raise SweepBusy(f"another sweep is running (pid {other['pid']} on {other['host']}, since "
+                        f"{time.strftime('%H:%M:%S', time.localtime(other['acquired']))}); "
+                        "this one exits")  # fmt: skip
+    try:
+        return _sweep(site, conn, since, dry_run, progress)
+    finally:
+        if not dry_run:
+            state.release(conn, "sweep", holder)
+
+
+def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
+    res = SweepResult()
+    client = slurm_client(site)
+    t0 = time.monotonic()
+    failed = client.failed_jobs(datetime.now() - since)  # the one accounting query
+    known = {j.job_id: j for j in client.known_jobs()}
+    res.stats["accounting_queries"] = 1
+    running = [j for j in known.values() if j.state == "RUNNING"]
+    jobs = {j.job_id: known.get(j.job_id, j) for j in failed}
+    for j in running:
+        jobs.setdefault(j.job_id, j)
+    handled = {r["job_id"]: r["id"] for r in conn.execute("SELECT job_id, id FROM incidents")}
+    children = {j.lineage().get("parent") for j in list(jobs.values()) + list(known.values())}
+    children |= {r["job_id"] for r in conn.execute(
+        "SELECT i.job_id FROM incidents i WHERE i.new_job_id IS NOT NULL")}  # fmt: skip
+    candidates = []
+    for j in jobs.values():
+        if j.job_id in handled:
+            res.skipped.append((j.job_id, f"already handled by incident {handled[j.job_id]}"))
+        elif j.job_id in children:
+            res.skipped.append((j.job_id, "already resubmitted on its lineage"))
+        else:
+            candidates.append(j)
+    progress(f"{len(failed)} failed and {len(running)} running jobs; {len(candidates)} to triage")
+    need_scripts = [j.job_id for j in candidates if not j.stdout]
+    scripts = client.batch_scripts(need_scripts) if need_scripts else {}
+    if need_scripts:
+        res.stats["accounting_queries"] += 1
+    launches, execs = _read_all(site, candidates, scripts)
+    res.stats["ssh_execs_per_host"] = execs
+    thresholds = load_playbook().thresholds
+    for j in sorted(candidates, key=lambda j: int(j.job_id.split("_")[0])):
+        try:
+            _triage(site, j, launches.get(j.job_id), thresholds, dry_run, res)
+        except Exception as e:  # one job's surprise must not stop the sweep of the others
+            res.lines.append(Line(j.job_id, j.user, j.state, "unknown",
+                                  f"error: {type(e).__name__}: {e}", None,
+                                  int(ExitCode.STEP_FAILED)))  # fmt: skip
+    if not dry_run:
+        res.verifications = _verify_pending(site, conn)
+    res.stats["seconds"] = round(time.monotonic() - t0, 3)
+    res.stats["jobs_triaged"] = len(candidates)
+    return res
+
+
+def _triage(site, j, launch, thresholds, dry_run, res) -> None:
+    if launch is None:
+        res.lines.append(Line(j.job_id, j.user, j.state, "unknown", "log not readable"))
+        return
+    ff = launch.first_failure
+    if j.state in ACTIVE and not (ff and ff.kind in OOM_KINDS):
+        return  # a healthy running job is none of the sweep's business
+    verdict = classify(Evidence(launch=launch, slurm=_slurm_text(j), job_id=j.job_id),
+                       thresholds).verdict  # fmt: skip
+    if verdict not in ACTING_VERDICTS:
+        res.lines.append(Line(j.job_id, j.user, j.state, verdict, "report only: not an OOM"))
+    elif verdict in site.policy.unattended_verdicts:
+        r = handle_incident(Trigger(j.job_id, "sweep", "runbook sweep"), site,
+                            Options(dry_run=dry_run))  # fmt: skip
+        action = r.summary.split("; ", 1)[1] if "; " in r.summary else r.summary
+        res.lines.append(Line(j.job_id, j.user, j.state, r.verdict or verdict, action,
+                              r.incident, r.exit_code))  # fmt: skip
+    else:
+        res.lines.append(Line(j.job_id, j.user, j.state, verdict,
+                              f"needs a person: runbook oom --job {j.job_id}", None,
+                              int(ExitCode.NEEDS_HUMAN)))  # fmt: skip
+
+
+def _read_all(site, candidates, scripts) -> tuple[dict, dict]:
+    """Every candidate's log, one exec per host (its batch host: its first node)."""
+    by_host: dict[str, list] = {}
+    for j in candidates:
+        host = j.batch_host or (j.nodes[0] if j.nodes else "")
+        script = scripts.get(j.job_id, "")
+        for pattern in _log_patterns(j, script):
+            where = locate(pattern, job_id=j.job_id, work_dir=j.work_dir or ".", job_name=j.name,
+                           user=j.user, array_job_id=j.array_job_id,
+                           array_task_id=j.array_task_id)  # fmt: skip
+            by_host.setdefault(host, []).append((j, where))
+    launches: dict = {}
+    execs: dict[str, int] = {}
+
+    def read(host: str, items: list, hosts: SshHosts):
+        local = site.logs.read_on == "local" or not host
+        transport = LocalTransport() if local else hosts[host]
+        argv = remote_grep_many_argv([(w.directory, w.name_glob) for _, w in items],
+                                     tail=site.logs.tail_lines)  # fmt: skip
+        try:
+            r = transport.run(argv, timeout=max(site.ssh.command_timeout_s, 60))
+        except RunbookError:
+            return host, items, None
+        return host, items, r.stdout
+
+    with SshHosts(SshSettings.from_site(site)) as hosts:
+        for host in by_host:
+            if site.logs.read_on != "local" and host:
+                hosts[host]  # connections are made from the pool's threads; entries made here
+        with ThreadPoolExecutor(max_workers=max(1, site.ssh.max_parallel)) as pool:
+            done = list(pool.map(lambda kv: read(kv[0], kv[1], hosts), by_host.items()))
+        execs = {h: t["execs"] for h, t in hosts.stats().items()}
+    parts: dict[str, list] = {}
+    for _host, items, out in done:
+        if out is None:
+            continue
+        per_loc = split_locations(out)
+        for n, (j, where) in enumerate(items):
+            for path, e in parse_grep_output(per_loc.get(n, "")).items():
+                parts.setdefault(j.job_id, []).append((e.text(), task_of(where, path)))
+            parts.setdefault(j.job_id, [])
+    for j in candidates:
+        if j.job_id in parts:
+            launches[j.job_id] = scan_parts(parts[j.job_id], nodes=j.nodes,
+                                            tasks_per_node=j.tasks_per_node,
+                                            world_size=j.num_tasks)  # fmt: skip
+    return launches, execs
+
+
+def _verify_pending(site, conn) -> list[dict]:
+    from runbook.commands.incidents import verify_incident
+
+    out = []
+    rows = conn.execute("SELECT id FROM incidents WHERE new_job_id IS NOT NULL AND status = "
+                        "'complete' AND (data IS NULL OR data NOT LIKE 'verification passed%' "
+                        "AND data NOT LIKE 'verification failed%')").fetchall()  # fmt: skip
+    for row in rows:
+        try:
+            v = verify_incident(site, conn, row["id"])
+        except RunbookError as e:
+            v = {"state": "error", "details": [str(e)]}
+        out.append({"incident": row["id"], **v})
+    return out

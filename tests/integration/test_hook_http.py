@@ -1,0 +1,177 @@
+"""`runbook hook serve` over real HTTP on loopback: signatures, bad requests, a real wedged job
+handled in the background, duplicate deliveries; the hook and the sweep firing on one job at the
+same moment yield one incident, one scancel and one resubmit."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from runbook import state
+from runbook.site import load_site
+from tests.integration.slurm_helpers import sh, wait_until
+from tests.integration.test_oom_scenarios import Scenario, log_of
+
+pytestmark = pytest.mark.integration
+SECRET = "hook-test-secret"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def hook(cluster):
+    port = free_port()
+    env = {**os.environ, "RUNBOOK_HOOK_SECRET": SECRET, "RUNBOOK_HOOK_TOKEN": "tok-123",
+           "RUNBOOK_HOOK_MAX_BODY_BYTES": "65536"}  # fmt: skip
+    proc = subprocess.Popen(
+        ["runbook", "--site", "devcluster", "hook", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}/"
+
+    def up():
+        try:
+            urllib.request.urlopen(url, timeout=1)
+        except urllib.error.HTTPError:
+            return True
+        except OSError:
+            return False
+        return True
+
+    wait_until(up, 20, "runbook hook serve to listen")
+    yield url
+    proc.terminate()
+    proc.wait(30)
+
+
+def post(url, body: bytes, headers: dict | None = None) -> tuple[int, dict]:
+    req = urllib.request.Request(url, data=body, headers=headers or {}, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def signed(body: bytes) -> dict:
+    sig = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+    return {"X-PagerDuty-Signature": f"v1=deadbeef,v1={sig}", "Content-Type": "application/json"}
+
+
+def test_bad_requests_get_4xx_with_a_reason(hook):
+    body = b'{"job_id": "999999"}'
+    assert post(hook, body)[0] == 401
+    code, doc = post(hook, body, {"X-PagerDuty-Signature": "v1=" + "0" * 64})
+    assert code == 403 and "matches" in doc["error"]
+    assert post(hook, body, {"Authorization": "Bearer wrong"})[0] == 403
+    assert post(hook, b"{not json", signed(b"{not json"))[0] == 400
+    big = b'{"job_id": "1", "pad": "' + b"x" * 70000 + b'"}'
+    code, doc = post(hook, big, signed(big))
+    assert code == 413 and "limit" in doc["error"]
+    code, doc = post(hook, body, signed(body))
+    assert code == 422 and doc["jobs"][0]["job_id"] == "999999"
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(hook, timeout=5)
+    assert e.value.code == 405
+
+
+def test_resolved_alert_is_nothing_to_do(hook):
+    body = json.dumps(
+        {
+            "version": "4",
+            "status": "resolved",
+            "alerts": [
+                {"status": "resolved", "labels": {"alertname": "SlurmJobOOM", "slurm_job_id": "5"}}
+            ],
+        }
+    ).encode()
+    code, doc = post(hook, body, {"Authorization": "Bearer tok-123"})
+    assert code == 200 and doc["status"] == "nothing to do"
+
+
+def _wedged(cluster, name: str) -> tuple[str, Scenario]:
+    s = Scenario(cluster, name, frag_mib_per_step=6000, long_step=1)
+    job = s.submit()
+    s.wait_failure(job, "Tried to allocate")
+    return job, s
+
+
+def _ledger(job: str) -> list[tuple]:
+    site = load_site("devcluster", environ={})
+    conn = state.open_db(site.path(site.state.dir) / "runbook.db")
+    return [tuple(r) for r in conn.execute(
+        "SELECT kind, status FROM ledger WHERE key IN (?, ?) ORDER BY seq",
+        (f"cancel:{job}", f"submit:{job}:expandable_segments"))]  # fmt: skip
+
+
+def _incident_of(job: str) -> dict | None:
+    out = subprocess.run(["runbook", "--site", "devcluster", "incidents", "--json"],
+                         capture_output=True, text=True).stdout  # fmt: skip
+    return next((r for r in json.loads(out) if r["job_id"] == job), None)
+
+
+def test_wedged_job_handled_in_the_background_and_duplicates_answered_alike(hook, cluster):
+    job, s = _wedged(cluster, "hookjob")
+    try:
+        body = json.dumps({"job_id": job}).encode()
+        t = time.monotonic()
+        code, doc = post(hook, body, signed(body))
+        assert code == 202 and time.monotonic() - t < 5  # at once; the work goes on behind
+        incident = doc["accepted"][0]["incident"]
+        code2, doc2 = post(hook, body, signed(body))
+        assert code2 == 202 and doc2["accepted"][0]["incident"] == incident
+        assert doc2["accepted"][0]["duplicate"] is True
+        row = wait_until(lambda: (r := _incident_of(job)) and r["status"] != "running" and r, 120,
+                         "the hook's incident to finish")  # fmt: skip
+        assert row["id"] == incident and row["verdict"] == "fragmentation"
+        assert _ledger(job) == [("cancel", "applied"), ("submit", "applied")]
+        s.wait_done(row["new_job_id"])
+    finally:
+        s.close()
+
+
+def test_hook_and_sweep_at_the_same_moment_one_incident_one_scancel_one_resubmit(hook, cluster):
+    job, s = _wedged(cluster, "racejob")
+    try:
+        body = json.dumps({"job_id": job}).encode()
+        sweep = subprocess.Popen(["runbook", "--site", "devcluster", "sweep", "--since", "1h",
+                                  "--json"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+        code, doc = post(hook, body, signed(body))
+        sweep_out = json.loads(sweep.communicate(timeout=300)[0])
+        assert code == 202
+        wait_until(lambda: (r := _incident_of(job)) and r["status"] != "running", 120, "incident")
+        incidents = [r for r in json.loads(subprocess.run(
+            ["runbook", "--site", "devcluster", "incidents", "--json"], capture_output=True,
+            text=True).stdout) if r["job_id"] == job]  # fmt: skip
+        assert len(incidents) == 1, incidents
+        assert _ledger(job) == [("cancel", "applied"), ("submit", "applied")]
+        children = [
+            ln
+            for ln in sh("sacct", "-X", "-n", "-P", "-a", "-o", "JobID,Comment").splitlines()
+            if f"parent={job}," in ln
+        ]
+        squeued = [ln for ln in sh("squeue", "-h", "-t", "all", "-o", "%i|%k").splitlines()
+                   if f"parent={job}," in ln]  # fmt: skip
+        assert len({ln.split("|")[0] for ln in children + squeued}) == 1
+        lines = [ln for ln in sweep_out["jobs"] if ln["job_id"] == job]
+        assert len(lines) <= 1  # the sweep either saw it handled, or handled it itself
+        s.wait_done(incidents[0]["new_job_id"])
+        assert "training finished" in log_of(s.workdir, incidents[0]["new_job_id"])
+    finally:
+        s.close()
