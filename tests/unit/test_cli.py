@@ -32,24 +32,18 @@ def test_every_verb_has_help_with_an_example(verb):
     assert "runbook" in result.output and ("Example" in result.output or "example" in result.output)
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["sweep"],
-        ["hook"],
-    ],
-)
-def test_unbuilt_verbs_say_so_and_exit_2(argv):
-    result = CliRunner().invoke(cli, argv)
-    assert result.exit_code == 2, result.output
-    assert "not built yet" in result.output
+def test_usage_errors_exit_2_and_say_why():
+    result = CliRunner().invoke(cli, ["oom", "--job", "12; rm -rf /"])
+    assert result.exit_code == 2 and "is not a Slurm job id" in result.output
+    result = CliRunner().invoke(cli, ["sweep", "--since", "soon"])
+    assert result.exit_code == 2 and "expected a number and a unit" in result.output
 
 
-def test_unbuilt_verb_json_error():
-    result = CliRunner().invoke(cli, ["hook", "--json"] if False else ["sweep", "--json"])
+def test_errors_as_json_when_json_was_asked():
+    result = CliRunner().invoke(cli, ["oom", "--job", "x y", "--json"])
     assert result.exit_code == 2
     doc = json.loads(result.output)
-    assert doc["exit_code"] == 2 and "not built yet" in doc["error"]
+    assert doc["exit_code"] == 2 and "not a Slurm job id" in doc["error"]
 
 
 def test_unknown_site_is_a_usage_error(monkeypatch):
