@@ -150,6 +150,12 @@ class NotifySection:
 
 
 @dataclass(frozen=True)
+class SweepSection:
+    partitions: list[str] = field(default_factory=list)  # empty: every partition
+    include_running: bool = True  # running jobs whose logs show an OOM (wedged ranks)
+
+
+@dataclass(frozen=True)
 class SiteConfig:
     site: SiteSection = field(default_factory=SiteSection)
     slurm: SlurmSection = field(default_factory=SlurmSection)
@@ -162,6 +168,7 @@ class SiteConfig:
     logs: LogsSection = field(default_factory=LogsSection)
     hook: HookSection = field(default_factory=HookSection)
     notify: NotifySection = field(default_factory=NotifySection)
+    sweep: SweepSection = field(default_factory=SweepSection)
     source: str = "built-in defaults"  # where the values came from, for messages
 
     def path(self, value: str) -> Path:

@@ -103,10 +103,13 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
     res = SweepResult()
     client = slurm_client(site)
     t0 = time.monotonic()
-    failed = client.failed_jobs(datetime.now() - since)  # the one accounting query
-    known = {j.job_id: j for j in client.known_jobs()}
+    parts = site.sweep.partitions
+    failed = client.failed_jobs(datetime.now() - since, partitions=parts)  # one accounting query
+    known = {j.job_id: j for j in client.known_jobs() if not parts or j.partition in parts}
     res.stats["accounting_queries"] = 1
-    running = [j for j in known.values() if j.state == "RUNNING"]
+    running = (
+        [j for j in known.values() if j.state == "RUNNING"] if site.sweep.include_running else []
+    )
     jobs = {j.job_id: known.get(j.job_id, j) for j in failed}
     for j in running:
         jobs.setdefault(j.job_id, j)
@@ -127,12 +130,13 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
     scripts = client.batch_scripts(need_scripts) if need_scripts else {}
     if need_scripts:
         res.stats["accounting_queries"] += 1
-    launches, execs = _read_all(site, candidates, scripts)
+    launches, execs, unreadable = _read_all(site, candidates, scripts)
     res.stats["ssh_execs_per_host"] = execs
     thresholds = load_playbook().thresholds
     for j in sorted(candidates, key=lambda j: int(j.job_id.split("_")[0])):
         try:
-            _triage(site, j, launches.get(j.job_id), thresholds, dry_run, res)
+            _triage(site, j, launches.get(j.job_id), thresholds, dry_run, res,
+                    unreadable.get(j.job_id, "logs not readable"))  # fmt: skip
         except Exception as e:  # one job's surprise must not stop the sweep of the others
             res.lines.append(Line(j.job_id, j.user, j.state, "unknown",
                                   f"error: {type(e).__name__}: {e}", None,
@@ -144,9 +148,10 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
     return res
 
 
-def _triage(site, j, launch, thresholds, dry_run, res) -> None:
+def _triage(site, j, launch, thresholds, dry_run, res, unreadable: str) -> None:
     if launch is None:
-        res.lines.append(Line(j.job_id, j.user, j.state, "unknown", "log not readable"))
+        res.lines.append(Line(j.job_id, j.user, j.state, "unknown", unreadable, None,
+                              int(ExitCode.STEP_FAILED)))  # fmt: skip
         return
     ff = launch.first_failure
     if j.state in ACTIVE and not (ff and ff.kind in OOM_KINDS):
@@ -179,6 +184,7 @@ def _read_all(site, candidates, scripts) -> tuple[dict, dict]:
                            array_task_id=j.array_task_id)  # fmt: skip
             by_host.setdefault(host, []).append((j, where))
     launches: dict = {}
+    unreadable: dict[str, str] = {}
     execs: dict[str, int] = {}
 
     def read(host: str, items: list, hosts: SshHosts):
@@ -188,9 +194,9 @@ def _read_all(site, candidates, scripts) -> tuple[dict, dict]:
                                      tail=site.logs.tail_lines)  # fmt: skip
         try:
             r = transport.run(argv, timeout=max(site.ssh.command_timeout_s, 60))
-        except RunbookError:
-            return host, items, None
-        return host, items, r.stdout
+        except RunbookError as e:
+            return host, items, None, str(e).splitlines()[0]
+        return host, items, r.stdout, None
 
     with SshHosts(SshSettings.from_site(site)) as hosts:
         for host in by_host:
@@ -200,8 +206,10 @@ def _read_all(site, candidates, scripts) -> tuple[dict, dict]:
             done = list(pool.map(lambda kv: read(kv[0], kv[1], hosts), by_host.items()))
         execs = {h: t["execs"] for h, t in hosts.stats().items()}
     parts: dict[str, list] = {}
-    for _host, items, out in done:
+    for host, items, out, err in done:
         if out is None:
+            for j, _ in items:
+                unreadable[j.job_id] = f"logs not readable on {host or 'this host'}: {err}"
             continue
         per_loc = split_locations(out)
         for n, (j, where) in enumerate(items):
@@ -213,7 +221,7 @@ def _read_all(site, candidates, scripts) -> tuple[dict, dict]:
             launches[j.job_id] = scan_parts(parts[j.job_id], nodes=j.nodes,
                                             tasks_per_node=j.tasks_per_node,
                                             world_size=j.num_tasks)  # fmt: skip
-    return launches, execs
+    return launches, execs, unreadable
 
 
 def _verify_pending(site, conn) -> list[dict]:

@@ -86,6 +86,11 @@ def main() -> int:
     ap.add_argument("--resume-from", default=os.environ.get("RUNBOOK_RESUME_FROM", ""))
     ap.add_argument("--step-seconds", type=float, default=0.05)
     ap.add_argument("--fail-with", choices=["oom", "value_error"], default="oom")
+    ap.add_argument(
+        "--oom-exits",
+        action="store_true",
+        help="the OOM rank exits (as under torchrun's teardown) instead of wedging",
+    )
     args = ap.parse_args()
 
     rank, world = int(os.environ["SLURM_PROCID"]), int(os.environ["SLURM_NTASKS"])
@@ -156,6 +161,8 @@ def main() -> int:
 
                 traceback.print_exc()
                 sys.stderr.flush()
+                if args.oom_exits:
+                    return 1  # the peers' gloo sockets close; they fail too; the job ends FAILED
                 time.sleep(3600 * 24)  # keep the "GPU": see the module docstring
         for _ in range(args.grad_accum):
             grad = torch.ones(1024) * (rank + 1)

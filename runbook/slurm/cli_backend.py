@@ -74,11 +74,13 @@ class CliSlurm:
             )
         return main[-1]
 
-    def failed_jobs(self, since: datetime, until: datetime | None = None) -> list[JobInfo]:
+    def failed_jobs(self, since: datetime, until: datetime | None = None,
+                    partitions: list[str] | None = None) -> list[JobInfo]:  # fmt: skip
         """Every job of every user that ended badly in the window: one accounting query."""
         end = (until or datetime.now()).strftime("%Y-%m-%dT%H:%M:%S")
+        extra = ["-r", ",".join(partitions)] if partitions else []
         return self._sacct(["-a", "-S", since.strftime("%Y-%m-%dT%H:%M:%S"), "-E", end,
-                            "-s", FAILED_STATES])  # fmt: skip
+                            "-s", FAILED_STATES, *extra])  # fmt: skip
 
     def _sacct(self, selection: list[str]) -> list[JobInfo]:
         argv = ["sacct", "-X", "-P", "-n", f"--delimiter={SEP}", "-o", ",".join(SACCT_FIELDS),

@@ -88,10 +88,12 @@ class PyslurmBackend:
                 raise SlurmError(f"job {job_id} is unknown to slurmctld and accounting") from None
             return _job(list(jobs.values())[-1], "pyslurm-db")
 
-    def failed_jobs(self, since: datetime, until: datetime | None = None) -> list[JobInfo]:
+    def failed_jobs(self, since: datetime, until: datetime | None = None,
+                    partitions: list[str] | None = None) -> list[JobInfo]:  # fmt: skip
         flt = self.ps.db.JobFilter(
             start_time=int(since.timestamp()), end_time=int((until or datetime.now()).timestamp()),
             states=["FAILED", "OUT_OF_MEMORY", "TIMEOUT", "CANCELLED", "NODE_FAIL"],
+            partitions=partitions or None,
         )  # fmt: skip
         jobs = self._call("reading accounting", self.ps.db.Jobs.load, flt)
         return [_job(j, "pyslurm-db") for j in jobs.values()]

@@ -130,6 +130,7 @@ InactiveLimit=0
 Waittime=0
 $nodelines
 PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+PartitionName=debug Nodes=ALL Default=NO MaxTime=INFINITE State=UP
 EOF
   printf 'Name=gpu Type=h100 File=/dev/fakegpu/nvidia[0-%d]\n' $((GPUS_PER_NODE - 1)) \
     >/etc/slurm/gres.conf
@@ -244,6 +245,10 @@ start_net() {
   for ((i = 1; i <= NODES; i++)); do
     n=$(node_name "$i") ns=rb-$n veth=rbv$(printf '%02d' "$i")
     [[ -e /run/netns/$ns ]] || ip netns add "$ns"
+    # A veth left over from a namespace that is gone has no peer in the new one: replace it.
+    if ip link show "$veth" >/dev/null 2>&1 && ! ip -n "$ns" link show eth0 >/dev/null 2>&1; then
+      ip link del "$veth" 2>/dev/null || true
+    fi
     if ! ip link show "$veth" >/dev/null 2>&1; then
       ip link add "$veth" type veth peer name eth0 netns "$ns"
       ip link set "$veth" master "$BRIDGE" up
@@ -282,9 +287,10 @@ start_node() { # i
 is_ready() {
   pid_alive "$STATE/run/slurmctld.pid" && pid_alive "$STATE/run/slurmdbd.pid" || return 1
   local i out
+  scontrol show partition debug >/dev/null 2>&1 || return 1  # a config from before it existed
   out=$(sinfo -h -N -o '%N %t' 2>/dev/null) || return 1
   for ((i = 1; i <= NODES; i++)); do
-    grep -Eq "^$(node_name "$i") (idle|mix|alloc|drain|drng)$" <<<"$out" || return 1
+    grep -Eq "^$(node_name "$i") (idle|mix|alloc|comp|drain|drng)$" <<<"$out" || return 1
     (exec 3<>"/dev/tcp/$(node_addr "$i")/22") 2>/dev/null || return 1
   done
   sacct -n -X -j 1 -o JobID >/dev/null 2>&1 || return 1
@@ -319,7 +325,11 @@ cmd_up() {
   wait_for "slurmd registration" 60 bash -c "! sinfo -h -N -o '%t' | grep -Eq 'unk|inval|down\\*'"
   local bad
   bad=$(sinfo -h -N -o '%N %t' | awk '$2 !~ /^(idle|mix|alloc)$/ {print $1}' | sort -u | paste -sd,)
-  [[ -z $bad ]] || scontrol update nodename="$bad" state=resume >/dev/null 2>&1 || true
+  if [[ -n $bad ]]; then
+    # Jobs of the previous run died with its namespaces: down then resume clears COMPLETING.
+    scontrol update nodename="$bad" state=down reason="test cluster restart" >/dev/null 2>&1 || true
+    scontrol update nodename="$bad" state=resume >/dev/null 2>&1 || true
+  fi
   wait_for "cluster" 60 is_ready
   log "up: $NODES nodes ($(sinfo -h -o '%D %t' | paste -sd' ')) in $((SECONDS - t0))s; state in $STATE"
 }
@@ -331,7 +341,14 @@ cmd_down_quiet() {
   stop_pidfile "$STATE/run/slurmdbd.pid"
   stop_pidfile "$STATE/run/mariadb.pid"
   # munged is shared with anything else on the host that uses munge; leave it to --purge.
-  for n in $(ip netns list 2>/dev/null | awk '/^rb-gpu-/{print $1}'); do ip netns del "$n" || true; done
+  # Everything still living in a node (slurmstepd, job processes) goes with it: left behind in
+  # a deleted namespace it could never reach slurmctld again and would hold the node COMPLETING.
+  for n in $(ip netns list 2>/dev/null | awk '/^rb-gpu-/{print $1}'); do
+    ip netns pids "$n" 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
+    ip netns del "$n" || true
+  done
+  # Steps stranded by an earlier harness version sit in namespaces that no longer have a name.
+  pkill -KILL -x slurmstepd 2>/dev/null || true
   # A deleted namespace's veth vanishes asynchronously; the next 'up' re-creating it sees
   # "File exists" if we do not wait.
   local deadline=$((SECONDS + 10))
