@@ -1,0 +1,89 @@
+"""A real client: Debian's prometheus-alertmanager (0.25) with a webhook receiver pointing at
+`runbook hook serve` on loopback fires an alert (posted with amtool) for a wedged job on the test
+cluster; the incident runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import urllib.request
+
+import pytest
+
+from tests.integration.slurm_helpers import wait_until
+from tests.integration.test_hook_http import _incident_of, _wedged, free_port
+
+pytestmark = pytest.mark.integration
+TOKEN = "am-token-7"
+
+
+@pytest.fixture
+def alertmanager_to_hook(cluster):
+    if not shutil.which("prometheus-alertmanager"):
+        if os.environ.get("CI"):
+            pytest.fail("prometheus-alertmanager not installed: scripts/test installs it")
+        pytest.skip("prometheus-alertmanager not installed (scripts/test installs it)")
+    hook_port, am_port = free_port(), free_port()
+    env = {**os.environ, "RUNBOOK_HOOK_TOKEN": TOKEN}
+    hook = subprocess.Popen(["runbook", "--site", "devcluster", "hook", "serve", "--port",
+                             str(hook_port)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)  # fmt: skip
+    work = tempfile.mkdtemp(prefix="am-")
+    cfg = os.path.join(work, "alertmanager.yml")
+    with open(cfg, "w") as f:
+        f.write(f"""
+route:
+  receiver: runbook
+  group_by: [slurm_job_id]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: runbook
+    webhook_configs:
+      - url: http://127.0.0.1:{hook_port}/
+        send_resolved: false
+        http_config:
+          authorization:
+            type: Bearer
+            credentials: {TOKEN}
+""")
+    am = subprocess.Popen(["prometheus-alertmanager", f"--config.file={cfg}",
+                           f"--storage.path={work}/data", f"--web.listen-address=127.0.0.1:{am_port}",
+                           "--cluster.listen-address="], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL)  # fmt: skip
+    url = f"http://127.0.0.1:{am_port}"
+
+    def ready():
+        try:
+            return urllib.request.urlopen(f"{url}/-/ready", timeout=1).status == 200
+        except OSError:
+            return False
+
+    wait_until(ready, 30, "Alertmanager to be ready")
+    yield url
+    am.terminate()
+    hook.terminate()
+    am.wait(20)
+    hook.wait(30)
+
+
+def test_alertmanager_alert_runs_the_incident(alertmanager_to_hook, cluster):
+    job, s = _wedged(cluster, "amjob")
+    try:
+        r = subprocess.run(["amtool", "alert", "add", "SlurmJobOOM", f"slurm_job_id={job}",
+                            "severity=page", "--annotation=summary=CUDA OOM on a Slurm job",
+                            f"--alertmanager.url={alertmanager_to_hook}"],
+                           capture_output=True, text=True, timeout=30)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        row = wait_until(lambda: (i := _incident_of(job)) and i["status"] != "running" and i,
+                         180, "the incident Alertmanager's webhook started")  # fmt: skip
+        assert row["source"] == "hook" and row["verdict"] == "fragmentation"
+        report = json.loads(open(os.path.join(row["folder"], "report.json")).read())
+        assert report["source"] == "hook" and report["new_job_id"]
+        s.wait_done(report["new_job_id"])
+    finally:
+        s.close()
