@@ -51,10 +51,14 @@ receivers:
             type: Bearer
             credentials: {TOKEN}
 """)
-    am = subprocess.Popen(["prometheus-alertmanager", f"--config.file={cfg}",
-                           f"--storage.path={work}/data", f"--web.listen-address=127.0.0.1:{am_port}",
-                           "--cluster.listen-address="], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL)  # fmt: skip
+    argv = [
+        "prometheus-alertmanager",
+        f"--config.file={cfg}",
+        f"--storage.path={work}/data",
+        f"--web.listen-address=127.0.0.1:{am_port}",
+        "--cluster.listen-address=",
+    ]
+    am = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{am_port}"
 
     def ready():
@@ -82,7 +86,8 @@ def test_alertmanager_alert_runs_the_incident(alertmanager_to_hook, cluster):
         row = wait_until(lambda: (i := _incident_of(job)) and i["status"] != "running" and i,
                          180, "the incident Alertmanager's webhook started")  # fmt: skip
         assert row["source"] == "hook" and row["verdict"] == "fragmentation"
-        report = json.loads(open(os.path.join(row["folder"], "report.json")).read())
+        with open(os.path.join(row["folder"], "report.json")) as fh:
+            report = json.load(fh)
         assert report["source"] == "hook" and report["new_job_id"]
         s.wait_done(report["new_job_id"])
     finally:
