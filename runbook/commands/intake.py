@@ -92,6 +92,8 @@ def sweep(app, since, dry_run, as_json):
     One accounting query for the window; logs confirmed on the nodes, one SSH exec per host.
     Acts only on verdicts the site lets act unattended ([policy] unattended_verdicts), lists the
     others for a person, finishes pending verifications. A second sweep exits at once.
+    Keep --since longer than the cron period: the window query of slurmdbd lists a job a second
+    or so after it ended, so windows should overlap; jobs already handled are skipped.
 
     \b
     Example (cron, every 10 minutes):
