@@ -86,6 +86,19 @@ def fnmatch_escape(text: str) -> str:
     return re.sub(r"([\\*?\[\]])", r"\\\1", text)
 
 
+# Shell for one (dir, glob) location: matching lines with context, NUL after each file name,
+# capped; then, if asked, the tail of each file after an `@@tail NAME` line.
+_SCAN_ONE_LOCATION = (
+    'find "$dir" -maxdepth 1 -type f -name "$glob" -print0 2>/dev/null | sort -z | '
+    'LC_ALL=C xargs -0 -r grep -a -n -H -Z -F -B "$b" -A "$a" -e "$pats" -- 2>/dev/null | '
+    'head -c "$cap"; '
+    'if [ "$tail" -gt 0 ]; then '
+    'find "$dir" -maxdepth 1 -type f -name "$glob" -print0 2>/dev/null | sort -z | '
+    'xargs -0 -r -I{} sh -c \'printf "\\n@@tail %s\\0\\n" "$1"; tail -n "$2" -- "$1"\' '
+    'tail {} "$tail" | head -c "$cap"; fi'
+)
+
+
 def remote_grep_argv(directory: str, name_glob: str, *, cap: int = REMOTE_CAP_BYTES,
                      tail: int = 0) -> list[str]:  # fmt: skip
     """argv for the host holding the logs: matching lines (+context) of files in `directory`
@@ -95,16 +108,7 @@ def remote_grep_argv(directory: str, name_glob: str, *, cap: int = REMOTE_CAP_BY
     transport, and files are found with `find -name` so a Slurm pattern such as %t becomes a glob
     without any shell expansion of untrusted names. The strings travel as one newline-joined -e
     argument, which grep -F reads as alternatives."""
-    script = (
-        "dir=$1; glob=$2; b=$3; a=$4; cap=$5; pats=$6; tail=$7; "
-        'find "$dir" -maxdepth 1 -type f -name "$glob" -print0 2>/dev/null | sort -z | '
-        'LC_ALL=C xargs -0 -r grep -a -n -H -Z -F -B "$b" -A "$a" -e "$pats" -- 2>/dev/null | '
-        'head -c "$cap"; '
-        'if [ "$tail" -gt 0 ]; then '
-        'find "$dir" -maxdepth 1 -type f -name "$glob" -print0 2>/dev/null | sort -z | '
-        'xargs -0 -r -I{} sh -c \'printf "\\n@@tail %s\\0\\n" "$1"; tail -n "$2" -- "$1"\' '
-        'tail {} "$tail" | head -c "$cap"; fi'
-    )
+    script = "dir=$1; glob=$2; b=$3; a=$4; cap=$5; pats=$6; tail=$7; " + _SCAN_ONE_LOCATION
     return ["sh", "-c", script, "runbook-scan", directory, name_glob, str(CONTEXT_BEFORE),
             str(CONTEXT_AFTER), str(cap), "\n".join(PATTERNS), str(tail)]  # fmt: skip
 
@@ -116,13 +120,8 @@ def remote_grep_many_argv(locations: list[tuple[str, str]], *, cap: int = REMOTE
     script = (
         "b=$1; a=$2; cap=$3; pats=$4; tail=$5; shift 5; n=0; "
         'while [ "$#" -ge 2 ]; do dir=$1; glob=$2; shift 2; printf "@@loc %s\\n" "$n"; '
-        'find "$dir" -maxdepth 1 -type f -name "$glob" -print0 2>/dev/null | sort -z | '
-        'LC_ALL=C xargs -0 -r grep -a -n -H -Z -F -B "$b" -A "$a" -e "$pats" -- 2>/dev/null | '
-        'head -c "$cap"; '
-        'if [ "$tail" -gt 0 ]; then '
-        'find "$dir" -maxdepth 1 -type f -name "$glob" -print0 2>/dev/null | sort -z | '
-        'xargs -0 -r -I{} sh -c \'printf "\\n@@tail %s\\0\\n" "$1"; tail -n "$2" -- "$1"\' '
-        'tail {} "$tail" | head -c "$cap"; fi; n=$((n + 1)); done'
+        + _SCAN_ONE_LOCATION
+        + "; n=$((n + 1)); done"
     )
     flat = [x for loc in locations for x in loc]
     return ["sh", "-c", script, "runbook-sweep", str(CONTEXT_BEFORE), str(CONTEXT_AFTER), str(cap),

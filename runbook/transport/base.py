@@ -69,3 +69,11 @@ class CappedBuffer:
 
     def text(self) -> str:
         return b"".join(self._parts).decode("utf-8", errors="replace")
+
+
+def captured(host: str, argv, code: int, out: CappedBuffer, err: CappedBuffer,
+             duration_s: float) -> CommandResult:  # fmt: skip
+    """The result of a command whose streams were read into capped buffers."""
+    return CommandResult(host=host, argv=tuple(argv), exit_code=code, stdout=out.text(),
+                         stderr=err.text(), duration_s=duration_s, stdout_dropped=out.dropped,
+                         stderr_dropped=err.dropped)  # fmt: skip

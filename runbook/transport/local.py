@@ -7,7 +7,7 @@ import threading
 import time
 
 from runbook.errors import TransportError
-from runbook.transport.base import CappedBuffer, CommandResult
+from runbook.transport.base import CappedBuffer, CommandResult, captured
 
 
 class LocalTransport:
@@ -50,16 +50,7 @@ class LocalTransport:
         finally:
             for t in readers:
                 t.join(timeout=5)
-        return CommandResult(
-            host=self.host,
-            argv=argv,
-            exit_code=code,
-            stdout=out.text(),
-            stderr=err.text(),
-            duration_s=time.monotonic() - start,
-            stdout_dropped=out.dropped,
-            stderr_dropped=err.dropped,
-        )
+        return captured(self.host, argv, code, out, err, time.monotonic() - start)
 
     def close(self) -> None:
         pass

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import paramiko
 
 from runbook.errors import HostKeyError, TransportError
-from runbook.transport.base import CappedBuffer, CommandResult, command_line
+from runbook.transport.base import CappedBuffer, CommandResult, captured, command_line
 
 
 @dataclass(frozen=True)
@@ -253,16 +253,7 @@ class SshTransport:
             code = chan.recv_exit_status()
         finally:
             chan.close()
-        return CommandResult(
-            host=self.host,
-            argv=argv,
-            exit_code=code,
-            stdout=out.text(),
-            stderr=err.text(),
-            duration_s=self._clock() - start,
-            stdout_dropped=out.dropped,
-            stderr_dropped=err.dropped,
-        )
+        return captured(self.host, argv, code, out, err, self._clock() - start)
 
     def _open_channel(self) -> paramiko.Channel:
         """A session channel on the open connection. A connection that died or stalls in a
