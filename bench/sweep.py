@@ -181,8 +181,10 @@ def main() -> None:
                          accounting_queries=st["accounting_queries"],
                          max_execs_per_host=max(execs.values()), hosts=len(execs)))  # fmt: skip
         r = rows[-1]
+        r["jobs_per_s"] = round(r["triaged"] / wall, 1)
         print(
-            f"{r['jobs']:4d} jobs (triaged {r['triaged']}): sweep {wall:6.2f}s  "
+            f"{r['jobs']:4d} jobs (triaged {r['triaged']}): sweep {wall:6.2f}s "
+            f"({r['jobs_per_s']:.0f} jobs/s)  "
             f"floor {f:6.2f}s ({wall / f:4.2f}x)  naive loop {nv:6.2f}s ({wall / nv:4.2f}x)  "
             f"accounting queries {r['accounting_queries']}, execs/host <= "
             f"{r['max_execs_per_host']} on {r['hosts']} hosts (accounting window lag {lag:.1f}s)",
