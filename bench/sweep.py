@@ -179,6 +179,7 @@ def main() -> None:
         rows.append(dict(jobs=len(jobs), window_lag_s=round(lag, 2), triaged=st["jobs_triaged"],
                          sweep_s=wall, floor_s=f, naive_s=nv,
                          accounting_queries=st["accounting_queries"],
+                         script_queries=st["script_queries"],
                          max_execs_per_host=max(execs.values()), hosts=len(execs)))  # fmt: skip
         r = rows[-1]
         r["jobs_per_s"] = round(r["triaged"] / wall, 1)
@@ -186,7 +187,8 @@ def main() -> None:
             f"{r['jobs']:4d} jobs (triaged {r['triaged']}): sweep {wall:6.2f}s "
             f"({r['jobs_per_s']:.0f} jobs/s)  "
             f"floor {f:6.2f}s ({wall / f:4.2f}x)  naive loop {nv:6.2f}s ({wall / nv:4.2f}x)  "
-            f"accounting queries {r['accounting_queries']}, execs/host <= "
+            f"accounting queries {r['accounting_queries']} (+{r['script_queries']} for scripts), "
+            f"execs/host <= "
             f"{r['max_execs_per_host']} on {r['hosts']} hosts (accounting window lag {lag:.1f}s)",
             flush=True,
         )

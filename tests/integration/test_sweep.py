@@ -77,6 +77,9 @@ def test_sweep_triages_mixed_failures_in_one_query_one_exec_per_host(cluster, tm
     assert set(got) == set(want), set(want) - set(got)
     assert {j: ln["verdict"] for j, ln in got.items()} == want
     assert out["stats"]["accounting_queries"] == 1
+    # Older failed jobs of other tests may fall in the window after slurmctld forgot them: their
+    # scripts come in one extra query for all of them, never one per job.
+    assert out["stats"]["script_queries"] <= 1
     assert all(n == 1 for n in out["stats"]["ssh_execs_per_host"].values()), out["stats"]
     for ln in got.values():  # nothing may act: the policy lets no verdict act unattended
         assert ln["incident"] is None
