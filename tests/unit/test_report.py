@@ -4,7 +4,6 @@ masked, and a report that says where a run stopped."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from runbook.diagnosis import Evidence, classify
@@ -13,9 +12,9 @@ from runbook.playbook import load
 from runbook.report.model import Incident, Step, mask
 from runbook.report.render import memory_svg, render_all
 from tests.conftest import corpus_records
+from tests.golden import check_golden
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "report"
-RERECORD = os.environ.get("RUNBOOK_RERECORD") == "1"
 T0 = 1795000000.0  # fixed clock: goldens must not depend on when the test runs
 
 
@@ -60,14 +59,7 @@ def incident() -> Incident:
 
 
 def _check(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if RERECORD:
-        path.write_text(text)
-    assert path.exists(), f"no golden {path}: run RUNBOOK_RERECORD=1 python3 -m pytest {__file__}"
-    assert text == path.read_text(), (
-        f"{name} changed; if intended, re-record: RUNBOOK_RERECORD=1 python3 -m pytest "
-        f"{__file__} and review `git diff {GOLDEN}`"
-    )
+    check_golden(GOLDEN / name, text, __file__)
 
 
 def test_golden_markdown_and_json():

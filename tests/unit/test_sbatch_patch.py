@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -11,10 +10,10 @@ import pytest
 from runbook.errors import InputError, UsageError
 from runbook.planning.sbatch_patch import RungNotApplicable, parse_vars, patch, read_header, render
 from runbook.site import SiteConfig
+from tests.golden import check_golden
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sbatch"
 KNOBS = SiteConfig().knobs
-RERECORD = os.environ.get("RUNBOOK_RERECORD") == "1"
 
 CASES = [
     ("hf_accelerate.sbatch", "halve_micro_batch"),
@@ -32,13 +31,7 @@ def test_golden_diff(name, rung):
     p = patch((DATA / name).read_text(), rung, KNOBS)
     golden = DATA / "golden" / f"{name}.{rung}.diff"
     diff = p.diff(name)
-    if RERECORD:
-        golden.write_text(diff)
-    assert golden.exists(), f"no golden file {golden}: run RUNBOOK_RERECORD=1 pytest {__file__}"
-    assert diff == golden.read_text(), (
-        f"diff for {name}/{rung} changed; if intended, re-record with RUNBOOK_RERECORD=1 "
-        f"python3 -m pytest {__file__} and review git diff {golden.parent}"
-    )
+    check_golden(golden, diff, __file__)
 
 
 def _ints(text: str, *names: str) -> dict[str, int]:
