@@ -43,10 +43,6 @@ class UsageError(RunbookError):
     exit_code = ExitCode.USAGE
 
 
-class NotBuiltYet(UsageError):
-    """A registered verb whose issue has not landed: it says so instead of pretending."""
-
-
 class InputError(RunbookError):
     """An input file or payload could not be read or understood."""
 
@@ -63,9 +59,3 @@ class HostKeyError(TransportError):
 
 class SlurmError(RunbookError):
     """A Slurm command failed; carries the command, its exit code and stderr."""
-
-
-class NeedsHuman(RunbookError):
-    """The runbook stopped where policy or the ladder requires a person."""
-
-    exit_code = ExitCode.NEEDS_HUMAN

@@ -131,11 +131,17 @@ def triggers(body: bytes, *, label: str = "slurm_job_id",
     try:
         doc = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise InputError(f"webhook body is not JSON: {e}") from None
+        raise InputError(
+            f"webhook body is not JSON: {e}",
+            hint='send an Alertmanager v4 or PagerDuty v3 webhook body, or {"job_id": "123"}',
+        ) from None
     if isinstance(doc, list) and all(isinstance(d, dict) and "job_id" in d for d in doc):
         return _bare(doc)
     if not isinstance(doc, dict):
-        raise InputError('webhook body is neither an object nor a list of {"job_id": ...}')
+        raise InputError(
+            'webhook body is neither an object nor a list of {"job_id": ...}',
+            hint='send an Alertmanager v4 or PagerDuty v3 webhook body, or {"job_id": "123"}',
+        )
     if "job_id" in doc and "alerts" not in doc and "event" not in doc:
         return _bare([doc])
     if isinstance(doc.get("alerts"), list):

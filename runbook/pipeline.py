@@ -9,6 +9,7 @@ that fails still leaves everything gathered before it, and the report says where
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shlex
@@ -29,8 +30,8 @@ from runbook.evidence.launcher_log import LaunchReport, scan_parts
 from runbook.evidence.log_filter import parse_grep_output, remote_grep_argv
 from runbook.planning import ladder
 from runbook.playbook import load as load_playbook
+from runbook.report.files import write_atomic, write_reports
 from runbook.report.model import Incident, Step, plain
-from runbook.report.render import render_all, write_atomic
 from runbook.slurm.factory import slurm_client
 from runbook.slurm.paths import locate, task_of
 from runbook.slurm.text import SlurmJobText
@@ -89,17 +90,12 @@ class Recorder:
         write_atomic(self.folder / "raw" / name, text)
 
     def stage(self, name: str, data) -> None:
-        import json
-
         write_atomic(self.folder / f"{name}.json", json.dumps(plain(data), indent=2,
                                                                default=str) + "\n")  # fmt: skip
 
     def save(self) -> None:
-        import json
-
         data = self.incident.to_json()
-        for name, text in render_all(data).items():
-            write_atomic(self.folder / name, text)
+        write_reports(self.folder, data)
         write_atomic(
             self.folder / "ledger.jsonl",
             "".join(json.dumps(a, default=str) + "\n" for a in data["actions"]),
@@ -251,7 +247,11 @@ def _run(trigger, site, opts, client, conn, rec: Recorder, lock_name, holder, dr
                 s.status = "ok" if r.ok else ("skipped" if r.status == "declined" else "failed")
                 s.detail = f"{r.status}: {r.message}"
                 if r.status == "failed":
-                    raise RunbookError(f"scancel {job.job_id} failed: {r.message}")
+                    raise RunbookError(
+                        f"scancel {job.job_id} failed: {r.message}",
+                        hint=f"cancel it by hand (scancel {job.job_id}) so its ranks "
+                        "free the GPUs, then run `runbook oom` again",
+                    )
             else:
                 s.status = "skipped"
                 s.detail = (f"job is {job.state}" if job.state not in ACTIVE else
@@ -372,8 +372,6 @@ def _read_logs(site, job, script, hosts, rec) -> tuple[LaunchReport, int | None,
 
 def _fetch_dump(site, job, launch: LaunchReport, hosts, rec) -> dict | None:
     """runbook.instrument's dump for the failing rank, when the job wrote one (one more read)."""
-    import json
-
     ff = launch.first_failure
     marks = [i for i in launch.instrument if i.kind == "oom-dump" and i.fields.get("path")]
     mine = [i for i in marks if ff and i.rank in ff.ranks] or marks

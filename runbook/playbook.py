@@ -50,14 +50,18 @@ def load(path: str | Path | None = None) -> Playbook:
             "holding oom.yaml",
         ) from None
     except yaml.YAMLError as e:
-        raise ConfigError(f"playbook {p} is not valid YAML: {e}") from None
+        raise ConfigError(
+            f"playbook {p} is not valid YAML: {e}",
+            hint="compare with the shipped playbooks/oom.yaml, or unset RUNBOOK_PLAYBOOKS",
+        ) from None
     try:
         cls = data["classification"]
         want = set(Thresholds.__dataclass_fields__)
         if set(cls) != want:
             raise ConfigError(
                 f"playbook {p}: [classification] must hold exactly {sorted(want)}, found "
-                f"{sorted(cls)}"
+                f"{sorted(cls)}",
+                hint="add or remove keys so the section names each threshold once",
             )
         thresholds = Thresholds(**{k: float(v) for k, v in cls.items()})
         ladder = {
@@ -65,5 +69,8 @@ def load(path: str | Path | None = None) -> Playbook:
             for verdict, rungs in data["ladder"].items()
         }
     except (KeyError, TypeError, ValueError) as e:
-        raise ConfigError(f"playbook {p} is malformed: {e}") from None
+        raise ConfigError(
+            f"playbook {p} is malformed: {e}",
+            hint="compare with the shipped playbooks/oom.yaml, or unset RUNBOOK_PLAYBOOKS",
+        ) from None
     return Playbook(str(p), thresholds, ladder)

@@ -254,7 +254,10 @@ def _merge(cfg: SiteConfig, layer: Mapping[str, Mapping[str, Any]], origin: str)
                 hint="remove or rename it",
             )
         if not isinstance(values, Mapping):
-            raise ConfigError(f"{origin}: [{sname}] must be a table, found {values!r}")
+            raise ConfigError(
+                f"{origin}: [{sname}] must be a table, found {values!r}",
+                hint=f"write it as a [{sname}] section with key = value lines",
+            )
         stype = sections[sname]
         hints = typing.get_type_hints(stype)
         unknown = set(values) - set(hints)
@@ -342,9 +345,16 @@ def load_site(
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as e:
-            raise ConfigError(f"cannot read site file {path}: {e}") from e
+            raise ConfigError(
+                f"cannot read site file {path}: {e}",
+                hint="check the path and its permissions, or use --site NAME for "
+                "site_config/NAME.toml",
+            ) from e
         except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"site file {path} is not valid TOML: {e}") from e
+            raise ConfigError(
+                f"site file {path} is not valid TOML: {e}",
+                hint="fix the line named; site_config/example.toml shows every key",
+            ) from e
         cfg = _merge(cfg, data, str(path))
         cfg = dataclasses.replace(cfg, source=str(path))
     cfg = _merge(cfg, env_layer(environ), "environment")

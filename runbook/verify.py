@@ -14,7 +14,7 @@ from pathlib import Path
 
 from runbook.errors import UsageError
 from runbook.evidence.launcher_log import LaunchReport
-from runbook.report.render import render_all, write_atomic
+from runbook.report.files import write_reports
 from runbook.slurm.client import TERMINAL_STATES
 
 
@@ -114,6 +114,5 @@ def append(folder: str, verification: dict) -> dict:
     path = Path(folder) / "report.json"
     data = json.loads(path.read_text())
     data["verification"] = verification
-    for name, text in render_all(data).items():
-        write_atomic(Path(folder) / name, text)
+    write_reports(folder, data)
     return data

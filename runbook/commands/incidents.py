@@ -10,7 +10,7 @@ import click
 
 from runbook import verify as verifying
 from runbook.errors import ExitCode, InputError
-from runbook.report.render import render_all, write_atomic
+from runbook.report.files import write_reports
 from runbook.slurm.factory import slurm_client
 from runbook.state import open_db
 
@@ -134,10 +134,12 @@ def report(app, incident_id, fmt):
     try:
         data = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as e:
-        raise InputError(f"cannot read {path}: {e}") from None
-    out = render_all(data)
-    for name, text in out.items():
-        write_atomic(Path(inc["folder"]) / name, text)
+        raise InputError(
+            f"cannot read {path}: {e}",
+            hint="the incident folder was moved or its report.json damaged; `runbook incidents` "
+            "lists each incident's folder",
+        ) from None
+    out = write_reports(inc["folder"], data)
     if fmt == "path":
         click.echo(inc["folder"])
     else:

@@ -34,7 +34,10 @@ def hook(ctx, as_json):
     site = ctx.obj.site()
     body = sys.stdin.buffer.read(site.hook.max_body_bytes + 1)
     if len(body) > site.hook.max_body_bytes:
-        raise InputError(f"webhook body on stdin is over {site.hook.max_body_bytes} bytes")
+        raise InputError(
+            f"webhook body on stdin is over {site.hook.max_body_bytes} bytes",
+            hint="raise [hook] max_body_bytes if such bodies are expected",
+        )
     parsed = triggers(body, label=site.hook.alertmanager_label,
                       title_pattern=site.hook.pagerduty_title_pattern)  # fmt: skip
     results = [handle_incident(Trigger(c.job_id, "hook", "runbook hook"), site, Options())

@@ -34,9 +34,3 @@ SIZE_RE = re.compile(SIZE)
 
 def to_mib(number: str, unit: str) -> float:
     return float(number) * _FACTOR_MIB[unit.lower()]
-
-
-def size_mib(text: str) -> float | None:
-    """The first size in `text`, in MiB; None when there is none."""
-    m = SIZE_RE.search(text)
-    return to_mib(m.group(1), m.group(2)) if m else None

@@ -89,7 +89,10 @@ def catalog(path: str | None = None) -> dict[str, CatalogEntry]:
     except FileNotFoundError:
         raise ConfigError(f"Xid catalog {p} not found", hint="set RUNBOOK_PLAYBOOKS") from None
     except (KeyError, TypeError, yaml.YAMLError) as e:
-        raise ConfigError(f"Xid catalog {p} is malformed: {e}") from None
+        raise ConfigError(
+            f"Xid catalog {p} is malformed: {e}",
+            hint="compare with playbooks/xid_catalog.yaml shipped with runbook",
+        ) from None
 
 
 def lookup(xid: int | str) -> CatalogEntry | None:

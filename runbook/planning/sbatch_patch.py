@@ -84,7 +84,10 @@ def render(template_path: str, variables: dict) -> str:
     try:
         source = path.read_text(encoding="utf-8")
     except OSError as e:
-        raise InputError(f"template {template_path}: cannot read: {e.strerror or e}") from None
+        raise InputError(
+            f"template {template_path}: cannot read: {e.strerror or e}",
+            hint="check the path; the job's recorded template may have moved",
+        ) from None
     try:
         text = _env().from_string(source).render(**variables)
     except jinja2.UndefinedError as e:
@@ -93,9 +96,15 @@ def render(template_path: str, variables: dict) -> str:
             hint=f"give it with --var NAME=VALUE (given: {', '.join(sorted(variables)) or 'none'})",
         ) from None
     except jinja2.TemplateSyntaxError as e:
-        raise InputError(f"template {template_path}, line {e.lineno}: {e.message}") from None
+        raise InputError(
+            f"template {template_path}, line {e.lineno}: {e.message}",
+            hint="fix the template and run again; nothing was submitted",
+        ) from None
     except jinja2.exceptions.SecurityError as e:
-        raise InputError(f"template {template_path}: refused by the sandbox: {e}") from None
+        raise InputError(
+            f"template {template_path}: refused by the sandbox: {e}",
+            hint="templates may only use variables and filters; move logic into the job script",
+        ) from None
     header = [f"{HEADER_TEMPLATE}{path}", f"{HEADER_VARS}{json.dumps(variables, sort_keys=True)}"]
     lines = text.splitlines(keepends=True)
     at = 1 if lines and lines[0].startswith("#!") else 0
@@ -360,7 +369,11 @@ def bash_n(text: str) -> None:
     finally:
         os.unlink(f.name)
     if r.returncode != 0:
-        raise InputError(f"the patched job script does not parse (bash -n): {r.stderr.strip()}")
+        raise InputError(
+            f"the patched job script does not parse (bash -n): {r.stderr.strip()}",
+            hint="the original script or a [knobs] pattern is at fault; nothing was "
+            "written or submitted; patch it by hand",
+        )
 
 
 RUNG_PATCHERS = {

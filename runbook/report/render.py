@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from html import escape
 from pathlib import Path
@@ -111,11 +109,3 @@ def render_all(data: dict) -> dict[str, str]:
     )
     return {"report.md": md, "report.json": json.dumps(data, indent=2, default=str) + "\n",
             "report.html": html}  # fmt: skip
-
-
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)

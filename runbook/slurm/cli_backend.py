@@ -153,7 +153,10 @@ class CliSlurm:
     def submit_argv(self, script: str, args: list[str], env: dict[str, str]) -> list[str]:
         bad = [k for k in env if not _ENV_NAME.match(k)]
         if bad:
-            raise UsageError(f"invalid environment variable name(s) {bad} for sbatch")
+            raise UsageError(
+                f"invalid environment variable name(s) {bad} for sbatch",
+                hint="names are letters, digits and _, not starting with a digit",
+            )
         prefix = ["env", *[f"{k}={v}" for k, v in env.items()]] if env else []
         # sbatch exports the submitting environment (--export=ALL is its default), so `env` sets
         # variables for the job without comma-splitting their values as --export would.
@@ -173,7 +176,10 @@ class CliSlurm:
 def parse_submitted(stdout: str) -> str:
     m = re.search(r"^(\d+)(?:;\S+)?\s*$", stdout.strip(), re.M)
     if not m:
-        raise SlurmError(f"sbatch printed no job id: {stdout.strip()[:200]!r}")
+        raise SlurmError(
+            f"sbatch printed no job id: {stdout.strip()[:200]!r}",
+            hint="check squeue for the job; a wrapper around sbatch may print other text first",
+        )
     return m.group(1)
 
 

@@ -85,7 +85,10 @@ class PyslurmBackend:
             jobs = self._call("reading accounting", self.ps.db.Jobs.load,
                               self.ps.db.JobFilter(ids=[job_id]))  # fmt: skip
             if not jobs:
-                raise SlurmError(f"job {job_id} is unknown to slurmctld and accounting") from None
+                raise SlurmError(
+                    f"job {job_id} is unknown to slurmctld and accounting",
+                    hint="check the job id, and that slurmdbd keeps jobs this old",
+                ) from None
             return _job(list(jobs.values())[-1], "pyslurm-db")
 
     def failed_jobs(self, since: datetime, until: datetime | None = None,

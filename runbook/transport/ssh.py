@@ -223,7 +223,11 @@ class SshTransport:
             chan.exec_command(command_line(argv))
         except (OSError, paramiko.SSHException) as e:
             self.close()
-            raise TransportError(f"cannot run a command on {self.host}: {_why(e)}") from None
+            raise TransportError(
+                f"cannot run a command on {self.host}: {_why(e)}",
+                hint=f"try `ssh {self.host} true` by hand; sshd may limit "
+                "sessions (MaxSessions) or be restarting",
+            ) from None
         self.execs += 1
         out = CappedBuffer(self.settings.max_output_bytes)
         err = CappedBuffer(self.settings.max_output_bytes)
