@@ -1,32 +1,92 @@
 """The `runbook` command: a thin click group that builds one context and hands it to each verb.
 
 Only modules under runbook/commands/ print; everything below them returns data or raises a
-RunbookError, which is turned here into one readable message and the exit code of DESIGN §4.3.
+RunbookError, which is turned here into one readable message and the exit code of the exit-code
+table in `runbook --help`.
+
+Verbs load lazily: `runbook --help` and `runbook diagnose` must not pay for paramiko, jinja2 or
+waitress (an on-call engineer runs them on a busy login node, often in a loop). The table below
+names each verb's module and its one-line help, so the root help lists them without importing any.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
+import logging
 import sys
 
 import click
 
 from runbook import __version__
 from runbook.errors import ExitCode, RunbookError
-from runbook.site import SiteConfig, load_site
+
+# verb -> (module, attribute, one-line help). tests/unit/test_cli.py checks each line against the
+# verb's own docstring, so the two cannot drift.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "oom": ("runbook.commands.oom", "oom", "Run the whole runbook for one job that died of CUDA OOM."),
+    "diagnose": ("runbook.commands.diagnose", "diagnose",
+                 "Diagnose a CUDA OOM offline, from files you already have."),
+    "hook": ("runbook.commands.intake", "hook",
+             "Pager webhook intake: Alertmanager or PagerDuty payloads, or a bare job id."),
+    "sweep": ("runbook.commands.intake", "sweep",
+              "Triage failed (and wedged) jobs from Slurm, for cron."),
+    "verify": ("runbook.commands.incidents", "verify",
+               "Check that the rerun got past the step that failed; appends the result to the report."),
+    "incidents": ("runbook.commands.incidents", "incidents", "List incidents, newest first."),
+    "report": ("runbook.commands.incidents", "report",
+               "Re-render one incident's report (Markdown, JSON, HTML) from its report.json."),
+    "submit": ("runbook.commands.submit", "submit",
+               "Render a job from a jinja2 template and submit it."),
+    "config": ("runbook.commands.config", "config",
+               "Show the effective settings, or write a starter site config."),
+}  # fmt: skip
 
 
 class AppContext:
-    """What every verb gets: the chosen site, loaded once, with flag overrides applied last."""
+    """What every verb gets: the chosen site, loaded on first use, with flag overrides last."""
 
-    def __init__(self, site_name: str | None):
+    def __init__(self, site_name: str | None, config_file: str | None = None, verbosity: int = 0):
         self.site_name = site_name
+        self.config_file = config_file
+        self.verbosity = verbosity  # -1 quiet, 0 normal, 1+ verbose
 
-    def site(self, **overrides) -> SiteConfig:
-        return load_site(self.site_name, overrides=overrides)
+    def site(self, **overrides):
+        from runbook.site import load_site
+
+        return load_site(self.site_name, config_file=self.config_file, overrides=overrides)
+
+    def site_flags(self) -> list[str]:
+        """The flags that choose this run's settings, for next-step commands a user copies."""
+        import shlex
+
+        if self.config_file:
+            return ["--config", shlex.quote(self.config_file)]
+        if self.site_name:
+            return ["--site", shlex.quote(self.site_name)]
+        return []
+
+    def progress(self, message: str) -> None:
+        """A progress line on stderr, unless -q."""
+        if self.verbosity >= 0:
+            click.echo(f"  {message}", err=True)
 
 
 class RunbookGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[name]
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # Remembered so that an error can be printed as JSON when the verb was asked for JSON.
         ctx.meta["runbook.argv"] = list(args)
@@ -46,31 +106,77 @@ class RunbookGroup(click.Group):
             ctx.exit(int(e.exit_code))
 
 
-@click.group(cls=RunbookGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="runbook")
+def _version_text(app: AppContext) -> str:
+    from runbook.playbook import describe_source
+
+    lines = [f"runbook {__version__}", f"python {sys.version.split()[0]}"]
+    try:
+        site = app.site()
+        lines.append(f"settings: {site.source}")
+        lines.append(f"playbooks: {describe_source(site.playbooks.dir)}")
+    except RunbookError as e:
+        lines.append(f"settings: not loaded ({e.message})")
+        lines.append(f"playbooks: {describe_source('')}")
+    return "\n".join(lines)
+
+
+@click.group(
+    cls=RunbookGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.option(
     "--site",
     envvar="RUNBOOK_SITE",
     metavar="NAME",
-    help="Site settings: site_config/NAME.toml, or a path to a .toml file (env RUNBOOK_SITE). "
-    "Without it, built-in defaults.",
+    help="Site settings NAME.toml, looked for in $RUNBOOK_SITE_DIR, ~/.config/runbook/sites, "
+    "/etc/runbook/sites, ./site_config (env RUNBOOK_SITE). Without --site or --config: "
+    "built-in defaults.",
 )
+@click.option(
+    "--config",
+    "config_file",
+    envvar="RUNBOOK_CONFIG",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Site settings from this TOML file (env RUNBOOK_CONFIG).",
+)
+@click.option("-v", "--verbose", count=True, help="More detail on stderr (-vv: SSH too).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines; results and errors only.")
+@click.option("--version", is_flag=True, help="Print the version, the settings file and the "
+              "playbooks folder in use, then exit.")  # fmt: skip
 @click.pass_context
-def cli(ctx: click.Context, site: str | None) -> None:
+def cli(ctx: click.Context, site, config_file, verbose, quiet, version) -> None:
     """The on-call runbook for a Slurm PyTorch job that died of CUDA out-of-memory.
 
     It finds the rank that ran out of memory first and its node, stops the wedged job, checks the
     node's GPU health, classifies the OOM (true OOM, allocator fragmentation, co-tenant, GPU fault,
-    host RAM), applies the next rung of the remediation ladder to the job's sbatch template,
-    resubmits from the last valid checkpoint, and writes an incident report.
+    host RAM), applies the next rung of the remediation ladder to the job script, resubmits from
+    the last valid checkpoint, and writes an incident report.
 
     \b
     Start here, offline, on a log you already have:
       runbook diagnose --log slurm-123456.out
+    Then, on the cluster (a dry run changes nothing):
+      runbook --site prod oom 123456 --dry-run
     Exit codes: 0 ok, 1 a step failed, 2 usage/config error, 3 input not understood,
     4 needs a human.
     """
-    ctx.obj = AppContext(site)
+    app = AppContext(site, config_file, -1 if quiet else verbose)
+    ctx.obj = app
+    if verbose:
+        logging.basicConfig(
+            level=logging.DEBUG if verbose > 1 else logging.INFO,
+            format="runbook: %(name)s: %(message)s",
+        )
+        if verbose < 2:
+            logging.getLogger("paramiko").setLevel(logging.WARNING)
+    if version:
+        click.echo(_version_text(app))
+        ctx.exit(0)
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+        ctx.exit(0)
 
 
 def main() -> None:
@@ -79,12 +185,3 @@ def main() -> None:
     except KeyboardInterrupt:
         click.echo("runbook: interrupted", err=True)
         sys.exit(int(ExitCode.STEP_FAILED))
-
-
-def _register() -> None:
-    from runbook.commands import register
-
-    register(cli)
-
-
-_register()

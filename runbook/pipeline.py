@@ -30,6 +30,7 @@ from runbook.evidence.launcher_log import LaunchReport, scan_parts
 from runbook.evidence.log_filter import parse_grep_output, remote_grep_argv
 from runbook.planning import ladder
 from runbook.playbook import load as load_playbook
+from runbook.site import SiteConfig
 from runbook.report.files import write_atomic, write_reports
 from runbook.report.model import Incident, Step, plain
 from runbook.slurm.factory import slurm_client
@@ -61,6 +62,9 @@ class Options:
     confirm: Callable[[Action], bool] | None = None  # a person at a terminal, asked per step
     progress: Callable[[str], None] = lambda message: None
     force: bool = False  # handle a job that already has a finished incident
+    # How this run chose its settings (["--site", "prod"]), so that next-step commands in the
+    # output and the report can be copied as they stand.
+    site_flags: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -167,6 +171,7 @@ def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Resu
     dry = opts.dry_run or site.policy.dry_run
     client = slurm_client(site)
     job_id = trigger.job_id
+    playbook = load_playbook(site.playbooks.dir)  # once per incident, passed down
     conn = state.site_db(site, dry_run=dry)
     incident_id = trigger.incident_id or new_incident_id(job_id)
     holder = f"{trigger.source}:{os.getpid()}:{incident_id}"
@@ -201,12 +206,13 @@ def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Resu
                     "VALUES (?, ?, ?, ?, 'running', ?)",
                     (incident_id, job_id, trigger.source, time.time(), str(folder)),
                 )
-            return _run(trigger, site, opts, client, conn, rec, lock_name, holder, dry)
+            return _run(trigger, site, playbook, opts, client, conn, rec, lock_name, holder, dry)
     except state.LockBusy as e:
         return Result(None, None, None, int(ExitCode.OK), e.message)
 
 
-def _run(trigger, site, opts, client, conn, rec: Recorder, lock_name, holder, dry) -> Result:
+def _run(trigger, site, playbook, opts, client, conn, rec: Recorder, lock_name, holder,
+         dry) -> Result:  # fmt: skip
     inc = rec.incident
     ex = Executor(conn, incident=inc.id, actor=f"{trigger.source}:{trigger.actor}", dry_run=dry,
                   lock=lock_name, lock_holder=holder)  # fmt: skip
@@ -239,7 +245,7 @@ def _run(trigger, site, opts, client, conn, rec: Recorder, lock_name, holder, dr
 
         wedged = job.state in ACTIVE and ff is not None and ff.kind in OOM_KINDS
         preliminary = Evidence(launch=launch, slurm=_slurm_text(job), job_id=job.job_id)
-        prelim_verdict = classify(preliminary, load_playbook().thresholds).verdict
+        prelim_verdict = classify(preliminary, playbook.thresholds).verdict
         ex.confirm = _confirm_policy(site, prelim_verdict, trigger, opts)
         with rec.step("cancel", opts.progress) as s:
             if wedged:
@@ -279,13 +285,13 @@ def _run(trigger, site, opts, client, conn, rec: Recorder, lock_name, holder, dr
         with rec.step("diagnosis", opts.progress) as s:
             evidence = Evidence(launch=launch, slurm=_slurm_text(job), node_health=oom_health,
                                 job_id=job.job_id, dump=dump)  # fmt: skip
-            diagnosis = classify(evidence, load_playbook().thresholds)
+            diagnosis = classify(evidence, playbook.thresholds)
             inc.diagnosis = diagnosis.contract()
             rec.stage("diagnosis", inc.diagnosis)
             s.detail = diagnosis.verdict
 
         with rec.step("plan", opts.progress) as s:
-            plan = _plan(site, client, job, script, diagnosis, node, failed_step)
+            plan = _plan(site, playbook, client, job, script, diagnosis, node, failed_step)
             inc.plan = _plan_view(plan)
             rec.stage("plan", inc.plan)
             s.detail = (
@@ -317,7 +323,7 @@ def _run(trigger, site, opts, client, conn, rec: Recorder, lock_name, holder, dr
         inc.evidence["ssh"] = hosts.stats()
         hosts.close()
         inc.actions = [plain(r) for r in ex.results]
-        _conclude(inc, job, diagnosis, plan, ex, dry)
+        _conclude(inc, job, diagnosis, plan, ex, dry, opts, site)
         inc.finished = time.time()
         rec.save()
         if not dry:
@@ -418,14 +424,14 @@ def _only_sharding(diagnosis: Diagnosis) -> str | None:
     return None
 
 
-def _plan(site, client, job, script, diagnosis, node, failed_step) -> ladder.Plan:
+def _plan(site, playbook, client, job, script, diagnosis, node, failed_step) -> ladder.Plan:
     found = checkpoints.find(site.checkpoints.pattern, workdir=job.work_dir or ".",
                              marker=site.checkpoints.marker,
                              load_max_mib=site.checkpoints.load_check_max_mib)  # fmt: skip
     chosen, skipped = checkpoints.newest_valid(found)
     resume = (site.checkpoints, chosen.path) if chosen else None
     tried = ladder.lineage(client, job)
-    p = ladder.plan(diagnosis.verdict, load_playbook().ladder, script=script, knobs=site.knobs,
+    p = ladder.plan(diagnosis.verdict, playbook.ladder, script=script, knobs=site.knobs,
                     tried=tried, node=node, resume=resume,
                     only_sharding=_only_sharding(diagnosis))  # fmt: skip
     p.checkpoint, p.checkpoints_skipped, p.failed_step = chosen, skipped, failed_step
@@ -468,7 +474,17 @@ def _act(ex: Executor, client, site, job, plan: ladder.Plan, rec: Recorder, d: D
                         parent=job.job_id, rung=plan.rung))  # fmt: skip
 
 
-def _conclude(inc: Incident, job, d: Diagnosis | None, plan: ladder.Plan | None, ex, dry) -> None:
+def _cmd(opts: Options, site, *words: str) -> str:
+    """A runbook command line for the next steps, with this run's --site/--config (the hook
+    and the sweep name the file their settings came from)."""
+    flags = opts.site_flags
+    if not flags and site.source != SiteConfig().source:
+        flags = ["--config", shlex.quote(site.source)]
+    return " ".join(["runbook", *flags, *(shlex.quote(w) for w in words)])
+
+
+def _conclude(inc: Incident, job, d: Diagnosis | None, plan: ladder.Plan | None, ex, dry,
+              opts: Options, site) -> None:  # fmt: skip
     """The summary line, what a person should do next, and the exit code (DESIGN §4.3)."""
     results = ex.results
     failed = [r for r in results if r.status == "failed"]
@@ -506,7 +522,7 @@ def _conclude(inc: Incident, job, d: Diagnosis | None, plan: ladder.Plan | None,
     if inc.status == "stopped":
         nxt.append(
             f"Fix what stopped the runbook at `{inc.stopped_at}` (see Errors), then run "
-            f"`runbook oom --job {inc.job_id}` again: steps already done are skipped."
+            f"`{_cmd(opts, site, 'oom', inc.job_id)}` again: steps already done are skipped."
         )
     if plan and plan.needs_human:
         nxt.append(f"A person decides: {plan.human_action or plan.why}")
@@ -518,7 +534,7 @@ def _conclude(inc: Incident, job, d: Diagnosis | None, plan: ladder.Plan | None,
     for r in failed:
         nxt.append(f"Failed: `{' '.join(r.argv)}`: {r.message}")
     if inc.new_job_id and not dry:
-        nxt.append(f"Check the rerun later: `runbook verify --incident {inc.id}`.")
+        nxt.append(f"Check the rerun later: `{_cmd(opts, site, 'verify', '--incident', inc.id)}`.")
     if verdict in ("not_oom", "unknown") and job is not None:
         nxt.append("Not an OOM runbook can act on: read the report's evidence and the job log.")
     if dry:

@@ -1,12 +1,15 @@
-"""The codified runbook (playbooks/oom.yaml): thresholds and the remediation ladder, as data."""
+"""The codified runbook (oom.yaml): thresholds and the remediation ladder, as data.
+
+The playbooks ship inside the package (runbook/playbooks/, read through importlib.resources, so a
+wheel carries them); a site may point `[playbooks] dir` (or RUNBOOK_PLAYBOOKS) at a folder with its
+own oom.yaml. The playbook is loaded once per run and passed down.
+"""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
-
-import yaml
 
 from runbook.errors import ConfigError
 
@@ -33,27 +36,46 @@ class Playbook:
     ladder: dict[str, tuple[Rung, ...]]
 
 
-def playbook_dir() -> Path:
-    if os.environ.get("RUNBOOK_PLAYBOOKS"):
-        return Path(os.environ["RUNBOOK_PLAYBOOKS"])
-    return Path(__file__).resolve().parent.parent / "playbooks"
+def packaged_dir() -> Path:
+    """The playbooks folder inside the installed package (a real folder for wheels and
+    checkouts alike; runbook is never imported from a zip)."""
+    return Path(str(resources.files("runbook") / "playbooks"))
 
 
-def load(path: str | Path | None = None) -> Playbook:
-    p = Path(path) if path else playbook_dir() / "oom.yaml"
+def playbook_dir(site_dir: str = "") -> Path:
+    """The folder the playbooks are read from: the site's, else the packaged one."""
+    return Path(site_dir).expanduser() if site_dir else packaged_dir()
+
+
+def describe_source(site_dir: str = "") -> str:
+    """Where the playbooks come from, in words (for `runbook --version` and reports)."""
+    if site_dir:
+        return f"{playbook_dir(site_dir)} (site setting [playbooks] dir)"
+    return f"{packaged_dir()} (shipped with runbook)"
+
+
+def read_yaml(path: Path, what: str, fix: str):
+    """A YAML data file of runbook's, with errors that name it."""
+    import yaml  # loaded only by the verbs that read playbooks
+
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(
-            f"playbook {p} not found",
-            hint="run from a checkout (pip install -e .) or set RUNBOOK_PLAYBOOKS to the folder "
-            "holding oom.yaml",
-        ) from None
+        raise ConfigError(f"{what} {path} not found", hint=fix) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read {what} {path}: {e}", hint=fix) from None
     except yaml.YAMLError as e:
-        raise ConfigError(
-            f"playbook {p} is not valid YAML: {e}",
-            hint="compare with the shipped playbooks/oom.yaml, or unset RUNBOOK_PLAYBOOKS",
-        ) from None
+        raise ConfigError(f"{what} {path} is not valid YAML: {e}", hint=fix) from None
+
+
+def load(site_dir: str = "", *, path: str | Path | None = None) -> Playbook:
+    """The OOM playbook: from `path`, else `site_dir`/oom.yaml, else the packaged one."""
+    p = Path(path) if path else playbook_dir(site_dir) / "oom.yaml"
+    fix = (
+        "point [playbooks] dir (or RUNBOOK_PLAYBOOKS) at a folder holding oom.yaml, or unset it "
+        "to use the playbooks shipped with runbook"
+    )
+    data = read_yaml(p, "playbook", fix)
     try:
         cls = data["classification"]
         want = set(Thresholds.__dataclass_fields__)
@@ -68,9 +90,10 @@ def load(path: str | Path | None = None) -> Playbook:
             verdict: tuple(Rung(**rung) for rung in rungs)
             for verdict, rungs in data["ladder"].items()
         }
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise ConfigError(
             f"playbook {p} is malformed: {e}",
-            hint="compare with the shipped playbooks/oom.yaml, or unset RUNBOOK_PLAYBOOKS",
+            hint="compare with the oom.yaml shipped with runbook (`runbook --version` says "
+            "where), or unset [playbooks] dir",
         ) from None
     return Playbook(str(p), thresholds, ladder)

@@ -1,15 +1,19 @@
-"""Per-site settings: TOML files in site_config/ loaded into frozen dataclasses.
+"""Per-site settings: a TOML file loaded into frozen dataclasses.
 
 Precedence, lowest first: the defaults below < the site file < `RUNBOOK_<SECTION>_<KEY>` environment
 variables < command-line flags. An unknown key anywhere is an error that lists the valid keys,
 because a misspelt `dry_run` that is silently ignored is how a runbook mutates a production cluster.
+
+Where the site file is found: `--config FILE` (or `RUNBOOK_CONFIG`) names it; `--site NAME` (or
+`RUNBOOK_SITE`) looks for NAME.toml in `$RUNBOOK_SITE_DIR`, `$XDG_CONFIG_HOME/runbook/sites`
+(`~/.config/runbook/sites`), `/etc/runbook/sites`, then `./site_config`: the places an admin or a
+user without root would put it. Every value remembers where it came from (`runbook config show`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
 import types
 import typing
 from collections.abc import Mapping
@@ -19,9 +23,16 @@ from typing import Any
 
 from runbook.errors import ConfigError
 
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, published as tomli
+    import tomli as tomllib  # type: ignore[no-redef]
+
 ENV_PREFIX = "RUNBOOK_"
 # Environment variables that share the prefix but are not settings.
-_ENV_NOT_SETTINGS = {"RUNBOOK_SITE", "RUNBOOK_SITE_DIR"}
+_ENV_NOT_SETTINGS = {"RUNBOOK_SITE", "RUNBOOK_SITE_DIR", "RUNBOOK_CONFIG"}
+# Older spellings kept working, mapped into the one precedence (section, key).
+_ENV_ALIASES = {"RUNBOOK_PLAYBOOKS": ("playbooks", "dir")}
 
 
 @dataclass(frozen=True)
@@ -50,6 +61,9 @@ class SshSection:
     connect_retries: int = 2
     max_parallel: int = 16
     max_output_bytes: int = 1_048_576
+    # OpenSSH client config read for HostName, User, Port, IdentityFile and ProxyJump of each node
+    # (values set in this section win). Empty: none. A missing file is the same as an empty one.
+    config_file: str = "~/.ssh/config"
     # node name -> address, for nodes that DNS does not resolve from where runbook runs.
     addresses: dict[str, str] = field(default_factory=dict)
 
@@ -57,6 +71,16 @@ class SshSection:
 @dataclass(frozen=True)
 class StateSection:
     dir: str = "~/.local/state/runbook"  # SQLite state and one folder per incident
+    # SQLite's locks are not reliable on NFS, Lustre, GPFS, BeeGFS and the like, where cluster
+    # home folders usually live: such a state dir is refused unless a site says it knows better.
+    allow_network_fs: bool = False
+
+
+@dataclass(frozen=True)
+class PlaybooksSection:
+    # A folder holding the site's own oom.yaml. Empty: the playbooks shipped inside runbook.
+    # RUNBOOK_PLAYBOOKS (older name) and RUNBOOK_PLAYBOOKS_DIR set it from the environment.
+    dir: str = ""
 
 
 @dataclass(frozen=True)
@@ -161,6 +185,7 @@ class SiteConfig:
     slurm: SlurmSection = field(default_factory=SlurmSection)
     ssh: SshSection = field(default_factory=SshSection)
     state: StateSection = field(default_factory=StateSection)
+    playbooks: PlaybooksSection = field(default_factory=PlaybooksSection)
     policy: PolicySection = field(default_factory=PolicySection)
     probes: ProbesSection = field(default_factory=ProbesSection)
     knobs: KnobsSection = field(default_factory=KnobsSection)
@@ -170,6 +195,9 @@ class SiteConfig:
     notify: NotifySection = field(default_factory=NotifySection)
     sweep: SweepSection = field(default_factory=SweepSection)
     source: str = "built-in defaults"  # where the values came from, for messages
+    # "section.key" -> where its value came from ("file PATH", "environment VAR", "command line");
+    # keys not listed have their default.
+    origins: dict[str, str] = field(default_factory=dict, compare=False)
 
     def path(self, value: str) -> Path:
         """A path setting with ~ and $VARS expanded."""
@@ -180,7 +208,7 @@ def _sections() -> dict[str, type]:
     return {
         f.name: typing.get_type_hints(SiteConfig)[f.name]
         for f in dataclasses.fields(SiteConfig)
-        if f.name != "source"
+        if f.name not in ("source", "origins")
     }
 
 
@@ -240,13 +268,21 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
     )
     raise ConfigError(
         f"{where}: expected {shown}, found {value!r}",
-        hint="fix the value (see site_config/example.toml for every key with its default)",
+        hint="fix the value (`runbook config show` lists every key with its value)",
     )
 
 
-def _merge(cfg: SiteConfig, layer: Mapping[str, Mapping[str, Any]], origin: str) -> SiteConfig:
+def _merge(
+    cfg: SiteConfig,
+    layer: Mapping[str, Mapping[str, Any]],
+    origin: str,
+    key_origin: Mapping[str, str] | None = None,
+) -> SiteConfig:
+    """Apply one layer. `key_origin` names a finer origin per "section.key" (the environment
+    variable that set it); else every value of the layer is credited to `origin`."""
     sections = _sections()
     changes: dict[str, Any] = {}
+    origins = dict(cfg.origins)
     for sname, values in layer.items():
         if sname not in sections:
             raise ConfigError(
@@ -265,12 +301,15 @@ def _merge(cfg: SiteConfig, layer: Mapping[str, Mapping[str, Any]], origin: str)
             raise ConfigError(
                 f"{origin}: unknown key(s) {_valid(unknown)} in [{sname}]; "
                 f"valid keys: {_valid(hints)}",
-                hint="remove or rename them (site_config/example.toml documents every key)",
+                hint="remove or rename them (`runbook config init` writes a file documenting every "
+                "key)",
             )
         current = getattr(cfg, sname)
         coerced = {k: _coerce(v, hints[k], f"{origin}: [{sname}] {k}") for k, v in values.items()}
         changes[sname] = dataclasses.replace(current, **coerced)
-    return dataclasses.replace(cfg, **changes)
+        for k in coerced:
+            origins[f"{sname}.{k}"] = (key_origin or {}).get(f"{sname}.{k}", origin)
+    return dataclasses.replace(cfg, **changes, origins=origins)
 
 
 def env_layer(environ: Mapping[str, str]) -> dict[str, dict[str, str]]:
@@ -278,6 +317,10 @@ def env_layer(environ: Mapping[str, str]) -> dict[str, dict[str, str]]:
     sections = _sections()
     layer: dict[str, dict[str, str]] = {}
     for var, value in environ.items():
+        if var in _ENV_ALIASES:
+            sname, key = _ENV_ALIASES[var]
+            layer.setdefault(sname, {}).setdefault(key, value)
+            continue
         if not var.startswith(ENV_PREFIX) or var in _ENV_NOT_SETTINGS:
             continue
         rest = var[len(ENV_PREFIX) :].lower()
@@ -296,68 +339,112 @@ def env_layer(environ: Mapping[str, str]) -> dict[str, dict[str, str]]:
     return layer
 
 
-def site_dirs() -> list[Path]:
+def env_origins(environ: Mapping[str, str]) -> dict[str, str]:
+    """"section.key" -> the environment variable that set it, for `config show`."""
+    out = {}
+    for var in environ:
+        if var in _ENV_ALIASES:
+            sname, key = _ENV_ALIASES[var]
+            out.setdefault(f"{sname}.{key}", f"environment {var}")
+        elif var.startswith(ENV_PREFIX) and var not in _ENV_NOT_SETTINGS:
+            rest = var[len(ENV_PREFIX) :].lower()
+            for sname in _sections():
+                if rest.startswith(sname + "_"):
+                    out[f"{sname}.{rest[len(sname) + 1 :]}"] = f"environment {var}"
+    return out
+
+
+def site_dirs(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """Where `--site NAME` looks for NAME.toml, in order."""
+    environ = os.environ if environ is None else environ
     dirs = []
-    if os.environ.get("RUNBOOK_SITE_DIR"):
-        dirs.append(Path(os.environ["RUNBOOK_SITE_DIR"]))
+    if environ.get("RUNBOOK_SITE_DIR"):
+        dirs.append(Path(environ["RUNBOOK_SITE_DIR"]).expanduser())
+    xdg = environ.get("XDG_CONFIG_HOME") or str(Path("~/.config").expanduser())
+    dirs.append(Path(xdg) / "runbook" / "sites")
+    dirs.append(Path("/etc/runbook/sites"))
     dirs.append(Path.cwd() / "site_config")
-    dirs.append(Path(__file__).resolve().parent.parent / "site_config")  # a source checkout
-    return list(dict.fromkeys(d.resolve() for d in dirs))
+    return list(dict.fromkeys(d.absolute() for d in dirs))
 
 
-def find_site_file(name: str) -> Path:
+def user_site_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where `runbook config init` writes: the user's own sites folder (no root needed)."""
+    environ = os.environ if environ is None else environ
+    xdg = environ.get("XDG_CONFIG_HOME") or str(Path("~/.config").expanduser())
+    return Path(xdg) / "runbook" / "sites"
+
+
+def find_config_file(path: str) -> Path:
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise ConfigError(
+            f"config file {p} does not exist" if not p.exists() else f"config file {p} is not a file",
+            hint="check the path given to --config (or RUNBOOK_CONFIG); `runbook config init NAME` "
+            "writes a starter file",
+        )
+    return p
+
+
+def find_site_file(name: str, environ: Mapping[str, str] | None = None) -> Path:
     if name.endswith(".toml") or os.sep in name:
-        p = Path(name).expanduser()
-        if not p.is_file():
-            raise ConfigError(
-                f"site file {p} does not exist", hint="check the path given to --site"
-            )
-        return p
+        return find_config_file(name)
     tried = []
-    for d in site_dirs():
+    dirs = site_dirs(environ)
+    for d in dirs:
         p = d / f"{name}.toml"
         tried.append(str(p))
         if p.is_file():
             return p
-    known = sorted({p.stem for d in site_dirs() if d.is_dir() for p in d.glob("*.toml")})
+    known = sorted({p.stem for d in dirs if d.is_dir() for p in d.glob("*.toml")})
     raise ConfigError(
         f"no site named {name!r}: looked for {', '.join(tried)}",
-        hint=f"use one of: {_valid(known) or '(none found)'}, or set RUNBOOK_SITE_DIR",
+        hint=f"use one of: {_valid(known) or '(none found)'}; or `runbook config init {name}` to "
+        f"write one, or --config FILE to name a file",
     )
+
+
+def read_site_file(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(
+            f"cannot read config file {path}: {getattr(e, 'strerror', None) or e}",
+            hint="check the path and its permissions",
+        ) from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(
+            f"config file {path} is not valid TOML: {e}",
+            hint="fix the line named; `runbook config init NAME` writes a valid starter",
+        ) from None
 
 
 def load_site(
     name: str | None = None,
     *,
+    config_file: str | None = None,
     environ: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
 ) -> SiteConfig:
     """Build the site configuration: defaults < file < environment < flags.
 
-    `name` is a site name (site_config/NAME.toml), a path to a .toml file, or None for the
-    built-in defaults. `overrides` holds flag values as {"section.key": value}; None values are
-    flags the user did not give.
+    `name` is a site name (NAME.toml in the folders of `site_dirs`) or a path to a .toml file;
+    `config_file` a path (--config); neither: the built-in defaults. `overrides` holds flag
+    values as {"section.key": value}; None values are flags the user did not give.
     """
     environ = os.environ if environ is None else environ
+    if name and config_file:
+        raise ConfigError(
+            f"both --site {name} and --config {config_file} were given",
+            hint="give one of them (RUNBOOK_SITE and RUNBOOK_CONFIG count as given)",
+        )
     cfg = SiteConfig()
+    path = find_config_file(config_file) if config_file else None
     if name:
-        path = find_site_file(name)
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as e:
-            raise ConfigError(
-                f"cannot read site file {path}: {e}",
-                hint="check the path and its permissions, or use --site NAME for "
-                "site_config/NAME.toml",
-            ) from e
-        except tomllib.TOMLDecodeError as e:
-            raise ConfigError(
-                f"site file {path} is not valid TOML: {e}",
-                hint="fix the line named; site_config/example.toml shows every key",
-            ) from e
-        cfg = _merge(cfg, data, str(path))
+        path = find_site_file(name, environ)
+    if path is not None:
+        cfg = _merge(cfg, read_site_file(path), f"file {path}")
         cfg = dataclasses.replace(cfg, source=str(path))
-    cfg = _merge(cfg, env_layer(environ), "environment")
+    cfg = _merge(cfg, env_layer(environ), "environment", env_origins(environ))
     flags: dict[str, dict[str, Any]] = {}
     for dotted, value in (overrides or {}).items():
         if value is None:
@@ -365,3 +452,14 @@ def load_site(
         sname, _, key = dotted.partition(".")
         flags.setdefault(sname, {})[key] = value
     return _merge(cfg, flags, "command line")
+
+
+def effective_values(cfg: SiteConfig) -> list[tuple[str, Any, str]]:
+    """Every setting as ("section.key", value, origin), in declaration order."""
+    rows = []
+    for sname in _sections():
+        section = getattr(cfg, sname)
+        for f in dataclasses.fields(section):
+            dotted = f"{sname}.{f.name}"
+            rows.append((dotted, getattr(section, f.name), cfg.origins.get(dotted, "default")))
+    return rows

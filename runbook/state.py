@@ -34,6 +34,53 @@ CREATE TABLE IF NOT EXISTS locks(
 """
 
 
+# Filesystems whose locking SQLite cannot rely on (its FAQ: "SQLite uses reader/writer locks ...
+# many NFS implementations are known to have bugs in their locking"). Names as /proc/mounts
+# spells them; FUSE mounts appear as fuse.<name>.
+NETWORK_FS = frozenset({
+    "nfs", "nfs4", "lustre", "gpfs", "beegfs", "cifs", "smb3", "smbfs", "ceph", "fuse.ceph",
+    "glusterfs", "fuse.glusterfs", "fuse.sshfs", "9p", "afs", "panfs", "wekafs", "fuse.weka",
+    "orangefs", "pvfs2",
+})  # fmt: skip
+
+
+def mount_fstype(path: str, mounts_text: str) -> str | None:
+    """The filesystem type of the mount holding `path` (an absolute, resolved path), from the
+    text of /proc/self/mounts: the entry with the longest mount point that is a prefix of it."""
+    best, best_len = None, -1
+    for line in mounts_text.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        # /proc/mounts escapes spaces and tabs in mount points as octal (\040).
+        point = fields[1].replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\")
+        inside = path == point or path.startswith(point.rstrip("/") + "/") or point == "/"
+        if inside and len(point) >= best_len:
+            best, best_len = fields[2], len(point)
+    return best
+
+
+def check_state_dir(directory: Path, *, allow_network_fs: bool, mounts_file="/proc/self/mounts"):
+    """Refuse a state dir on a network filesystem (SQLite locking is unsafe there)."""
+    if allow_network_fs:
+        return
+    probe = directory
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent  # the dir may not exist yet: judge the mount it will be made on
+    try:
+        mounts = Path(mounts_file).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return  # not Linux, or no procfs: nothing to judge by
+    fstype = mount_fstype(str(probe.resolve()), mounts)
+    if fstype in NETWORK_FS:
+        raise ConfigError(
+            f"state dir {directory} is on a {fstype} filesystem, where SQLite's locks are not "
+            f"reliable (two runbook processes could both act on one job)",
+            hint="set [state] dir to a local disk (e.g. /var/lib/runbook, or /tmp on a login "
+            "node), or [state] allow_network_fs = true if your site has checked its locking",
+        )
+
+
 class LockBusy(RunbookError):
     """Another runbook process holds the lock (the hook, the sweep or a person on this job)."""
 
@@ -59,6 +106,7 @@ def site_db(site, *, dry_run: bool = False) -> sqlite3.Connection:
     """The site's state database. A dry run that finds none works on an empty in-memory one, so
     it leaves no file behind (a dry run changes nothing, the state folder included)."""
     path = site.path(site.state.dir) / "runbook.db"
+    check_state_dir(path.parent, allow_network_fs=site.state.allow_network_fs)
     if dry_run and not path.exists():
         conn = sqlite3.connect(":memory:", isolation_level=None)
         conn.executescript(SCHEMA)

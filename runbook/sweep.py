@@ -135,7 +135,7 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
         res.stats["script_queries"] = 1
     launches, execs, unreadable = _read_all(site, candidates, scripts)
     res.stats["ssh_execs_per_host"] = execs
-    thresholds = load_playbook().thresholds
+    thresholds = load_playbook(site.playbooks.dir).thresholds
     for j in sorted(candidates, key=lambda j: int(j.job_id.split("_")[0])):
         try:
             _triage(site, j, launches.get(j.job_id), thresholds, dry_run, res,

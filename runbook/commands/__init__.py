@@ -1,18 +1,2 @@
-"""One module per verb; `register` adds them all to the root group."""
-
-from __future__ import annotations
-
-import click
-
-
-def register(group: click.Group) -> None:
-    from runbook.commands import diagnose, incidents, intake, oom, submit
-
-    group.add_command(diagnose.diagnose)
-    group.add_command(incidents.verify)
-    group.add_command(incidents.incidents)
-    group.add_command(incidents.report)
-    group.add_command(oom.oom)
-    group.add_command(submit.submit)
-    group.add_command(intake.hook)
-    group.add_command(intake.sweep)
+"""One module per verb. The root group (runbook/cli.py) imports a verb's module only when that
+verb runs, so a module here may import what its verb needs at the top."""

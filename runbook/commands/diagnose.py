@@ -1,4 +1,4 @@
-"""`runbook diagnose`: offline diagnosis from captured files (DESIGN §4.1)."""
+"""`runbook diagnose`: offline diagnosis from captured files, with a stable JSON document."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ from runbook.slurm import text as slurm_text
     "logs",
     multiple=True,
     metavar="FILE",
-    help="Launcher/job output, or a pasted OOM message. Repeat for per-rank files.",
+    help="Launcher/job output, or a pasted OOM message; - reads standard input. Repeat for "
+    "per-rank files.",
 )
 @click.option(
     "--slurm",
@@ -30,13 +31,30 @@ from runbook.slurm import text as slurm_text
     metavar="FILE",
     help="sacct output (any format) or `scontrol show job`.",
 )
-@click.option("--dmesg", metavar="FILE", help="Kernel log with NVRM Xid lines (issue #4).")
-@click.option("--gpu-health", metavar="FILE", help="`nvidia-smi -q` output (issue #4).")
 @click.option(
-    "--compute-apps", metavar="FILE", help="`nvidia-smi --query-compute-apps` (issue #4)."
+    "--dmesg",
+    metavar="FILE",
+    help="Kernel log of the failing node (dmesg, journalctl -k, syslog) with NVRM Xid lines.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the DESIGN §4.1 JSON document.")
-def diagnose(logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
+@click.option(
+    "--gpu-health",
+    metavar="FILE",
+    help="`nvidia-smi -q` output of the failing node (ECC, retired pages, remapped rows).",
+)
+@click.option(
+    "--compute-apps",
+    metavar="FILE",
+    help="`nvidia-smi --query-compute-apps=pid,used_memory --format=csv`, or plain nvidia-smi.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON document: verdict, reasons, oom numbers (MiB), first_failure, ranks, "
+    "gpu_health, compute_apps, slurm.",
+)
+@click.pass_obj
+def diagnose(app, logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
     """Diagnose a CUDA OOM offline, from files you already have.
 
     Finds the rank that ran out of memory first (NCCL timeouts on the other ranks are
@@ -45,13 +63,18 @@ def diagnose(logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
     unknown. Changes nothing.
 
     \b
-    Example:
+    Examples:
       runbook diagnose --log slurm-123456.out --slurm sacct.txt --dmesg dmesg.txt --json
+      pbpaste | runbook diagnose --log -
     Exit codes: 0 a verdict was reached (not_oom too), 3 an input could not be read
     (the others are still used), 2 usage error.
     """
     if not (logs or slurm_file or dmesg or gpu_health or compute_apps):
         raise click.UsageError("give at least one input file (--log, --slurm, --dmesg, ...)")
+    if sum(p == "-" for p in (*logs, slurm_file, dmesg, gpu_health, compute_apps)) > 1:
+        raise click.UsageError("only one input can be - (standard input)")
+    site = app.site()
+    playbook = load_playbook(site.playbooks.dir)
     errors: list[RunbookError] = []
     texts = []
     for path in logs:
@@ -76,7 +99,7 @@ def diagnose(logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
         health.node = launch.first_failure.node
     evidence = Evidence(launch=launch, slurm=slurm, node_health=health,
                         job_id=slurm.job_id if slurm else None)  # fmt: skip
-    diagnosis = classify(evidence, load_playbook().thresholds)
+    diagnosis = classify(evidence, playbook.thresholds)
     for e in errors:
         click.echo(f"runbook: error: {e}", err=True)
     if as_json:

@@ -12,12 +12,12 @@ from runbook import verify as verifying
 from runbook.errors import ExitCode, InputError
 from runbook.report.files import write_reports
 from runbook.slurm.factory import slurm_client
-from runbook.state import open_db
+from runbook.state import site_db
 
 
 def _db(app):
     site = app.site()
-    return site, open_db(site.path(site.state.dir) / "runbook.db")
+    return site, site_db(site)
 
 
 def verify_incident(site, conn, incident_id: str) -> dict:

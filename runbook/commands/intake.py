@@ -40,7 +40,8 @@ def hook(ctx, as_json):
         )
     parsed = triggers(body, label=site.hook.alertmanager_label,
                       title_pattern=site.hook.pagerduty_title_pattern)  # fmt: skip
-    results = [handle_incident(Trigger(c.job_id, "hook", "runbook hook"), site, Options())
+    opts = Options(site_flags=ctx.obj.site_flags())
+    results = [handle_incident(Trigger(c.job_id, "hook", "runbook hook"), site, opts)
                for c in parsed.candidates]  # fmt: skip
     if as_json:
         click.echo(json.dumps({"ignored": parsed.ignored, "incidents": [
@@ -104,7 +105,7 @@ def sweep(app, since, dry_run, as_json):
     Exit codes: 0 ok, 1 a step failed, 4 some job needs a person.
     """
     site = app.site()
-    progress = (lambda m: None) if as_json else (lambda m: click.echo(f"  {m}", err=True))
+    progress = (lambda m: None) if as_json else app.progress
     try:
         res = run_sweep(site, parse_since(since), dry_run=dry_run, progress=progress)
     except SweepBusy as e:

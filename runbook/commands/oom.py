@@ -12,7 +12,9 @@ from runbook.slurm.client import check_job_id
 
 
 @click.command()
-@click.option("--job", "job_id", required=True, metavar="ID", help="Slurm job id that died.")
+@click.argument("job_arg", metavar="[JOB_ID]", required=False)
+@click.option("--job", "job_id", metavar="ID", help="Slurm job id that died (or give it as the "
+              "argument: `runbook oom 123456`).")  # fmt: skip
 @click.option(
     "--dry-run",
     is_flag=True,
@@ -23,7 +25,7 @@ from runbook.slurm.client import check_job_id
 @click.option("--force", is_flag=True, help="Handle a job that already has a finished incident.")
 @click.option("--json", "as_json", is_flag=True, help="Print one machine-readable result.")
 @click.pass_obj
-def oom(app, job_id, dry_run, yes, force, as_json):
+def oom(app, job_arg, job_id, dry_run, yes, force, as_json):
     """Run the whole runbook for one job that died of CUDA OOM.
 
     Reads the job from Slurm, pulls the relevant log lines (filtered on the node), finds the rank
@@ -35,11 +37,17 @@ def oom(app, job_id, dry_run, yes, force, as_json):
     without a terminal they run only for verdicts the site lets act unattended, or with --yes.
 
     \b
-    Example:
-      runbook --site prod oom --job 123456 --dry-run
+    Examples:
+      runbook --site prod oom 123456 --dry-run
+      runbook --site prod oom --job 123456 --yes
     Exit codes: 0 done (or nothing to do), 1 a step failed (the report says which),
     4 a person is needed (declined step, human-only rung, exhausted ladder).
     """
+    if job_arg and job_id and job_arg != job_id:
+        raise click.UsageError(f"two job ids given ({job_arg} and --job {job_id}); give one")
+    job_id = job_id or job_arg
+    if not job_id:
+        raise click.UsageError("which job? give its id: `runbook oom 123456` (or --job 123456)")
     site = app.site()
     interactive = sys.stdin.isatty() and not as_json and not yes
 
@@ -48,10 +56,11 @@ def oom(app, job_id, dry_run, yes, force, as_json):
 
     def progress(message: str) -> None:
         if not as_json:
-            click.echo(f"  {message}", err=True)
+            app.progress(message)
 
     opts = Options(dry_run=dry_run, assume_yes=yes, force=force, progress=progress,
-                   confirm=confirm if interactive else None)  # fmt: skip
+                   confirm=confirm if interactive else None,
+                   site_flags=app.site_flags())  # fmt: skip
     result = handle_incident(Trigger(check_job_id(job_id), "cli", "runbook oom"), site, opts)
     if as_json:
         click.echo(json.dumps({

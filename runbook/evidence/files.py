@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import os
+import sys
 
 from runbook.errors import InputError
-from runbook.evidence.log_filter import Excerpt, read_local
+from runbook.evidence.log_filter import Excerpt, read_local, read_stream
 
 
 def _looks_binary(path: str) -> bool:
@@ -18,7 +20,21 @@ def _looks_binary(path: str) -> bool:
 
 
 def read_text_input(path: str, what: str) -> Excerpt:
-    """The file as an Excerpt (large logs pre-filtered); InputError naming the file otherwise."""
+    """The file as an Excerpt (large logs pre-filtered); InputError naming the file otherwise.
+    "-" is standard input (a pasted log)."""
+    if path == "-":
+        if sys.stdin is None or sys.stdin.isatty():
+            raise InputError(
+                f"{what} -: standard input is a terminal, expected a log piped or pasted in",
+                hint="pipe it (`cat slurm-123.out | runbook diagnose --log -`) or end a paste "
+                "with Ctrl-D",
+            )
+        stream = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace",
+                                  newline="\n") if hasattr(sys.stdin, "buffer") else sys.stdin
+        excerpt = read_stream(stream, "<stdin>")
+        if not any(t for _, t in excerpt.lines):
+            raise InputError(f"{what} -: standard input was empty", hint="pipe the log in")
+        return excerpt
     if not os.path.exists(path):
         raise InputError(f"{what} {path}: no such file", hint="check the path")
     if os.path.isdir(path):

@@ -8,7 +8,7 @@ a 512-rank job reach gigabytes of progress lines; only the failure lines and a f
 
 from __future__ import annotations
 
-import os
+import itertools
 import re
 from collections import deque
 from collections.abc import Iterable
@@ -167,11 +167,23 @@ def parse_grep_output(out: str, cap: int = REMOTE_CAP_BYTES) -> dict[str, Excerp
     return excerpts
 
 
+def read_stream(f: Iterable[str], path: str, *, whole_below: int = 8 << 20) -> Excerpt:
+    """Lines from an open text stream (a file, a FIFO, stdin): kept whole while they stay under
+    `whole_below` characters, else everything through the same filter as the remote side. A
+    stream is read once, so the decision is made on the way, not from a size known up front."""
+    held: list[str] = []
+    size = 0
+    it = iter(f)
+    for line in it:
+        held.append(line)
+        size += len(line)
+        if size > whole_below:
+            return filter_lines(itertools.chain(held, it), path)
+    text = "".join(held)
+    return Excerpt(path, list(enumerate(text.split("\n"), 1)))
+
+
 def read_local(path: str, *, whole_below: int = 8 << 20) -> Excerpt:
     """A local log: small files whole, large ones through the same filter as the remote side."""
-    size = os.path.getsize(path)
     with open(path, encoding="utf-8", errors="replace", newline="\n") as f:
-        if size <= whole_below:
-            text = f.read()
-            return Excerpt(path, list(enumerate(text.split("\n"), 1)))
-        return filter_lines(f, path)
+        return read_stream(f, path, whole_below=whole_below)

@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-import yaml
 
 from runbook.errors import ConfigError
-from runbook.playbook import playbook_dir
+from runbook.playbook import packaged_dir, read_yaml
 
 _PCI = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
 _XID = re.compile(
@@ -71,9 +70,12 @@ class CatalogEntry:
 
 @functools.cache
 def catalog(path: str | None = None) -> dict[str, CatalogEntry]:
-    p = Path(path) if path else playbook_dir() / "xid_catalog.yaml"
+    """NVIDIA's Xid meanings, as data shipped with runbook (reference data, not site
+    configuration: cached per path for the life of the process)."""
+    p = Path(path) if path else packaged_dir() / "xid_catalog.yaml"
+    data = read_yaml(p, "Xid catalog", "reinstall runbook: the catalog ships inside the package")
     try:
-        rows = yaml.safe_load(p.read_text(encoding="utf-8"))["xids"]
+        rows = data["xids"]
         return {
             str(r["xid"]): CatalogEntry(
                 xid=str(r["xid"]),
@@ -86,12 +88,10 @@ def catalog(path: str | None = None) -> dict[str, CatalogEntry]:
             )  # fmt: skip
             for r in rows
         }
-    except FileNotFoundError:
-        raise ConfigError(f"Xid catalog {p} not found", hint="set RUNBOOK_PLAYBOOKS") from None
-    except (KeyError, TypeError, yaml.YAMLError) as e:
+    except (KeyError, TypeError) as e:
         raise ConfigError(
             f"Xid catalog {p} is malformed: {e}",
-            hint="compare with playbooks/xid_catalog.yaml shipped with runbook",
+            hint="reinstall runbook: the catalog ships inside the package",
         ) from None
 
 

@@ -1,0 +1,106 @@
+"""`runbook config show|init`: what settings are in force and where each came from; a starter file."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import click
+
+from runbook.errors import ConfigError
+from runbook.site import effective_values, user_site_dir
+
+_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+
+
+@click.group()
+def config():
+    """Show the effective settings, or write a starter site config.
+
+    \b
+    Examples:
+      runbook --site prod config show          # every value and where it came from
+      runbook config init prod                 # ~/.config/runbook/sites/prod.toml
+    """
+
+
+@config.command("show")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: key -> {value, origin}.")
+@click.pass_obj
+def show(app, as_json):
+    """Print every setting in force, with where it came from.
+
+    Origins: default, file PATH, environment VAR (RUNBOOK_<SECTION>_<KEY>), command line.
+    Secrets ([hook] secret and token) are shown as *** when set.
+
+    \b
+    Example:
+      runbook --site prod config show
+      RUNBOOK_SSH_USER=oncall runbook --config ./my.toml config show --json
+    """
+    site = app.site()
+    rows = [(k, "***" if _secret(k) and v else v, origin) for k, v, origin in effective_values(site)]
+    if as_json:
+        click.echo(json.dumps({"settings": site.source,
+                               "values": {k: {"value": v, "origin": o} for k, v, o in rows}},
+                              indent=2))  # fmt: skip
+        return
+    click.echo(f"# settings: {site.source}")
+    width = max(len(k) for k, _, _ in rows)
+    for key, value, origin in rows:
+        click.echo(f"{key:<{width}}  {json.dumps(value)}  ({origin})")
+
+
+def _secret(key: str) -> bool:
+    return key in ("hook.secret", "hook.token")
+
+
+@config.command("init")
+@click.argument("name")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False),
+    help="Write here instead of ~/.config/runbook/sites/NAME.toml.",
+)
+@click.option("--force", is_flag=True, help="Overwrite a file that exists.")
+def init(name, output, force):
+    """Write a commented starter site config NAME.toml (every key, with its default).
+
+    By default it goes to $XDG_CONFIG_HOME/runbook/sites (~/.config/runbook/sites), where
+    `--site NAME` finds it without root. Edit it, then check with `runbook --site NAME config
+    show`.
+
+    \b
+    Example:
+      runbook config init prod && runbook --site prod config show
+    """
+    if not output and (not name or set(name) - _NAME_CHARS):
+        raise ConfigError(
+            f"site name {name!r}: expected letters, digits, '-', '_' or '.'",
+            hint="pick a plain name such as prod or cluster-a; --output FILE for any path",
+        )
+    target = Path(output).expanduser() if output else user_site_dir() / f"{name}.toml"
+    if target.exists() and not force:
+        raise ConfigError(
+            f"{target} exists; nothing was written",
+            hint="edit it, or pass --force to replace it with the starter",
+        )
+    text = (resources.files("runbook") / "site_config" / "example.toml").read_text("utf-8")
+    text = text.replace('name = "default"', f"name = {json.dumps(name)}", 1)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(target)
+    except OSError as e:
+        raise ConfigError(
+            f"cannot write {target}: {e.strerror or e}",
+            hint="check the folder's permissions, or choose another place with --output",
+        ) from None
+    click.echo(f"wrote {target}")
+    if not output:
+        click.echo(f"next: edit it, then `runbook --site {name} config show`")
+    else:
+        click.echo(f"next: edit it, then `runbook --config {target} config show`")
