@@ -8,6 +8,7 @@ socket are translated here, at the boundary, into words an on-call engineer can 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import random
 import select
@@ -33,10 +34,15 @@ class SshSettings:
     connect_retries: int = 2
     max_output_bytes: int = 1_048_576
     addresses: tuple[tuple[str, str], ...] = ()
+    config_file: str = ""  # an OpenSSH client config; "" = none
+    # The keys the site set on purpose ([ssh] in its file, the environment or a flag): these win
+    # over ssh_config; the others yield to it.
+    explicit: frozenset[str] = frozenset()
 
     @classmethod
     def from_site(cls, site) -> SshSettings:
         s = site.ssh
+        explicit = frozenset(k.split(".", 1)[1] for k in site.origins if k.startswith("ssh."))
         return cls(
             user=s.user,
             identity_file=str(site.path(s.identity_file)) if s.identity_file else "",
@@ -48,10 +54,88 @@ class SshSettings:
             connect_retries=s.connect_retries,
             max_output_bytes=s.max_output_bytes,
             addresses=tuple(sorted(s.addresses.items())),
+            config_file=str(site.path(s.config_file)) if s.config_file else "",
+            explicit=explicit,
         )
 
     def address(self, host: str) -> str:
         return dict(self.addresses).get(host, host)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """How to reach one host: the outcome of the site's [ssh] settings and ssh_config."""
+
+    host: str  # the name runbook uses (a Slurm node name); host keys are looked up by it too
+    address: str
+    port: int
+    user: str
+    key_files: tuple[str, ...] = ()
+    jump: Endpoint | None = None
+
+
+def read_ssh_config(path: str) -> paramiko.SSHConfig | None:
+    """The user's OpenSSH client config, or None when there is none (a missing file is normal)."""
+    if not path:
+        return None
+    try:
+        return paramiko.SSHConfig.from_path(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as e:
+        raise TransportError(
+            f"cannot read the SSH client config {path}: {getattr(e, 'strerror', None) or e}",
+            hint="fix its permissions, or set [ssh] config_file = \"\" to ignore it",
+        ) from None
+    except Exception as e:  # paramiko raises ConfigParseError and ValueError for bad lines
+        raise TransportError(
+            f"the SSH client config {path} cannot be parsed: {e}",
+            hint="`ssh -G HOST` shows how OpenSSH reads it; or set [ssh] config_file = \"\"",
+        ) from None
+
+
+def resolve_endpoint(host: str, s: SshSettings, config: paramiko.SSHConfig | None,
+                     _depth: int = 0) -> Endpoint:  # fmt: skip
+    """Where and as whom to connect to `host`. Precedence per value: what the site set on purpose
+    ([ssh] user, port, identity_file, proxy_jump, addresses) > ssh_config's Host block (HostName,
+    User, Port, IdentityFile, ProxyJump) > runbook's defaults. A pure function of its inputs."""
+    found = config.lookup(host) if config is not None else {}
+    mapped = dict(s.addresses).get(host)
+    address = mapped or found.get("hostname") or host
+    port = s.port if "port" in s.explicit or "port" not in found else _port(found["port"], host)
+    user = s.user if "user" in s.explicit or not found.get("user") else found["user"]
+    if s.identity_file and ("identity_file" in s.explicit or not found.get("identityfile")):
+        keys: tuple[str, ...] = (s.identity_file,)
+    else:
+        import os
+
+        keys = tuple(os.path.expanduser(k) for k in found.get("identityfile", ()))
+    jump_spec = s.proxy_jump if "proxy_jump" in s.explicit else found.get("proxyjump", s.proxy_jump)
+    jump = None
+    if jump_spec and jump_spec.lower() != "none":
+        if "," in jump_spec:
+            raise TransportError(
+                f"ProxyJump {jump_spec} for {host} chains several bastions; runbook follows one",
+                hint="give the last bastion its own ProxyJump in ssh_config, or set [ssh] "
+                "proxy_jump to one host",
+            )
+        if _depth >= 4:
+            raise TransportError(f"ProxyJump for {host} loops", hint="check ssh_config")
+        juser, _, jhostport = jump_spec.rpartition("@")
+        jhost, _, jport = jhostport.partition(":")
+        bastion = dataclasses.replace(s, proxy_jump="", explicit=s.explicit - {"proxy_jump"})
+        jump = resolve_endpoint(jhost, bastion, config, _depth + 1)
+        if jport:
+            jump = dataclasses.replace(jump, port=_port(jport, jhost))
+        if juser:
+            jump = dataclasses.replace(jump, user=juser)
+    return Endpoint(host, address, port, user, keys, jump)
+
+
+def _port(text: str, host: str) -> int:
+    if not str(text).isdigit() or not 0 < int(text) < 65536:
+        raise TransportError(f"port {text!r} for {host} is not a TCP port", hint="check ssh_config")
+    return int(text)
 
 
 def fingerprint(key: paramiko.PKey) -> str:
@@ -114,9 +198,13 @@ def _changed_key(host: str, got: paramiko.PKey, expected, known_hosts: str) -> H
 class SshTransport:
     """One connection to one host, opened on first use and reused for every command."""
 
-    def __init__(self, host: str, settings: SshSettings, *, clock=time.monotonic):
+    def __init__(self, host: str, settings: SshSettings, *, clock=time.monotonic,
+                 ssh_config: paramiko.SSHConfig | None = None):  # fmt: skip
         self.host = host
         self.settings = settings
+        if ssh_config is None:
+            ssh_config = read_ssh_config(settings.config_file)
+        self.endpoint = resolve_endpoint(host, settings, ssh_config)
         self._client: paramiko.SSHClient | None = None
         self._jump: paramiko.SSHClient | None = None
         self._clock = clock
@@ -124,8 +212,9 @@ class SshTransport:
         self.execs = 0  # commands executed on the open connection
 
     # -- connection ---------------------------------------------------------------------------
-    def _new_client(self, host: str, address: str, port: int, user: str, sock=None):
+    def _new_client(self, ep: Endpoint, sock=None):
         s = self.settings
+        host, address, port, user = ep.host, ep.address, ep.port, ep.user
         client = paramiko.SSHClient()
         try:
             client.load_host_keys(s.known_hosts)
@@ -145,11 +234,11 @@ class SshTransport:
             banner_timeout=s.connect_timeout_s,
             auth_timeout=s.connect_timeout_s,
             look_for_keys=False,
-            allow_agent=not s.identity_file,
+            allow_agent=not ep.key_files,
             sock=sock,
         )
-        if s.identity_file:
-            kwargs["key_filename"] = s.identity_file
+        if ep.key_files:
+            kwargs["key_filename"] = list(ep.key_files)
         try:
             client.connect(**kwargs)
         except paramiko.BadHostKeyException as e:
@@ -171,25 +260,23 @@ class SshTransport:
         return client
 
     def _connect_once(self) -> paramiko.SSHClient:
-        s = self.settings
+        s, ep = self.settings, self.endpoint
         sock = None
-        if s.proxy_jump:
-            juser, _, jhost = s.proxy_jump.rpartition("@")
-            jhost, _, jport = jhost.partition(":")
+        if ep.jump is not None:
             if self._jump is None:
-                self._jump = self._new_client(
-                    jhost, s.address(jhost), int(jport or 22), juser or s.user
-                )
+                self._jump = self._new_client(ep.jump)
             try:
                 sock = self._jump.get_transport().open_channel(
                     "direct-tcpip",
-                    (s.address(self.host), s.port),
+                    (ep.address, ep.port),
                     ("127.0.0.1", 0),
                     timeout=s.connect_timeout_s,
                 )
             except (OSError, paramiko.SSHException) as e:
-                raise _Retryable(f"bastion {jhost} cannot reach {self.host}: {_why(e)}") from None
-        return self._new_client(self.host, s.address(self.host), s.port, s.user, sock=sock)
+                raise _Retryable(
+                    f"bastion {ep.jump.host} cannot reach {self.host}: {_why(e)}"
+                ) from None
+        return self._new_client(ep, sock=sock)
 
     def connect(self) -> paramiko.SSHClient:
         live = self._client is not None and self._client.get_transport() is not None
@@ -206,7 +293,7 @@ class SshTransport:
                     raise TransportError(
                         f"{e} (gave up after {attempts} attempt{'s' * (attempts > 1)})",
                         hint=f"check that {self.host} is up and sshd listens on port "
-                        f"{self.settings.port}; `scontrol show node {self.host}` says what Slurm "
+                        f"{self.endpoint.port}; `scontrol show node {self.host}` says what Slurm "
                         f"thinks of it",
                     ) from None
                 # Jitter keeps many sweeps from hammering a recovering sshd in lockstep.
@@ -288,10 +375,15 @@ class SshHosts:
     def __init__(self, settings: SshSettings):
         self.settings = settings
         self._by_host: dict[str, SshTransport] = {}
+        self._config: paramiko.SSHConfig | None = None
+        self._config_read = False
 
     def __getitem__(self, host: str) -> SshTransport:
         if host not in self._by_host:
-            self._by_host[host] = SshTransport(host, self.settings)
+            if not self._config_read:  # once per incident, on first use
+                self._config = read_ssh_config(self.settings.config_file)
+                self._config_read = True
+            self._by_host[host] = SshTransport(host, self.settings, ssh_config=self._config)
         return self._by_host[host]
 
     def stats(self) -> dict:
