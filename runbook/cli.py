@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import logging
 import sys
 
 import click
@@ -165,6 +164,8 @@ def cli(ctx: click.Context, site, config_file, verbose, quiet, version) -> None:
     app = AppContext(site, config_file, -1 if quiet else verbose)
     ctx.obj = app
     if verbose:
+        import logging  # only when asked: --help and diagnose start faster without it
+
         logging.basicConfig(
             level=logging.DEBUG if verbose > 1 else logging.INFO,
             format="runbook: %(name)s: %(message)s",

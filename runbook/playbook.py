@@ -59,7 +59,9 @@ def read_yaml(path: Path, what: str, fix: str):
     import yaml  # loaded only by the verbs that read playbooks
 
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        # libyaml's loader where PyYAML was built with it: the same safe subset, parsed in C.
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506
     except FileNotFoundError:
         raise ConfigError(f"{what} {path} not found", hint=fix) from None
     except (OSError, UnicodeDecodeError) as e:

@@ -13,6 +13,7 @@ user without root would put it. Every value remembers where it came from (`runbo
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import types
 import typing
@@ -204,12 +205,21 @@ class SiteConfig:
         return Path(os.path.expandvars(os.path.expanduser(value)))
 
 
+@functools.cache
 def _sections() -> dict[str, type]:
+    """Section name -> its dataclass (type information of the code, not configuration: cached,
+    because resolving annotations costs milliseconds every `runbook` start pays)."""
+    hints = typing.get_type_hints(SiteConfig)
     return {
-        f.name: typing.get_type_hints(SiteConfig)[f.name]
+        f.name: hints[f.name]
         for f in dataclasses.fields(SiteConfig)
         if f.name not in ("source", "origins")
     }
+
+
+@functools.cache
+def _hints(section: type) -> dict[str, Any]:
+    return typing.get_type_hints(section)
 
 
 def _valid(names) -> str:
@@ -295,7 +305,7 @@ def _merge(
                 hint=f"write it as a [{sname}] section with key = value lines",
             )
         stype = sections[sname]
-        hints = typing.get_type_hints(stype)
+        hints = _hints(stype)
         unknown = set(values) - set(hints)
         if unknown:
             raise ConfigError(
@@ -328,7 +338,7 @@ def env_layer(environ: Mapping[str, str]) -> dict[str, dict[str, str]]:
         if sname is None:
             continue  # RUNBOOK_CLUSTER_* and friends belong to other tools
         key = rest[len(sname) + 1 :]
-        valid = typing.get_type_hints(sections[sname])
+        valid = _hints(sections[sname])
         if key not in valid:
             raise ConfigError(
                 f"environment variable {var}: [{sname}] has no key {key!r}; valid keys: "

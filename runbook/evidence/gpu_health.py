@@ -10,7 +10,6 @@ marked unavailable and why. Parsing happens here, on pure functions of the secti
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -212,6 +211,8 @@ def probe_nodes(hosts, nodes: list[str], job_id: str, probes, since: datetime | 
                 max_parallel: int = 16) -> dict[str, NodeHealth]:  # fmt: skip
     """Every node at once (bounded): a node that cannot be reached yields its error, never a
     hang beyond the transport's timeouts, and the others are still probed."""
+    from concurrent.futures import ThreadPoolExecutor  # only the node probe needs threads
+
     with ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(nodes) or 1))) as pool:
         futures = {n: pool.submit(probe_node, hosts[n], job_id, probes, since) for n in nodes}
         return {n: f.result() for n, f in futures.items()}

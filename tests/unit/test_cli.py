@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from runbook import __version__
 from runbook.cli import cli
 
-VERBS = ["oom", "sweep", "hook", "diagnose", "verify", "submit", "incidents", "report"]
+VERBS = ["oom", "sweep", "hook", "diagnose", "verify", "submit", "incidents", "report", "config"]
 
 
 def test_help_lists_every_verb():
@@ -20,9 +20,46 @@ def test_help_lists_every_verb():
         assert f"  {verb} " in result.output
 
 
-def test_version():
+def test_version_names_the_playbooks_in_use(tmp_path, monkeypatch):
+    monkeypatch.delenv("RUNBOOK_SITE", raising=False)
+    monkeypatch.delenv("RUNBOOK_PLAYBOOKS", raising=False)
     result = CliRunner().invoke(cli, ["--version"])
     assert result.exit_code == 0 and __version__ in result.output
+    assert "playbooks:" in result.output and "shipped with runbook" in result.output
+    own = tmp_path / "pb"
+    result = CliRunner().invoke(cli, ["--version"], env={"RUNBOOK_PLAYBOOKS": str(own)})
+    assert f"playbooks: {own} (site setting [playbooks] dir)" in result.output
+
+
+def test_root_help_lists_verbs_from_the_table_without_drift():
+    """The root help reads one-line helps from cli.COMMANDS (so --help imports no verb); each must
+    be the verb's own docstring line."""
+    import importlib
+
+    from runbook.cli import COMMANDS
+
+    for name, (module, attr, short) in COMMANDS.items():
+        command = getattr(importlib.import_module(module), attr)
+        assert command.get_short_help_str(200) == short, name
+
+
+def test_job_id_as_argument_or_option():
+    for argv in (["oom", "12; rm -rf /"], ["oom", "--job", "12; rm -rf /"]):
+        r = CliRunner().invoke(cli, argv)
+        assert r.exit_code == 2 and "is not a Slurm job id" in r.output, argv
+    r = CliRunner().invoke(cli, ["oom"])
+    assert r.exit_code == 2 and "which job?" in r.output
+    r = CliRunner().invoke(cli, ["oom", "1", "--job", "2"])
+    assert r.exit_code == 2 and "two job ids" in r.output
+
+
+def test_quiet_drops_progress_lines(capsys):
+    from runbook.cli import AppContext
+
+    AppContext(None, verbosity=-1).progress("logs ...")
+    assert capsys.readouterr().err == ""
+    AppContext(None).progress("logs ...")
+    assert capsys.readouterr().err == "  logs ...\n"
 
 
 @pytest.mark.parametrize("verb", VERBS)

@@ -94,3 +94,53 @@ def test_example_documents_every_key():
             continue
         want = dataclasses.asdict(getattr(defaults, section.name))
         assert data[section.name] == want, f"[{section.name}] in example.toml differs from defaults"
+
+
+def test_site_search_order_user_folder_before_etc_and_checkout(tmp_path, monkeypatch):
+    from runbook.site import site_dirs
+
+    env = {"RUNBOOK_SITE_DIR": str(tmp_path / "a"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    dirs = site_dirs(env)
+    assert dirs[:3] == [tmp_path / "a", tmp_path / "xdg" / "runbook" / "sites",
+                        Path("/etc/runbook/sites")]  # fmt: skip
+    assert dirs[3] == Path.cwd() / "site_config"
+    (tmp_path / "xdg" / "runbook" / "sites").mkdir(parents=True)
+    (tmp_path / "xdg" / "runbook" / "sites" / "prod.toml").write_text('[ssh]\nuser = "u"\n')
+    cfg = load_site("prod", environ={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    assert cfg.ssh.user == "u" and cfg.origins["ssh.user"].startswith("file ")
+
+
+def test_config_file_and_site_are_exclusive_and_origins_are_kept(tmp_path):
+    f = write(tmp_path, '[ssh]\nuser = "from-file"\nport = 2222\n')
+    cfg = load_site(config_file=f, environ={"RUNBOOK_SSH_PORT": "2200", "RUNBOOK_PLAYBOOKS": "/pb"},
+                    overrides={"policy.dry_run": True})  # fmt: skip
+    assert cfg.origins["ssh.user"] == f"file {f}"
+    assert (cfg.ssh.port, cfg.origins["ssh.port"]) == (2200, "environment RUNBOOK_SSH_PORT")
+    assert (cfg.playbooks.dir, cfg.origins["playbooks.dir"]) == ("/pb", "environment RUNBOOK_PLAYBOOKS")
+    assert cfg.origins["policy.dry_run"] == "command line"
+    assert "ssh.max_parallel" not in cfg.origins  # a default
+    with pytest.raises(ConfigError, match="both --site"):
+        load_site("x", config_file=f, environ={})
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_site(config_file=str(tmp_path / "none.toml"), environ={})
+
+
+def test_state_dir_on_a_network_filesystem_is_refused(tmp_path):
+    from runbook.state import check_state_dir, mount_fstype
+
+    mounts = (
+        "/dev/sda1 / ext4 rw 0 0\n"
+        "nas:/home /home nfs4 rw,vers=4.2 0 0\n"
+        "10.0.0.1@o2ib:/scratch /scratch lustre rw 0 0\n"
+        "/dev/sdb1 /home/local\\040disk xfs rw 0 0\n"
+    )
+    assert mount_fstype("/home/alice/.local/state/runbook", mounts) == "nfs4"
+    assert mount_fstype("/scratch/x", mounts) == "lustre"
+    assert mount_fstype("/home/local disk/s", mounts) == "xfs"
+    assert mount_fstype("/var/lib/runbook", mounts) == "ext4"
+    assert mount_fstype("/homeward", mounts) == "ext4"  # a prefix of the name is not the mount
+    fake = tmp_path / "mounts"
+    fake.write_text(f"/dev/sda1 / ext4 rw 0 0\nnas:/x {tmp_path} nfs rw 0 0\n")
+    with pytest.raises(ConfigError, match="nfs filesystem"):
+        check_state_dir(tmp_path / "state", allow_network_fs=False, mounts_file=str(fake))
+    check_state_dir(tmp_path / "state", allow_network_fs=True, mounts_file=str(fake))
