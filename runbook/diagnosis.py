@@ -93,7 +93,7 @@ def classify(ev: Evidence, t: Thresholds) -> Diagnosis:
             if state == "OUT_OF_MEMORY"
             else "the first failure is a host-RAM oom-kill in the job's cgroup"
         )
-        reasons.append(f"{why}; this is not a GPU out-of-memory (DESIGN §3: host_oom).")
+        reasons.append(f"{why}; this is host memory (RAM), not GPU memory: host_oom.")
         if oom is not None:
             reasons.append("A GPU OOM message is in the log too, but it came later.")
         return Diagnosis("host_oom", reasons, oom, ev)
