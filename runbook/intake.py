@@ -119,6 +119,88 @@ def parse_pagerduty(doc: dict) -> PdEvent:
     )  # fmt: skip
 
 
+# -- shape checks -------------------------------------------------------------------------------
+# What each payload kind must look like before any field is used: a body from the network is data,
+# and a label given as a list or a `data` given as a string must be a clear 400 (exit 3 on stdin),
+# never a traceback or a 500 from `hook serve`. Keys not named here are allowed and ignored.
+_NAMES = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
+          bool: "true/false", type(None): "null"}  # fmt: skip
+_TEXT = (str,)
+_OPT_TEXT = (str, type(None))
+_OPT_MAP = (dict, type(None))
+_ALERT = {"status": _OPT_TEXT, "labels": _OPT_MAP, "annotations": _OPT_MAP,
+          "startsAt": _OPT_TEXT, "endsAt": _OPT_TEXT, "fingerprint": _OPT_TEXT,
+          "generatorURL": _OPT_TEXT}  # fmt: skip
+_ALERTMANAGER = {"status": _OPT_TEXT, "receiver": _OPT_TEXT, "groupKey": _OPT_TEXT,
+                 "groupLabels": _OPT_MAP, "commonLabels": _OPT_MAP,
+                 "externalURL": _OPT_TEXT}  # fmt: skip
+_PD_EVENT = {"id": _OPT_TEXT, "event_type": _OPT_TEXT, "resource_type": _OPT_TEXT,
+             "occurred_at": _OPT_TEXT, "agent": _OPT_MAP, "data": _OPT_MAP}  # fmt: skip
+_PD_AGENT = {"id": _OPT_TEXT, "summary": _OPT_TEXT}
+_PD_DATA = {"type": _OPT_TEXT, "id": _OPT_TEXT, "title": _OPT_TEXT, "summary": _OPT_TEXT,
+            "status": _OPT_TEXT, "incident": _OPT_MAP, "custom_details": _OPT_MAP,
+            "body": _OPT_MAP}  # fmt: skip
+_MAX_ALERTS = 1000  # Alertmanager's max_alerts cuts a group far below this
+
+
+def _kind(value) -> str:
+    return _NAMES.get(type(value), type(value).__name__)
+
+
+def _need(value, types: tuple, where: str) -> None:
+    if type(value) not in types:  # exact types: JSON true is not a number here
+        want = " or ".join(dict.fromkeys(_NAMES[t] for t in types))
+        raise InputError(
+            f"webhook body: {where} must be {want}, found {_kind(value)}",
+            hint="the payload does not have the shape of an Alertmanager v4 or PagerDuty v3 "
+            'webhook; send one of those, or {"job_id": "123"}',
+        )
+
+
+def _fields(doc: dict, spec: dict, where: str) -> None:
+    for key, types in spec.items():
+        if key in doc:
+            _need(doc[key], types, f"{where}.{key}")
+
+
+def _text_map(doc: dict | None, where: str) -> None:
+    """labels and annotations: string values, as Alertmanager sends them."""
+    for k, v in (doc or {}).items():
+        _need(v, _TEXT, f"{where}[{k[:40]!r}]")
+
+
+def _shape_alertmanager(doc: dict) -> None:
+    _fields(doc, _ALERTMANAGER, "$")
+    for name in ("groupLabels", "commonLabels"):
+        _text_map(doc.get(name), f"$.{name}")
+    alerts = doc["alerts"]
+    if len(alerts) > _MAX_ALERTS:
+        raise InputError(
+            f"webhook body: {len(alerts)} alerts in one delivery; at most {_MAX_ALERTS} are read",
+            hint="set max_alerts on the Alertmanager receiver",
+        )
+    for i, a in enumerate(alerts):
+        _need(a, (dict,), f"$.alerts[{i}]")
+        _fields(a, _ALERT, f"$.alerts[{i}]")
+        _text_map(a.get("labels"), f"$.alerts[{i}].labels")
+        _text_map(a.get("annotations"), f"$.alerts[{i}].annotations")
+
+
+def _shape_pagerduty(doc: dict) -> None:
+    ev = doc["event"]
+    _fields(ev, _PD_EVENT, "$.event")
+    _fields(ev.get("agent") or {}, _PD_AGENT, "$.event.agent")
+    data = ev.get("data") or {}
+    _fields(data, _PD_DATA, "$.event.data")
+    _fields(data.get("incident") or {}, _PD_DATA, "$.event.data.incident")
+    _fields(data.get("body") or {}, {"details": _OPT_MAP}, "$.event.data.body")
+
+
+def _shape_bare(docs: list) -> None:
+    for i, d in enumerate(docs):
+        _need(d.get("job_id"), (str, int, type(None)), f"$[{i}].job_id")
+
+
 def _job(value) -> str | None:
     v = str(value).strip() if value is not None else ""
     return v if JOB_ID.match(v) else None
@@ -135,7 +217,18 @@ def triggers(body: bytes, *, label: str = "slurm_job_id",
             f"webhook body is not JSON: {e}",
             hint='send an Alertmanager v4 or PagerDuty v3 webhook body, or {"job_id": "123"}',
         ) from None
+    except RecursionError:
+        raise InputError(
+            "webhook body: nested too deeply to be a webhook payload",
+            hint='send an Alertmanager v4 or PagerDuty v3 webhook body, or {"job_id": "123"}',
+        ) from None
+    except ValueError as e:  # a number over Python's digit limit, and the like
+        raise InputError(
+            f"webhook body: {str(e)[:120]}",
+            hint="job ids and other numbers in a webhook are short; check what sent this",
+        ) from None
     if isinstance(doc, list) and all(isinstance(d, dict) and "job_id" in d for d in doc):
+        _shape_bare(doc)
         return _bare(doc)
     if not isinstance(doc, dict):
         raise InputError(
@@ -143,10 +236,15 @@ def triggers(body: bytes, *, label: str = "slurm_job_id",
             hint='send an Alertmanager v4 or PagerDuty v3 webhook body, or {"job_id": "123"}',
         )
     if "job_id" in doc and "alerts" not in doc and "event" not in doc:
+        _shape_bare([doc])
         return _bare([doc])
-    if isinstance(doc.get("alerts"), list):
+    if "alerts" in doc:
+        _need(doc["alerts"], (list,), "$.alerts")
+        _shape_alertmanager(doc)
         return _from_alertmanager(parse_alertmanager(doc), label)
-    if isinstance(doc.get("event"), dict):
+    if "event" in doc:
+        _need(doc["event"], (dict,), "$.event")
+        _shape_pagerduty(doc)
         return _from_pagerduty(parse_pagerduty(doc), title_pattern)
     raise InputError(
         'webhook body is not an Alertmanager, PagerDuty v3 or {"job_id": ...} payload '

@@ -81,6 +81,13 @@ def test_bad_requests_get_4xx_with_a_reason(hook):
     assert code == 403 and "matches" in doc["error"]
     assert post(hook, body, {"Authorization": "Bearer wrong"})[0] == 403
     assert post(hook, b"{not json", signed(b"{not json"))[0] == 400
+    # Bodies of the wrong shape: a 400 that names the field, never a 500 with an exception.
+    for bad in (b'{"alerts": ["x"]}', b'{"alerts": [{"labels": ["a"]}]}',
+                b'{"event": {"event_type": "incident.triggered", "data": [1]}}',
+                b"[" * 20_000 + b"]" * 20_000,
+                b'{"job_id": ' + b"9" * 5000 + b"}"):  # fmt: skip
+        code, doc = post(hook, bad, signed(bad))
+        assert code == 400 and doc["error"].startswith("webhook body"), (bad[:40], code, doc)
     big = b'{"job_id": "1", "pad": "' + b"x" * 70000 + b'"}'
     code, doc = post(hook, big, signed(big))
     assert code == 413 and "limit" in doc["error"]
