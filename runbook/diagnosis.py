@@ -66,6 +66,15 @@ class Diagnosis:
 
 
 def classify(ev: Evidence, t: Thresholds) -> Diagnosis:
+    """The verdict, with what the log scan set aside said last (a reader must see what was not
+    used, and why)."""
+    d = _classify(ev, t)
+    if ev.launch is not None:
+        d.reasons.extend(f"Set aside: {note}." for note in ev.launch.notes)
+    return d
+
+
+def _classify(ev: Evidence, t: Thresholds) -> Diagnosis:
     launch, slurm = ev.launch, ev.slurm
     oom = launch.first_oom if launch else None
     ff = launch.first_failure if launch else None

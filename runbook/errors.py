@@ -17,12 +17,25 @@ class ExitCode(enum.IntEnum):
     NEEDS_HUMAN = 4  # approval required, or the ladder is exhausted
 
 
+def shorten(text: str, limit: int = 200) -> str:
+    """`text` cut in the middle to at most about `limit` characters, saying how much went."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}...[{len(text) - 2 * half} characters cut]...{text[-half:]}"
+
+
 class RunbookError(Exception):
     """Root of every error runbook raises on purpose."""
 
     exit_code: ExitCode = ExitCode.STEP_FAILED
 
+    # Messages quote what they were given, and what they were given can be a megabyte of
+    # hostile text: keep the start and the end, and say how much was left out.
+    MAX_MESSAGE = 2000
+
     def __init__(self, message: str, *, hint: str | None = None):
+        message = shorten(message, self.MAX_MESSAGE)
         super().__init__(message)
         self.message = message
         self.hint = hint

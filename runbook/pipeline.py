@@ -30,9 +30,9 @@ from runbook.evidence.launcher_log import LaunchReport, scan_parts
 from runbook.evidence.log_filter import parse_grep_output, remote_grep_argv
 from runbook.planning import ladder
 from runbook.playbook import load as load_playbook
-from runbook.site import SiteConfig
 from runbook.report.files import write_atomic, write_reports
 from runbook.report.model import Incident, Step, plain
+from runbook.site import SiteConfig
 from runbook.slurm.factory import slurm_client
 from runbook.slurm.paths import locate, task_of
 from runbook.slurm.text import SlurmJobText

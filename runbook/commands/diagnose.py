@@ -77,15 +77,19 @@ def diagnose(app, logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
     playbook = load_playbook(site.playbooks.dir)
     errors: list[RunbookError] = []
     texts = []
+    notes: list[str] = []  # what reading the inputs left out, said in the reasons
     for path in logs:
         try:
-            texts.append(read_text_input(path, "--log").text())
+            excerpt = read_text_input(path, "--log")
         except InputError as e:
             errors.append(e)
+            continue
+        texts.append(excerpt.text())
+        notes.extend(f"--log {excerpt.path}: {n}" for n in excerpt.notes)
     slurm = None
     if slurm_file:
         try:
-            slurm = slurm_text.parse(read_text_input(slurm_file, "--slurm").text(),
+            slurm = slurm_text.parse(read_text_input(slurm_file, "--slurm", keep="whole").text(),
                                      source=f"--slurm {slurm_file}")  # fmt: skip
         except InputError as e:
             errors.append(e)
@@ -95,6 +99,8 @@ def diagnose(app, logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
     nodes = slurm.nodes if slurm else None
     tasks = _tasks_per_node(slurm)
     launch = scan("\n".join(texts), nodes=nodes, tasks_per_node=tasks) if texts else None
+    if launch is not None:
+        launch.notes.extend(notes)
     if health is not None and launch and launch.first_failure and launch.first_failure.node:
         health.node = launch.first_failure.node
     evidence = Evidence(launch=launch, slurm=slurm, node_health=health,
@@ -120,7 +126,8 @@ def _node_health(dmesg, gpu_health, compute_apps, errors) -> NodeHealth | None:
         if not path:
             continue
         try:
-            text = read_text_input(path, what).text()
+            keep = {"--dmesg": "kernel"}.get(what, "whole")
+            text = read_text_input(path, what, keep=keep).text()
         except InputError as e:
             errors.append(e)
             continue

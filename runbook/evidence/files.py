@@ -1,27 +1,52 @@
-"""Reading captured input files for offline diagnosis, with errors that name the file."""
+"""Reading captured input files for offline diagnosis: bounded in time and memory whatever the file.
+
+Files as people have them: a log on local disk, a paste on standard input (`-`), a FIFO or
+`<(zcat log)`, a rotated log compressed with gzip, xz or zstd (recognised by its magic bytes, not
+its name), a crash-truncated file with runs of NUL bytes. Each kind of input keeps what its parser
+needs: a launcher log its failure lines with context and its tail (the same fixed strings as the
+node-side scan; a large regular file goes through `grep -F` itself, at grep speed), a kernel log its
+NVRM/Xid lines, small structured outputs (nvidia-smi, sacct, scontrol) whole. Memory stays bounded:
+at most KEEP_CAP bytes of kept lines, no line longer than LINE_CAP, and what was cut is said.
+"""
 
 from __future__ import annotations
 
 import io
 import os
+import stat
+import subprocess
 import sys
+from collections import deque
+from collections.abc import Callable, Iterator
 
 from runbook.errors import InputError
-from runbook.evidence.log_filter import Excerpt, read_local, read_stream
+from runbook.evidence.log_filter import (
+    CONTEXT_AFTER,
+    CONTEXT_BEFORE,
+    PATTERNS,
+    REMOTE_CAP_BYTES,
+    Excerpt,
+    relevant,
+)
+
+WHOLE_BELOW = 8 << 20  # inputs up to this size are kept whole (every line, for every parser)
+KEEP_CAP = REMOTE_CAP_BYTES  # kept lines of a larger input: as much as the node-side scan sends
+LINE_CAP = 16 << 10  # a longer line keeps its first and last LINE_CAP/2 characters
+TAIL_LINES = 60  # the last lines of a log: the progress line before the failure
+CHUNK = 1 << 20
+MAGIC = {b"\x1f\x8b": "gzip", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd"}
+PRINTABLE_SHARE = 0.85  # of the non-NUL bytes of the first chunk; below it the input is binary
 
 
-def _looks_binary(path: str) -> bool:
-    with open(path, "rb") as f:
-        head = f.read(8192)
-    if b"\0" in head:
-        return True
-    text_bytes = sum(1 for b in head if b in b"\t\n\r\f\b" or 32 <= b < 127 or b >= 128)
-    return bool(head) and text_bytes / len(head) < 0.85
+def kernel_line(line: str) -> bool:
+    """Lines the Xid parser reads: NVRM's (Xid, GSP banner, GPU identity), NVSwitch SXid, and
+    "fallen off the bus"."""
+    return "NVRM" in line or "Xid" in line or "fallen off the bus" in line
 
 
-def read_text_input(path: str, what: str) -> Excerpt:
-    """The file as an Excerpt (large logs pre-filtered); InputError naming the file otherwise.
-    "-" is standard input (a pasted log)."""
+def open_input(path: str, what: str) -> tuple[io.BufferedIOBase, str, bool]:
+    """(a binary stream, its name, whether it is a regular uncompressed file) for a path or "-";
+    compressed inputs are decompressed on the fly. InputError naming the input otherwise."""
     if path == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise InputError(
@@ -29,28 +54,276 @@ def read_text_input(path: str, what: str) -> Excerpt:
                 hint="pipe it (`cat slurm-123.out | runbook diagnose --log -`) or end a paste "
                 "with Ctrl-D",
             )
-        stream = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace",
-                                  newline="\n") if hasattr(sys.stdin, "buffer") else sys.stdin
-        excerpt = read_stream(stream, "<stdin>")
-        if not any(t for _, t in excerpt.lines):
-            raise InputError(f"{what} -: standard input was empty", hint="pipe the log in")
-        return excerpt
-    if not os.path.exists(path):
-        raise InputError(f"{what} {path}: no such file", hint="check the path")
-    if os.path.isdir(path):
-        raise InputError(f"{what} {path}: is a directory, expected a file")
-    if not os.access(path, os.R_OK):
-        raise InputError(
-            f"{what} {path}: not readable by this user", hint="check its permissions, or copy it"
-        )
-    try:
-        if os.path.getsize(path) == 0:
-            raise InputError(f"{what} {path}: empty file", hint="was the job's output captured?")
-        if _looks_binary(path):
+        raw = getattr(sys.stdin, "buffer", None) or io.BytesIO(sys.stdin.read().encode())
+        name, regular = "<stdin>", False
+    else:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            raise InputError(f"{what} {path}: no such file", hint="check the path") from None
+        except OSError as e:
+            raise InputError(f"{what} {path}: cannot read: {e.strerror or e}") from None
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{what} {path}: is a directory, expected a file")
+        try:
+            raw = open(path, "rb")  # noqa: SIM115 - handed to the caller, who closes it
+        except PermissionError:
             raise InputError(
-                f"{what} {path}: binary data, expected text",
+                f"{what} {path}: not readable by this user",
+                hint="check its permissions, or copy it",
+            ) from None
+        except OSError as e:
+            raise InputError(f"{what} {path}: cannot read: {e.strerror or e}") from None
+        name, regular = path, stat.S_ISREG(st.st_mode)
+    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)
+    head = buffered.peek(8)[:8]
+    kind = next((k for magic, k in MAGIC.items() if head.startswith(magic)), None)
+    if kind is None:
+        return buffered, name, regular
+    return _decompress(buffered, kind, name, what), f"{name} ({kind})", False
+
+
+def _decompress(stream, kind: str, name: str, what: str):
+    if kind == "gzip":
+        import gzip
+
+        return io.BufferedReader(gzip.GzipFile(fileobj=stream))
+    if kind == "xz":
+        import lzma
+
+        return io.BufferedReader(lzma.LZMAFile(stream))
+    try:
+        import zstandard  # type: ignore[import-not-found]
+    except ModuleNotFoundError:
+        raise InputError(
+            f"{what} {name}: zstd-compressed, and the zstandard module is not installed",
+            hint="pip install zstandard, or pipe it in: zstd -dc FILE | runbook diagnose --log -",
+        ) from None
+    return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(stream))
+
+
+def _looks_binary(chunk: bytes) -> bool:
+    """Binary by the share of printable bytes among those that are not NUL: a crash-truncated
+    log has NUL runs (zero-filled blocks) in otherwise good text; an ELF, a core or a picture is
+    full of other control bytes."""
+    body = chunk.replace(b"\0", b"")
+    if not body:
+        return False
+    text = sum(1 for b in body if b in b"\t\n\r\f\b\x1b" or 32 <= b < 127 or b >= 128)
+    return text / len(body) < PRINTABLE_SHARE
+
+
+def iter_lines(stream, cut: list[int]) -> Iterator[str]:
+    """Decoded lines of a binary stream, read in chunks: NULs dropped, each line at most LINE_CAP
+    characters (head and tail kept, the cut counted in cut[0]), so one endless line (a tqdm bar
+    redrawn with \\r for hours) costs no more memory than a short one."""
+    half = LINE_CAP // 2
+    head = bytearray()
+    tail = bytearray()
+    dropped = 0
+
+    def emit() -> str:
+        nonlocal dropped
+        if dropped:
+            cut[0] += dropped
+            text = (bytes(head) + f" ...[{dropped} bytes cut]... ".encode() + bytes(tail))
+        else:
+            text = bytes(head) + bytes(tail)
+        head.clear()
+        tail.clear()
+        dropped = 0
+        return text.replace(b"\0", b"").decode("utf-8", "replace").rstrip("\r")
+
+    while chunk := stream.read(CHUNK):
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            piece = chunk[start:] if nl < 0 else chunk[start:nl]
+            room = half - len(head)
+            if room > 0:
+                head += piece[:room]
+                piece = piece[room:]
+            if piece:
+                tail += piece
+                if len(tail) > half:
+                    dropped += len(tail) - half
+                    del tail[: len(tail) - half]
+            if nl < 0:
+                break
+            yield emit()
+            start = nl + 1
+    if head or tail or dropped:
+        yield emit()
+
+
+def read_text_input(path: str, what: str, keep: str = "log") -> Excerpt:
+    """An input as an Excerpt with 1-based line numbers. `keep`: "log" (launcher log: failure
+    lines with context, and the tail), "kernel" (Xid lines), "whole" (structured outputs: kept
+    whole up to WHOLE_BELOW, then cut). InputError naming the input when it cannot be read."""
+    stream, name, regular = open_input(path, what)
+    try:
+        first = stream.peek(8192)[:8192]
+        if _looks_binary(first):
+            raise InputError(
+                f"{what} {name}: binary data, expected text",
                 hint="give the job's text output (slurm-JOBID.out), not a core dump or archive",
             )
-        return read_local(path)
+        if regular and keep == "log" and os.path.getsize(path) > WHOLE_BELOW:
+            return _grep_local(path, what)
+        cut = [0]
+        excerpt = _keep(iter_lines(stream, cut), name, keep)
+        if cut[0]:
+            excerpt.notes.append(f"long lines cut: {cut[0]} bytes left out")
+    except OSError as e:  # EIO, a corrupt gzip/xz stream, a vanished file
+        raise InputError(f"{what} {name}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+    except EOFError:
+        raise InputError(f"{what} {name}: compressed stream ends early (truncated file?)") from None
+    finally:
+        if stream is not getattr(sys.stdin, "buffer", None):
+            stream.close()
+    if not excerpt.lines and not excerpt.tail:
+        raise InputError(f"{what} {name}: empty", hint="was the job's output captured?")
+    return excerpt
+
+
+def _keep(lines: Iterator[str], name: str, keep: str) -> Excerpt:
+    """Whole while under WHOLE_BELOW; past it, only the lines this kind of input needs."""
+    held: list[str] = []
+    size = 0
+    for line in lines:
+        held.append(line)
+        size += len(line) + 1
+        if size > WHOLE_BELOW:
+            break
+    else:
+        return Excerpt(name, list(enumerate(held, 1)))
+    rest = _chain(held, lines)
+    if keep == "log":
+        return _filtered(rest, name, relevant, CONTEXT_BEFORE, CONTEXT_AFTER)
+    if keep == "kernel":
+        return _filtered(rest, name, kernel_line, 0, 0)
+    out = Excerpt(name, list(enumerate(held, 1)), truncated=True)
+    out.notes.append(f"only the first {WHOLE_BELOW >> 20} MiB were read")
+    return out
+
+
+def _chain(first: list[str], rest: Iterator[str]) -> Iterator[str]:
+    yield from first
+    first.clear()  # the held lines are not kept twice while the rest streams by
+    yield from rest
+
+
+def _filtered(lines: Iterator[str], name: str, want: Callable[[str], bool], before: int,
+              after: int) -> Excerpt:  # fmt: skip
+    """Matching lines with context, at most KEEP_CAP bytes of them (the earliest: the first
+    failure comes first), and the last TAIL_LINES lines whatever they are."""
+    out = Excerpt(name)
+    ctx: deque[tuple[int, str]] = deque(maxlen=before)
+    tail: deque[str] = deque(maxlen=TAIL_LINES)
+    kept = remaining = 0
+    for n, line in enumerate(lines, 1):
+        tail.append(line)
+        hit = want(line)
+        if (hit or remaining) and kept < KEEP_CAP:
+            if hit:
+                out.lines.extend(ctx)
+                kept += sum(len(t) for _, t in ctx)
+                ctx.clear()
+                remaining = after
+            else:
+                remaining -= 1
+            out.lines.append((n, line))
+            kept += len(line)
+        elif hit or remaining:
+            out.truncated = True
+            remaining = max(0, remaining - 1)
+        else:
+            ctx.append((n, line))
+    out.tail = list(tail)
+    if out.truncated:
+        out.notes.append(f"matching lines past the first {KEEP_CAP >> 20} MiB were left out")
+    return out
+
+
+# grep keeps a whole line in memory: under this address-space limit a line of hundreds of MiB makes
+# it stop with "memory exhausted" (exit 2) instead, and the file is read by the streaming reader.
+GREP_MEMORY = 64 << 20
+
+
+def _limit_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (GREP_MEMORY, GREP_MEMORY))
+
+
+def _grep_local(path: str, what: str) -> Excerpt:
+    """A large regular file at grep speed: `grep -F` with the node-side scan's own strings and
+    context, its output read up to KEEP_CAP (then the child is stopped), and the tail read from
+    the file's end. A line too long for grep's memory limit sends the file through the streaming
+    reader instead, which cuts long lines."""
+    argv = ["grep", "-a", "-n", "-F", "-B", str(CONTEXT_BEFORE), "-A", str(CONTEXT_AFTER),
+            "-e", "\n".join(PATTERNS), "--", path]  # fmt: skip
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env={**os.environ, "LC_ALL": "C"}, preexec_fn=_limit_memory)  # fmt: skip
     except OSError as e:
-        raise InputError(f"{what} {path}: cannot read: {e.strerror or e}") from None
+        raise InputError(f"{what} {path}: cannot run grep: {e.strerror or e}",
+                         hint="install GNU grep, or give a smaller file") from None  # fmt: skip
+    out = proc.stdout.read(KEEP_CAP + 1)
+    truncated = len(out) > KEEP_CAP
+    if truncated:
+        proc.kill()
+    err = proc.stderr.read(4096)
+    rc = proc.wait()
+    proc.stdout.close()
+    proc.stderr.close()
+    if not truncated and rc == 2:
+        if b"memory exhausted" not in err:
+            raise InputError(f"{what} {path}: grep failed: {err.decode(errors='replace').strip()}")
+        with open(path, "rb") as f:
+            cut = [0]
+            found = _filtered(iter_lines(f, cut), path, relevant, CONTEXT_BEFORE, CONTEXT_AFTER)
+        if cut[0]:
+            found.notes.append(f"long lines cut: {cut[0]} bytes left out")
+        return found
+    found = Excerpt(path, truncated=truncated)
+    for line in out[:KEEP_CAP].decode("utf-8", "replace").split("\n"):
+        number, sep, text = _grep_line(line)
+        if sep:
+            found.lines.append((number, _cut_line(text)))
+    found.tail = _tail(path)
+    if truncated:
+        found.notes.append(f"matching lines past the first {KEEP_CAP >> 20} MiB were left out")
+    return found
+
+
+def _grep_line(line: str) -> tuple[int, str, str]:
+    """`N:text` (a match) or `N-text` (context) -> (N, sep, text); ("--" and a cut line: no sep)."""
+    digits = 0
+    while digits < len(line) and digits < 19 and line[digits].isdigit():
+        digits += 1
+    if not digits or digits >= len(line) or line[digits] not in ":-":
+        return 0, "", line
+    return int(line[:digits]), line[digits], line[digits + 1 :]
+
+
+def _tail(path: str, window: int = 256 << 10) -> list[str]:
+    """The last TAIL_LINES lines, read from the last `window` bytes (a longer line is cut)."""
+    with open(path, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - window))
+        data = f.read(window)
+    lines = data.replace(b"\0", b"").decode("utf-8", "replace").split("\n")
+    if size > window:
+        lines = lines[1:] or lines  # the first piece may start mid-line
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [_cut_line(t.rstrip("\r")) for t in lines[-TAIL_LINES:]]
+
+
+def _cut_line(text: str) -> str:
+    text = text.replace("\0", "")
+    if len(text) <= LINE_CAP:
+        return text
+    half = LINE_CAP // 2
+    return f"{text[:half]} ...[{len(text) - LINE_CAP} bytes cut]... {text[-half:]}"

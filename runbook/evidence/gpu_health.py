@@ -15,6 +15,7 @@ from datetime import datetime
 
 from runbook.errors import RunbookError
 from runbook.evidence import nvsmi, xid
+from runbook.evidence.units import small_int
 
 # Sections: "@@runbook NAME" starts one, "@@exit N" ends it with the tool's exit status; the
 # marker always starts a line of its own (a tool's output need not end with a newline).
@@ -64,7 +65,7 @@ def split_sections(stdout: str) -> dict[str, tuple[str, int | None]]:
             name, lines = line.split(" ", 1)[1].strip(), []
         elif line.startswith("@@exit ") and name is not None:
             code = line.split(" ", 1)[1].strip()
-            out[name] = ("\n".join(lines), int(code) if code.lstrip("-").isdigit() else None)
+            out[name] = ("\n".join(lines), small_int(code))
             name, lines = None, []
         elif name is not None:
             lines.append(line)
@@ -149,8 +150,8 @@ class NodeHealth:
         }  # fmt: skip
 
 
-_OWNER_USER = re.compile(r"^user (\d+)\s+(\S+)$")
-_OWNER_JOB = re.compile(r"^cgroup (\d+) (job_\d+)$")
+_OWNER_USER = re.compile(r"^user (\d{1,18}(?!\d))\s+(\S+)$")
+_OWNER_JOB = re.compile(r"^cgroup (\d{1,18}(?!\d)) (job_\d{1,18}(?!\d))$")
 
 
 def health_from_sections(node: str, sections: dict, *, since: datetime | None = None,
@@ -181,7 +182,7 @@ def health_from_sections(node: str, sections: dict, *, since: datetime | None = 
     if "job_pids" in sections:
         text, code = sections["job_pids"]
         if code == 0:
-            h.job_pids = {int(t) for t in re.findall(r"^\s*(\d+)\b", text, re.M)}
+            h.job_pids = {int(t) for t in re.findall(r"^\s*(\d{1,18}(?!\d))\b", text, re.M)}
         else:
             h.unavailable["job_pids"] = f"scontrol listpids exited {code}: {text.strip()[:200]}"
     for line in sections.get("owners", ("", 0))[0].splitlines():

@@ -27,6 +27,7 @@ from datetime import datetime
 
 from runbook.evidence import oom_message
 from runbook.evidence.oom_message import log_lines, strip_line
+from runbook.evidence.units import small_int
 from runbook.slurm.hostlist import expand
 
 # Kinds of DESIGN §4.1 `first_failure.kind`.
@@ -87,7 +88,7 @@ def instrument_lines(lines) -> list[InstrumentLine]:
     out = []
     for line in lines:
         if m := _INSTRUMENT.search(line):
-            rank = int(m.group(2)) if m.group(2).isdigit() else None
+            rank = small_int(m.group(2))
             fields = dict(re.findall(r"(\w+)=(\S*)", m.group(3)))
             out.append(InstrumentLine(m.group(1), rank, fields, line.strip()))
     return out
@@ -103,6 +104,8 @@ class LaunchReport:
     failing_ranks: list[int] = field(default_factory=list)
     timed_out_ranks: list[int] = field(default_factory=list)
     suspect_ranks: list[int] = field(default_factory=list)
+    # What the scan set aside, in words: ranks beyond the job's size, lists cut at the cap.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def first_oom(self) -> oom_message.OomMessage | None:
@@ -131,9 +134,9 @@ class LaunchReport:
 # -- timestamps ---------------------------------------------------------------------------------
 _TIME_PATTERNS = [
     # [2023-04-14 13:11:27,879]  2024-11-20 14:37:16  2021-08-17T15:09:00
-    (re.compile(r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d+)?)"), None),
+    (re.compile(r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?)"), None),
     # glog, as NCCL / c10 print it: [E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607]
-    (re.compile(r"\[([EWIF]\d{4} \d\d:\d\d:\d\d)(?:\.\d+)?\s"), None),
+    (re.compile(r"\[([EWIF]\d{4} \d\d:\d\d:\d\d)(?:\.\d{1,9})?\s"), None),
 ]
 
 
@@ -165,19 +168,19 @@ def parse_time(text: str | None) -> datetime | None:
 
 
 # -- line patterns ------------------------------------------------------------------------------
-_ELASTIC_ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$")
+_ELASTIC_ENTRY = re.compile(r"^\s*\[(\d{1,18}(?!\d))\]:\s*$")
 _ELASTIC_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*?)\s*$")
-_ELASTIC_RANK = re.compile(r"(\d+)\s*\(local_rank:\s*(\d+)\)")
-_ELASTIC_EXIT = re.compile(r"(-?\d+)\s*\(pid:\s*(\d+)\)")
-_ELASTIC_SIGNAL = re.compile(r"Signal\s+(\d+)\s+\((SIG\w+)\)")
+_ELASTIC_RANK = re.compile(r"(\d{1,18}(?!\d))\s*\(local_rank:\s*(\d{1,18}(?!\d))\)")
+_ELASTIC_EXIT = re.compile(r"(-?\d{1,18}(?!\d))\s*\(pid:\s*(\d{1,18}(?!\d))\)")
+_ELASTIC_SIGNAL = re.compile(r"Signal\s+(\d{1,18}(?!\d))\s+\((SIG\w+)\)")
 _ELASTIC_ROOT = re.compile(r"Root Cause \(first observed failure\)")
 _ELASTIC_RULE = re.compile(r"^\s*(?:={10,}|-{10,})\s*$")
 _ELASTIC_ONE_LINE = re.compile(
-    r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)(?: of binary)?"
+    r"failed \(exitcode: (-?\d{1,18}(?!\d))\) local_rank: (\d{1,18}(?!\d)) \(pid: (\d{1,18}(?!\d))\)(?: of binary)?"
 )
 _WATCHDOG = re.compile(
-    r"\bRank (\d+)\]\s*(?:Watchdog caught collective operation timeout|Work WorkNCCL.*timed out)"
-    r".*?(?:SeqNum=(\d+))?(?:.*?OpType=(\w+))?"
+    r"\bRank (\d{1,18}(?!\d))\]\s*(?:Watchdog caught collective operation timeout|Work WorkNCCL.*timed out)"
+    r".*?(?:SeqNum=(\d{1,18}(?!\d)))?(?:.*?OpType=(\w+))?"
 )
 _EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit))(?::|$)")
 _CONSEQUENCE_TEXT = re.compile(
@@ -185,14 +188,14 @@ _CONSEQUENCE_TEXT = re.compile(
     r"Socket Timeout|Broken pipe|ChildFailedError|ProcessGroupNCCL is aborted|"
     r"Connection closed by peer|recvValue failed|The server socket has failed",
 )
-_DS_RETURN = re.compile(r"sigkill_handler\].*exits with return code = (-?\d+)")
-_DS_LOCAL_RANK = re.compile(r"--local_rank=(\d+)")
-_KILLING = re.compile(r"Killing subprocess (\d+)")
+_DS_RETURN = re.compile(r"sigkill_handler\].*exits with return code = (-?\d{1,18}(?!\d))")
+_DS_LOCAL_RANK = re.compile(r"--local_rank=(\d{1,18}(?!\d))")
+_KILLING = re.compile(r"Killing subprocess (\d{1,18}(?!\d))")
 _SRUN = re.compile(r"srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\- ]+): (?P<what>.*)$")
 # New wording (Slurm >= 21.08): "Detected 2 oom_kill events in StepId=123.13."
 # Old: "Detected 1 oom-kill event(s) in step 802100.batch cgroup."
 _STEPD_OOM = re.compile(
-    r"Detected (\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )(\S+?)\.?(?:\s|$)"
+    r"Detected (\d{1,18}(?!\d)) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )(\S+?)\.?(?:\s|$)"
 )
 _CANCELLED = re.compile(
     r"\*\*\* (?:JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))?\s*\*\*\*"
@@ -202,16 +205,25 @@ _HOST_PREFIX = re.compile(r"^([A-Za-z][\w.-]*):\s")
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 
 
-def _ranks(spec: str) -> list[int]:
-    out: list[int] = []
-    for part in spec.replace(" ", "").split(","):
-        if "-" in part:
-            a, b = part.split("-", 1)
-            if a.isdigit() and b.isdigit() and int(b) >= int(a) and int(b) - int(a) < 100_000:
-                out.extend(range(int(a), int(b) + 1))
-        elif part.isdigit():
-            out.append(int(part))
-    return out
+# No job has more ranks than this (the largest runs are ~100k GPUs): ranks from a log beyond the
+# job's own size, or beyond this when the size is unknown, are not ranks of this job.
+MAX_RANKS = 1 << 17
+
+
+def _ranks(spec: str, limit: int = MAX_RANKS) -> list[int]:
+    """srun's task list ("0-3,5,7-9") as ranks, each once, at most `limit` of them: a list a log
+    line can make as long as it likes must not become millions of integers."""
+    out: dict[int, None] = {}
+    for part in spec.replace(" ", "").split(",")[:limit]:
+        a, _, b = part.partition("-")
+        lo, hi = small_int(a), small_int(b) if b else small_int(a)
+        if lo is None or hi is None or hi < lo or lo >= limit:
+            continue
+        for r in range(lo, min(hi, limit - 1) + 1):
+            out[r] = None
+            if len(out) >= limit:
+                return list(out)
+    return list(out)
 
 
 def _priority(e: RankEvent) -> int:
@@ -309,10 +321,26 @@ def scan_parts(
         raw = log_lines(text or "")
         _collect(report, raw, set(nodes or []), rank, offset)
         offset += len(raw)
+    _out_of_range(report, world_size)
     _srun_notices(report.events)
     _map_nodes(report.events, nodes, tasks_per_node)
     _conclude(report, world_size)
     return report
+
+
+def _out_of_range(report: LaunchReport, world_size: int | None) -> None:
+    """A rank the job cannot have (at or beyond its size from Slurm, else beyond MAX_RANKS) is
+    kept as an event without a rank, and said in the notes: text in a log is data, not proof."""
+    limit = world_size or MAX_RANKS
+    bad = sorted({e.rank for e in report.events if e.rank is not None and e.rank >= limit})
+    for e in report.events:
+        if e.rank is not None and e.rank >= limit:
+            e.rank = None
+    if bad:
+        shown = ", ".join(map(str, bad[:5])) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+        report.notes.append(f"rank(s) {shown} in the log are beyond the job's "
+                            f"{'size of ' + str(world_size) if world_size else 'rank cap of ' + str(MAX_RANKS)};"
+                            " read as no rank")  # fmt: skip
 
 
 def _srun_notices(events: list[RankEvent]) -> None:
@@ -359,7 +387,7 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
     events.extend(_elastic_entries(stripped, raw))
 
     for i, (line, rank) in enumerate(stripped_pairs):
-        if rank is None and (rr := re.search(r"\[(?:rank|default)(\d+)\]:", raw[i])):
+        if rank is None and (rr := re.search(r"\[(?:rank|default)(\d{1,18}(?!\d))\]:", raw[i])):
             rank = int(rr.group(1))
         when = line_time(raw[i])
         if m := _WATCHDOG.search(line):
@@ -395,7 +423,7 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
                 kind, consequence, sig = SIGNAL, True, "SIGTERM"  # srun tearing the step down
             elif re.search(r"Killed", what):
                 kind, sig = SIGNAL, "SIGKILL"  # decided in _srun_notices: OOM killer or teardown
-            if c := re.search(r"exit code (\d+)", what):
+            if c := re.search(r"exit code (\d{1,18}(?!\d))", what):
                 code = int(c.group(1))
             for r in _ranks(m.group("tasks")):
                 events.append(RankEvent(kind=kind, line=i, rank=r, node=m.group("node"),
@@ -488,7 +516,8 @@ def _conclude(report: LaunchReport, world_size: int | None) -> None:
                                               and _failed(e)))  # fmt: skip
     report.timed_out_ranks = list(
         dict.fromkeys(
-            e.rank for e in sorted(events, key=lambda e: e.line) if e.kind == NCCL_TIMEOUT
+            e.rank for e in sorted(events, key=lambda e: e.line)
+            if e.kind == NCCL_TIMEOUT and e.rank is not None
         )
     )
     # Ranks that never reported: missing from the timeout list, or from srun's Terminated ranges.
@@ -496,8 +525,9 @@ def _conclude(report: LaunchReport, world_size: int | None) -> None:
         e.rank for e in events if e.consequence and e.rank is not None and e.signal != "SIGABRT"
     }
     if reported:
+        # Bounded: _out_of_range removed ranks beyond the job's size (or MAX_RANKS).
         top = (world_size - 1) if world_size else max(reported)
-        report.suspect_ranks = [r for r in range(top + 1) if r not in reported]
+        report.suspect_ranks = [r for r in range(min(top, MAX_RANKS - 1) + 1) if r not in reported]
 
     # The first observation of the failure: the earliest stamp of any event (a launcher's kill
     # line or a timeout is printed after the failure, so it bounds it when the cause has none).

@@ -8,11 +8,12 @@ a 512-rank job reach gigabytes of progress lines; only the failure lines and a f
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from runbook.evidence.units import small_int
 
 # Fixed strings (grep -F), one list for both sides. Chosen so that almost every string starts
 # with a byte that is rare in progress lines (an upper-case letter, "(", "*"): GNU grep's
@@ -50,6 +51,7 @@ class Excerpt:
     lines: list[tuple[int, str]] = field(default_factory=list)
     truncated: bool = False  # the cap cut the excerpt short
     tail: list[str] = field(default_factory=list)  # the file's last lines (progress, verify)
+    notes: list[str] = field(default_factory=list)  # what reading left out, in words
 
     def text(self) -> str:
         return "\n".join(t for _, t in self.lines)
@@ -133,8 +135,8 @@ def split_locations(out: str) -> dict[int, str]:
     parts: dict[int, list[str]] = {}
     current = None
     for line in out.split("\n"):
-        if line.startswith("@@loc ") and line[6:].isdigit():
-            current = int(line[6:])
+        if line.startswith("@@loc ") and small_int(line[6:]) is not None:
+            current = small_int(line[6:])
             parts[current] = []
         elif current is not None:
             parts[current].append(line)
@@ -157,7 +159,7 @@ def parse_grep_output(out: str, cap: int = REMOTE_CAP_BYTES) -> dict[str, Excerp
         if "\0" not in line:
             continue  # "--" separators, or a line cut by the cap
         path, _, rest = line.partition("\0")
-        m = re.match(r"(\d+)[:-](.*)", rest, re.S)
+        m = re.match(r"(\d{1,18}(?!\d))[:-](.*)", rest, re.S)
         if not m:
             continue
         excerpts.setdefault(path, Excerpt(path)).lines.append((int(m.group(1)), m.group(2)))
@@ -165,25 +167,3 @@ def parse_grep_output(out: str, cap: int = REMOTE_CAP_BYTES) -> dict[str, Excerp
         for e in excerpts.values():
             e.truncated = True
     return excerpts
-
-
-def read_stream(f: Iterable[str], path: str, *, whole_below: int = 8 << 20) -> Excerpt:
-    """Lines from an open text stream (a file, a FIFO, stdin): kept whole while they stay under
-    `whole_below` characters, else everything through the same filter as the remote side. A
-    stream is read once, so the decision is made on the way, not from a size known up front."""
-    held: list[str] = []
-    size = 0
-    it = iter(f)
-    for line in it:
-        held.append(line)
-        size += len(line)
-        if size > whole_below:
-            return filter_lines(itertools.chain(held, it), path)
-    text = "".join(held)
-    return Excerpt(path, list(enumerate(text.split("\n"), 1)))
-
-
-def read_local(path: str, *, whole_below: int = 8 << 20) -> Excerpt:
-    """A local log: small files whole, large ones through the same filter as the remote side."""
-    with open(path, encoding="utf-8", errors="replace", newline="\n") as f:
-        return read_stream(f, path, whole_below=whole_below)

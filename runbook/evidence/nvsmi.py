@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from runbook.evidence.units import SIZE_RE, to_mib
+from runbook.evidence.units import SIZE_RE, small_int, to_mib
 
 
 @dataclass
@@ -72,7 +72,7 @@ def _count(value: str | None) -> int | None:
     if value is None:
         return None
     v = value.strip()
-    return int(v) if v.isdigit() else None
+    return small_int(v)
 
 
 def _flag(value: str | None) -> bool | None:
@@ -226,11 +226,11 @@ class ComputeApp:
 
 
 _TABLE_ROW = re.compile(
-    r"^\|\s*(?P<gpu>\d+)\s+(?:(?P<gi>N/A|\d+)\s+(?P<ci>N/A|\d+)\s+)?(?P<pid>\d+)\s+"
-    r"(?P<type>C\+G|[CGM])\s+(?P<name>.*?)\s+(?P<mem>N/A|\d+\s*MiB)\s*\|$"
+    r"^\|\s*(?P<gpu>\d{1,18}(?!\d))\s+(?:(?P<gi>N/A|\d{1,18}(?!\d))\s+(?P<ci>N/A|\d{1,18}(?!\d))\s+)?(?P<pid>\d{1,18}(?!\d))\s+"
+    r"(?P<type>C\+G|[CGM])\s+(?P<name>.*?)\s+(?P<mem>N/A|\d{1,18}(?!\d)\s*MiB)\s*\|$"
 )
-_TORCH_GPU = re.compile(r"^GPU:(\d+)\s*$")
-_TORCH_PROC = re.compile(r"^process\s+(\d+)\s+uses\s+(\d+(?:\.\d+)?)\s+MB GPU memory")
+_TORCH_GPU = re.compile(r"^GPU:(\d{1,18}(?!\d))\s*$")
+_TORCH_PROC = re.compile(r"^process\s+(\d{1,18}(?!\d))\s+uses\s+(\d{1,18}(?:\.\d{1,12})?(?!\d))\s+MB GPU memory")
 _NA = {"[n/a]", "n/a", "[not supported]", "[insufficient permissions]", ""}
 
 
@@ -240,7 +240,7 @@ def _mem(value: str) -> float | None:
         return None
     if m := SIZE_RE.search(v):
         return to_mib(m.group(1), m.group(2))
-    return float(v) if re.fullmatch(r"\d+(?:\.\d+)?", v) else None  # csv,nounits: MiB
+    return float(v) if re.fullmatch(r"\d{1,18}(?:\.\d{1,12})?(?!\d)", v) else None  # csv,nounits: MiB
 
 
 def _csv(lines: list[str]) -> list[ComputeApp] | None:
@@ -264,7 +264,7 @@ def _csv(lines: list[str]) -> list[ComputeApp] | None:
         cols = []
         for i in range(len(rows[0])):
             col = [r[i] for r in rows if i < len(r)]
-            if all(re.fullmatch(r"\d+", v) for v in col) and "pid" not in cols:
+            if all(re.fullmatch(r"\d{1,18}(?!\d)", v) for v in col) and "pid" not in cols:
                 cols.append("pid")
             elif all(
                 re.fullmatch(r"GPU-[0-9a-fA-F-]+|[0-9A-Fa-f]{8}:[0-9A-Fa-f:.]+", v) for v in col
@@ -281,7 +281,7 @@ def _csv(lines: list[str]) -> list[ComputeApp] | None:
         d = {c: v for c, v in zip(cols, r, strict=False) if c}
         pid = d.get("pid")
         out.append(ComputeApp(
-            pid=int(pid) if pid and pid.isdigit() else None,
+            pid=small_int(pid),
             used_mib=_mem(d["mem"]) if "mem" in d else None,
             gpu=d.get("gpu"), name=d.get("name"),
         ))  # fmt: skip
@@ -315,8 +315,8 @@ def parse_compute_apps(text: str) -> list[ComputeApp]:
     data = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith(("#", "$"))]
     if data and all("," in ln for ln in data):
         return _csv(data) or []
-    if data and all(re.fullmatch(r"\s*\d+\s*", ln) for ln in data):  # --query-compute-apps=pid
-        return [ComputeApp(pid=int(ln), used_mib=None) for ln in data]
+    if data and all(re.fullmatch(r"\s*\d{1,18}(?!\d)\s*", ln) for ln in data):  # --query-compute-apps=pid
+        return [ComputeApp(pid=small_int(ln), used_mib=None) for ln in data]
     return []
 
 
@@ -331,7 +331,7 @@ def _q_processes(lines: list[str]) -> list[ComputeApp]:
         key, _, value = ln.strip().partition(":")
         key, value = key.strip().lower(), value.strip()
         if key == "process id":
-            cur = ComputeApp(pid=int(value) if value.isdigit() else None, used_mib=None, gpu=gpu)
+            cur = ComputeApp(pid=small_int(value), used_mib=None, gpu=gpu)
             out.append(cur)
         elif cur is not None and key == "type":
             cur.type = value

@@ -43,10 +43,10 @@ _PREFIXES = [
     re.compile(r"[ \t]*#(?=[ \t]|$)[ \t]?"),
     re.compile(r"[ \t]*`"),
     re.compile(r"[ \t]*(?:stderr|stdout):[ \t]"),
-    re.compile(r"[ \t]*\[(?:rank|default)(?P<rank>\d+)\]:[ \t]?"),
+    re.compile(r"[ \t]*\[(?:rank|default)(?P<rank>\d{1,18}(?!\d))\]:[ \t]?"),
     re.compile(r"[ \t]*(?P<rank>\d{1,6}):[ \t](?=\S)"),
 ]
-_RANK_ANYWHERE = re.compile(r"\[(?:rank|default)(\d+)\]:")
+_RANK_ANYWHERE = re.compile(r"\[(?:rank|default)(\d{1,18}(?!\d))\]:")
 
 
 def strip_line(line: str) -> tuple[str, int | None]:
@@ -138,7 +138,7 @@ class OomMessage:
 _ANCHORS: list[tuple[str, re.Pattern]] = [
     (
         "malloc_async",
-        re.compile(r"Allocation\s*on\s*device\s*(?P<gpu>\d+)\s*would\s*exceed\s*allowed"),
+        re.compile(r"Allocation\s*on\s*device\s*(?P<gpu>\d{1,18}(?!\d))\s*would\s*exceed\s*allowed"),
     ),
     ("mps", re.compile(r"MPS\s*backend\s*out\s*of\s*memory")),
     ("caching", re.compile(r"\b(?P<dev>CUDA|HIP|XPU)\s*out\s*of\s*memory\b(?!')")),
@@ -171,7 +171,7 @@ def _re(pattern: str) -> re.Pattern:
 
 _F = {
     "tried": _re(r"Tried\s*to\s*allocate\s*SIZE"),
-    "old_gpu": _re(r"\(\s*GPU\s*(\d+)\s*;"),
+    "old_gpu": _re(r"\(\s*GPU\s*(\d{1,18}(?!\d))\s*;"),
     "old_total": _re(r"SIZE\s*total\s*capacity"),
     "old_allocated": _re(r"SIZE\s*already\s*allocated"),
     "old_free": _re(r";\s*SIZE\s*free\b"),
@@ -179,7 +179,7 @@ _F = {
     "old_cached": _re(r"SIZE\s*cached\b"),
     "old_inactive": _re(r"SIZE\s*inactive\b"),
     "allowed": _re(r"SIZE\s*allowed\b"),
-    "new_gpu_total": _re(r"GPU\s*(\d+)\s*has\s*a\s*total\s*capac(?:i)?ty\s*of\s*SIZE"),
+    "new_gpu_total": _re(r"GPU\s*(\d{1,18}(?!\d))\s*has\s*a\s*total\s*capac(?:i)?ty\s*of\s*SIZE"),
     "new_free": _re(r"of\s*which\s*SIZE\s*is\s*free"),
     "new_allocated": _re(r"Of\s*the\s*allocated\s*memory\s*SIZE\s*is\s*allocated\s*by\s*PyTorch"),
     "new_unallocated": _re(r"SIZE\s*is\s*reserved\s*by\s*PyTorch\s*but\s*unallocated"),
@@ -196,12 +196,12 @@ _F = {
     "mps_other": _re(r"other\s*allocations\s*:\s*SIZE"),
     "mps_max": _re(r"max\s*allowed\s*:\s*SIZE"),
     "nccl_calloc": _re(r"Failed\s*to\s*CUDA\s*calloc\s*SIZE"),
-    "nccl_gpu": re.compile(r"\S+:\d+:\d+\s*\[(\d+)\]"),
-    "nccl_rank": re.compile(r"from\s*rank\s*(\d+)"),
+    "nccl_gpu": re.compile(r"\S+:\d{1,18}(?!\d):\d{1,18}(?!\d)\s*\[(\d{1,18}(?!\d))\]"),
+    "nccl_rank": re.compile(r"from\s*rank\s*(\d{1,18}(?!\d))"),
     "over_1eb": _re(r"more\s*than\s*1\s*EB"),
 }
 # "Process N has X" is case-sensitive: "this process has X" must not match it.
-_PROCESS_RE = re.compile(r"Process\s*(\d+)\s*has\s*" + SIZE + r"\s*memory\s*in\s*use")
+_PROCESS_RE = re.compile(r"Process\s*(\d{1,18}(?!\d))\s*has\s*" + SIZE + r"\s*memory\s*in\s*use")
 
 
 def _mib(pattern: str, window: str) -> float | None:

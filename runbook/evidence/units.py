@@ -28,9 +28,27 @@ _FACTOR_MIB = {
 
 # A number and its unit. The unit must end at a word boundary, so a value truncated mid-unit
 # ("38.47 Gi") is not read as something it is not.
-SIZE = r"(\d+(?:\.\d+)?)\s*(bytes|byte|[KMGTPE]iB|[KMGTPE]B|B)(?![A-Za-z])"
+SIZE = r"(\d{1,18}(?:\.\d{1,12})?(?!\d))\s*(bytes|byte|[KMGTPE]iB|[KMGTPE]B|B)(?![A-Za-z])"
 SIZE_RE = re.compile(SIZE)
 
 
 def to_mib(number: str, unit: str) -> float:
     return float(number) * _FACTOR_MIB[unit.lower()]
+
+
+# Longer than any rank, pid, exit code, Xid, task or node count a machine has: a longer run of
+# digits in a log is noise (or an attack), never one of those. Parsers' regexes capture at most
+# this many digits, which also keeps them linear on long runs of digits.
+MAX_DIGITS = 18
+
+
+def small_int(text: str | None) -> int | None:
+    """An integer of at most MAX_DIGITS digits (optional minus sign), else None. Never calls
+    int() on unbounded text: Python refuses strings over 4300 digits with a ValueError."""
+    if not text:
+        return None
+    t = text.strip()
+    body = t[1:] if t[:1] == "-" else t
+    if not body or len(body) > MAX_DIGITS or not body.isascii() or not body.isdigit():
+        return None
+    return int(t)

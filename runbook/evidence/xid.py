@@ -15,40 +15,39 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-
 from runbook.errors import ConfigError
 from runbook.playbook import packaged_dir, read_yaml
 
 _PCI = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
 _XID = re.compile(
-    r"NVRM: Xid \((?:PCI:)?(?P<pci>" + _PCI + r")(?:\s+GPU-I:\s*(?P<gi>\d+))?\):\s*(?P<xid>\d+)\b"
+    r"NVRM: Xid \((?:PCI:)?(?P<pci>" + _PCI + r")(?:\s+GPU-I:\s*(?P<gi>\d{1,18}(?!\d)))?\):\s*(?P<xid>\d{1,18}(?!\d))\b"
     r"(?:,\s*(?P<rest>.*))?"
 )
 _SXID = re.compile(
-    r"SXid \((?:PCI:)?(?P<pci>" + _PCI + r")\):\s*(?P<xid>\d+)\b(?:,\s*(?P<rest>.*))?"
+    r"SXid \((?:PCI:)?(?P<pci>" + _PCI + r")\):\s*(?P<xid>\d{1,18}(?!\d))\b(?:,\s*(?P<rest>.*))?"
 )
 _FELL_OFF = re.compile(
     r"NVRM: GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r"):? (?:GPU )?has fallen off the bus"
 )
 # GSP-era drivers print a banner instead of the usual line for some Xids (119: GSP timeout).
-_GSP_BANNER = re.compile(r"NVRM: _kgspLogXid(?P<xid>\d+):")
+_GSP_BANNER = re.compile(r"NVRM: _kgspLogXid(?P<xid>\d{1,18}(?!\d)):")
 _UUID = re.compile(r"NVRM: GPU at (?:PCI:)?(?P<pci>" + _PCI + r"): (?P<uuid>GPU-[0-9a-fA-F-]{36})")
 # "Kernel Module  535.161.07  Sat Feb ..." and "Open Kernel Module for x86_64  595.71.05  Release"
-_DRIVER = re.compile(r"NVRM: loading NVIDIA .*?Kernel Module\b.*?\s(?P<ver>\d{3}\.\d+(?:\.\d+)?)\b")
-_PID = re.compile(r"\bpid=(?:'?<unknown>'?|(?P<pid>\d+))")
+_DRIVER = re.compile(r"NVRM: loading NVIDIA .*?Kernel Module\b.*?\s(?P<ver>\d{3}\.\d{1,18}(?:\.\d{1,12})?(?!\d))\b")
+_PID = re.compile(r"\bpid=(?:'?<unknown>'?|(?P<pid>\d{1,18}(?!\d)))")
 _NAME = re.compile(r"\bname=(?P<name><unknown>|[^,]+?)(?:,|$)")
-_CAUSED_BY = re.compile(r"caused by previous Xid (\d+)")
+_CAUSED_BY = re.compile(r"caused by previous Xid (\d{1,18}(?!\d))")
 _RECOVERY = re.compile(
     r"GPU recovery action changed from 0x[0-9a-fA-F]+ \([^)]*\) to 0x[0-9a-fA-F]+"
     r"(?: \((?P<action>[^)]*)\))?"
 )
-_LINK = re.compile(r"\b[Ll]ink (-?\d+)")
+_LINK = re.compile(r"\b[Ll]ink (-?\d{1,18}(?!\d))")
 
 # Time stamps as kernel logs print them.
-_T_ISO = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,]\d+)?(Z|[+-]\d\d:?\d\d)?")
+_T_ISO = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,]\d{1,9})?(Z|[+-]\d\d:?\d\d)?")
 _T_HUMAN = re.compile(r"\[(?:\w{3} )?(\w{3}) +(\d{1,2}) (\d\d:\d\d:\d\d) (\d{4})\]")
-_T_SYSLOG = re.compile(r"^(?:<\d+>)?(\w{3}) +(\d{1,2}) (\d\d:\d\d:\d\d)\b")
-_T_MONO = re.compile(r"\[\s*(\d+\.\d+)\]")
+_T_SYSLOG = re.compile(r"^(?:<\d{1,18}(?!\d)>)?(\w{3}) +(\d{1,2}) (\d\d:\d\d:\d\d)\b")
+_T_MONO = re.compile(r"\[\s*(\d{1,12}\.\d{1,9})\]")
 _MONTHS = {
     m: i
     for i, m in enumerate(

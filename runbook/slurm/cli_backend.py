@@ -14,6 +14,7 @@ import re
 from datetime import datetime
 
 from runbook.errors import SlurmError, UsageError
+from runbook.evidence.units import small_int
 from runbook.slurm.client import (
     JobInfo,
     check_job_id,
@@ -52,7 +53,7 @@ class CliSlurm:
     def version(self) -> str:
         if self._version is None:
             r = self._run(["sinfo", "--version"], "reading the Slurm version")
-            m = re.search(r"(\d+\.\d+(?:\.\d+)?)", r.stdout)
+            m = re.search(r"(\d{1,18}(?!\d)\.\d{1,18}(?:\.\d{1,12})?(?!\d))", r.stdout)
             self._version = m.group(1) if m else r.stdout.strip()
         return self._version
 
@@ -174,7 +175,7 @@ class CliSlurm:
 
 
 def parse_submitted(stdout: str) -> str:
-    m = re.search(r"^(\d+)(?:;\S+)?\s*$", stdout.strip(), re.M)
+    m = re.search(r"^(\d{1,18}(?!\d))(?:;\S+)?\s*$", stdout.strip(), re.M)
     if not m:
         raise SlurmError(
             f"sbatch printed no job id: {stdout.strip()[:200]!r}",
@@ -192,7 +193,7 @@ def _kv(line: str) -> dict[str, str]:
 
 
 def _int(value: str | None) -> int | None:
-    return int(value) if value and value.isdigit() else None
+    return small_int(value)
 
 
 def _nodes(expr: str) -> list[str]:
@@ -203,7 +204,7 @@ def _from_scontrol(line: str) -> JobInfo:
     f = _kv(line)
     return JobInfo(
         job_id=f.get("JobId", ""), name=f.get("JobName", ""),
-        user=re.sub(r"\(\d+\)$", "", f.get("UserId", "")),
+        user=re.sub(r"\(\d{1,18}(?!\d)\)$", "", f.get("UserId", "")),
         state=expand_state(f.get("JobState", "")), exit_code=f.get("ExitCode"),
         nodes=_nodes(f.get("NodeList", "")), node_expr=f.get("NodeList", ""),
         start=parse_time(f.get("StartTime")), end=parse_time(f.get("EndTime")),
@@ -220,7 +221,7 @@ def _from_scontrol(line: str) -> JobInfo:
 
 def _from_sacct(line: str) -> JobInfo:
     f = dict(zip(SACCT_FIELDS, line.split(SEP), strict=False))
-    m = re.match(r"^(\d+)_(\d+)$", f.get("JobID", ""))
+    m = re.match(r"^(\d{1,18}(?!\d))_(\d{1,18}(?!\d))$", f.get("JobID", ""))
     return JobInfo(
         job_id=f.get("JobIDRaw", ""), name=f.get("JobName", ""), user=f.get("User", ""),
         state=expand_state(f.get("State", "")), exit_code=f.get("ExitCode") or None,

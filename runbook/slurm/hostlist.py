@@ -10,11 +10,11 @@ from __future__ import annotations
 import itertools
 import re
 
-from runbook.errors import InputError
+from runbook.errors import InputError, shorten
 
 MAX_HOSTS = 1_000_000  # a typo like node[1-999999999] must not eat the login node's memory
 
-_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+_RANGE = re.compile(r"^(\d{1,18}(?!\d))(?:-(\d{1,18}(?!\d)))?$")
 
 
 def _split_top(expr: str) -> list[str]:
@@ -41,7 +41,7 @@ def _split_top(expr: str) -> list[str]:
 
 def _err(expr: str, why: str) -> InputError:
     return InputError(
-        f"invalid Slurm hostlist {expr!r}: {why}",
+        f"invalid Slurm hostlist {shorten(expr, 120)!r}: {shorten(why, 200)}",
         hint="expected names and bracketed ranges such as gpu-[01-04,07]",
     )
 

@@ -74,12 +74,12 @@ def locate(
 def task_of(location: LogLocation, path: str) -> int | None:
     """The task id (rank) a per-task file's name carries (`%t` in the pattern), or None."""
     name_pattern = posixpath.basename(location.pattern)
-    if "%t" not in name_pattern and not re.search(r"%\d+t", name_pattern):
+    if "%t" not in name_pattern and not re.search(r"%\d{1,18}(?!\d)t", name_pattern):
         return None
     regex, pos = [], 0
     for m in _TOKEN.finditer(name_pattern):
         regex.append(re.escape(name_pattern[pos : m.start()]))
-        regex.append(r"(?P<t>\d+)" if m.group(2) == "t" and "(?P<t>" not in "".join(regex)
+        regex.append(r"(?P<t>\d{1,18}(?!\d))" if m.group(2) == "t" and "(?P<t>" not in "".join(regex)
                      else ".*?")  # fmt: skip
         pos = m.end()
     regex.append(re.escape(name_pattern[pos:]))

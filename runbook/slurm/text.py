@@ -20,9 +20,9 @@ JOB_STATES = [
     "STAGE_OUT", "STOPPED", "SUSPENDED", "TIMEOUT",
 ]  # fmt: skip
 
-_EXIT_RE = re.compile(r"^-?\d+:-?\d+$")
+_EXIT_RE = re.compile(r"^-?\d{1,18}(?!\d):-?\d{1,18}(?!\d)$")
 _JOBID_RE = re.compile(
-    r"^\d+(?:_\d+|_\[[^\]]*\])?(?:\+\d+)?(?:\.[\w+]+)?\+?$|^[\w\[\]-]+\.(?:bat|ext)\+$"
+    r"^\d{1,18}(?!\d)(?:_\d{1,18}(?!\d)|_\[[^\]]*\])?(?:\+\d{1,18}(?!\d))?(?:\.[\w+]+)?\+?$|^[\w\[\]-]+\.(?:bat|ext)\+$"
 )
 _HEADER_NAMES = {
     "jobid": "jobid", "jobidraw": "jobid", "state": "state", "exitcode": "exit_code",
