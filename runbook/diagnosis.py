@@ -10,11 +10,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from runbook.evidence.gpu_health import NodeHealth
+from typing import TYPE_CHECKING
+
 from runbook.evidence.launcher_log import HOST_OOM, LaunchReport
 from runbook.evidence.oom_message import OomMessage
 from runbook.playbook import Thresholds
 from runbook.slurm.text import SlurmJobText
+
+if TYPE_CHECKING:  # node health (Xid, nvidia-smi parsers) loads only where a probe or file is read
+    from runbook.evidence.gpu_health import NodeHealth
 
 VERDICTS = ("true_oom", "fragmentation", "co_tenant", "gpu_fault", "host_oom", "not_oom", "unknown")
 _NO_NUMBERS = {"cuda_error", "thc", "cublas"}

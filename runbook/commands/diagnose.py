@@ -8,9 +8,7 @@ import click
 
 from runbook.diagnosis import Diagnosis, Evidence, classify, human_mib
 from runbook.errors import ExitCode, InputError, RunbookError
-from runbook.evidence import nvsmi, xid
 from runbook.evidence.files import read_text_input
-from runbook.evidence.gpu_health import NodeHealth
 from runbook.evidence.launcher_log import scan
 from runbook.playbook import load as load_playbook
 from runbook.slurm import text as slurm_text
@@ -116,10 +114,13 @@ def diagnose(app, logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
         raise SystemExit(int(ExitCode.INPUT))
 
 
-def _node_health(dmesg, gpu_health, compute_apps, errors) -> NodeHealth | None:
+def _node_health(dmesg, gpu_health, compute_apps, errors):
     """Offline node health from captured files (assumed to come from the failing node)."""
     if not (dmesg or gpu_health or compute_apps):
         return None
+    from runbook.evidence import nvsmi, xid  # only when node-health files are given
+    from runbook.evidence.gpu_health import NodeHealth
+
     health = NodeHealth(node="")
     for path, what in ((dmesg, "--dmesg"), (gpu_health, "--gpu-health"),
                        (compute_apps, "--compute-apps")):  # fmt: skip

@@ -103,14 +103,15 @@ def _decompress(stream, kind: str, name: str, what: str):
 
 
 def _looks_binary(chunk: bytes) -> bool:
-    """Binary by the share of printable bytes among those that are not NUL: a crash-truncated
-    log has NUL runs (zero-filled blocks) in otherwise good text; an ELF, a core or a picture is
-    full of other control bytes."""
+    """Binary by the share of printable characters among the bytes that are not NUL: a
+    crash-truncated log has NUL runs (zero-filled blocks) in otherwise good text; an ELF, a core
+    or a picture is full of other control bytes and of bytes that are not UTF-8."""
     body = chunk.replace(b"\0", b"")
     if not body:
         return False
-    text = sum(1 for b in body if b in b"\t\n\r\f\b\x1b" or 32 <= b < 127 or b >= 128)
-    return text / len(body) < PRINTABLE_SHARE
+    decoded = body.decode("utf-8", "replace")
+    bad = sum(1 for c in decoded if c == "\ufffd" or (c < " " and c not in "\t\n\r\f\b\x1b"))
+    return 1 - bad / len(decoded) < PRINTABLE_SHARE
 
 
 def iter_lines(stream, cut: list[int]) -> Iterator[str]:
@@ -203,7 +204,7 @@ def _keep(lines: Iterator[str], name: str, keep: str) -> Excerpt:
     if keep == "kernel":
         return _filtered(rest, name, kernel_line, 0, 0)
     out = Excerpt(name, list(enumerate(held, 1)), truncated=True)
-    out.notes.append(f"only the first {WHOLE_BELOW >> 20} MiB were read")
+    out.notes.append(f"only the first {_mib(WHOLE_BELOW)} were read")
     return out
 
 
@@ -241,7 +242,7 @@ def _filtered(lines: Iterator[str], name: str, want: Callable[[str], bool], befo
             ctx.append((n, line))
     out.tail = list(tail)
     if out.truncated:
-        out.notes.append(f"matching lines past the first {KEEP_CAP >> 20} MiB were left out")
+        out.notes.append(f"matching lines past the first {_mib(KEEP_CAP)} were left out")
     return out
 
 
@@ -269,15 +270,25 @@ def _grep_local(path: str, what: str) -> Excerpt:
     except OSError as e:
         raise InputError(f"{what} {path}: cannot run grep: {e.strerror or e}",
                          hint="install GNU grep, or give a smaller file") from None  # fmt: skip
-    out = proc.stdout.read(KEEP_CAP + 1)
-    truncated = len(out) > KEEP_CAP
-    if truncated:
-        proc.kill()
+    found = Excerpt(path)
+    cut, kept = [0], 0
+    # grep's lines pass the same line cut as any stream: one endless matching line (a tqdm bar
+    # with "Error" in it) must not use up the cap meant for the failure lines after it.
+    for line in iter_lines(proc.stdout, cut):
+        number, sep, text = _grep_line(line)
+        if not sep:
+            continue  # "--" between context groups
+        found.lines.append((number, text))
+        kept += len(text)
+        if kept >= KEEP_CAP:
+            found.truncated = True
+            proc.kill()
+            break
     err = proc.stderr.read(4096)
     rc = proc.wait()
     proc.stdout.close()
     proc.stderr.close()
-    if not truncated and rc == 2:
+    if not found.truncated and rc == 2:
         if b"memory exhausted" not in err:
             raise InputError(f"{what} {path}: grep failed: {err.decode(errors='replace').strip()}")
         with open(path, "rb") as f:
@@ -286,15 +297,16 @@ def _grep_local(path: str, what: str) -> Excerpt:
         if cut[0]:
             found.notes.append(f"long lines cut: {cut[0]} bytes left out")
         return found
-    found = Excerpt(path, truncated=truncated)
-    for line in out[:KEEP_CAP].decode("utf-8", "replace").split("\n"):
-        number, sep, text = _grep_line(line)
-        if sep:
-            found.lines.append((number, _cut_line(text)))
     found.tail = _tail(path)
-    if truncated:
-        found.notes.append(f"matching lines past the first {KEEP_CAP >> 20} MiB were left out")
+    if cut[0]:
+        found.notes.append(f"long lines cut: {cut[0]} bytes left out")
+    if found.truncated:
+        found.notes.append(f"matching lines past the first {_mib(KEEP_CAP)} were left out")
     return found
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:g} MiB"
 
 
 def _grep_line(line: str) -> tuple[int, str, str]:

@@ -21,13 +21,14 @@ suspect.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from runbook.evidence import oom_message
 from runbook.evidence.oom_message import log_lines, strip_line
-from runbook.evidence.units import small_int
+from runbook.evidence.units import MAX_DIGITS, small_int
 from runbook.slurm.hostlist import expand
 
 # Kinds of DESIGN §4.1 `first_failure.kind`.
@@ -148,17 +149,26 @@ def line_time(line: str) -> str | None:
     return None
 
 
+_ISO_TIME = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T_](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?")
+_GLOG_TIME = re.compile(r"[EWIF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)")
+
+
+@functools.lru_cache(maxsize=4096)  # a pure function of the text; a log repeats its stamps
 def parse_time(text: str | None) -> datetime | None:
+    """The stamps line_time finds, as datetimes (glog has no year: 1900; order within one log is
+    what matters). Parsed by regex: strptime costs tens of microseconds a call."""
     if not text:
         return None
-    t = text.replace("_", " ").replace("T", " ").replace(",", ".")
-    for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S"):
+    m = _ISO_TIME.fullmatch(text)
+    if m:
+        y, mo, d, h, mi, s, frac = m.groups()
+        micro = int((frac or "0")[:6].ljust(6, "0"))
         try:
-            return datetime.strptime(t, fmt)
+            return datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), micro)
         except ValueError:
-            pass
-    m = re.fullmatch(r"[EWIF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)", text)
-    if m:  # glog has no year; order within one log is what matters
+            return None
+    m = _GLOG_TIME.fullmatch(text)
+    if m:
         mo, d, h, mi, s = (int(x) for x in m.groups())
         try:
             return datetime(1900, mo, d, h, mi, s)
@@ -204,6 +214,8 @@ _HOST_PREFIX = re.compile(r"^([A-Za-z][\w.-]*):\s")
 
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 
+
+_TOO_LONG = re.compile(r"\d{%d}" % (MAX_DIGITS + 1))
 
 # No job has more ranks than this (the largest runs are ~100k GPUs): ranks from a log beyond the
 # job's own size, or beyond this when the size is unknown, are not ranks of this job.
@@ -321,6 +333,9 @@ def scan_parts(
         raw = log_lines(text or "")
         _collect(report, raw, set(nodes or []), rank, offset)
         offset += len(raw)
+    if any(_TOO_LONG.search(text or "") for text, _ in parts):
+        report.notes.append(f"number too long: digit runs over {MAX_DIGITS} digits were not read "
+                            "as ranks, tasks, exit codes or sizes")  # fmt: skip
     _out_of_range(report, world_size)
     _srun_notices(report.events)
     _map_nodes(report.events, nodes, tasks_per_node)

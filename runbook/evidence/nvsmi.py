@@ -40,9 +40,24 @@ class _Node:
 
 
 _GPU_HEADER = re.compile(r"GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])")
-# nvidia-smi pads keys and separates them with " : "; values hold colons (bus ids, times).
-_KV = re.compile(r"^(?P<key>.+?)\s+:(?:\s+(?P<value>.*?))?\s*$")
-_KV_TIGHT = re.compile(r"^(?P<key>[^:]+?):(?:\s*(?P<value>.*?))?\s*$")
+
+
+def split_kv(body: str) -> tuple[str, str] | None:
+    """`Key    : value` -> (key, value). nvidia-smi pads keys and separates them with " : ";
+    values hold colons (bus ids, times), so the separator is the first colon with space before
+    it and space or the end after it; else (other tools) the first colon. Plain string scanning:
+    a regex with lazy groups and trailing spaces is quadratic on a line of 40k spaces."""
+    start = 0
+    while (i := body.find(":", start)) >= 0:
+        if i and body[i - 1] in " \t" and body[:i].strip() and (
+            i + 1 == len(body) or body[i + 1] in " \t"
+        ):
+            return body[:i].strip(), body[i + 1 :].strip()
+        start = i + 1
+    i = body.find(":")
+    if i > 0:
+        return body[:i].strip(), body[i + 1 :].strip()
+    return None
 
 
 def _tree(text: str) -> _Node:
@@ -55,9 +70,8 @@ def _tree(text: str) -> _Node:
         body = raw.strip()
         if _GPU_HEADER.fullmatch(body):
             key, value = body, None
-        elif m := (_KV.match(body) or _KV_TIGHT.match(body)):
-            key, value = m.group("key"), m.group("value")
-            value = "" if value is None else value
+        elif kv := split_kv(body):
+            key, value = kv
         else:
             key, value = body, None  # a section heading
         node = _Node(key.strip(), value if value else None, indent)

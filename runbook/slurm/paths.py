@@ -45,7 +45,8 @@ def locate(
         return LogLocation(directory, fnmatch_escape(name.replace("\\", "")), pattern)
 
     def value(width: str, letter: str) -> str | None:
-        pad = int(width) if width else 0
+        # sbatch pads to at most 10 digits; a longer width in a job's pattern is not one
+        pad = min(int(width[-2:]), 10) if width else 0
         number = {
             "A": array_job_id or job_id, "a": array_task_id, "j": job_id,
             "J": job_id, "b": str(int(array_task_id) % 10) if array_task_id else None,
