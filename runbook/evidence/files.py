@@ -262,7 +262,9 @@ def _grep_local(path: str, what: str) -> Excerpt:
     context, its output read up to KEEP_CAP (then the child is stopped), and the tail read from
     the file's end. A line too long for grep's memory limit sends the file through the streaming
     reader instead, which cuts long lines."""
-    argv = ["grep", "-a", "-n", "-F", "-B", str(CONTEXT_BEFORE), "-A", str(CONTEXT_AFTER),
+    # -b, not -n: a byte offset costs grep nothing, a line number costs counting every newline
+    # of the file (+15 % on a 1 GiB log); the offsets order the lines just as well.
+    argv = ["grep", "-a", "-b", "-F", "-B", str(CONTEXT_BEFORE), "-A", str(CONTEXT_AFTER),
             "-e", "\n".join(PATTERNS), "--", path]  # fmt: skip
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -270,7 +272,7 @@ def _grep_local(path: str, what: str) -> Excerpt:
     except OSError as e:
         raise InputError(f"{what} {path}: cannot run grep: {e.strerror or e}",
                          hint="install GNU grep, or give a smaller file") from None  # fmt: skip
-    found = Excerpt(path)
+    found = Excerpt(path, numbering="byte")
     cut, kept = [0], 0
     # grep's lines pass the same line cut as any stream: one endless matching line (a tqdm bar
     # with "Error" in it) must not use up the cap meant for the failure lines after it.
@@ -310,7 +312,8 @@ def _mib(n: int) -> str:
 
 
 def _grep_line(line: str) -> tuple[int, str, str]:
-    """`N:text` (a match) or `N-text` (context) -> (N, sep, text); ("--" and a cut line: no sep)."""
+    """`N:text` (a match) or `N-text` (context) -> (N, sep, text), N a line number or a byte
+    offset; "--" between groups and a line cut before its number give no sep."""
     digits = 0
     while digits < len(line) and digits < 19 and line[digits].isdigit():
         digits += 1

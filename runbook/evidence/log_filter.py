@@ -52,6 +52,9 @@ class Excerpt:
     truncated: bool = False  # the cap cut the excerpt short
     tail: list[str] = field(default_factory=list)  # the file's last lines (progress, verify)
     notes: list[str] = field(default_factory=list)  # what reading left out, in words
+    # What the numbers in `lines` count: "line" (1-based line numbers) or "byte" (the offset of
+    # the line's start: a large local file read by grep -b, which need not count newlines).
+    numbering: str = "line"
 
     def text(self) -> str:
         return "\n".join(t for _, t in self.lines)
