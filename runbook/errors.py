@@ -72,3 +72,7 @@ class HostKeyError(TransportError):
 
 class SlurmError(RunbookError):
     """A Slurm command failed; carries the command, its exit code and stderr."""
+
+
+class JobNotFound(SlurmError):
+    """Slurm answered, and neither slurmctld nor accounting knows the job: final, not an outage."""

@@ -1,54 +1,202 @@
-"""The pager hook: a WSGI application (served by waitress) and the background workers.
+"""The pager hook: a WSGI application (served by waitress), a durable queue and its workers.
 
-POST a webhook body; the answer comes at once: 202 with one incident id per job (the same id for
-a duplicate delivery), 200 when there is nothing to do (resolved alerts), 4xx with the reason for
-a bad request. Incidents run on a bounded pool of workers, through the same pipeline and the same
-per-job lock as `runbook oom` and `runbook sweep`.
+A request thread only checks (size, credentials, the body's shape), writes each delivery to the
+queue table of the state database, and answers; it never waits on Slurm or SSH. Workers take
+deliveries from that table: a Slurm lookup that cannot be made is retried with backoff, a job
+Slurm does not know is rejected, the others run through the same pipeline and the same per-job
+lock as `runbook oom` and `runbook sweep`. A restart between the 202 and the worker loses nothing.
+
+Answers (pagers act on them: Alertmanager and PagerDuty retry 5xx and network errors only):
+  202  accepted: queued (the same incident id for a duplicate delivery)
+  200  nothing to do: resolved alerts, no job id in the payload
+  400  the body is not JSON or not a payload runbook reads; 401/403 credentials; 413 too large
+  503  + Retry-After: the delivery could not be queued now (state database unavailable, queue full)
+  GET /healthz: 200 when the state database is writable and slurmctld answers, else 503 naming
+  the failing part. GET /metrics: Prometheus text.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import socket
+import sqlite3
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from runbook import intake, state
-from runbook.errors import InputError, RunbookError
+from runbook.errors import ConfigError, InputError, JobNotFound, RunbookError
 from runbook.pipeline import Options, Trigger, handle_incident, new_incident_id
 from runbook.slurm.factory import slurm_client
 
+_REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized",
+            403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+            413: "Payload Too Large", 422: "Unprocessable Entity",
+            500: "Internal Server Error", 503: "Service Unavailable"}  # fmt: skip
 
-def _reply(start_response, status: int, doc: dict):
-    reason = {200: "OK", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized",
-              403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-              413: "Payload Too Large", 422: "Unprocessable Entity",
-              500: "Internal Server Error"}[status]  # fmt: skip
-    body = (json.dumps(doc) + "\n").encode()
-    start_response(f"{status} {reason}", [("Content-Type", "application/json"),
-                                          ("Content-Length", str(len(body)))])  # fmt: skip
-    return [body]
+
+class Metrics:
+    """The hook's counters, in their own registry (one per Hook: tests run several)."""
+
+    def __init__(self, queue_depth):
+        from prometheus_client import CollectorRegistry, Counter, Gauge
+
+        self.registry = CollectorRegistry()
+        self.deliveries = Counter("runbook_hook_deliveries", "Webhook requests answered, by "
+                                  "HTTP status code", ["code"], registry=self.registry)  # fmt: skip
+        self.incidents = Counter("runbook_incidents", "Incidents finished by the hook's "
+                                 "workers", ["verdict", "status"], registry=self.registry)  # fmt: skip
+        self.actions = Counter("runbook_actions", "Actions of those incidents, by kind and "
+                               "outcome", ["kind", "outcome"], registry=self.registry)  # fmt: skip
+        self.worker_errors = Counter("runbook_hook_worker_errors", "Deliveries a worker could "
+                                     "not finish (an unexpected error)", registry=self.registry)  # fmt: skip
+        self.retries = Counter("runbook_hook_slurm_retries", "Deliveries put back because Slurm "
+                               "could not be asked", registry=self.registry)  # fmt: skip
+        depth = Gauge("runbook_hook_queue_depth", "Deliveries queued or running",
+                      registry=self.registry)  # fmt: skip
+        depth.set_function(queue_depth)
+
+    def text(self) -> bytes:
+        from prometheus_client import generate_latest
+
+        return generate_latest(self.registry)
 
 
 class Hook:
-    def __init__(self, site, *, run=None):
+    def __init__(self, site, *, run=None, client_factory=slurm_client, workers: int | None = None):
         self.site = site
-        self.pool = ThreadPoolExecutor(max_workers=max(1, site.hook.workers),
-                                       thread_name_prefix="runbook-incident")  # fmt: skip
+        self.client_factory = client_factory
         self.run = run or self._run_incident
-        self._db_lock = threading.Lock()  # one writer at a time for the deliveries table
+        self.n_workers = max(1, site.hook.workers if workers is None else workers)
+        self.metrics = Metrics(self._depth)
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._health: tuple[float, dict] | None = None
+        self._health_lock = threading.Lock()
 
-    def _run_incident(self, job_id: str, incident_id: str, key: str) -> None:
-        try:
-            result = handle_incident(Trigger(job_id, "hook", "runbook hook", incident_id),
-                                     self.site, Options())  # fmt: skip
-            status = "done" if result.incident == incident_id else "deduplicated"
-            incident = result.incident
-        except Exception as e:  # a worker must never die silently
-            status, incident = f"error: {e}", incident_id
+    # -- workers --------------------------------------------------------------------------------
+    def start(self) -> int:
+        """Put back deliveries a dead process of this host left running; start the workers."""
+        back = state.queue_recover(state.site_db(self.site))
+        for i in range(self.n_workers):
+            t = threading.Thread(target=self._work, name=f"runbook-worker-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+        return back
+
+    def close(self, timeout: float = 600) -> None:
+        """Stop taking deliveries; let the ones running finish and write their reports."""
+        self._stop.set()
+        self._wake.set()
+        for t in self._threads:
+            t.join(timeout)
+
+    def _work(self) -> None:
         conn = state.site_db(self.site)
-        conn.execute("UPDATE deliveries SET status = ?, incident = ? WHERE key = ?",
-                     (status, incident, key))  # fmt: skip
+        owner = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+        while not self._stop.is_set():
+            try:
+                row = state.queue_claim(conn, owner)
+            except sqlite3.Error:
+                row = None  # busy or unwritable for now: the next turn tries again
+            if row is None:
+                self._wake.wait(0.5)
+                self._wake.clear()
+                continue
+            self._one(conn, row)
+
+    def _one(self, conn, row: dict) -> None:
+        key, job_id = row["key"], row["job_id"]
+        try:
+            self.client_factory(self.site).job(job_id)
+        except JobNotFound as e:
+            state.queue_finish(conn, key, "rejected", error=e.message)
+            return
+        except RunbookError as e:  # slurmctld, slurmdbd or the login host cannot answer now
+            delay = min(self.site.hook.retry_max_s, 5.0 * 2 ** min(row["attempts"] - 1, 10))
+            state.queue_retry(conn, key, e.message, delay)
+            self.metrics.retries.inc()
+            return
+        try:
+            status, incident = self.run(job_id, row["incident"], key)
+            state.queue_finish(conn, key, status, incident=incident)
+        except Exception as e:  # a worker must never die silently
+            self.metrics.worker_errors.inc()
+            state.queue_finish(conn, key, "failed", error=f"{type(e).__name__}: {e}")
+
+    def _run_incident(self, job_id: str, incident_id: str, key: str) -> tuple[str, str | None]:
+        result = handle_incident(Trigger(job_id, "hook", "runbook hook", incident_id),
+                                 self.site, Options())  # fmt: skip
+        self.metrics.incidents.labels(result.verdict or "none",
+                                      "done" if result.exit_code == 0 else
+                                      f"exit {result.exit_code}").inc()  # fmt: skip
+        for a in result.actions:
+            self.metrics.actions.labels(a.get("kind", "?"), a.get("status", "?")).inc()
+        status = "done" if result.incident == incident_id else "deduplicated"
+        return status, result.incident
+
+    def _depth(self) -> float:
+        try:
+            return float(state.queue_depth(state.site_db(self.site)))
+        except (RunbookError, sqlite3.Error):
+            return float("nan")
+
+    # -- HTTP -----------------------------------------------------------------------------------
+    def __call__(self, environ, start_response):
+        try:
+            status, doc, headers = self._handle(environ)
+        except Exception as e:  # a bug: say which, but never echo a payload back
+            status, doc, headers = 500, {"error": f"internal error ({type(e).__name__})"}, []
+        if isinstance(doc, bytes):  # /metrics
+            body, ctype = doc, "text/plain; version=0.0.4; charset=utf-8"
+        else:
+            body, ctype = (json.dumps(doc) + "\n").encode(), "application/json"
+        if environ.get("PATH_INFO", "/") not in ("/healthz", "/metrics"):
+            self.metrics.deliveries.labels(str(status)).inc()
+        start_response(f"{status} {_REASONS[status]}", [("Content-Type", ctype),
+                       ("Content-Length", str(len(body))), *headers])  # fmt: skip
+        return [body]
+
+    def _handle(self, environ) -> tuple[int, dict | bytes, list]:
+        method, path = environ.get("REQUEST_METHOD"), environ.get("PATH_INFO", "/")
+        if method == "GET" and path == "/healthz":
+            health = self.health()
+            return (200 if health["ok"] else 503), health, []
+        if method == "GET" and path == "/metrics":
+            return 200, self.metrics.text(), []
+        if method != "POST":
+            return 405, {"error": "POST a webhook body; GET /healthz or /metrics"}, []
+        limit = self.site.hook.max_body_bytes
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return 400, {"error": "bad Content-Length"}, []
+        if length > limit:
+            return 413, {"error": f"body of {length} bytes is over the {limit}-byte limit"}, []
+        # Chunked bodies carry no Content-Length: read one byte past the limit to know.
+        body = environ["wsgi.input"].read(length if length else limit + 1)
+        if len(body) > limit:
+            return 413, {"error": f"body is over the {limit}-byte limit"}, []
+        try:
+            self.authenticate(environ, body)
+            parsed = intake.triggers(body, label=self.site.hook.alertmanager_label,
+                                     title_pattern=self.site.hook.pagerduty_title_pattern)  # fmt: skip
+        except intake.SignatureError as e:
+            return e.status, {"error": e.message}, []
+        except InputError as e:
+            return 400, {"error": e.message}, []
+        if not parsed.candidates:
+            return 200, {"status": "nothing to do", "ignored": parsed.ignored}, []
+        try:
+            accepted = [self._accept(c) for c in parsed.candidates]
+        except (state.StateUnavailable, ConfigError, sqlite3.Error) as e:
+            retry = str(self.site.hook.retry_after_s)
+            why = getattr(e, "message", None) or str(e)
+            return 503, {"error": f"cannot queue the delivery now: {why}",
+                         "retry_after_s": int(retry)}, [("Retry-After", retry)]  # fmt: skip
+        self._wake.set()
+        return 202, {"accepted": accepted, "ignored": parsed.ignored}, []
 
     def authenticate(self, environ, body: bytes) -> None:
         h = self.site.hook
@@ -63,86 +211,105 @@ class Hook:
                 "credentials required: an X-PagerDuty-Signature header or a Bearer token", 401
             )
 
-    def __call__(self, environ, start_response):
-        try:
-            return self._handle(environ, start_response)
-        except Exception as e:  # an answer that says what broke, never a bare 500 page
-            return _reply(start_response, 500, {"error": f"{type(e).__name__}: {e}"})
-
-    def _handle(self, environ, start_response):
-        if environ.get("REQUEST_METHOD") != "POST":
-            return _reply(start_response, 405, {"error": "POST a webhook body"})
-        limit = self.site.hook.max_body_bytes
-        try:
-            length = int(environ.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            return _reply(start_response, 400, {"error": "bad Content-Length"})
-        if length > limit:
-            return _reply(start_response, 413, {"error": f"body of {length} bytes is over the "
-                                                         f"{limit}-byte limit"})  # fmt: skip
-        # Chunked bodies carry no Content-Length: read one byte past the limit to know.
-        body = environ["wsgi.input"].read(length if length else limit + 1)
-        if len(body) > limit:
-            return _reply(start_response, 413, {"error": f"body is over the {limit}-byte limit"})
-        try:
-            self.authenticate(environ, body)
-            parsed = intake.triggers(
-                body,
-                label=self.site.hook.alertmanager_label,
-                title_pattern=self.site.hook.pagerduty_title_pattern,
-            )
-        except intake.SignatureError as e:
-            return _reply(start_response, e.status, {"error": e.message})
-        except InputError as e:
-            return _reply(start_response, 400, {"error": e.message})
-        if not parsed.candidates:
-            return _reply(start_response, 200, {"status": "nothing to do",
-                                                "ignored": parsed.ignored})  # fmt: skip
-        accepted, unknown = [], []
-        client = slurm_client(self.site)
-        for c in parsed.candidates:
-            try:
-                client.job(c.job_id)
-            except RunbookError as e:
-                unknown.append({"job_id": c.job_id, "error": e.message})
-                continue
-            accepted.append(self._accept(c))
-        if not accepted:
-            return _reply(start_response, 422, {"error": "no job in the payload is known to "
-                                                         "Slurm", "jobs": unknown})  # fmt: skip
-        return _reply(start_response, 202, {"accepted": accepted, "unknown": unknown,
-                                            "ignored": parsed.ignored})  # fmt: skip
-
     def _accept(self, c: intake.Candidate) -> dict:
         conn = state.site_db(self.site)  # per request: requests arrive on waitress's threads
-        with self._db_lock:
-            row = conn.execute("SELECT incident FROM deliveries WHERE key = ?",
-                                    (c.dedupe_key,)).fetchone()  # fmt: skip
-            if row is not None:
-                return {"job_id": c.job_id, "incident": row["incident"], "duplicate": True}
-            running = conn.execute(
-                "SELECT id FROM incidents WHERE job_id = ? ORDER BY created DESC LIMIT 1",
-                (c.job_id,)).fetchone()  # fmt: skip
-            incident = running["id"] if running else new_incident_id(c.job_id)
-            conn.execute(
-                "INSERT INTO deliveries VALUES (?, ?, ?, ?, 'accepted', ?)",
-                (c.dedupe_key, c.job_id, incident, c.source, time.time()),
-            )
-        if running is None:
-            self.pool.submit(self.run, c.job_id, incident, c.dedupe_key)
-        return {"job_id": c.job_id, "incident": incident, "duplicate": False,
-                "already_handled": running is not None}  # fmt: skip
+        known = conn.execute(
+            "SELECT id FROM incidents WHERE job_id = ? ORDER BY created DESC LIMIT 1",
+            (c.job_id,)).fetchone()  # fmt: skip
+        if known is not None:  # the job already has an incident: nothing new to queue
+            return {"job_id": c.job_id, "incident": known["id"], "duplicate": False,
+                    "already_handled": True}  # fmt: skip
+        if state.queue_depth(conn) >= self.site.hook.queue_max:
+            raise state.StateUnavailable(f"the queue holds {self.site.hook.queue_max} deliveries")
+        incident, duplicate = state.queue_put(conn, key=c.dedupe_key, job_id=c.job_id,
+                                              source=c.source, title=c.title,
+                                              incident=new_incident_id(c.job_id))  # fmt: skip
+        return {"job_id": c.job_id, "incident": incident, "duplicate": duplicate,
+                "already_handled": False}  # fmt: skip
+
+    # -- health ---------------------------------------------------------------------------------
+    def health(self, max_age_s: float = 5.0) -> dict:
+        """State database writable, slurmctld answering; cached for a few seconds so that a
+        monitoring loop cannot turn into a load on slurmctld."""
+        with self._health_lock:
+            if self._health and time.monotonic() - self._health[0] < max_age_s:
+                return self._health[1]
+        checks = {"state": self._check_state(), "slurm": self._check_slurm()}
+        doc = {"ok": all(c["ok"] for c in checks.values()), "checks": checks,
+               "queue_depth": self._depth()}  # fmt: skip
+        with self._health_lock:
+            self._health = (time.monotonic(), doc)
+        return doc
+
+    def _check_state(self) -> dict:
+        try:
+            conn = state.site_db(self.site)
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("ROLLBACK")
+            return {"ok": True}
+        except (RunbookError, sqlite3.Error) as e:
+            return {"ok": False, "error": getattr(e, "message", None) or str(e)}
+
+    def _check_slurm(self) -> dict:
+        """`scontrol ping` in a thread of its own, bounded by [hook] health_timeout_s."""
+        out: dict = {"ok": False, "error": f"no answer within {self.site.hook.health_timeout_s}s"}
+
+        def ask():
+            try:
+                out.update(ok=True, answer=self.client_factory(self.site).ping())
+                out.pop("error", None)
+            except RunbookError as e:
+                out.update(ok=False, error=e.message)
+
+        t = threading.Thread(target=ask, daemon=True)
+        t.start()
+        t.join(self.site.hook.health_timeout_s)
+        return dict(out)
 
 
-def serve(site, *, host: str | None = None, port: int | None = None) -> None:
-    import waitress
+def make_server(app: Hook, site, *, host: str, port: int):
+    """The waitress server, bound; start-up problems as one ConfigError line (exit 2)."""
+    import waitress.server
+
+    h = site.hook
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError, ValueError) as e:
+        raise ConfigError(f"cannot listen on {host!r}: not an address of this host ({e})",
+                          hint="set [hook] bind (or --bind) to 127.0.0.1, ::1 or an "
+                          "address of this host") from None  # fmt: skip
+    try:
+        # waitress's own body cap sits above ours, so that the application answers an
+        # oversized body with a 413 that says why, as JSON, like every other refusal.
+        return waitress.server.create_server(
+            app, host=host, port=port, threads=max(1, h.threads),
+            connection_limit=max(1, h.connection_limit), channel_timeout=h.channel_timeout_s,
+            max_request_header_size=h.max_header_bytes,
+            max_request_body_size=h.max_body_bytes + (1 << 20), ident="runbook-hook")  # fmt: skip
+    except OSError as e:
+        what = "is in use" if e.errno == 98 else f"cannot be used ({e.strerror or e})"
+        raise ConfigError(f"port {port} on {host} {what}",
+                          hint="stop what listens there (`ss -ltnp`), or choose another with "
+                          "--port or [hook] port") from None  # fmt: skip
+
+
+def serve(site, *, host: str, port: int, ready=None) -> None:
+    import signal
 
     app = Hook(site)
+    server = make_server(app, site, host=host, port=port)
+    back = app.start()
+    if ready is not None:
+        ready(back)
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
     try:
-        # waitress's own cap sits above ours, so that the application answers an oversized
-        # body with a 413 that says why, as JSON, like every other refusal.
-        waitress.serve(app, host=host or site.hook.bind, port=port or site.hook.port,
-                       threads=4, max_request_body_size=site.hook.max_body_bytes + (1 << 20),
-                       ident="runbook-hook")  # fmt: skip
+        server.run()
+    except KeyboardInterrupt:
+        pass
     finally:
-        app.pool.shutdown(wait=True)  # let running incidents finish and write their reports
+        server.close()
+        app.close()  # let running incidents finish and write their reports

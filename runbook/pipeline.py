@@ -201,9 +201,13 @@ def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Resu
                            actor=trigger.actor, site=site.site.name, dry_run=dry)  # fmt: skip
             rec = Recorder(folder, inc)
             if not dry:
+                # The same incident id again (the hook's queue after a crash mid-incident, whose
+                # lock the dead holder lost above) resumes that incident: the ledger skips the
+                # steps it already applied.
                 conn.execute(
                     "INSERT INTO incidents(id, job_id, source, created, status, folder) "
-                    "VALUES (?, ?, ?, ?, 'running', ?)",
+                    "VALUES (?, ?, ?, ?, 'running', ?) ON CONFLICT(id) DO UPDATE SET "
+                    "status = 'running'",
                     (incident_id, job_id, trigger.source, time.time(), str(folder)),
                 )
             return _run(trigger, site, playbook, opts, client, conn, rec, lock_name, holder, dry)

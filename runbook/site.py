@@ -161,6 +161,17 @@ class HookSection:
     token: str = ""
     max_body_bytes: int = 2_000_000  # go-pagerduty caps webhook bodies at 2 MB
     workers: int = 4  # incidents handled at once in the background
+    # waitress, set on purpose (a reverse proxy in front still does TLS and the slowest clients):
+    threads: int = 4  # request threads; they only check, queue and answer, never wait on Slurm
+    connection_limit: int = 1000  # open connections held at once (waitress's default: 100)
+    channel_timeout_s: int = 30  # an idle connection is closed after this long
+    max_header_bytes: int = 65536
+    # Answers: 503 + Retry-After when a delivery cannot be queued (state database unavailable, or
+    # the queue is full); the workers retry Slurm lookups that fail, backing off up to a cap.
+    retry_after_s: int = 30
+    queue_max: int = 10000
+    retry_max_s: float = 300.0
+    health_timeout_s: float = 5.0  # /healthz's Slurm check
     alertmanager_label: str = "slurm_job_id"
     pagerduty_title_pattern: str = r"(?i)\bjob[ _-]?(?:id)?[ :#=]*(\d+)"
 
@@ -178,6 +189,9 @@ class NotifySection:
 class SweepSection:
     partitions: list[str] = field(default_factory=list)  # empty: every partition
     include_running: bool = True  # running jobs whose logs show an OOM (wedged ranks)
+    # node_exporter textfile collector: the sweep's counters and its last success time, written
+    # atomically after every sweep. Empty: none.
+    metrics_file: str = ""
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ locks are rows taken inside `BEGIN IMMEDIATE`, so exactly one process wins a job
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -81,6 +82,25 @@ def check_state_dir(directory: Path, *, allow_network_fs: bool, mounts_file="/pr
         )
 
 
+# Columns added to tables of older state databases, in order (SQLite adds columns in place).
+_MIGRATIONS = {
+    "deliveries": [("title", "TEXT"), ("attempts", "INTEGER DEFAULT 0"), ("next_at", "REAL"),
+                   ("last_error", "TEXT"), ("owner", "TEXT"), ("updated", "REAL")],
+}  # fmt: skip
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    for table, columns in _MIGRATIONS.items():
+        have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+        for name, decl in columns:
+            if name not in have:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
+
+
+class StateUnavailable(RunbookError):
+    """The state database cannot be written now (disk full, locked too long, unreadable)."""
+
+
 class LockBusy(RunbookError):
     """Another runbook process holds the lock (the hook, the sweep or a person on this job)."""
 
@@ -93,6 +113,7 @@ def open_db(path: str | Path) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA busy_timeout=30000")
         conn.executescript(SCHEMA)
+        _migrate(conn)
     except (OSError, sqlite3.Error) as e:
         raise ConfigError(
             f"cannot open runbook's state database {path}: {e}",
@@ -187,3 +208,90 @@ def applied(conn: sqlite3.Connection, key: str) -> dict | None:
         "SELECT * FROM ledger WHERE key = ? AND status = 'applied' ORDER BY seq LIMIT 1", (key,)
     ).fetchone()
     return dict(row) if row else None
+
+
+# -- the hook's durable intake queue --------------------------------------------------------------
+# A delivery is written here before the pager gets its 202, and taken by a worker from here: a
+# restart between the two loses nothing. Status: queued -> running -> done | deduplicated |
+# rejected | failed; a delivery whose Slurm lookup could not be made goes back to queued with a
+# later next_at.
+QUEUE_OPEN = ("queued", "running")
+
+
+def queue_put(conn: sqlite3.Connection, *, key: str, job_id: str, source: str, title: str,
+              incident: str, now: float | None = None) -> tuple[str, bool]:  # fmt: skip
+    """Queue one delivery unless its key is known. (incident id, duplicate?)"""
+    now = time.time() if now is None else now
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        row = conn.execute("SELECT incident FROM deliveries WHERE key = ?", (key,)).fetchone()
+        if row is not None:
+            conn.execute("ROLLBACK")
+            return row["incident"], True
+        conn.execute(
+            "INSERT INTO deliveries(key, job_id, incident, source, status, created, title, "
+            "attempts, next_at, updated) VALUES (?, ?, ?, ?, 'queued', ?, ?, 0, ?, ?)",
+            (key, job_id, incident, source, now, title, now, now),
+        )
+        conn.execute("COMMIT")
+        return incident, False
+    except sqlite3.Error as e:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise StateUnavailable(f"cannot queue the delivery in the state database: {e}",
+                               hint="check the state dir's disk space and permissions") from None
+
+
+def queue_claim(conn: sqlite3.Connection, owner: str, now: float | None = None) -> dict | None:
+    """Take the oldest due delivery for `owner` (host:pid:thread), or None."""
+    now = time.time() if now is None else now
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        row = conn.execute(
+            "SELECT * FROM deliveries WHERE status = 'queued' AND COALESCE(next_at, 0) <= ? "
+            "ORDER BY next_at, created LIMIT 1", (now,)).fetchone()  # fmt: skip
+        if row is None:
+            conn.execute("COMMIT")
+            return None
+        conn.execute("UPDATE deliveries SET status = 'running', owner = ?, updated = ?, "
+                     "attempts = COALESCE(attempts, 0) + 1 WHERE key = ?",
+                     (owner, now, row["key"]))  # fmt: skip
+        conn.execute("COMMIT")
+        return dict(row) | {"attempts": (row["attempts"] or 0) + 1}
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def queue_finish(conn: sqlite3.Connection, key: str, status: str, *, incident: str | None = None,
+                 error: str | None = None) -> None:  # fmt: skip
+    conn.execute("UPDATE deliveries SET status = ?, incident = COALESCE(?, incident), "
+                 "last_error = ?, updated = ?, owner = NULL WHERE key = ?",
+                 (status, incident, error, time.time(), key))  # fmt: skip
+
+
+def queue_retry(conn: sqlite3.Connection, key: str, error: str, delay_s: float) -> None:
+    now = time.time()
+    conn.execute("UPDATE deliveries SET status = 'queued', last_error = ?, next_at = ?, "
+                 "updated = ?, owner = NULL WHERE key = ?",
+                 (error, now + delay_s, now, key))  # fmt: skip
+
+
+def queue_recover(conn: sqlite3.Connection) -> int:
+    """Deliveries left `running` by a process of this host that is gone (kill -9, a crash) go
+    back to the queue. Returns how many."""
+    host = socket.gethostname()
+    back = 0
+    for row in conn.execute("SELECT key, owner FROM deliveries WHERE status = 'running'").fetchall():
+        o_host, _, rest = (row["owner"] or "").partition(":")
+        pid = rest.partition(":")[0]
+        if o_host == host and pid.isdigit() and not _alive(int(pid)):
+            conn.execute("UPDATE deliveries SET status = 'queued', owner = NULL, next_at = ? "
+                         "WHERE key = ? AND status = 'running'", (time.time(), row["key"]))  # fmt: skip
+            back += 1
+    return back
+
+
+def queue_depth(conn: sqlite3.Connection) -> int:
+    return conn.execute(
+        "SELECT COUNT(*) FROM deliveries WHERE status IN ('queued', 'running')").fetchone()[0]

@@ -61,23 +61,38 @@ def hook(ctx, as_json):
 @click.option("--port", type=int, default=None, help="Port ([hook] port, 8787).")
 @click.pass_obj
 def hook_serve(app, bind, port):
-    """Serve the webhook over HTTP: 202 with the incident id at once, the work in the background.
+    """Serve the webhook over HTTP: deliveries are queued durably and answered at once.
+
+    202 queued (the incident id; a duplicate gets the same one), 200 nothing to do, 400/401/403/
+    413 for the request itself, 503 with Retry-After when a delivery cannot be queued now (state
+    database unavailable, queue full): pagers retry 5xx. Workers take deliveries from the queue
+    in the state database; a Slurm lookup that fails is retried with backoff, so an outage of
+    Slurm loses nothing. GET /healthz (state writable, slurmctld answering) and GET /metrics
+    (Prometheus). Put a TLS proxy in front to expose it beyond this host.
 
     \b
     Example:
       RUNBOOK_HOOK_SECRET=... runbook --site prod hook serve --port 8787
+    Exit codes: 2 when it cannot start (port in use, bad address, no secret on a public bind).
     """
+    from runbook.errors import ConfigError
     from runbook.hook import serve
 
     site = app.site()
     host = bind or site.hook.bind
+    port = port or site.hook.port
     if not (site.hook.secret or site.hook.token) and host not in ("127.0.0.1", "::1", "localhost"):
-        raise InputError(
+        raise ConfigError(
             f"refusing to listen on {host} without a secret or token",
-            hint="set [hook] secret (PagerDuty signing secret) or token, or bind to 127.0.0.1",
+            hint="set RUNBOOK_HOOK_SECRET (PagerDuty signing secret) or RUNBOOK_HOOK_TOKEN, or "
+            "bind to 127.0.0.1",
         )
-    click.echo(f"runbook hook: listening on {host}:{port or site.hook.port}", err=True)
-    serve(site, host=host, port=port)
+
+    def ready(recovered: int) -> None:
+        again = f"; {recovered} interrupted deliveries queued again" if recovered else ""
+        click.echo(f"runbook hook: listening on {host}:{port}{again}", err=True)
+
+    serve(site, host=host, port=port, ready=ready)
 
 
 @click.command()

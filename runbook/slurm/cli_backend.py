@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from runbook.errors import SlurmError, UsageError
+from runbook.errors import JobNotFound, SlurmError, UsageError
 from runbook.evidence.units import small_int
 from runbook.slurm.client import (
     JobInfo,
@@ -57,6 +57,10 @@ class CliSlurm:
             self._version = m.group(1) if m else r.stdout.strip()
         return self._version
 
+    def ping(self) -> str:
+        r = self._run(["scontrol", "ping"], "asking slurmctld whether it is up")
+        return r.stdout.strip().splitlines()[0] if r.stdout.strip() else "slurmctld answered"
+
     # -- reads ----------------------------------------------------------------------------------
     def job(self, job_id: str) -> JobInfo:
         """From slurmctld while it still knows the job (StdOut/StdErr resolved there), else from
@@ -68,7 +72,7 @@ class CliSlurm:
         found = self._sacct(["-j", job_id])
         main = [j for j in found if j.job_id == job_id]
         if not main:
-            raise SlurmError(
+            raise JobNotFound(
                 f"job {job_id} is unknown to slurmctld and to accounting",
                 hint="check the id (and the cluster: sacct -M); accounting keeps jobs per its "
                 "purge settings",

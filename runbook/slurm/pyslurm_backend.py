@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from runbook.errors import ConfigError, SlurmError
+from runbook.errors import ConfigError, JobNotFound, SlurmError
 from runbook.slurm.client import JobInfo, check_job_id, check_node
 from runbook.slurm.hostlist import expand
 
@@ -77,6 +77,10 @@ class PyslurmBackend:
     def version(self) -> str:
         return str(self._call("reading the Slurm version", self.ps.version))
 
+    def ping(self) -> str:
+        self._call("asking slurmctld whether it is up", self.ps.slurmctld.Config.load)
+        return "slurmctld answered (pyslurm)"
+
     def job(self, job_id: str) -> JobInfo:
         job_id = check_job_id(job_id)
         try:
@@ -85,7 +89,7 @@ class PyslurmBackend:
             jobs = self._call("reading accounting", self.ps.db.Jobs.load,
                               self.ps.db.JobFilter(ids=[job_id]))  # fmt: skip
             if not jobs:
-                raise SlurmError(
+                raise JobNotFound(
                     f"job {job_id} is unknown to slurmctld and accounting",
                     hint="check the job id, and that slurmdbd keeps jobs this old",
                 ) from None

@@ -13,6 +13,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from unittest.mock import ANY
 
 import pytest
 
@@ -91,8 +92,17 @@ def test_bad_requests_get_4xx_with_a_reason(hook):
     big = b'{"job_id": "1", "pad": "' + b"x" * 70000 + b'"}'
     code, doc = post(hook, big, signed(big))
     assert code == 413 and "limit" in doc["error"]
+    # A job Slurm does not know: queued at once (the request thread never waits on Slurm), then
+    # rejected by the worker once Slurm says so; never retried.
+    unknown = f"97{time.time_ns() % 10**8}"  # no incident of an earlier run has this one
+    body = json.dumps({"job_id": unknown}).encode()
     code, doc = post(hook, body, signed(body))
-    assert code == 422 and doc["jobs"][0]["job_id"] == "999999"
+    assert code == 202 and doc["accepted"][0] == {"job_id": unknown, "incident": ANY,
+                                                  "duplicate": False, "already_handled": False}
+    site = load_site("devcluster", environ={})
+    wait_until(lambda: state.site_db(site).execute(
+        "SELECT status FROM deliveries WHERE job_id = ?", (unknown,)
+    ).fetchone()[0] == "rejected", 60, "the unknown job's delivery to be rejected")  # fmt: skip
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(hook, timeout=5)
     assert e.value.code == 405
