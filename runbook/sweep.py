@@ -241,3 +241,53 @@ def _verify_pending(site, conn) -> list[dict]:
             v = {"state": "error", "details": [str(e)]}
         out.append({"incident": row["id"], **v})
     return out
+
+
+def write_metrics(path: str, result: SweepResult | None, seconds: float, error: str = "") -> None:
+    """The sweep's figures for node_exporter's textfile collector, written atomically (a temp
+    file renamed over the old one). On a failed sweep the last success time is carried over from
+    the file, so an alert on its age fires however the sweeps fail."""
+    from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
+
+    reg = CollectorRegistry()
+    now = time.time()
+    last_ok = now if result is not None else _previous(path, "runbook_sweep_last_success_timestamp_seconds")
+
+    def gauge(name, doc, value, labels=None):
+        g = Gauge(name, doc, list(labels or {}), registry=reg)
+        (g.labels(**labels) if labels else g).set(value)
+        return g
+
+    gauge("runbook_sweep_last_run_timestamp_seconds", "When the last sweep ended", now)
+    gauge("runbook_sweep_success", "1 when the last sweep ran to its end", float(result is not None))
+    gauge("runbook_sweep_duration_seconds", "How long the last sweep took", seconds)
+    if last_ok is not None:
+        gauge("runbook_sweep_last_success_timestamp_seconds", "When a sweep last ran to its end",
+              last_ok)  # fmt: skip
+    if result is not None:
+        gauge("runbook_sweep_exit_code", "The last sweep's exit code", result.exit_code)
+        by = Gauge("runbook_sweep_jobs", "Jobs the last sweep triaged, by verdict and whether "
+                   "an incident was started", ["verdict", "incident"], registry=reg)  # fmt: skip
+        for ln in result.lines:
+            by.labels(ln.verdict, "yes" if ln.incident else "no").inc()
+        gauge("runbook_sweep_skipped", "Jobs skipped as already handled", len(result.skipped))
+        ver = Gauge("runbook_sweep_verifications", "Reruns verified by the last sweep, by state",
+                    ["state"], registry=reg)  # fmt: skip
+        for v in result.verifications:
+            ver.labels(v.get("state", "?")).inc()
+    try:
+        write_to_textfile(path, reg)
+    except OSError as e:
+        raise RunbookError(f"cannot write the sweep's metrics to {path}: {e.strerror or e}",
+                           hint="check [sweep] metrics_file and its folder's permissions") from None
+
+
+def _previous(path: str, name: str) -> float | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith(name + " "):
+                    return float(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 
 import click
 
-from runbook.errors import ExitCode, InputError
+from runbook.errors import ExitCode, InputError, RunbookError
 from runbook.intake import triggers
 from runbook.pipeline import Options, Trigger, handle_incident
-from runbook.sweep import SweepBusy, parse_since, run_sweep
+from runbook.sweep import SweepBusy, parse_since, run_sweep, write_metrics
 
 
 @click.group(invoke_without_command=True)
@@ -121,11 +122,20 @@ def sweep(app, since, dry_run, as_json):
     """
     site = app.site()
     progress = (lambda m: None) if as_json else app.progress
+    window = parse_since(since)
+    started = time.monotonic()
     try:
-        res = run_sweep(site, parse_since(since), dry_run=dry_run, progress=progress)
+        res = run_sweep(site, window, dry_run=dry_run, progress=progress)
     except SweepBusy as e:
         click.echo(json.dumps({"busy": e.message}) if as_json else f"runbook sweep: {e.message}")
         raise SystemExit(int(ExitCode.OK)) from None
+    except RunbookError as e:
+        if site.sweep.metrics_file and not dry_run:
+            write_metrics(str(site.path(site.sweep.metrics_file)), None, time.monotonic() - started,
+                          e.message)  # fmt: skip
+        raise
+    if site.sweep.metrics_file and not dry_run:
+        write_metrics(str(site.path(site.sweep.metrics_file)), res, time.monotonic() - started)
     if as_json:
         click.echo(json.dumps({
             "jobs": [ln.__dict__ for ln in res.lines], "skipped": res.skipped,

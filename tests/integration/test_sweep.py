@@ -46,7 +46,8 @@ CASES = [
 
 def site_file(tmp_path: Path, unattended: list[str], partitions: list[str]) -> str:
     text = Path("site_config/devcluster.toml").read_text()
-    text = text.replace('partitions = ["gpu"]', f"partitions = {json.dumps(partitions)}")
+    text = text.replace('partitions = ["gpu"]', f"partitions = {json.dumps(partitions)}\n"
+                        f'metrics_file = "{tmp_path / "runbook.prom"}"')  # fmt: skip
     text += f"\n[policy]\nunattended_verdicts = {json.dumps(unattended)}\n"
     text = text.replace("/var/tmp/runbook-devcluster/runbook-state", str(tmp_path / "state"))
     p = tmp_path / "site.toml"
@@ -103,6 +104,9 @@ def test_sweep_acts_on_a_failed_training_job_per_policy(cluster, tmp_path):
         code, out = sweep(site)
         (line,) = [ln for ln in out["jobs"] if ln["job_id"] == job]
         assert line["verdict"] == "fragmentation" and line["incident"]
+        prom = (tmp_path / "runbook.prom").read_text()  # node_exporter's textfile collector
+        assert 'runbook_sweep_jobs{incident="yes",verdict="fragmentation"}' in prom
+        assert "runbook_sweep_success 1.0" in prom and "runbook_sweep_last_success" in prom
         assert "resubmitted as" in line["action"]
         new = line["action"].split("resubmitted as ")[1].split()[0]
         log = s.wait_done(new)

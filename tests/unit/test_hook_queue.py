@@ -157,3 +157,20 @@ def test_healthz_and_metrics(tmp_path):
     app._health = None
     code, doc, _ = call(app, method="GET", path="/healthz")
     assert code == 503 and not doc["checks"]["slurm"]["ok"] and doc["checks"]["state"]["ok"]
+
+
+def test_sweep_metrics_textfile_keeps_the_last_success_through_a_failure(tmp_path):
+    from runbook.sweep import Line, SweepResult, write_metrics
+
+    path = str(tmp_path / "runbook.prom")
+    res = SweepResult(lines=[Line("7", "u", "FAILED", "true_oom", "resubmitted", "inc-1"),
+                             Line("8", "u", "FAILED", "not_oom", "report only")])  # fmt: skip
+    write_metrics(path, res, 1.5)
+    first = open(path).read()
+    assert 'runbook_sweep_jobs{incident="yes",verdict="true_oom"} 1.0' in first
+    assert "runbook_sweep_success 1.0" in first
+    ok_at = next(ln for ln in first.splitlines()
+                 if ln.startswith("runbook_sweep_last_success_timestamp_seconds "))  # fmt: skip
+    write_metrics(path, None, 0.2, "slurmctld down")
+    second = open(path).read()
+    assert "runbook_sweep_success 0.0" in second and ok_at in second
