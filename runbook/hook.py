@@ -10,7 +10,9 @@ Answers (pagers act on them: Alertmanager and PagerDuty retry 5xx and network er
   202  accepted: queued (the same incident id for a duplicate delivery)
   200  nothing to do: resolved alerts, no job id in the payload
   400  the body is not JSON or not a payload runbook reads; 401/403 credentials; 413 too large
-  503  + Retry-After: the delivery could not be queued now (state database unavailable, queue full)
+  503  + Retry-After: runbook cannot tell yet. Either the delivery could not be queued (state
+       database unavailable, queue full), or it was queued but the workers' last Slurm lookup
+       failed: the pager retries, the retry is a duplicate with the same incident id.
   GET /healthz: 200 when the state database is writable and slurmctld answers, else 503 naming
   the failing part. GET /metrics: Prometheus text.
 """
@@ -74,6 +76,9 @@ class Hook:
         self._threads: list[threading.Thread] = []
         self._health: tuple[float, dict] | None = None
         self._health_lock = threading.Lock()
+        # Set by a worker whose Slurm lookup failed, cleared by one that succeeded: what the
+        # request threads tell pagers without asking Slurm themselves.
+        self.slurm_down: str | None = None
 
     # -- workers --------------------------------------------------------------------------------
     def start(self) -> int:
@@ -111,13 +116,16 @@ class Hook:
         try:
             self.client_factory(self.site).job(job_id)
         except JobNotFound as e:
+            self.slurm_down = None  # Slurm answered
             state.queue_finish(conn, key, "rejected", error=e.message)
             return
         except RunbookError as e:  # slurmctld, slurmdbd or the login host cannot answer now
+            self.slurm_down = e.message
             delay = min(self.site.hook.retry_max_s, 5.0 * 2 ** min(row["attempts"] - 1, 10))
             state.queue_retry(conn, key, e.message, delay)
             self.metrics.retries.inc()
             return
+        self.slurm_down = None
         try:
             status, incident = self.run(job_id, row["incident"], key)
             state.queue_finish(conn, key, status, incident=incident)
@@ -196,6 +204,15 @@ class Hook:
             return 503, {"error": f"cannot queue the delivery now: {why}",
                          "retry_after_s": int(retry)}, [("Retry-After", retry)]  # fmt: skip
         self._wake.set()
+        down = self.slurm_down
+        if down and any(not a["already_handled"] for a in accepted):
+            # Queued (nothing is lost if the pager gives up), but runbook cannot tell yet: the
+            # pager keeps the alert pending and retries; the retry is a duplicate, answered with
+            # the same incident id, 202 once Slurm answers again.
+            retry = str(self.site.hook.retry_after_s)
+            return 503, {"error": f"queued, but Slurm cannot be asked now: {down}",
+                         "accepted": accepted, "ignored": parsed.ignored,
+                         "retry_after_s": int(retry)}, [("Retry-After", retry)]  # fmt: skip
         return 202, {"accepted": accepted, "ignored": parsed.ignored}, []
 
     def authenticate(self, environ, body: bytes) -> None:

@@ -108,11 +108,18 @@ def test_worker_retries_while_slurm_is_down_then_runs_once(tmp_path):
     assert row["status"] == "queued" and row["attempts"] == 1 and "controller" in row["last_error"]
     assert row["next_at"] > row["updated"]  # backed off, not hammering a recovering slurmctld
     assert state.queue_claim(conn, "h:1:1") is None  # not due yet
+    # While the workers know Slurm is down, a new delivery is queued but answered 503: the pager
+    # keeps the alert pending and retries; its retry is a duplicate with the same incident id.
+    code, doc8, headers = call(app, body=b'{"job_id": "8"}')
+    assert code == 503 and "Retry-After" in headers and "Slurm cannot be asked" in doc8["error"]
+    assert {r["job_id"] for r in rows(app.site)} == {"7", "8"}
     slurm.down = False
-    conn.execute("UPDATE deliveries SET next_at = 0")
+    conn.execute("UPDATE deliveries SET next_at = 0 WHERE job_id = '7'")
     app._one(conn, state.queue_claim(conn, "h:1:1"))
     assert runs == [("7", doc["accepted"][0]["incident"])]
-    assert [r["status"] for r in rows(app.site)] == ["done"]
+    assert {r["job_id"]: r["status"] for r in rows(app.site)} == {"7": "done", "8": "queued"}
+    code, again, _ = call(app, body=b'{"job_id": "8"}')
+    assert code == 202 and again["accepted"][0]["incident"] == doc8["accepted"][0]["incident"]
 
 
 def test_a_job_slurm_does_not_know_is_rejected_not_retried(tmp_path):
