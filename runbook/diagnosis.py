@@ -73,6 +73,13 @@ def classify(ev: Evidence, t: Thresholds) -> Diagnosis:
     """The verdict, with what the log scan set aside said last (a reader must see what was not
     used, and why)."""
     d = _classify(ev, t)
+    health = ev.node_health
+    if health is not None and d.verdict not in ("gpu_fault", "co_tenant"):
+        unknown = health.unknowns()
+        if unknown:
+            where = f" of {health.node}" if health.node else ""
+            d.reasons.append(f"Node health{where} is unknown ({'; '.join(unknown)}): gpu_fault "
+                             "and co_tenant cannot be ruled out.")  # fmt: skip
     if ev.launch is not None:
         d.reasons.extend(f"Set aside: {note}." for note in ev.launch.notes)
     return d

@@ -30,6 +30,7 @@ from runbook.evidence.launcher_log import LaunchReport, scan_parts
 from runbook.evidence.log_filter import parse_grep_output, remote_grep_argv
 from runbook.planning import ladder
 from runbook.playbook import load as load_playbook
+from runbook.verify import training_steps
 from runbook.report.files import write_atomic, write_reports
 from runbook.report.model import Incident, Step, plain
 from runbook.site import SiteConfig
@@ -156,14 +157,6 @@ def _log_patterns(job, script: str) -> list[str]:
     return list(dict.fromkeys(found)) or [""]
 
 
-def _last_step(lines: list[str], pattern: str) -> int | None:
-    last = None
-    for line in lines:
-        for m in re.finditer(pattern, line):
-            last = int(m.group(1))
-    return last
-
-
 def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Result:
     """Run the runbook for one job. Never raises for what happens on the cluster: the outcome,
     the exit code and the report say it."""
@@ -283,8 +276,12 @@ def _run(trigger, site, playbook, opts, client, conn, rec: Recorder, lock_name, 
                 if node
                 else next((h for h in health.values() if h.gpu_fault_reasons()), None)
             )
-            bad = [n for n, h in health.items() if h.error]
-            s.detail = f"{len(health)} node(s) probed" + (f"; unreachable: {bad}" if bad else "")
+            unknown = {n: h.unknowns() for n, h in health.items() if h.unknowns()}
+            s.detail = f"{len(health)} node(s) probed"
+            if unknown:  # a probe that failed is not a healthy node
+                s.status = "unknown"
+                s.detail += "; health unknown on " + "; ".join(
+                    f"{n} ({', '.join(u)})" for n, u in unknown.items())
 
         with rec.step("diagnosis", opts.progress) as s:
             evidence = Evidence(launch=launch, slurm=_slurm_text(job), node_health=oom_health,
@@ -376,7 +373,7 @@ def _read_logs(site, job, script, hosts, rec) -> tuple[LaunchReport, int | None,
     launch = scan_parts(parts, nodes=job.nodes, tasks_per_node=job.tasks_per_node,
                         world_size=job.num_tasks)  # fmt: skip
     launch.tails = tails
-    last = _last_step(tails, site.logs.step_pattern)
+    last = training_steps(tails, site.logs.step_pattern)
     return launch, (last + 1 if last is not None else None), notes
 
 
@@ -411,6 +408,7 @@ def _health_view(h: NodeHealth, job_id: str) -> dict:
                  "owner": h.owners[a.pid].user if a.pid in h.owners else None,
                  "job": a.pid not in foreign} for a in h.apps]  # fmt: skip
     return {**view, "error": h.error, "apps": apps, "unavailable": h.unavailable,
+            "unknown": h.unknowns(),
             "stale_dropped": h.kernel.stale_dropped if h.kernel else 0,
             "fault_reasons": h.gpu_fault_reasons()}  # fmt: skip
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from runbook.errors import UsageError
 from runbook.evidence.launcher_log import LaunchReport
+from runbook.evidence.units import small_int
 from runbook.report.files import write_reports
 from runbook.slurm.client import TERMINAL_STATES
 
@@ -29,12 +30,31 @@ def expected_allocator(plan: dict) -> str | None:
     )
 
 
+# Lines Slurm itself writes into a job's output: "*** STEP 20.0 ON gpu-01 CANCELLED AT ... ***",
+# "slurmstepd: error: ...", "srun: error: ...". Their numbers are Slurm's step ids, never the
+# training's steps, whatever [logs] step_pattern matches.
+_SLURM_NOTICE = re.compile(
+    r"^\s*(?:\[[^\]]*\]\s*)?(?:\*{3}\s*(?:STEP|JOB)\b|(?:slurmstepd|srun|sbatch|salloc)"
+    r"(?:-[\w.-]+)?:)"
+)
+
+
+def training_steps(lines: list[str], step_pattern: str) -> int | None:
+    """The last training step printed in `lines`, from the training's own output only."""
+    last = None
+    for line in lines:
+        if _SLURM_NOTICE.search(line):
+            continue
+        for m in re.finditer(step_pattern, line):
+            n = small_int(m.group(1))
+            if n is not None:
+                last = n
+    return last
+
+
 def judge(plan: dict, job, launch: LaunchReport, tails: list[str], step_pattern: str) -> dict:
     failed_step = plan.get("failed_step")
-    last = None
-    for line in tails:
-        for m in re.finditer(step_pattern, line):
-            last = int(m.group(1))
+    last = training_steps(tails, step_pattern)
     details = []
     ran_past = last is not None and failed_step is not None and last >= failed_step
     if last is not None:

@@ -109,6 +109,16 @@ class NodeHealth:
             out.append(app)
         return out
 
+    def unknowns(self) -> list[str]:
+        """What could not be read on this node, one phrase each: a probe that failed (a refused
+        host key, an unreachable node, a tool that exited non-zero) is health unknown, never
+        healthy."""
+        if self.error:
+            return [f"not probed: {self.error.splitlines()[0]}"]
+        names = {"kernel_log": "Xid (kernel log)", "ecc": "ECC/row remapping (nvidia-smi -q)",
+                 "apps": "GPU processes (nvidia-smi)", "output": "probe output"}  # fmt: skip
+        return [f"{names.get(k, k)}: {why}" for k, why in self.unavailable.items() if k in names]
+
     def gpu_fault_reasons(self) -> list[str]:
         """Why this node's GPUs must be drained, one sentence each; empty when healthy."""
         reasons = []
