@@ -23,7 +23,7 @@ from runbook.slurm.client import (
     slurm_error,
 )
 from runbook.slurm.hostlist import expand
-from runbook.slurm.text import expand_state
+from runbook.slurm.text import expand_state, key_values, scontrol_records
 
 SEP = "\x1f"
 SACCT_FIELDS = [
@@ -66,9 +66,12 @@ class CliSlurm:
         """From slurmctld while it still knows the job (StdOut/StdErr resolved there), else from
         accounting."""
         job_id = check_job_id(job_id)
-        r = self.t.run(["scontrol", "-o", "show", "job", job_id], timeout=self.timeout)
-        if r.exit_code == 0 and r.stdout.strip():
-            return _from_scontrol(r.stdout.splitlines()[0])
+        # The multi-line form, not -o: there the job name ends its line and paths and comments
+        # have lines of their own, so names with spaces and "=" cannot run into other fields.
+        r = self.t.run(["scontrol", "show", "job", job_id], timeout=self.timeout)
+        records = scontrol_records(r.stdout) if r.exit_code == 0 else []
+        if records:
+            return _from_scontrol(records[0])
         found = self._sacct(["-j", job_id])
         main = [j for j in found if j.job_id == job_id]
         if not main:
@@ -96,8 +99,8 @@ class CliSlurm:
     def known_jobs(self) -> list[JobInfo]:
         """Every job slurmctld still holds (running, and finished within MinJobAge), in one
         call: their StdOut/StdErr paths come resolved, which accounting does not keep."""
-        r = self._run(["scontrol", "-o", "show", "job"], "reading slurmctld's jobs")
-        return [_from_scontrol(line) for line in r.stdout.splitlines() if line.startswith("JobId=")]
+        r = self._run(["scontrol", "show", "job"], "reading slurmctld's jobs")
+        return [_from_scontrol(f) for f in scontrol_records(r.stdout)]
 
     def batch_scripts(self, job_ids: list[str]) -> dict[str, str]:
         """Batch scripts of finished jobs from accounting, many jobs in one query."""
@@ -129,7 +132,7 @@ class CliSlurm:
     def node_state(self, node: str) -> tuple[str, str]:
         """(State, Reason) as `scontrol show node` prints them, e.g. ("IDLE+DRAIN", "Xid 79")."""
         r = self._run(["scontrol", "-o", "show", "node", check_node(node)], f"reading node {node}")
-        f = _kv(r.stdout.strip().splitlines()[0] if r.stdout.strip() else "")
+        f = key_values(r.stdout.strip().splitlines()[0] if r.stdout.strip() else "")
         return f.get("State", ""), f.get("Reason", "")
 
     def find_lineage(self, parent: str, rung: str, since: datetime) -> list[str]:
@@ -188,14 +191,6 @@ def parse_submitted(stdout: str) -> str:
     return m.group(1)
 
 
-def _kv(line: str) -> dict[str, str]:
-    # Values may hold spaces (job names, Reason=); they end where the next " Key=" starts.
-    return {
-        m.group(1): m.group(2).strip()
-        for m in re.finditer(r"(?:^|\s)([A-Za-z][\w/:]*)=(.*?)(?=\s+[A-Za-z][\w/:]*=|$)", line)
-    }
-
-
 def _int(value: str | None) -> int | None:
     return small_int(value)
 
@@ -204,8 +199,7 @@ def _nodes(expr: str) -> list[str]:
     return [] if not expr or expr in {"(null)", "None assigned"} else expand(expr)
 
 
-def _from_scontrol(line: str) -> JobInfo:
-    f = _kv(line)
+def _from_scontrol(f: dict[str, str]) -> JobInfo:
     return JobInfo(
         job_id=f.get("JobId", ""), name=f.get("JobName", ""),
         user=re.sub(r"\(\d{1,18}(?!\d)\)$", "", f.get("UserId", "")),

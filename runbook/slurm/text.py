@@ -164,13 +164,77 @@ def _infer_columns(lines: list[str]) -> list[str]:
     return names
 
 
+# `scontrol show job` values a user writes (names, paths, comments) may hold spaces and "=". In the
+# multi-line form Slurm prints the job name last on the first line and each of these keys on a
+# line of its own; in the one-line form (-o) each is followed by the same next keys, in Slurm's
+# fixed order, so a value runs to the first of its successors, never to any "word=".
+_TAIL = ("Command", "WorkDir", "AdminComment", "Comment", "StdErr", "StdIn", "StdOut", "Power",
+         "TresPerNode", "TresPerTask", "MailUser", "MailType", "CpusPerTres", "MemPerTres",
+         "NtasksPerTRES", "Container", "ContainerID", "OOMKillStep")  # fmt: skip
+_FREE_TEXT = {"JobName": ("UserId",)} | {
+    key: _TAIL[i + 1 :] for i, key in enumerate(_TAIL[:7])  # Command .. StdOut
+}
+_KEY = r"[A-Za-z][\w/:]*"
+_PAIR = re.compile(r"(?:^|\s)(" + _KEY + r")=(.*?)(?=\s+" + _KEY + r"=|$)")
+
+
+def scontrol_records(text: str) -> list[dict[str, str]]:
+    """Every job in `scontrol show job` output, multi-line or one-line (-o), as key -> value,
+    read by Slurm's structure, not by splitting on spaces. In the multi-line form (what runbook
+    itself asks for) a name or comment cannot pose as another field: the job name is the rest of
+    the first line, and Command, WorkDir, Comment, StdErr, StdIn and StdOut are whole lines. The
+    one-line form is ambiguous by nature; there a free-text value runs to the first key Slurm
+    prints after it (_FREE_TEXT)."""
+    lines = [ln for ln in text.replace("\r", "").split("\n") if ln.strip()]
+    multi = any(ln[:1] in (" ", "\t") for ln in lines)
+    records: list[dict[str, str]] = []
+    for raw in lines:
+        if raw.startswith("JobId=") or not records:  # a paste may start past the JobId line
+            records.append({})
+        line = raw.strip(" \t")
+        key = line.partition("=")[0]
+        if multi and key in _FREE_TEXT and key != "JobName":
+            records[-1].setdefault(key, line[len(key) + 1 :].rstrip(" "))
+        elif multi and line.startswith("JobId=") and (i := line.find(" JobName=")) >= 0:
+            _scontrol_line(line[:i], records[-1])
+            records[-1].setdefault("JobName", line[i + len(" JobName=") :])
+        else:
+            _scontrol_line(line, records[-1])
+    return records
+
+
+def key_values(line: str) -> dict[str, str]:
+    """A line of Key=value pairs whose values hold no user text (`scontrol -o show node`): a
+    value runs to the next " Key=" (Reason= with spaces included)."""
+    return {m.group(1): m.group(2).strip() for m in _PAIR.finditer(line)}
+
+
+def _scontrol_line(line: str, fields: dict[str, str]) -> None:
+    rest = line
+    while rest:
+        m = re.match(r"(" + _KEY + r")=", rest)
+        if not m:
+            return
+        key = m.group(1)
+        body = rest[m.end() :]
+        # The nearest key in Slurm's order that is there at all ends the value (so a comment
+        # holding " StdOut=..." ends at the real StdErr that follows it).
+        ends = [i for nxt in _FREE_TEXT.get(key, ()) if (i := body.find(f" {nxt}=")) >= 0][:1]
+        if ends or (key in _FREE_TEXT and "=" not in body):
+            cut = ends[0] if ends else len(body)
+            fields.setdefault(key, body[:cut].rstrip(" ") if key != "JobName" else body[:cut])
+            rest = body[cut:].lstrip(" ")
+            continue
+        pm = _PAIR.match(rest)
+        if pm is None:
+            return
+        fields.setdefault(pm.group(1), pm.group(2).strip())
+        rest = rest[pm.end() :].lstrip(" ")
+
+
 def _parse_scontrol(text: str) -> SlurmJobText:
-    fields: dict[str, str] = {}
-    for line in text.splitlines():
-        line = line.strip()
-        # Reason= (and Comment=, Command=) may hold spaces; they end at the next " Key=".
-        for m in re.finditer(r"([A-Za-z][\w/:]*)=(.*?)(?=\s+[A-Za-z][\w/:]*=|$)", line):
-            fields.setdefault(m.group(1), m.group(2).strip())
+    records = scontrol_records(text) or [{}]
+    fields = records[0]
     out = SlurmJobText(format="scontrol", fields=fields)
     out.job_id = fields.get("JobId")
     out.state = fields.get("JobState")
