@@ -135,6 +135,12 @@ def test_slurm_unreachable_for_a_while_then_one_incident(alertmanager_to_hook, c
             assert _incident_of(job) is None  # nothing was started on a guess
         finally:
             _freeze(cluster, daemons, signal.SIGCONT)
+            # Both back before anything else runs: the controller answers and accounting too.
+            wait_until(lambda: subprocess.run(["scontrol", "ping"], capture_output=True)
+                       .returncode == 0, 60, "slurmctld to answer again")  # fmt: skip
+            wait_until(lambda: subprocess.run(["sacct", "-n", "-X", "-j", job],
+                                              capture_output=True).returncode == 0, 60,
+                       "slurmdbd to answer again")  # fmt: skip
         row = wait_until(lambda: (i := _incident_of(job)) and i["status"] != "running" and i,
                          180, "the incident once Slurm answers again")  # fmt: skip
         assert row["verdict"] == "fragmentation"

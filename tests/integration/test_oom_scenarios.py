@@ -282,3 +282,15 @@ def test_not_an_oom_is_report_only(scenario):
     assert _ledger_rows() == before
     md = (Path(out["folder"]) / "report.md").read_text()
     assert "ValueError" in md or "not_oom" in md
+
+
+def test_job_name_with_spaces_and_equals_still_finds_its_logs(scenario):
+    """A name as people write them (`llama lr=3e-4 bs=8`), and `%x` in the output path: the log's
+    path Slurm holds has spaces and "=" in it; runbook reads it whole and finds the OOM."""
+    s = scenario("llama lr=3e-4 bs=8", frag_mib_per_step=6000, long_step=1)
+    job = s.submit()
+    s.wait_failure(job, "Tried to allocate")
+    assert "JobName=llama lr=3e-4 bs=8" in sh("scontrol", "show", "job", job)
+    dry = dry_run_changes_nothing(job)
+    assert dry["verdict"] == "fragmentation", dry
+    sh("scancel", job)
