@@ -47,6 +47,11 @@ class Evidence:
 class Diagnosis:
     verdict: str
     reasons: list[str] = field(default_factory=list)
+
+    @property
+    def evidence_incomplete(self) -> bool:
+        launch = self.evidence.launch if self.evidence else None
+        return self.verdict == "unknown" and bool(launch and launch.incomplete)
     oom: OomMessage | None = None
     evidence: Evidence = field(default_factory=Evidence)
 
@@ -73,6 +78,12 @@ def classify(ev: Evidence, t: Thresholds) -> Diagnosis:
     """The verdict, with what the log scan set aside said last (a reader must see what was not
     used, and why)."""
     d = _classify(ev, t)
+    if d.verdict == "not_oom" and ev.launch is not None and ev.launch.incomplete:
+        # Missing evidence is never a verdict: only logs read completely may say not_oom.
+        d = Diagnosis("unknown", [*d.reasons, "Evidence incomplete: "
+                                  + "; ".join(ev.launch.incomplete) + "; an OOM could be in "
+                                  "what was not read, so this is not called not_oom."],
+                      d.oom, ev)  # fmt: skip
     health = ev.node_health
     if health is not None and d.verdict not in ("gpu_fault", "co_tenant"):
         unknown = health.unknowns()

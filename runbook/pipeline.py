@@ -35,7 +35,7 @@ from runbook.report.files import write_atomic, write_reports
 from runbook.report.model import Incident, Step, plain
 from runbook.site import SiteConfig
 from runbook.slurm.factory import slurm_client
-from runbook.slurm.paths import locate, task_of
+from runbook.slurm.paths import locate, srun_log_patterns, task_of
 from runbook.slurm.text import SlurmJobText
 from runbook.transport.local import LocalTransport
 from runbook.transport.ssh import SshHosts, SshSettings
@@ -145,6 +145,7 @@ def _log_patterns(job, script: str) -> list[str]:
     """StdOut/StdErr as slurmctld resolved them, else the script's #SBATCH lines, else Slurm's
     default (slurm-%j.out, in the working directory)."""
     found = [p for p in (job.stdout, job.stderr) if p and p != "/dev/null"]
+    srun = srun_log_patterns(script)
     if not found:
         for m in re.finditer(r"(?m)^#SBATCH[ \t]+(?:--output|--error|-o|-e)(?:=|[ \t]+)(.+)$",
                              script or ""):  # fmt: skip
@@ -154,7 +155,9 @@ def _log_patterns(job, script: str) -> list[str]:
                 words = m.group(1).split()[:1]
             if words:
                 found.append(words[0])
-    return list(dict.fromkeys(found)) or [""]
+    # Per-task files of `srun --output=...` in the script hold the ranks' own tracebacks; the
+    # batch log may hold only srun's notices.
+    return list(dict.fromkeys([*found, *srun])) or [""]
 
 
 def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Result:
@@ -166,7 +169,15 @@ def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Resu
     job_id = trigger.job_id
     playbook = load_playbook(site.playbooks.dir)  # once per incident, passed down
     conn = state.site_db(site, dry_run=dry)
-    incident_id = trigger.incident_id or new_incident_id(job_id)
+    if not dry:
+        try:
+            state.check_free_space(site.path(site.state.dir), site.state.min_free_mib)
+        except state.StateUnavailable as e:
+            return Result(None, None, None, int(ExitCode.STEP_FAILED), e.message)
+    # An incident of this job that stopped or whose process died is resumed, not started anew:
+    # the ledger skips what it already did.
+    resumed = None if dry or trigger.incident_id else state.resumable_incident(conn, job_id)
+    incident_id = trigger.incident_id or resumed or new_incident_id(job_id)
     holder = f"{trigger.source}:{os.getpid()}:{incident_id}"
     try:
         lock = contextlib.nullcontext(None) if dry else state.job_lock(conn, job_id, holder)
@@ -373,6 +384,11 @@ def _read_logs(site, job, script, hosts, rec) -> tuple[LaunchReport, int | None,
     launch = scan_parts(parts, nodes=job.nodes, tasks_per_node=job.tasks_per_node,
                         world_size=job.num_tasks)  # fmt: skip
     launch.tails = tails
+    if not parts:
+        launch.incomplete.append(
+            f"no log of the job was found ({'; '.join(notes)}; the job's paths came from "
+            f"{job.source})")
+    launch.incomplete.extend(n for n in notes if "cut at" in n)
     last = training_steps(tails, site.logs.step_pattern)
     return launch, (last + 1 if last is not None else None), notes
 
@@ -491,6 +507,10 @@ def _conclude(inc: Incident, job, d: Diagnosis | None, plan: ladder.Plan | None,
     results = ex.results
     failed = [r for r in results if r.status == "failed"]
     declined = [r for r in results if r.status == "declined"]
+    if inc.status == "running" and d is not None and d.evidence_incomplete:
+        # Not handled: the next `runbook oom`, hook delivery or sweep tries again.
+        inc.status, inc.stopped_at = "stopped", "logs"
+        inc.errors.append("logs: evidence incomplete: " + "; ".join(d.evidence.launch.incomplete))
     if inc.status == "running":
         inc.status = "complete"
     verdict = d.verdict if d else "not reached"

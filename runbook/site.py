@@ -75,6 +75,9 @@ class StateSection:
     # SQLite's locks are not reliable on NFS, Lustre, GPFS, BeeGFS and the like, where cluster
     # home folders usually live: such a state dir is refused unless a site says it knows better.
     allow_network_fs: bool = False
+    # Below this much free space in the state dir, runbook changes nothing (it must be able to
+    # write its ledger and report after a scancel).
+    min_free_mib: float = 64.0
 
 
 @dataclass(frozen=True)

@@ -146,6 +146,56 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def lock_is_live(conn: sqlite3.Connection, name: str) -> bool | None:
+    """True when a live process holds `name`, False when nobody does or its holder died on this
+    host, None when another host holds it (its liveness cannot be seen from here)."""
+    row = conn.execute("SELECT * FROM locks WHERE name = ?", (name,)).fetchone()
+    if row is None or row["expires"] < time.time():
+        return False
+    if row["host"] != socket.gethostname():
+        return None
+    return _alive(row["pid"])
+
+
+def incident_state(conn: sqlite3.Connection, row) -> str:
+    """An incident's status as a person should read it: a `running` one whose process is gone
+    (kill -9, a crash, a reboot) is `interrupted`; `runbook oom --job` resumes it."""
+    if row["status"] == "running" and lock_is_live(conn, f"job:{row['job_id']}") is False:
+        return "interrupted"
+    return row["status"]
+
+
+def resumable_incident(conn: sqlite3.Connection, job_id: str) -> str | None:
+    """The newest incident of `job_id` that stopped or was interrupted: its id, to resume."""
+    row = conn.execute(
+        "SELECT id, job_id, status FROM incidents WHERE job_id = ? AND status IN ('running', "
+        "'stopped') ORDER BY created DESC LIMIT 1", (job_id,)).fetchone()  # fmt: skip
+    if row is None:
+        return None
+    return row["id"] if incident_state(conn, row) in ("interrupted", "stopped") else None
+
+
+def check_free_space(directory: Path, min_free_mib: float, *, usage=None) -> None:
+    """Refuse to start mutating when the state dir is nearly full: a ledger or report that cannot
+    be written after a scancel is how a runbook loses track of what it did."""
+    import shutil
+
+    probe = directory
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        free = (usage or shutil.disk_usage)(probe).free / 2**20
+    except OSError:
+        return
+    if free < min_free_mib:
+        raise StateUnavailable(
+            f"the state dir {directory} has {free:.1f} MiB free, below [state] min_free_mib "
+            f"({min_free_mib:g}); nothing was done",
+            hint="free space there (old incident folders can be archived), or point [state] dir "
+            "at a disk with room",
+        )
+
+
 def try_lock(conn: sqlite3.Connection, name: str, holder: str, ttl_s: float = 3600) -> dict | None:
     """Take `name` for `holder`. Returns None on success, else the row of whoever holds it. A lock
     whose holder died (same host, pid gone) or whose lease ran out is taken over."""

@@ -116,7 +116,11 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
     jobs = {j.job_id: known.get(j.job_id, j) for j in failed}
     for j in running:
         jobs.setdefault(j.job_id, j)
-    handled = {r["job_id"]: r["id"] for r in conn.execute("SELECT job_id, id FROM incidents")}
+    # Handled: an incident that finished, needs a person, or runs now. One that stopped (a step
+    # failed, evidence was incomplete) or was interrupted is tried again.
+    handled = {r["job_id"]: r["id"] for r in conn.execute(
+        "SELECT job_id, id, status FROM incidents ORDER BY created")
+        if state.incident_state(conn, r) in ("complete", "needs_human", "running")}  # fmt: skip
     children = {j.lineage().get("parent") for j in list(jobs.values()) + list(known.values())}
     children |= {r["job_id"] for r in conn.execute(
         "SELECT i.job_id FROM incidents i WHERE i.new_job_id IS NOT NULL")}  # fmt: skip

@@ -76,6 +76,7 @@ def diagnose(app, logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
     errors: list[RunbookError] = []
     texts = []
     notes: list[str] = []  # what reading the inputs left out, said in the reasons
+    incomplete: list[str] = []
     for path in logs:
         try:
             excerpt = read_text_input(path, "--log")
@@ -84,6 +85,8 @@ def diagnose(app, logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
             continue
         texts.append(excerpt.text())
         notes.extend(f"--log {excerpt.path}: {n}" for n in excerpt.notes)
+        if excerpt.truncated:
+            incomplete.append(f"--log {excerpt.path}: matching lines past the cap were not read")
     slurm = None
     if slurm_file:
         try:
@@ -99,6 +102,7 @@ def diagnose(app, logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
     launch = scan("\n".join(texts), nodes=nodes, tasks_per_node=tasks) if texts else None
     if launch is not None:
         launch.notes.extend(notes)
+        launch.incomplete.extend(incomplete)
     if health is not None and launch and launch.first_failure and launch.first_failure.node:
         health.node = launch.first_failure.node
     evidence = Evidence(launch=launch, slurm=slurm, node_health=health,

@@ -12,6 +12,7 @@ from runbook import verify as verifying
 from runbook.errors import ExitCode, InputError
 from runbook.report.files import write_reports
 from runbook.slurm.factory import slurm_client
+from runbook import state
 from runbook.state import site_db
 
 
@@ -88,12 +89,16 @@ def verify(app, incident_id, as_json):
 def incidents(app, as_json, limit):
     """List incidents, newest first.
 
+    Status: running, complete, needs_human, stopped (a step failed: fix it and run
+    `runbook oom JOB` again), failed, or interrupted (its process died: `runbook oom JOB`
+    resumes it; steps already done are not done again).
+
     \b
     Example:
       runbook --site prod incidents --json
     """
     _, conn = _db(app)
-    rows = [dict(r) for r in conn.execute(
+    rows = [dict(r) | {"status": state.incident_state(conn, r)} for r in conn.execute(
         "SELECT id, job_id, source, created, status, verdict, new_job_id, folder, data "
         "FROM incidents ORDER BY created DESC LIMIT ?", (limit,))]  # fmt: skip
     if as_json:

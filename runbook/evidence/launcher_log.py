@@ -107,6 +107,9 @@ class LaunchReport:
     suspect_ranks: list[int] = field(default_factory=list)
     # What the scan set aside, in words: ranks beyond the job's size, lists cut at the cap.
     notes: list[str] = field(default_factory=list)
+    # Why what was read may not be all there is (no log found, an excerpt cut at the cap): with
+    # any of these, finding no OOM proves nothing, and the verdict is unknown, not not_oom.
+    incomplete: list[str] = field(default_factory=list)
 
     @property
     def first_oom(self) -> oom_message.OomMessage | None:

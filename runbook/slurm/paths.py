@@ -9,6 +9,7 @@ per-rank files are all found. Literal parts are escaped for find -name.
 from __future__ import annotations
 
 import posixpath
+import shlex
 import re
 from dataclasses import dataclass
 
@@ -86,3 +87,55 @@ def task_of(location: LogLocation, path: str) -> int | None:
     regex.append(re.escape(name_pattern[pos:]))
     m = re.fullmatch("".join(regex), posixpath.basename(path))
     return int(m.group("t")) if m and m.groupdict().get("t") is not None else None
+
+
+# srun options that take a separate value ("-N 2", "--ntasks 4"): a word after one of them is its
+# value, not yet the program. Options given as "--opt=value" need no entry.
+_SRUN_VALUED = {
+    "-A", "-C", "-c", "-D", "-d", "-e", "-G", "-i", "-J", "-m", "-N", "-n", "-o", "-p", "-q",
+    "-t", "-w", "-x", "--account", "--chdir", "--constraint", "--cpu-bind", "--cpus-per-task",
+    "--dependency", "--distribution", "--error", "--export", "--gpus", "--gpus-per-node",
+    "--gpus-per-task", "--gres", "--input", "--job-name", "--mem", "--mem-per-cpu",
+    "--mem-per-gpu", "--mpi", "--nodelist", "--nodes", "--ntasks", "--ntasks-per-node",
+    "--output", "--partition", "--qos", "--time", "--exclude", "--cpus-per-gpu",
+}  # fmt: skip
+_SRUN_OUT = {"-o": "output", "--output": "output", "-e": "error", "--error": "error"}
+
+
+def srun_log_patterns(script: str) -> list[str]:
+    """The --output/--error patterns of the srun lines of a batch script (per-task files such as
+    `%x-%j-%t.out`), read as bash reads the words: comments skipped, continuation lines joined,
+    quotes honoured, and only srun's own options (before the program it runs)."""
+    text = re.sub(r"\\\n", " ", script or "")
+    found: list[str] = []
+    for line in text.splitlines():
+        if "srun" not in line:
+            continue
+        try:
+            words = shlex.split(line, comments=True)
+        except ValueError:
+            continue
+        for i, w in enumerate(words):
+            if w == "srun" or w.endswith("/srun"):
+                found.extend(_srun_outputs(words[i + 1 :]))
+    return list(dict.fromkeys(p for p in found if p and p != "/dev/null"))
+
+
+def _srun_outputs(args: list[str]) -> list[str]:
+    out, i = [], 0
+    while i < len(args):
+        w = args[i]
+        if not w.startswith("-"):
+            break  # the program srun runs: what follows are its own arguments
+        name, eq, value = w.partition("=")
+        if name in _SRUN_OUT:
+            if eq:
+                out.append(value)
+            elif i + 1 < len(args):
+                out.append(args[i + 1])
+        elif len(w) > 2 and w[:2] in ("-o", "-e") and not w.startswith("--"):
+            out.append(w[2:])  # -o%x-%j.out
+        if not eq and name in _SRUN_VALUED:
+            i += 1
+        i += 1
+    return out

@@ -294,3 +294,58 @@ def test_job_name_with_spaces_and_equals_still_finds_its_logs(scenario):
     dry = dry_run_changes_nothing(job)
     assert dry["verdict"] == "fragmentation", dry
     sh("scancel", job)
+
+
+def test_kill_9_of_runbook_midway_shows_interrupted_and_oom_resumes_it(scenario):
+    """`kill -9` of runbook while it handles a job: `runbook incidents` says interrupted (not
+    running forever), and `runbook oom JOB` resumes that same incident; Slurm shows one scancel's
+    effect and exactly one rerun."""
+    s = scenario("killmid", frag_mib_per_step=6000, long_step=1)
+    job = s.submit()
+    s.wait_failure(job, "Tried to allocate")
+    conn = state.site_db(load_site("devcluster", environ={}))
+    proc = subprocess.Popen(["runbook", "--site", "devcluster", "oom", job, "--yes", "--json"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    first = wait_until(lambda: conn.execute(
+        "SELECT id FROM incidents WHERE job_id = ? AND status = 'running'", (job,)).fetchone(),
+        60, "runbook's incident to start")["id"]  # fmt: skip
+    proc.kill()
+    proc.wait(30)
+    code, rows = runbook("incidents", "--json")
+    mine = [r for r in rows if r["job_id"] == job]
+    if mine[0]["status"] == "running":  # never: the process is gone
+        pytest.fail(f"a killed incident still reads running: {mine}")
+    assert mine[0]["id"] == first and mine[0]["status"] in ("interrupted", "complete")
+    out = act(job)
+    assert out["incident"] == first and out["verdict"] == "fragmentation" and out["new_job_id"]
+    keys = [r[0] for r in conn.execute(
+        "SELECT key FROM ledger WHERE status = 'applied' AND key LIKE ?", (f"%:{job}%",))]  # fmt: skip
+    assert sorted(k.split(":")[0] for k in keys).count("submit") == 1, keys
+    children = [ln for ln in sh("squeue", "-h", "-t", "all", "-o", "%i|%k").splitlines()
+                if f"parent={job}," in ln]  # fmt: skip
+    assert len(children) == 1, children
+    s.wait_done(out["new_job_id"])
+
+
+def test_per_task_logs_of_srun_output_in_a_plain_script(scenario, tmp_path):
+    """A plain script (not runbook's template) whose srun writes one file per task
+    (`srun --output=%x-%j-%t.out`): the batch log holds only srun's notices; the OOM is in rank
+    3's own file, and runbook reads it there, with the rank from the file name."""
+    from runbook.planning.sbatch_patch import render
+
+    s = scenario("pertask", frag_mib_per_step=6000, long_step=1)
+    text = render(str(TEMPLATE), s.vars)
+    # As a person writes it: no runbook header, srun with per-task output files.
+    body = "\n".join(ln for ln in text.splitlines() if not ln.startswith("# runbook:"))
+    body = body.replace("srun -l python3", "srun --output=%x-%j-%t.out python3")
+    assert "--output=%x-%j-%t.out" in body
+    script = tmp_path / "train.sbatch"
+    script.write_text(body + "\n")
+    job = sh("sbatch", "--parsable", "--nodelist=gpu-[01-02]", str(script)).strip()
+    wait_until(lambda: any("Tried to allocate" in p.read_text(errors="replace")
+                           for p in s.workdir.glob(f"pertask-{job}-*.out")), 120,
+               "the OOM in a per-task file")  # fmt: skip
+    assert "Tried to allocate" not in log_of(s.workdir, job)  # not in the batch log
+    dry = dry_run_changes_nothing(job)
+    assert dry["verdict"] == "fragmentation", dry
+    sh("scancel", job)

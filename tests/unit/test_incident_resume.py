@@ -1,0 +1,69 @@
+"""Crashes and full disks lose nothing: an incident whose process died reads `interrupted` and is
+resumed by the next `runbook oom` of its job; a nearly full state dir stops runbook before it
+changes anything. State functions on a real SQLite database."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from runbook import state
+
+
+def db(tmp_path):
+    return state.open_db(tmp_path / "runbook.db")
+
+
+def add(conn, iid, job, status):
+    conn.execute("INSERT INTO incidents(id, job_id, status, created) VALUES (?, ?, ?, ?)",
+                 (iid, job, status, float(len(iid))))  # fmt: skip
+
+
+def dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def test_running_incident_of_a_dead_process_is_interrupted_and_resumable(tmp_path):
+    conn = db(tmp_path)
+    add(conn, "i-1", "7", "running")
+    conn.execute("INSERT INTO locks VALUES ('job:7', 'cli:x', ?, ?, 0, 9e18)",
+                 (socket.gethostname(), dead_pid()))  # fmt: skip
+    row = conn.execute("SELECT * FROM incidents WHERE id = 'i-1'").fetchone()
+    assert state.incident_state(conn, row) == "interrupted"
+    assert state.resumable_incident(conn, "7") == "i-1"
+
+
+def test_live_holder_keeps_it_running_and_other_hosts_are_not_judged(tmp_path):
+    conn = db(tmp_path)
+    add(conn, "i-2", "8", "running")
+    conn.execute("INSERT INTO locks VALUES ('job:8', 'cli:x', ?, ?, 0, 9e18)",
+                 (socket.gethostname(), os.getpid()))  # fmt: skip
+    row = conn.execute("SELECT * FROM incidents WHERE id = 'i-2'").fetchone()
+    assert state.incident_state(conn, row) == "running"
+    assert state.resumable_incident(conn, "8") is None
+    conn.execute("UPDATE locks SET host = 'another-host', pid = 1")
+    assert state.incident_state(conn, row) == "running"
+
+
+def test_stopped_incident_is_resumed_complete_one_is_not(tmp_path):
+    conn = db(tmp_path)
+    add(conn, "i-3", "9", "stopped")
+    assert state.resumable_incident(conn, "9") == "i-3"
+    conn.execute("UPDATE incidents SET status = 'complete'")
+    assert state.resumable_incident(conn, "9") is None
+
+
+def test_nearly_full_state_dir_changes_nothing(tmp_path):
+    def usage(free_mib):
+        return lambda path: SimpleNamespace(free=free_mib * 2**20)
+
+    state.check_free_space(tmp_path / "new" / "dir", 64, usage=usage(65))
+    with pytest.raises(state.StateUnavailable, match="0.1 MiB free, below .state. min_free_mib"):
+        state.check_free_space(tmp_path, 64, usage=usage(0.12))

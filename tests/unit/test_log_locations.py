@@ -1,0 +1,37 @@
+"""Where the ranks' output is, as people write their scripts: srun's own --output/--error with
+per-task patterns, read as bash reads the words."""
+
+from __future__ import annotations
+
+from runbook.diagnosis import Evidence, classify
+from runbook.evidence.launcher_log import scan
+from runbook.playbook import load
+from runbook.slurm.paths import locate, srun_log_patterns, task_of
+
+
+def test_srun_output_patterns_in_scripts():
+    script = """#!/bin/bash
+#SBATCH -o batch-%j.log
+# srun --output=commented-out.log python x.py
+srun --ntasks-per-node 4 -l --output=%x-%j-%t.out --error "logs/err %t.log" \\
+     python train.py --output not-srun.txt
+srun -N 2 -o%j.%N.%t.txt bash -c 'echo hi'
+srun --mpi=pmix -o /dev/null ./a.out
+"""
+    assert srun_log_patterns(script) == ["%x-%j-%t.out", "logs/err %t.log", "%j.%N.%t.txt"]
+
+
+def test_per_task_file_names_give_the_rank():
+    where = locate("%x-%j-%t.out", job_id="55", work_dir="/w", job_name="llama lr=3e-4 bs=8")
+    assert where.directory == "/w"
+    assert task_of(where, "/w/llama lr=3e-4 bs=8-55-3.out") == 3
+
+
+def test_not_oom_needs_logs_read_completely():
+    launch = scan("srun: error: gpu-01: task 0: Exited with exit code 1")
+    t = load().thresholds
+    assert classify(Evidence(launch=launch), t).verdict == "not_oom"
+    launch.incomplete.append("no log of the job was found (no file matched slurm-5.out)")
+    d = classify(Evidence(launch=launch), t)
+    assert d.verdict == "unknown" and d.evidence_incomplete
+    assert any(r.startswith("Evidence incomplete: no log of the job was found") for r in d.reasons)
