@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runbook import checkpoints, state
+from runbook import checkpoints, lineage, state
 from runbook.actions import steps
 from runbook.actions.executor import Action, Executor
 from runbook.diagnosis import Diagnosis, Evidence, classify, human_mib
@@ -305,6 +305,8 @@ def _run(trigger, site, playbook, opts, client, conn, rec: Recorder, lock_name, 
         with rec.step("plan", opts.progress) as s:
             plan = _plan(site, playbook, client, job, script, diagnosis, node, failed_step)
             inc.plan = _plan_view(plan)
+            for note in plan.suspicious:  # said where a reader looks first
+                inc.evidence.setdefault("notes", []).append(f"SUSPICIOUS: {note}")
             rec.stage("plan", inc.plan)
             s.detail = (
                 f"rung {plan.rung}"
@@ -448,11 +450,13 @@ def _plan(site, playbook, client, job, script, diagnosis, node, failed_step) -> 
                              load_max_mib=site.checkpoints.load_check_max_mib)  # fmt: skip
     chosen, skipped = checkpoints.newest_valid(found)
     resume = (site.checkpoints, chosen.path) if chosen else None
-    tried = ladder.lineage(client, job)
+    tried, suspicious = ladder.lineage(client, job, secret=lineage.site_secret(site),
+                                       runbook_user=lineage.runbook_user(site))  # fmt: skip
     p = ladder.plan(diagnosis.verdict, playbook.ladder, script=script, knobs=site.knobs,
                     tried=tried, node=node, resume=resume,
                     only_sharding=_only_sharding(diagnosis))  # fmt: skip
     p.checkpoint, p.checkpoints_skipped, p.failed_step = chosen, skipped, failed_step
+    p.suspicious = suspicious
     if p.acts:
         exclude = sorted(set(job.excluded) | set(p.exclude))
         p.sbatch_args = [f"--chdir={job.work_dir}"] if job.work_dir else []
@@ -469,6 +473,7 @@ def _plan_view(p: ladder.Plan) -> dict:
         "tried": p.tried, "passed_over": p.passed_over, "needs_human": p.needs_human,
         "human_action": p.human_action, "drain": p.drain, "exclude": p.exclude,
         "sbatch_args": p.sbatch_args, "env": p.env, "failed_step": p.failed_step,
+        "suspicious": p.suspicious,
         "checkpoint": plain(p.checkpoint), "checkpoints_skipped": plain(p.checkpoints_skipped),
         "changes": p.patch.changes if p.patch else [], "checks": p.patch.checks if p.patch else [],
         "diff": p.patch.diff("job.sbatch") if p.patch else "",
@@ -489,7 +494,8 @@ def _act(ex: Executor, client, site, job, plan: ladder.Plan, rec: Recorder, d: D
     if not w.ok:
         return
     ex.run(steps.submit(client, script, plan.sbatch_args, plan.env, incident=ex.incident,
-                        parent=job.job_id, rung=plan.rung))  # fmt: skip
+                        parent=job.job_id, rung=plan.rung, secret=lineage.site_secret(site),
+                        runbook_user=lineage.runbook_user(site)))  # fmt: skip
 
 
 def _cmd(opts: Options, site, *words: str) -> str:

@@ -48,6 +48,8 @@ class SlurmSection:
     transport: str = "local"  # where Slurm commands run: local (login node) | ssh
     login_host: str = ""  # with transport = "ssh"
     command_timeout_s: float = 60.0
+    # The user runbook's sbatch runs as (lineage tags count only on its jobs); empty: this user.
+    submit_user: str = ""
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,9 @@ class StateSection:
     # Below this much free space in the state dir, runbook changes nothing (it must be able to
     # write its ledger and report after a scancel).
     min_free_mib: float = 64.0
+    # Key of the signatures on lineage tags (job comments). Empty: a random key kept in the state
+    # dir. Agent hosts that share work set the same value (prefer RUNBOOK_STATE_LINEAGE_SECRET).
+    lineage_secret: str = ""
 
 
 @dataclass(frozen=True)

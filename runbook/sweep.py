@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from runbook import state
+from runbook import lineage, state
 from runbook.diagnosis import Evidence, classify
 from runbook.errors import ExitCode, RunbookError
 from runbook.evidence.launcher_log import scan_parts
@@ -121,7 +121,11 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
     handled = {r["job_id"]: r["id"] for r in conn.execute(
         "SELECT job_id, id, status FROM incidents ORDER BY created")
         if state.incident_state(conn, r) in ("complete", "needs_human", "running")}  # fmt: skip
-    children = {j.lineage().get("parent") for j in list(jobs.values()) + list(known.values())}
+    # Parents of runbook's own reruns (signed tags only: a comment anyone can write is no proof).
+    secret, me = lineage.site_secret(site), lineage.runbook_user(site)
+    claims = (lineage.read(j.job_id, j.comment, j.user, secret=secret, runbook_user=me)
+              for j in list(jobs.values()) + list(known.values()))  # fmt: skip
+    children = {c.fields.get("parent") for c in claims if c is not None and c.trusted}
     children |= {r["job_id"] for r in conn.execute(
         "SELECT i.job_id FROM incidents i WHERE i.new_job_id IS NOT NULL")}  # fmt: skip
     candidates = []

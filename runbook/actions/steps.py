@@ -99,11 +99,16 @@ def write_file(path: str, content: str, *, mode: int = 0o755) -> Action:
 
 
 def submit(client, script: str, args: list[str], env: dict[str, str], *, incident: str,
-           parent: str | None = None, rung: str | None = None) -> Action:  # fmt: skip
-    """sbatch. A resubmission carries its lineage in the job's comment, so the next incident on
-    it knows which rung was already tried, and is never made twice for one parent and rung."""
+           parent: str | None = None, rung: str | None = None, secret: bytes = b"",
+           runbook_user: str = "") -> Action:  # fmt: skip
+    """sbatch. A resubmission carries its lineage in the job's comment, signed with the site's
+    lineage secret, so the next incident on it knows which rung was already tried, and is never
+    made twice for one parent and rung. A job whose comment claims that lineage without a valid
+    signature, or that another user submitted, is not taken for runbook's own."""
+    from runbook import lineage as tags
+
     if parent:
-        args = [*args, f"--comment=runbook:incident={incident},parent={parent},rung={rung}"]
+        args = [*args, f"--comment={tags.tag(secret, incident, parent, rung or '')}"]
         key = f"submit:{parent}:{rung}"
     else:
         key = f"submit:{script}"
@@ -112,8 +117,13 @@ def submit(client, script: str, args: list[str], env: dict[str, str], *, inciden
         finder = getattr(client, "find_lineage", None)
         if not parent or finder is None:
             return None
-        found = finder(parent, rung, datetime.now() - timedelta(days=14))
-        return f"already resubmitted as job {found[0]} (same parent and rung)" if found else None
+        for job_id, user, comment in finder(parent, rung, datetime.now() - timedelta(days=14)):
+            claim = tags.read(job_id, comment, user, secret=secret, runbook_user=runbook_user)
+            same = claim is not None and (claim.fields.get("parent"), claim.fields.get("rung")) \
+                == (parent, rung)  # fmt: skip
+            if same and claim.trusted:
+                return f"already resubmitted as job {job_id} (same parent and rung)"
+        return None
 
     def apply():
         job_id = client.submit(script, args, env)

@@ -32,7 +32,7 @@ def show(app, as_json):
     """Print every setting in force, with where it came from.
 
     Origins: default, file PATH, environment VAR (RUNBOOK_<SECTION>_<KEY>), command line.
-    Secrets ([hook] secret and token) are shown as *** when set.
+    Secrets ([hook] secret and token, [state] lineage_secret) are shown as *** when set.
 
     \b
     Example:
@@ -53,7 +53,7 @@ def show(app, as_json):
 
 
 def _secret(key: str) -> bool:
-    return key in ("hook.secret", "hook.token")
+    return key in ("hook.secret", "hook.token", "state.lineage_secret")
 
 
 @config.command("init")

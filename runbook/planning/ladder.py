@@ -39,26 +39,42 @@ class Plan:
     sbatch_args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     failed_step: int | None = None
+    # Job comments that claimed a runbook lineage and were not believed (unsigned, other user).
+    suspicious: list[str] = field(default_factory=list)
 
     @property
     def acts(self) -> bool:
         return self.rung is not None and not self.needs_human
 
 
-def lineage(client, job, *, depth: int = 20) -> list[tuple[str, str]]:
-    """(job id, rung) for this job and each ancestor runbook resubmitted, nearest first."""
+def lineage(client, job, *, secret: bytes, runbook_user: str,
+            depth: int = 20) -> tuple[list[tuple[str, str]], list[str]]:  # fmt: skip
+    """(job id, rung) for this job and each ancestor runbook resubmitted, nearest first, from
+    signed tags only; and, in words, each comment that claimed a lineage but cannot be believed
+    (the walk stops there)."""
+    from runbook import lineage as tags
+
     out: list[tuple[str, str]] = []
+    suspicious: list[str] = []
     current = job
     for _ in range(depth):
-        info = current.lineage()
-        if not info.get("parent") or not info.get("rung"):
+        claim = tags.read(current.job_id, current.comment, current.user, secret=secret,
+                          runbook_user=runbook_user)  # fmt: skip
+        if claim is None:
             break
-        out.append((current.job_id, info["rung"]))
+        if not claim.trusted:
+            suspicious.append(f"job {current.job_id}'s comment claims a runbook lineage "
+                              f"(parent {claim.fields.get('parent', '?')}, rung "
+                              f"{claim.fields.get('rung', '?')}) but {claim.why}: ignored")  # fmt: skip
+            break
+        if not claim.fields.get("parent") or not claim.fields.get("rung"):
+            break
+        out.append((current.job_id, claim.fields["rung"]))
         try:
-            current = client.job(info["parent"])
+            current = client.job(claim.fields["parent"])
         except RunbookError:
             break
-    return out
+    return out, suspicious
 
 
 def candidates(verdict: str, ladder: dict) -> list:

@@ -135,19 +135,27 @@ class CliSlurm:
         f = key_values(r.stdout.strip().splitlines()[0] if r.stdout.strip() else "")
         return f.get("State", ""), f.get("Reason", "")
 
-    def find_lineage(self, parent: str, rung: str, since: datetime) -> list[str]:
-        """Jobs already submitted for this parent and rung (their comment carries both).
+    def find_lineage(self, parent: str, rung: str,
+                     since: datetime) -> list[tuple[str, str, str]]:  # fmt: skip
+        """(job id, user, comment) of jobs whose comment names this parent and rung; the caller
+        judges whether to believe them (runbook.lineage).
 
         Slurm 22.05 accounting records the comment only with the job's end record, so a job is
         looked for in slurmctld too, finished ones included (`-t all`, kept for MinJobAge): the
         two views together leave no gap for a second resubmission to slip through."""
         tag = f"parent={parent},rung={rung}"
-        r = self._run(["squeue", "-h", "-a", "-t", "all", "-o", f"%i{SEP}%k"], "reading the queue")
-        found = [ln.split(SEP)[0] for ln in r.stdout.splitlines() if tag in ln]
+        r = self._run(["squeue", "-h", "-a", "-t", "all", "-o", f"%i{SEP}%u{SEP}%k"],
+                      "reading the queue")  # fmt: skip
+        found: dict[str, tuple[str, str, str]] = {}
+        for ln in r.stdout.splitlines():
+            job_id, _, rest = ln.partition(SEP)
+            user, _, comment = rest.partition(SEP)
+            if tag in comment:
+                found[job_id] = (job_id, user, comment)
         for job in self._sacct(["-a", "-S", since.strftime("%Y-%m-%dT%H:%M:%S")]):
             if tag in job.comment and job.job_id not in found:
-                found.append(job.job_id)
-        return found
+                found[job.job_id] = (job.job_id, job.user, job.comment)
+        return list(found.values())
 
     # -- mutations (called by the action executor only) -----------------------------------------
     def cancel_argv(self, job_id: str) -> list[str]:

@@ -73,13 +73,6 @@ class JobInfo:
             return self.num_tasks // len(self.nodes)
         return None
 
-    def lineage(self) -> dict[str, str]:
-        """`runbook:incident=<id>,parent=<job>,rung=<id>` from the comment, as a dict."""
-        m = re.search(r"runbook:([\w=,.:-]+)", self.comment or "")
-        if not m:
-            return {}
-        return dict(kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv)
-
 
 class SlurmClient(Protocol):
     """What runbook needs from Slurm. Reads raise SlurmError naming the command; mutations are

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import hashlib
 import os
 import subprocess
@@ -12,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from runbook import state
+from datetime import datetime, timedelta
+
+from runbook import lineage, state
 from runbook.actions import steps
 from runbook.actions.executor import Executor
 from runbook.planning.sbatch_patch import parse_vars, patch, render
@@ -23,6 +26,11 @@ from tests.integration.slurm_helpers import sacct_row, sbatch, sh, squeue_state,
 pytestmark = pytest.mark.integration
 DATA = Path(__file__).resolve().parents[1] / "data" / "sbatch"
 HOSTILE = 'x\'; touch PWNED; echo "$(id)" y'
+
+
+KEY = b"test-lineage-key"
+ME = getpass.getuser()
+SIGN = {"secret": KEY, "runbook_user": ME}
 
 
 @pytest.fixture
@@ -201,8 +209,8 @@ def test_template_submit_patch_resubmit_both_in_sacct(client, db, workdir, tmp_p
     ex.run(steps.write_file(str(second), p.new))
     env = {"RUNBOOK_RESUME_FROM": str(workdir / "step_10.pt")}
     resubmit = steps.submit(client, str(second), [f"--chdir={workdir}"], env,
-                            incident="inc-tpl", parent=parent,
-                            rung="halve_micro_batch")  # fmt: skip
+                            incident="inc-tpl", parent=parent, rung="halve_micro_batch",
+                            **SIGN)  # fmt: skip
     sub2 = ex.run(resubmit)
     assert sub2.status == "applied"
     child = sub2.value
@@ -210,13 +218,42 @@ def test_template_submit_patch_resubmit_both_in_sacct(client, db, workdir, tmp_p
     for j in (parent, child):
         wait_until(lambda j=j: (r := sacct_row(j)) and r["state"] == "COMPLETED", 60, f"job {j}")
     info = client.job(child)
-    assert info.lineage() == {"incident": "inc-tpl", "parent": parent, "rung": "halve_micro_batch"}
+    claim = lineage.read(child, info.comment, info.user, secret=KEY, runbook_user=ME)
+    assert claim.trusted and {k: claim.fields[k] for k in ("incident", "parent", "rung")} == {
+        "incident": "inc-tpl", "parent": parent, "rung": "halve_micro_batch"}
     printed = (workdir / f"job.v2.sbatch-{child}.out").read_text()
     assert "--micro-batch-size 4 --grad-accum 4" in printed
     again = ex.run(steps.submit(client, str(second), [], {}, incident="inc-tpl-2", parent=parent,
-                                rung="halve_micro_batch"))  # fmt: skip
+                                rung="halve_micro_batch", **SIGN))  # fmt: skip
     assert again.status == "skipped"
     fresh = Executor(state.open_db(Path(tempfile.mkdtemp()) / "f.db"), incident="x", actor="t")
     live = fresh.run(steps.submit(client, str(second), [], {}, incident="x", parent=parent,
-                                  rung="halve_micro_batch"))  # fmt: skip
-    assert live.status == "skipped" and child in live.message  # found through the comment
+                                  rung="halve_micro_batch", **SIGN))  # fmt: skip
+    assert live.status == "skipped" and child in live.message  # found through the signed comment
+
+
+def test_a_forged_lineage_comment_does_not_stop_the_resubmission(client, tmp_path):
+    """Anyone can write a comment: a held job whose comment claims to be runbook's rerun of a
+    victim (unsigned, or signed with another key) is no reason to skip resubmitting it."""
+    workdir = Path(tempfile.mkdtemp(dir=os.environ.get("RUNBOOK_CLUSTER_JOBS", "/tmp")))
+    os.chmod(workdir, 0o755)
+    victim = sbatch("-p", "debug", f"--chdir={workdir}", "--wrap", "exit 0")
+    forged = [
+        f"runbook:incident=x,parent={victim},rung=halve_micro_batch",
+        lineage.tag(b"another site's key", "x", victim, "halve_micro_batch"),
+    ]
+    held = [sbatch("-p", "debug", "-H", f"--comment={c}", f"--chdir={workdir}", "--wrap", "true")
+            for c in forged]  # fmt: skip
+    try:
+        found = client.find_lineage(victim, "halve_micro_batch", datetime.now() - timedelta(1))
+        assert {j for j, _, _ in found} >= set(held)  # Slurm shows them to anyone
+        script = workdir / "rerun.sbatch"
+        script.write_text("#!/bin/bash\ntrue\n")
+        ex = Executor(state.open_db(tmp_path / "f.db"), incident="y", actor="t")
+        r = ex.run(steps.submit(client, str(script), [f"--chdir={workdir}", "-p", "debug"], {},
+                                incident="y", parent=victim, rung="halve_micro_batch", **SIGN))  # fmt: skip
+        assert r.status == "applied" and r.value not in held
+        sh("scancel", r.value, check=False)
+    finally:
+        for j in held:
+            sh("scancel", j, check=False)

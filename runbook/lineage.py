@@ -1,0 +1,90 @@
+"""Lineage tags a person cannot forge: which incident resubmitted which job with which rung.
+
+A resubmission's comment carries `runbook:incident=<id>,parent=<job>,rung=<rung>,sig=<hex>`, the
+signature a keyed hash (HMAC-SHA256, the site's lineage secret) of the three fields. Anyone can
+put any comment on a job, so a comment counts only when its signature verifies and the job was
+submitted by runbook's own user; any other comment that claims a lineage is ignored, and named as
+suspicious. What runbook itself did is what its ledger says; these tags let an incident on a
+rerun (possibly on another agent host sharing the secret) know the rungs already tried.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import hmac
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from runbook.errors import ConfigError
+
+_TAG = re.compile(r"runbook:([\w=,.:-]+)")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A job's comment, read: its fields, and whether runbook may believe them."""
+
+    job_id: str
+    fields: dict
+    trusted: bool
+    why: str = ""  # why not, for the report
+
+
+def signature(secret: bytes, incident: str, parent: str, rung: str) -> str:
+    msg = f"{incident}|{parent}|{rung}".encode()
+    return hmac.new(secret, msg, hashlib.sha256).hexdigest()[:32]
+
+
+def tag(secret: bytes, incident: str, parent: str, rung: str) -> str:
+    sig = signature(secret, incident, parent, rung)
+    return f"runbook:incident={incident},parent={parent},rung={rung},sig={sig}"
+
+
+def read(job_id: str, comment: str, user: str, *, secret: bytes, runbook_user: str) -> Claim | None:
+    """The lineage a job's comment claims, judged; None when it claims none."""
+    m = _TAG.search(comment or "")
+    if not m:
+        return None
+    fields = dict(kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv)
+    want = signature(secret, fields.get("incident", ""), fields.get("parent", ""),
+                     fields.get("rung", ""))  # fmt: skip
+    if not hmac.compare_digest(fields.get("sig", ""), want):
+        return Claim(job_id, fields, False, "its runbook tag is not signed with this site's "
+                     "lineage secret")  # fmt: skip
+    if user != runbook_user:
+        return Claim(job_id, fields, False, f"it was submitted by {user or 'an unknown user'}, "
+                     f"not by runbook's user {runbook_user}")  # fmt: skip
+    return Claim(job_id, fields, True)
+
+
+def site_secret(site) -> bytes:
+    """[state] lineage_secret, else a random key made once in the state dir (0600): one agent
+    host works out of the box; hosts that share work share the setting."""
+    if site.state.lineage_secret:
+        return site.state.lineage_secret.encode()
+    path = Path(site.path(site.state.dir)) / "lineage.key"
+    try:
+        return bytes.fromhex(path.read_text().strip())
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"cannot read the lineage key {path}: {e}",
+                          hint="remove it to make a new one, or set [state] lineage_secret") from None  # fmt: skip
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(os.urandom(32).hex() + "\n")
+    except FileExistsError:
+        pass  # another process made it first: read theirs
+    except OSError as e:
+        raise ConfigError(f"cannot create the lineage key {path}: {e.strerror or e}",
+                          hint="check the state dir, or set [state] lineage_secret") from None
+    return bytes.fromhex(path.read_text().strip())
+
+
+def runbook_user(site) -> str:
+    return site.slurm.submit_user or getpass.getuser()
