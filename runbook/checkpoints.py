@@ -20,6 +20,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from runbook.evidence.units import small_int
+
 
 @dataclass
 class Checkpoint:
@@ -28,11 +30,19 @@ class Checkpoint:
     kind: str  # torch_save | dcp | marker | unknown
     valid: bool
     reason: str  # why it is valid, or why it was skipped
+    mtime: float | None = None  # when it was last written (None: could not be read)
 
 
 def _step(path: str) -> int | None:
     nums = re.findall(r"\d+", Path(path).name)
-    return int(nums[-1]) if nums else None
+    return small_int(nums[-1]) if nums else None
+
+
+def _mtime(path: str) -> float | None:
+    try:
+        return os.path.getmtime(path)
+    except OSError:
+        return None
 
 
 def _torch():
@@ -114,9 +124,28 @@ def find(pattern: str, *, workdir: str, marker: str = "", load_max_mib: float = 
                 valid, kind, why = _check_file(p, load_max_mib)
         except OSError as e:
             valid, kind, why = False, "unknown", f"unreadable: {e.strerror or e}"
-        out.append(Checkpoint(p, _step(p), kind, valid, why))
-    out.sort(key=lambda c: (c.step is not None, c.step or 0, os.path.getmtime(c.path)),
-             reverse=True)  # fmt: skip
+        out.append(Checkpoint(p, _step(p), kind, valid, why, _mtime(p)))
+    out.sort(key=lambda c: (c.step is not None, c.step or 0, c.mtime or 0), reverse=True)
+    return out
+
+
+def of_lineage(found: list[Checkpoint], *, since: float | None, until: float | None,
+               slack_s: float = 120.0) -> list[Checkpoint]:
+    """Only checkpoints this training run can have written: not before its lineage's first job
+    started, not after the failing job ended. A shared working directory holds other jobs'
+    checkpoints too, and resuming from one of those trains someone else's model. The others stay
+    in the list, invalid, with the reason (the report lists them as skipped)."""
+    out = []
+    for c in found:
+        why = None
+        if c.mtime is None:
+            why = "its time could not be read"
+        elif since is not None and c.mtime < since - slack_s:
+            why = "written before this training run's first job started (another run's)"
+        elif until is not None and c.mtime > until + slack_s:
+            why = "written after the failing job ended (another job's)"
+        out.append(Checkpoint(c.path, c.step, c.kind, False, why, c.mtime) if why and c.valid
+                   else c)  # fmt: skip
     return out
 
 

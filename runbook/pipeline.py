@@ -444,14 +444,33 @@ def _only_sharding(diagnosis: Diagnosis) -> str | None:
     return None
 
 
+def _lineage_start(site, client, job, tried: list[tuple[str, str]]) -> float | None:
+    """When this training run's first job started: the parent of the oldest signed rerun in the
+    lineage, else the job itself."""
+    root = job
+    if tried:
+        try:
+            last = client.job(tried[-1][0])
+            claim = lineage.read(last.job_id, last.comment, last.user,
+                                 secret=lineage.site_secret(site),
+                                 runbook_user=lineage.runbook_user(site))  # fmt: skip
+            root = client.job(claim.fields["parent"]) if claim and claim.trusted else last
+        except (RunbookError, KeyError):
+            return None
+    t = root.start or root.submit
+    return t.timestamp() if t else None
+
+
 def _plan(site, playbook, client, job, script, diagnosis, node, failed_step) -> ladder.Plan:
     found = checkpoints.find(site.checkpoints.pattern, workdir=job.work_dir or ".",
                              marker=site.checkpoints.marker,
                              load_max_mib=site.checkpoints.load_check_max_mib)  # fmt: skip
-    chosen, skipped = checkpoints.newest_valid(found)
-    resume = (site.checkpoints, chosen.path) if chosen else None
     tried, suspicious = ladder.lineage(client, job, secret=lineage.site_secret(site),
                                        runbook_user=lineage.runbook_user(site))  # fmt: skip
+    found = checkpoints.of_lineage(found, since=_lineage_start(site, client, job, tried),
+                                   until=job.end.timestamp() if job.end else None)  # fmt: skip
+    chosen, skipped = checkpoints.newest_valid(found)
+    resume = (site.checkpoints, chosen.path) if chosen else None
     p = ladder.plan(diagnosis.verdict, playbook.ladder, script=script, knobs=site.knobs,
                     tried=tried, node=node, resume=resume,
                     only_sharding=_only_sharding(diagnosis))  # fmt: skip

@@ -85,3 +85,20 @@ def test_corrupted_member_fails_its_crc(tmp_path):
     path.write_bytes(bytes(data))
     (c,) = checkpoints.find(str(path), workdir="")
     assert not c.valid and ("CRC" in c.reason or "failed" in c.reason)
+
+
+def test_only_checkpoints_this_training_run_can_have_written():
+    from runbook.checkpoints import Checkpoint, newest_valid, of_lineage
+
+    def ck(name, step, mtime):
+        return Checkpoint(f"/w/checkpoints/{name}", step, "torch_save", True, "zip intact", mtime)
+
+    found = [ck("step_9.pt", 9, 5000.0),  # another job's, written after ours ended
+             ck("step_6.pt", 6, 2000.0),  # ours
+             ck("step_3.pt", 3, 100.0)]  # an older run's, before our lineage began  # fmt: skip
+    scoped = of_lineage(found, since=1000.0, until=3000.0)
+    chosen, skipped = newest_valid(scoped)
+    assert chosen.path.endswith("step_6.pt")
+    assert [s.reason for s in skipped] == ["written after the failing job ended (another job's)"]
+    assert "before this training run" in scoped[2].reason and not scoped[2].valid
+    assert of_lineage(found, since=None, until=None) == found  # unknown bounds: nothing dropped
