@@ -143,7 +143,68 @@ class Hit:
     end: int
 
 
+def inert_spans(script: str) -> list[tuple[int, int]]:
+    """Where bash runs nothing: comments (an unquoted # that starts a word, to the end of the
+    line; `#SBATCH` directives are comments too, and sbatch reads them itself) and here-document
+    bodies. Quotes and line continuations are followed, so a `#` inside quotes is not a comment.
+    A knob in these spans is history or documentation, never the value the job uses."""
+    spans: list[tuple[int, int]] = []
+    i, n = 0, len(script)
+    quote = ""
+    pending: list[tuple[str, bool]] = []  # here-doc delimiters opened on the current line
+    while i < n:
+        c = script[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                i += 2
+                continue
+            if c == quote:
+                quote = ""
+            i += 1
+            continue
+        if c == "\\":
+            i += 2
+            continue
+        if c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or script[i - 1] in " \t\n;&|()"):
+            end = script.find("\n", i)
+            end = n if end < 0 else end
+            if not script.startswith("#SBATCH", i):
+                spans.append((i, end))
+            i = end
+            continue
+        elif c == "<" and script.startswith("<<", i) and not script.startswith("<<<", i):
+            m = re.match(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_]\w*)\2", script[i:])
+            if m:
+                pending.append((m.group(3), m.group(1) == "-"))
+                i += m.end()
+                continue
+        elif c == "\n" and pending:
+            body_start = i + 1
+            j = body_start
+            for word, strip_tabs in pending:
+                while j < n:
+                    line_end = script.find("\n", j)
+                    line_end = n if line_end < 0 else line_end
+                    line = script[j:line_end]
+                    j = line_end + 1
+                    if (line.lstrip("\t") if strip_tabs else line) == word:
+                        break
+            spans.append((body_start, min(j, n)))
+            pending = []
+            i = j
+            continue
+        i += 1
+    return spans
+
+
+def _inert(spans: list[tuple[int, int]], pos: int) -> bool:
+    return any(a <= pos < b for a, b in spans)
+
+
 def _find(script: str, names: list[str]) -> list[Hit]:
+    spans = inert_spans(script)
     hits = []
     for name in names:
         if name.startswith("-"):
@@ -153,7 +214,8 @@ def _find(script: str, names: list[str]) -> list[Hit]:
             value = r"\$\(\([^\n]*?\)\)|\"[^\"\n]*\"|'[^'\n]*'|[^\s;#]+"
             pattern = rf"(?m)^[ \t]*(?:export[ \t]+)?{re.escape(name)}=(?P<v>{value})"
         for m in re.finditer(pattern, script):
-            hits.append(Hit(name, m.group("v"), m.start("v"), m.end("v")))
+            if not _inert(spans, m.start()):
+                hits.append(Hit(name, m.group("v"), m.start("v"), m.end("v")))
     return sorted(hits, key=lambda h: h.start)
 
 
@@ -164,27 +226,38 @@ def _flag_present(script: str, names: list[str]) -> str | None:
     return None
 
 
+_DEFAULTED = re.compile(r"\$\{([A-Za-z_]\w*):?[-=](\d{1,9})\}")
+
+
 def _int_value(script: str, hit: Hit) -> int | None:
-    """The integer a knob holds: a literal, or a shell variable assigned a literal."""
-    v = hit.value.strip("\"'")
-    if re.fullmatch(r"\d+", v):
+    """The integer a knob holds: a literal, a shell variable assigned a literal, or the default
+    of `${VAR:-N}` / `${VAR:=N}` when the script assigns VAR nothing (the job's environment
+    could, which runbook cannot see from here: said in the checks)."""
+    site = _literal_site(script, hit)
+    v = site.value.strip("\"'")
+    if re.fullmatch(r"\d{1,9}", v):
         return int(v)
-    m = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", v)
-    if m:
-        for a in _find(script, [m.group(1)]):
-            inner = a.value.strip("\"'")
-            if re.fullmatch(r"\d+", inner):
-                return int(inner)
     return None
 
 
-def _literal_site(script: str, hit: Hit) -> Hit:
-    """Where to change the knob: its own literal, or the literal of the variable it names."""
-    m = re.fullmatch(r"[\"']?\$\{?([A-Za-z_]\w*)\}?[\"']?", hit.value)
+def _literal_site(script: str, hit: Hit, depth: int = 0) -> Hit:
+    """Where to change the knob: its own literal, the literal of the variable it names (last
+    assignment that runs before use wins; runbook takes the first one, as scripts set knobs once),
+    or the default in `${VAR:-N}`."""
+    v = hit.value.strip("\"'")
+    if depth > 8:  # A=$B, B=$A: no literal to be found
+        return hit
+    m = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", v)
     if m:
         for a in _find(script, [m.group(1)]):
-            if re.fullmatch(r"\d+", a.value.strip("\"'")):
-                return a
+            return _literal_site(script, a, depth + 1)
+    d = _DEFAULTED.search(hit.value)
+    if d and d.group(0) == v:
+        assigned = [a for a in _find(script, [d.group(1)])]
+        if assigned:
+            return _literal_site(script, assigned[0], depth + 1)
+        off = hit.start + d.start(2)
+        return Hit(d.group(1), d.group(2), off, off + len(d.group(2)))
     return hit
 
 
@@ -360,20 +433,78 @@ def raise_mem(script: str) -> tuple[str, list[str], list[str]]:
     )
 
 
-def bash_n(text: str) -> None:
-    """`bash -n`: the patched script must still parse, or it is not written."""
+def bash_errors(text: str) -> list[str]:
+    """What `bash -n` says of a script (empty: it parses), file names and line numbers left out
+    so that the same error before and after a patch reads the same."""
     with tempfile.NamedTemporaryFile("w", suffix=".sbatch", delete=False) as f:
         f.write(text)
     try:
         r = subprocess.run(["bash", "-n", f.name], capture_output=True, text=True, timeout=30)
     finally:
         os.unlink(f.name)
-    if r.returncode != 0:
+    if r.returncode == 0:
+        return []
+    lines = r.stderr.replace(f.name, "job.sbatch").strip().splitlines() or ["bash -n failed"]
+    return [re.sub(r"^job\.sbatch: line \d+: ", "", ln) for ln in lines]
+
+
+def bash_n(text: str, original: str | None = None) -> str:
+    """`bash -n`: the patched script must parse, or, when the original already did not, add no
+    error of its own. Returns the sentence for the checks."""
+    after = bash_errors(text)
+    before = bash_errors(original) if original is not None and after else []
+    if not after:
+        return "bash -n: the patched script parses"
+    if before and sorted(after) == sorted(before):
+        return (f"bash -n: the ORIGINAL script already fails ({'; '.join(before)}); the patch "
+                "adds no new error")
+    if before:
         raise InputError(
-            f"the patched job script does not parse (bash -n): {r.stderr.strip()}",
-            hint="the original script or a [knobs] pattern is at fault; nothing was "
-            "written or submitted; patch it by hand",
+            f"the patch would add a bash error: before {before}, after {after}",
+            hint="nothing was written or submitted; patch the script by hand",
         )
+    raise InputError(
+        f"the patched job script does not parse (bash -n): {'; '.join(after)}",
+        hint="a [knobs] pattern matched something it should not; nothing was written or "
+        "submitted; patch it by hand",
+    )
+
+
+def effective_batch(script: str, knobs) -> dict:
+    """Micro-batch, accumulation and global batch as the script states them, read afresh (the
+    check after a patch never trusts the list of edits it made)."""
+    out = {}
+    for key, names in (("micro", knobs.micro_batch), ("accum", knobs.grad_accum),
+                       ("global", knobs.global_batch)):  # fmt: skip
+        hits = _find(script, names)
+        out[key] = _int_value(script, hits[0]) if hits else None
+        out[key + "_text"] = hits[0].value if hits else None
+    return out
+
+
+def check_global_batch(old: str, new: str, knobs) -> str:
+    """The global batch of the patched script, recomputed from it, equals the original's."""
+    a, b = effective_batch(old, knobs), effective_batch(new, knobs)
+    if a == b:
+        return "global batch: micro-batch, accumulation and global batch unchanged"
+    if a["global"] is not None or b["global"] is not None:
+        if a["global"] == b["global"]:
+            return f"global batch stated as {a['global']} before and after: unchanged"
+        raise InputError(f"the patch changes the stated global batch ({a['global']} -> "
+                         f"{b['global']})", hint="nothing was written; patch it by hand")  # fmt: skip
+    if None not in (a["micro"], a["accum"], b["micro"], b["accum"]):
+        before, after = a["micro"] * a["accum"], b["micro"] * b["accum"]
+        if before == after:
+            return (f"global batch re-read from the patched script: {b['micro']} x {b['accum']} "
+                    f"= {a['micro']} x {a['accum']} = {before} per data-parallel rank")
+        raise InputError(f"the patched script's micro-batch x accumulation is {after}, the "
+                         f"original's {before}: the global batch would change",
+                         hint="nothing was written; patch it by hand")  # fmt: skip
+    if a["accum"] is None and a["accum_text"] and a["accum_text"] == b["accum_text"]:
+        return (f"accumulation {a['accum_text']} is computed in the script from the micro-batch "
+                "and was left as it is")
+    raise InputError("the global batch of the patched script cannot be re-read to check it",
+                     hint="state the micro-batch and accumulation as numbers, or patch by hand")
 
 
 RUNG_PATCHERS = {
@@ -475,6 +606,7 @@ def patch(script: str, rung: str, knobs, *, resume=None) -> Patch:
             p.changes.append(f"resume from {resume[1]} ({how})")
     if p.new == p.old and rung != "unchanged":
         raise RungNotApplicable(f"rung {rung} would not change the script")
-    bash_n(p.new)
-    p.checks.append("bash -n: the patched script parses")
+    p.checks.append(bash_n(p.new, original=script))
+    if not header:
+        p.checks.append(check_global_batch(script, p.new, knobs))
     return p

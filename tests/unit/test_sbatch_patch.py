@@ -80,10 +80,53 @@ def test_refusals_say_why():
               "activation_checkpointing", KNOBS)  # fmt: skip
 
 
-def test_a_patch_that_breaks_the_script_is_refused():
+def test_an_original_that_already_fails_bash_n_is_reported_as_the_originals_fault():
     broken = "#!/bin/bash\nMBS=8\nif true; then\nsrun t.py --micro-batch-size $MBS --grad-accum 2\n"
+    p = patch(broken, "halve_micro_batch", KNOBS)
+    assert any("the ORIGINAL script already fails" in c and "adds no new error" in c
+               for c in p.checks)  # fmt: skip
+    assert "MBS=4" in p.new and "--grad-accum 4" in p.new
+
+
+def test_a_patch_that_breaks_the_script_is_refused():
+    from runbook.planning.sbatch_patch import bash_n
+
+    good = "#!/bin/bash\nsrun t.py --micro-batch-size 8\n"
     with pytest.raises(InputError, match="does not parse"):
-        patch(broken, "halve_micro_batch", KNOBS)
+        bash_n(good + "if true; then\n", original=good)
+    broken = good + "if true; then\n"
+    with pytest.raises(InputError, match="would add a bash error"):
+        bash_n(broken + 'echo "oops\n', original=broken)
+
+
+HISTORY_SCRIPT = (
+    "#!/bin/bash\n"
+    "#SBATCH -N 2\n"
+    "# history: --micro-batch-size 16 --grad-accum 1 was too much\n"
+    "cat > notes.txt <<'END'\n"
+    "  --micro-batch-size 32 --grad-accum 9\n"
+    "END\n"
+    'echo "the # in quotes is no comment" # --micro-batch-size 64\n'
+    'srun python train.py --micro-batch-size "${MBS:-8}" \\\n'
+    "     --grad-accum 2\n"
+)
+
+
+def test_knobs_in_comments_heredocs_and_quotes_as_bash_reads_them():
+    p = patch(HISTORY_SCRIPT, "halve_micro_batch", KNOBS)
+    assert "# history: --micro-batch-size 16 --grad-accum 1" in p.new  # comments untouched
+    assert "  --micro-batch-size 32 --grad-accum 9" in p.new  # here-document untouched
+    assert '--micro-batch-size "${MBS:-4}"' in p.new and "--grad-accum 4" in p.new
+    assert any("re-read from the patched script: 4 x 4 = 8 x 2 = 16" in c for c in p.checks)
+
+
+def test_global_batch_check_rereads_the_patched_script():
+    from runbook.planning.sbatch_patch import check_global_batch
+
+    old = "srun t.py --micro-batch-size 8 --grad-accum 2\n"
+    assert "unchanged" in check_global_batch(old, old, KNOBS)
+    with pytest.raises(InputError, match="global batch would change"):
+        check_global_batch(old, "srun t.py --micro-batch-size 4 --grad-accum 2\n", KNOBS)
 
 
 def test_template_render_records_template_and_vars_and_patches_exactly(tmp_path):
