@@ -28,7 +28,7 @@ from runbook.evidence import xid
 from runbook.evidence.gpu_health import NodeHealth, probe_nodes
 from runbook.evidence.launcher_log import LaunchReport, scan_parts
 from runbook.evidence.log_filter import parse_grep_output, remote_grep_argv
-from runbook.planning import ladder
+from runbook.planning import ladder, resources
 from runbook.playbook import load as load_playbook
 from runbook.verify import training_steps
 from runbook.report.files import write_atomic, write_reports
@@ -318,8 +318,11 @@ def _run(trigger, site, playbook, opts, client, conn, rec: Recorder, lock_name, 
         with rec.step("actions", opts.progress) as s:
             if plan.acts:
                 _act(ex, client, site, job, plan, rec, diagnosis)
+                inc.plan = _plan_view(plan)  # with the read-back of the new job
                 sub = next((r for r in ex.results if r.kind == "submit"), None)
                 inc.new_job_id = sub.value if sub and sub.status in ("applied", "skipped") else None
+                if plan.readback and plan.readback["mismatches"]:
+                    inc.new_job_id = None  # submitted, found not the same job, cancelled
                 failed = [r for r in ex.results if r.status == "failed"]
                 if failed:
                     s.status, s.detail = "failed", failed[0].message
@@ -479,6 +482,9 @@ def _plan(site, playbook, client, job, script, diagnosis, node, failed_step) -> 
     if p.acts:
         exclude = sorted(set(job.excluded) | set(p.exclude))
         p.sbatch_args = [f"--chdir={job.work_dir}"] if job.work_dir else []
+        # The same job: the resources Slurm recorded for it, given again (command-line options
+        # of the original sbatch are in no script), less what the rung itself changes.
+        p.sbatch_args += resources.options(job.resources, p.rung)
         if exclude:
             p.sbatch_args.append(f"--exclude={','.join(exclude)}")
         if chosen and site.checkpoints.resume_env:
@@ -492,7 +498,7 @@ def _plan_view(p: ladder.Plan) -> dict:
         "tried": p.tried, "passed_over": p.passed_over, "needs_human": p.needs_human,
         "human_action": p.human_action, "drain": p.drain, "exclude": p.exclude,
         "sbatch_args": p.sbatch_args, "env": p.env, "failed_step": p.failed_step,
-        "suspicious": p.suspicious,
+        "suspicious": p.suspicious, "readback": p.readback,
         "checkpoint": plain(p.checkpoint), "checkpoints_skipped": plain(p.checkpoints_skipped),
         "changes": p.patch.changes if p.patch else [], "checks": p.patch.checks if p.patch else [],
         "diff": p.patch.diff("job.sbatch") if p.patch else "",
@@ -512,9 +518,27 @@ def _act(ex: Executor, client, site, job, plan: ladder.Plan, rec: Recorder, d: D
     w = ex.run(steps.write_file(script, plan.patch.new))
     if not w.ok:
         return
-    ex.run(steps.submit(client, script, plan.sbatch_args, plan.env, incident=ex.incident,
-                        parent=job.job_id, rung=plan.rung, secret=lineage.site_secret(site),
-                        runbook_user=lineage.runbook_user(site)))  # fmt: skip
+    sub = ex.run(steps.submit(client, script, plan.sbatch_args, plan.env, incident=ex.incident,
+                              parent=job.job_id, rung=plan.rung,
+                              secret=lineage.site_secret(site),
+                              runbook_user=lineage.runbook_user(site)))  # fmt: skip
+    if sub.status != "applied" or not sub.value:
+        return
+    # Read the new job back: the same world size and GPUs, or it is not the same job.
+    try:
+        new = client.job(sub.value)
+    except RunbookError as e:
+        plan.needs_human = True
+        plan.human_action = f"check new job {sub.value} by hand: it could not be read back ({e})"
+        return
+    wrong = resources.mismatches(job, new, plan.rung)
+    plan.readback = {"original": resources.world(job), "new": resources.world(new),
+                     "mismatches": wrong}  # fmt: skip
+    if wrong:
+        ex.run(steps.cancel(client, sub.value))
+        plan.needs_human = True
+        plan.human_action = (f"new job {sub.value} did not get the original's resources "
+                             f"({'; '.join(wrong)}): it was cancelled; resubmit by hand")  # fmt: skip
 
 
 def _cmd(opts: Options, site, *words: str) -> str:

@@ -41,6 +41,8 @@ class Plan:
     failed_step: int | None = None
     # Job comments that claimed a runbook lineage and were not believed (unsigned, other user).
     suspicious: list[str] = field(default_factory=list)
+    # After sbatch: the original's and the new job's world size and GPUs, as Slurm records them.
+    readback: dict | None = None
 
     @property
     def acts(self) -> bool:

@@ -23,6 +23,7 @@ from runbook.slurm.client import (
     slurm_error,
 )
 from runbook.slurm.hostlist import expand
+from runbook.planning.resources import recorded
 from runbook.slurm.text import expand_state, key_values, scontrol_records
 
 SEP = "\x1f"
@@ -221,7 +222,7 @@ def _from_scontrol(f: dict[str, str]) -> JobInfo:
         num_tasks=_int(f.get("NumTasks")), num_nodes=_int(f.get("NumNodes")),
         array_job_id=f.get("ArrayJobId"), array_task_id=f.get("ArrayTaskId"),
         excluded=_nodes(f.get("ExcNodeList", "")), batch_host=f.get("BatchHost", ""),
-        source="scontrol",
+        source="scontrol", resources=recorded(f, f.get("JobId", "")),
     )  # fmt: skip
 
 

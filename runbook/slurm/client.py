@@ -62,6 +62,9 @@ class JobInfo:
     excluded: list[str] = field(default_factory=list)  # --exclude it was submitted with
     batch_host: str = ""
     source: str = ""  # scontrol | sacct | pyslurm: where the details came from
+    # The submission options Slurm recorded (nodes, tasks, gres, mem, time, partition, ...), by
+    # name (runbook.planning.resources); from slurmctld only, empty when it had forgotten the job.
+    resources: dict = field(default_factory=dict)
 
     @property
     def terminal(self) -> bool:

@@ -349,3 +349,34 @@ def test_per_task_logs_of_srun_output_in_a_plain_script(scenario, tmp_path):
     dry = dry_run_changes_nothing(job)
     assert dry["verdict"] == "fragmentation", dry
     sh("scancel", job)
+
+
+def test_options_on_the_sbatch_command_line_come_back_on_the_rerun(scenario, tmp_path):
+    """`sbatch -N2 --ntasks-per-node=2 --gres=gpu:2 --mem=400M --time=30 -J x -o x-%j.log
+    job.sh` with a script that states none of it: the rerun has the same nodes, tasks, GPUs,
+    memory, time limit, name and log pattern, as Slurm itself records them."""
+    from runbook.planning.sbatch_patch import render
+
+    s = scenario("cmdline", frag_mib_per_step=6000, long_step=1)
+    text = render(str(TEMPLATE), s.vars)
+    body = "\n".join(ln for ln in text.splitlines()
+                     if not ln.startswith(("# runbook:", "#SBATCH")))  # fmt: skip
+    script = tmp_path / "job.sh"
+    script.write_text(body + "\n")
+    job = sh("sbatch", "--parsable", "-N2", "--ntasks-per-node=2", "--gres=gpu:2", "--mem=400M",
+             "--time=30", "-J", "x", "-o", f"{s.workdir}/x-%j.log", f"--chdir={s.workdir}",
+             "--nodelist=gpu-[01-02]", str(script)).strip()  # fmt: skip
+    wait_until(lambda: "Tried to allocate" in (s.workdir / f"x-{job}.log").read_text(
+        errors="replace") if (s.workdir / f"x-{job}.log").exists() else False, 120,
+        "the OOM in x-JOB.log")  # fmt: skip
+    out = act(job)
+    assert out["verdict"] == "fragmentation" and out["new_job_id"], out
+    new = out["new_job_id"]
+    shown = sh("scontrol", "show", "job", new)
+    for want in ("NumNodes=2", "NumTasks=4", "gres/gpu=4", "MinMemoryNode=400M",
+                 "TimeLimit=00:30:00", "JobName=x\n", f"StdOut={s.workdir}/x-{new}.log"):
+        assert want in shown, (want, shown)
+    report = json.loads((Path(out["folder"]) / "report.json").read_text())
+    assert report["plan"]["readback"]["mismatches"] == []
+    assert report["plan"]["readback"]["new"] == {"nodes": 2, "tasks": 4, "gpus": 4}
+    s.wait_done(new)
