@@ -25,8 +25,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from runbook.evidence.log_filter import PATTERNS  # noqa: E402
 from scan_remote import OOM_RANK, generate  # noqa: E402
+
+from runbook.evidence.log_filter import PATTERNS  # noqa: E402
 
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-
 from typing import TYPE_CHECKING
 
 from runbook.evidence.launcher_log import HOST_OOM, LaunchReport

@@ -30,7 +30,6 @@ from runbook.evidence.launcher_log import LaunchReport, scan_parts
 from runbook.evidence.log_filter import parse_grep_output, remote_grep_argv
 from runbook.planning import ladder, resources
 from runbook.playbook import load as load_playbook
-from runbook.verify import training_steps
 from runbook.report.files import write_atomic, write_reports
 from runbook.report.model import Incident, Step, plain
 from runbook.site import SiteConfig
@@ -39,6 +38,7 @@ from runbook.slurm.paths import locate, srun_log_patterns, task_of
 from runbook.slurm.text import SlurmJobText
 from runbook.transport.local import LocalTransport
 from runbook.transport.ssh import SshHosts, SshSettings
+from runbook.verify import training_steps
 
 ACTIVE = {"RUNNING", "PENDING", "SUSPENDED", "CONFIGURING", "REQUEUED", "RESIZING", "STOPPED"}
 OOM_KINDS = {"oom", "host_oom"}

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
+from runbook import state
 from runbook import verify as verifying
 from runbook.errors import ExitCode, InputError
 from runbook.report.files import write_reports
 from runbook.slurm.factory import slurm_client
-from runbook import state
 from runbook.state import site_db
 
 

@@ -9,8 +9,8 @@ per-rank files are all found. Literal parts are escaped for find -name.
 from __future__ import annotations
 
 import posixpath
-import shlex
 import re
+import shlex
 from dataclasses import dataclass
 
 from runbook.evidence.log_filter import fnmatch_escape

@@ -9,11 +9,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-
-from datetime import datetime, timedelta
 
 from runbook import lineage, state
 from runbook.actions import steps

@@ -43,7 +43,7 @@ def test_names_and_paths_with_spaces_stay_one_option_each():
     (f,) = scontrol_records((DATA / "scontrol-show-job-name-with-spaces.txt").read_text())
     opts = options(recorded(f, f["JobId"]), "expandable_segments")
     assert "--job-name=llama lr=3e-4 bs=8" in opts
-    assert f"--output=/tmp/out dir x=1/llama lr=3e-4 bs=8-%j.log" in opts
+    assert "--output=/tmp/out dir x=1/llama lr=3e-4 bs=8-%j.log" in opts
 
 
 def test_gpus_and_mismatches():
