@@ -77,8 +77,9 @@ class Scenario:
         sc.write()
         self.cleanups.append(sc.clear)
 
-    def submit(self) -> str:
-        args = ["submit", str(TEMPLATE), "--sbatch-arg=--nodelist=gpu-[01-02]", "--json"]
+    def submit(self, *sbatch_args: str) -> str:
+        args = ["submit", str(TEMPLATE), "--sbatch-arg=--nodelist=gpu-[01-02]", "--json",
+                *(f"--sbatch-arg={a}" for a in sbatch_args)]  # fmt: skip
         for k, v in self.vars.items():
             args.append(f"--var={k}={v}")
         code, out = runbook(*args)
@@ -341,7 +342,8 @@ def test_per_task_logs_of_srun_output_in_a_plain_script(scenario, tmp_path):
     assert "--output=%x-%j-%t.out" in body
     script = tmp_path / "train.sbatch"
     script.write_text(body + "\n")
-    job = sh("sbatch", "--parsable", "--nodelist=gpu-[01-02]", str(script)).strip()
+    # In the debug partition: the sweep tests of the gpu partition must not find it afterwards.
+    job = sh("sbatch", "--parsable", "-p", "debug", "--nodelist=gpu-[01-02]", str(script)).strip()
     wait_until(lambda: any("Tried to allocate" in p.read_text(errors="replace")
                            for p in s.workdir.glob(f"pertask-{job}-*.out")), 120,
                "the OOM in a per-task file")  # fmt: skip

@@ -15,7 +15,7 @@ import pytest
 from runbook import state
 from runbook.site import load_site
 from tests.conftest import corpus_records
-from tests.integration.slurm_helpers import sacct_row, sbatch, wait_until
+from tests.integration.slurm_helpers import sacct_row, sbatch, sh, wait_until
 from tests.integration.test_oom_scenarios import Scenario
 
 pytestmark = pytest.mark.integration
@@ -99,13 +99,23 @@ def test_sweep_triages_mixed_failures_in_one_query_one_exec_per_host(cluster, tm
     assert {ln["job_id"] for ln in out2["jobs"]} >= set(want)
 
 
-def test_sweep_acts_on_a_failed_training_job_per_policy(cluster, tmp_path):
+@pytest.fixture
+def own_partition(cluster):
+    """A partition of this test's own, made on the live slurmctld: a sweep that may act must see
+    only this test's jobs, not every other test's failures in the window."""
+    name = f"sweep{os.getpid()}"
+    sh("scontrol", "create", f"PartitionName={name}", "Nodes=ALL", "State=UP")
+    yield name
+    sh("scontrol", "delete", f"PartitionName={name}", check=False)
+
+
+def test_sweep_acts_on_a_failed_training_job_per_policy(cluster, tmp_path, own_partition):
     s = Scenario(cluster, "sweepfrag", frag_mib_per_step=6000, long_step=1,
                  extra_args="--oom-exits")  # fmt: skip
     try:
-        job = s.submit()
+        job = s.submit(f"--partition={own_partition}")
         wait_until(lambda: (r := sacct_row(job)) and r["state"] == "FAILED", 120, "the job to fail")
-        site = site_file(tmp_path, ["fragmentation"], ["gpu"])
+        site = site_file(tmp_path, ["fragmentation"], [own_partition])
         code, out = sweep(site)
         (line,) = [ln for ln in out["jobs"] if ln["job_id"] == job]
         assert line["verdict"] == "fragmentation" and line["incident"]
