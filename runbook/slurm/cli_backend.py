@@ -219,7 +219,9 @@ def _from_scontrol(f: dict[str, str]) -> JobInfo:
         stdout=f.get("StdOut", ""), stderr=f.get("StdErr", ""), partition=f.get("Partition", ""),
         tres=f.get("TRES", ""),
         comment="" if f.get("Comment") == "(null)" else f.get("Comment", ""),
-        num_tasks=_int(f.get("NumTasks")), num_nodes=_int(f.get("NumNodes")),
+        # A pending job shows a range ("NumNodes=2-2"): its lower bound is what it will get.
+        num_tasks=_int(f.get("NumTasks")),
+        num_nodes=_int((f.get("NumNodes") or "").split("-")[0]),
         array_job_id=f.get("ArrayJobId"), array_task_id=f.get("ArrayTaskId"),
         excluded=_nodes(f.get("ExcNodeList", "")), batch_host=f.get("BatchHost", ""),
         source="scontrol", resources=recorded(f, f.get("JobId", "")),
