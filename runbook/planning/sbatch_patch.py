@@ -211,7 +211,9 @@ def _find(script: str, names: list[str]) -> list[Hit]:
             pattern = rf"(?<![\w-]){re.escape(name)}(?:=|[ \t]+)(?P<v>[^\s\\;|&]+)"
         else:
             # $(( arithmetic )) and quoted values may hold spaces
-            value = r"\$\(\([^\n]*?\)\)|\"[^\"\n]*\"|'[^'\n]*'|[^\s;#]+"
+            # An empty assignment (`export PYTORCH_ALLOC_CONF=`) is one too: it wins over an
+            # export added above it, so it must be the one that is changed.
+            value = r"\$\(\([^\n]*?\)\)|\"[^\"\n]*\"|'[^'\n]*'|[^\s;#]+|(?=[\s;#]|$)"
             pattern = rf"(?m)^[ \t]*(?:export[ \t]+)?{re.escape(name)}=(?P<v>{value})"
         for m in re.finditer(pattern, script):
             if not _inert(spans, m.start()):

@@ -168,3 +168,14 @@ def test_rendered_values_are_shell_quoted(tmp_path):
                        cwd=tmp_path)  # fmt: skip
     assert r.stdout.strip() == f"{hostile} 4 --a 1"
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_allocator_replaces_the_scripts_own_empty_export_that_would_win():
+    from runbook.planning.sbatch_patch import set_allocator
+
+    script = ("#!/bin/bash\n#SBATCH -N2\nexport PYTORCH_ALLOC_CONF=\n"
+              "export PYTORCH_CUDA_ALLOC_CONF=\nsrun python t.py\n")  # fmt: skip
+    new, _, _ = set_allocator(script, "expandable_segments:True")
+    assert "export PYTORCH_ALLOC_CONF=expandable_segments:True\n" in new
+    assert "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n" in new
+    assert "=\n" not in new.split("#SBATCH -N2\n", 1)[1]  # no empty export left to override it
