@@ -7,6 +7,9 @@ Pure functions of JobInfo values; the pipeline reads the jobs and acts.
 
 from __future__ import annotations
 
+import posixpath
+import re
+
 # What each rung changes on purpose, so that the original's value is not given again for it.
 RUNG_CHANGES = {"raise_mem": {"mem", "mem_per_cpu"}}
 
@@ -47,8 +50,19 @@ def recorded(fields: dict[str, str], job_id: str) -> dict[str, str]:
         path = fields.get(name, "")
         if path and path != "/dev/null":
             # The resolved path names the job; the rerun writes its own file, not into this one.
-            put(key, path.replace(job_id, "%j") if job_id else path)
+            put(key, as_pattern(path, job_id))
     return out
+
+
+def as_pattern(path: str, job_id: str) -> str:
+    """A resolved log path back to a pattern: the job id in the file name, as a number of its
+    own, becomes %j. Directories are left as they are (job 9 must not turn `run-w4a69kn2/` into
+    a folder that does not exist)."""
+    if not job_id:
+        return path
+    folder, name = posixpath.split(path)
+    name = re.sub(rf"(?<![0-9A-Za-z]){re.escape(job_id)}(?![0-9])", "%j", name)
+    return posixpath.join(folder, name)
 
 
 def options(resources: dict[str, str], rung: str | None) -> list[str]:

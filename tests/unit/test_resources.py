@@ -56,3 +56,13 @@ def test_gpus_and_mismatches():
     assert mismatches(job, same, "halve_micro_batch") == []
     assert mismatches(job, one, "halve_micro_batch") == ["nodes: original 2, new 1",
                                                          "tasks: original 4, new 1"]  # fmt: skip
+
+
+def test_log_path_back_to_a_pattern_only_in_the_file_name():
+    from runbook.planning.resources import as_pattern
+
+    # Found by CI on a fresh cluster: job 9 in a folder named racejob-w4a69kn2.
+    assert as_pattern("/w/racejob-w4a69kn2/racejob-9.out", "9") == "/w/racejob-w4a69kn2/racejob-%j.out"
+    assert as_pattern("/w/run9-9.log", "9") == "/w/run9-%j.log"
+    assert as_pattern("/w/x-323.log", "323") == "/w/x-%j.log"
+    assert as_pattern("/w/x-3231.log", "323") == "/w/x-3231.log"
