@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS ledger(
   actor TEXT, message TEXT, value TEXT, at REAL);
 CREATE UNIQUE INDEX IF NOT EXISTS ledger_applied_once ON ledger(key) WHERE status = 'applied';
 CREATE TABLE IF NOT EXISTS deliveries(
-  key TEXT PRIMARY KEY, job_id TEXT, incident TEXT, source TEXT, status TEXT, created REAL);
+  key TEXT PRIMARY KEY, job_id TEXT, incident TEXT, source TEXT, status TEXT, created REAL,
+  title TEXT, attempts INTEGER DEFAULT 0, next_at REAL, last_error TEXT, owner TEXT, updated REAL);
 CREATE TABLE IF NOT EXISTS outbox(
   id INTEGER PRIMARY KEY AUTOINCREMENT, sink TEXT, incident TEXT, payload TEXT, attempts INTEGER,
   last_error TEXT, created REAL, sent REAL);
@@ -90,11 +91,17 @@ _MIGRATIONS = {
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
+    """Add the columns an older database lacks. Several processes may open one database at the
+    same moment (the hook, a sweep, a person): a column another one added first is fine."""
     for table, columns in _MIGRATIONS.items():
         have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
         for name, decl in columns:
             if name not in have:
-                conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
+                try:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
+                except sqlite3.OperationalError as e:
+                    if "duplicate column" not in str(e):
+                        raise
 
 
 class StateUnavailable(RunbookError):

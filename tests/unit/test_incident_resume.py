@@ -67,3 +67,18 @@ def test_nearly_full_state_dir_changes_nothing(tmp_path):
     state.check_free_space(tmp_path / "new" / "dir", 64, usage=usage(65))
     with pytest.raises(state.StateUnavailable, match="0.1 MiB free, below .state. min_free_mib"):
         state.check_free_space(tmp_path, 64, usage=usage(0.12))
+
+
+def test_old_databases_are_migrated_and_concurrent_opens_do_not_race(tmp_path):
+    import sqlite3
+
+    old = sqlite3.connect(tmp_path / "runbook.db")
+    old.execute("CREATE TABLE deliveries(key TEXT PRIMARY KEY, job_id TEXT, incident TEXT, "
+                "source TEXT, status TEXT, created REAL)")  # fmt: skip
+    old.commit()
+    old.close()
+    a = state.open_db(tmp_path / "runbook.db")
+    b = state.open_db(tmp_path / "runbook.db")  # a second process opening it too
+    cols = {r[1] for r in b.execute("PRAGMA table_info(deliveries)")}
+    assert {"attempts", "next_at", "owner"} <= cols
+    state._migrate(a)  # columns already there (another process won the race): no error
