@@ -46,13 +46,23 @@ class Evidence:
 class Diagnosis:
     verdict: str
     reasons: list[str] = field(default_factory=list)
+    oom: OomMessage | None = None
+    evidence: Evidence = field(default_factory=Evidence)
+    # Other verdicts whose fix would also cover the shortfall, in DESIGN §3 order, and how sure
+    # the call is (high: one cause covers it; medium: several could; low: none clearly does).
+    alternatives: list[str] = field(default_factory=list)
+    confidence: str = "high"
+    # A thin unallocated pool: the first true-OOM rung also sets the allocator (DESIGN §3).
+    with_allocator: bool = False
+    # Hardware-error text (Xid, ECC) seen in the launcher log itself.
+    log_hardware: list[str] = field(default_factory=list)
+    # The first rung of the verdict's ladder, with the exact setting (runbook.planning.rungs).
+    next_step: dict | None = None
 
     @property
     def evidence_incomplete(self) -> bool:
         launch = self.evidence.launch if self.evidence else None
         return self.verdict == "unknown" and bool(launch and launch.incomplete)
-    oom: OomMessage | None = None
-    evidence: Evidence = field(default_factory=Evidence)
 
     def contract(self) -> dict:
         """`runbook diagnose --json` (DESIGN §4.1), key for key."""
@@ -70,6 +80,11 @@ class Diagnosis:
             if health and health.apps is not None
             else None,
             "slurm": self.evidence.slurm.contract() if self.evidence.slurm else None,
+            "alternatives": self.alternatives,
+            "confidence": self.confidence,
+            "with_allocator": self.with_allocator,
+            "log_hardware": self.log_hardware,
+            "next_step": self.next_step,
         }
 
 
@@ -84,14 +99,27 @@ def classify(ev: Evidence, t: Thresholds) -> Diagnosis:
                                   "what was not read, so this is not called not_oom."],
                       d.oom, ev)  # fmt: skip
     health = ev.node_health
+    if health is not None:
+        d.reasons.extend(f"{n}." for n in health.fabric_notes())
     if health is not None and d.verdict not in ("gpu_fault", "co_tenant"):
         unknown = health.unknowns()
         if unknown:
             where = f" of {health.node}" if health.node else ""
             d.reasons.append(f"Node health{where} is unknown ({'; '.join(unknown)}): gpu_fault "
                              "and co_tenant cannot be ruled out.")  # fmt: skip
+    if ev.launch is not None and ev.launch.hardware_lines:
+        d.log_hardware = list(ev.launch.hardware_lines)
+        shown = "; ".join(f"`{h[:120]}`" for h in d.log_hardware[:3])
+        d.reasons.append(
+            f"The job's own log reports GPU hardware errors ({shown}"
+            + (f" and {len(d.log_hardware) - 3} more" if len(d.log_hardware) > 3 else "")
+            + "): a job's output is not proof, so check the node (`nvidia-smi -q -d "
+            "ROW_REMAPPER,ECC`, the kernel log's Xid lines; `runbook oom` probes them)."
+        )
     if ev.launch is not None:
         d.reasons.extend(f"Set aside: {note}." for note in ev.launch.notes)
+    if d.verdict == "unknown":
+        d.confidence = "low"
     return d
 
 
@@ -110,8 +138,8 @@ def _classify(ev: Evidence, t: Thresholds) -> Diagnosis:
         node = f" on {health.node}" if health.node else ""
         reasons.append(f"GPU fault{node}: " + "; ".join(faults) + ".")
         if oom is not None:
-            alone, why = _classify_numbers(oom, t)
-            reasons.append(f"The OOM numbers alone would say {alone}: {why}")
+            alone = _classify_numbers(oom, t)
+            reasons.append(f"The OOM numbers alone would say {alone.verdict}: {alone.why}")
         elif ff is not None:
             reasons.append(f"The job's first failure was {ff.kind}.")
         return Diagnosis("gpu_fault", reasons, oom, ev)
@@ -136,15 +164,18 @@ def _classify(ev: Evidence, t: Thresholds) -> Diagnosis:
         where = _where(oom, ff)
         reasons.append(f"{where}: {why}" if where else why)
         return Diagnosis("co_tenant", reasons, oom, ev)
-    verdict, why = _classify_numbers(oom, t)
+    c = _classify_numbers(oom, t)
     where = _where(oom, ff)
-    reasons.append(f"{where}: {why}" if where else why)
+    reasons.append(f"{where}: {c.why}" if where else c.why)
+    if c.alternatives:
+        reasons.append(f"Also possible: {', '.join(c.alternatives)} (its fix would cover this "
+                       f"shortfall too); confidence {c.confidence}.")  # fmt: skip
     if launch and launch.timed_out_ranks:
         reasons.append(
             f"Ranks {_ranks(launch.timed_out_ranks)} then timed out in NCCL: a consequence of the "
             f"OOM, not a cause."
         )
-    return Diagnosis(verdict, reasons, oom, ev)
+    return Diagnosis(c.verdict, reasons, oom, ev, c.alternatives, c.confidence, c.with_allocator)
 
 
 def _ranks(ranks: list[int]) -> str:
@@ -272,41 +303,61 @@ def _own_usage(oom: OomMessage, t: Thresholds) -> tuple[float | None, list[tuple
     )
 
 
-def _classify_numbers(oom: OomMessage, t: Thresholds) -> tuple[str, str]:
+@dataclass
+class Call:
+    """What the OOM numbers alone say: the verdict, why, the other causes whose fix would also
+    cover the shortfall (in DESIGN §3 order), how sure, and whether the first true-OOM rung should
+    also set the allocator (a thin pool that covers only this request)."""
+
+    verdict: str
+    why: str
+    alternatives: list[str] = field(default_factory=list)
+    confidence: str = "high"  # high: one cause covers it; medium: several could; low: none does
+    with_allocator: bool = False
+
+
+def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
     tried, total, free = oom.tried_mib, oom.total_mib, oom.free_mib
     alloc, unalloc, reserved = oom.allocated_by_pytorch_mib, oom.unallocated_mib, oom.reserved_mib
     h = human_mib
     if oom.family in _NO_NUMBERS:
-        return "unknown", (
+        return Call("unknown", (
             f"CUDA reported out of memory ({oom.text.splitlines()[0].strip()[:120]}) without the "
             "allocator's numbers, so true OOM and fragmentation cannot be told apart; "
             "runbook.instrument in the job records them."
-        )
+        ), confidence="low")  # fmt: skip
+    if oom.family == "hint":
+        return Call("unknown", (
+            "only the tail of a CUDA OOM message was found (PyTorch's allocator hint line): "
+            "an out-of-memory happened, but the lines with its numbers were cut; the full "
+            "message is usually in the rank's own log."
+        ), confidence="low")  # fmt: skip
     if oom.family == "over_1eb":
-        return "unknown", (
+        return Call("unknown", (
             "the job asked for more than 1 EB: a size computation bug in the job, not memory "
             "pressure; no allocator or batch setting cures it."
-        )
+        ), confidence="low")  # fmt: skip
     if oom.family == "nccl":
-        return "unknown", (
+        return Call("unknown", (
             f"NCCL could not allocate {h(tried)} for its own buffers on GPU {oom.gpu}: the card "
             "was already full, but NCCL's message carries no allocator numbers; the rank's own "
             "OOM message (if any) or the node's compute-apps say why."
-        )
+        ), confidence="low")  # fmt: skip
     if tried is None or (free is None and total is None and alloc is None):
-        return "unknown", (
+        return Call("unknown", (
             "the OOM message was cut before the card's numbers"
             + (f" (it asked for {h(tried)})" if tried is not None else "")
             + "; nothing to classify on. The full message is usually in the rank's own log."
-        )
+        ), confidence="low")  # fmt: skip
     if oom.family == "mps":
         limit, other = oom.limit_mib, oom.mps_other_allocations_mib or 0.0
         if limit is not None and alloc is not None and alloc + other + tried > limit:
-            return "true_oom", (
+            return Call("true_oom", (
                 f"MPS allocated {h(alloc)} + other allocations {h(other)} + the {h(tried)} "
                 f"request exceed the {h(limit)} allowed."
-            )
-        return "unknown", "MPS out of memory, but its numbers do not show the limit exceeded."
+            ))  # fmt: skip
+        return Call("unknown", "MPS out of memory, but its numbers do not show the limit "
+                    "exceeded.", confidence="low")  # fmt: skip
     notes = []
     if total is not None and tried > total:
         notes.append(f"the single {h(tried)} request is larger than the whole {h(total)} card")
@@ -317,60 +368,118 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> tuple[str, str]:
         )
     note = (" Note: " + "; ".join(notes) + ".") if notes else ""
 
-    own, others, how = _own_usage(oom, t)
+    # What each fix can buy, in MiB (DESIGN §3). The shortfall is the request minus what is free.
     shortfall = max(tried - (free or 0.0), 0.0)
+    own, others, how = _own_usage(oom, t)
     floor = t.co_tenant_min_fraction_of_total * total if total else None
-    foreign = sum(m for _, m in others)
-    if others and floor is not None and foreign >= max(shortfall, floor):
-        pids = ", ".join(f"{p} ({h(m)})" for p, m in others)
-        return "co_tenant", (
-            f"other processes hold {h(foreign)} of the {h(total)} card (PIDs {pids}), more "
-            f"than the {h(shortfall)} shortfall and above {t.co_tenant_min_fraction_of_total:.0%} "
-            f"of the card.{note}"
-        )
-    if own is not None and total is not None and free is not None and floor is not None:
+    named = sum(m for _, m in others)
+    outside = None
+    if own is not None and total is not None and free is not None:
         outside = total - free - own
-        if outside > 0 and outside >= max(shortfall, floor):
-            return "co_tenant", (
-                f"{h(outside)} of the {h(total)} card is in use outside this process "
-                f"(total - {h(free)} free - {h(own)} held by it, {how}): more than the "
-                f"{h(shortfall)} shortfall and above {t.co_tenant_min_fraction_of_total:.0%} of "
-                f"the card; the node's compute-apps list says whose.{note}"
-            )
-    # Checked after co-tenants: a neighbour holding most of the card is the cause even when the
-    # allocator's unallocated pool could also have held this one request (DESIGN §3 order).
-    ratio = t.fragmentation_min_unallocated_ratio
-    if unalloc is not None and unalloc > 0 and unalloc >= ratio * tried:
-        return "fragmentation", (
-            f"asked for {h(tried)} with {h(free)} free; {h(unalloc)} was reserved by PyTorch "
-            f"but unallocated ({unalloc / tried:.1f}x the request, threshold {ratio:g}x), so the "
-            f"allocator held the memory but not in one contiguous block.{note}"
-        )
-
-    limit = oom.limit_mib
-    if limit is not None and reserved is not None and reserved + tried > limit:
-        return "true_oom", (
-            f"the process is capped at {h(limit)} (memory fraction) and {h(reserved)} reserved "
-            f"+ the {h(tried)} request exceed it.{note}"
-        )
+    pool = unalloc if unalloc is not None and unalloc > 0 else 0.0
+    # expandable_segments can map the pool and the driver's free pages into one block.
+    allocator_buys = pool + (free or 0.0)
+    halving_buys = alloc / 2 if alloc is not None and alloc > 0 else None
     used = own if oom.this_process_mib else (reserved if reserved is not None else own)
     fraction = used / total if used is not None and total else None
-    if (free is not None and free < tried) or (
+    margin = t.full_card_margin_fraction * total if total else 0.0
+    full = (free is not None and free < tried + margin) or (
         fraction is not None and fraction >= t.true_oom_min_used_fraction
-    ):
-        parts = [f"asked for {h(tried)} with {h(free)} free"]
-        if fraction is not None:
-            parts.append(
-                f"this process holds {h(used)} of {h(total)} ({fraction:.0%}, threshold "
-                f"{t.true_oom_min_used_fraction:.0%})"
-            )
-        if unalloc is not None:
-            parts.append(
-                f"only {h(unalloc)} reserved-but-unallocated, less than the request, so "
-                "defragmenting would not have helped"
-            )
-        return "true_oom", "; ".join(parts) + "." + note
-    return "unknown", (
-        f"asked for {h(tried)} with {h(free)} free of {h(total)}: the numbers do not explain the "
-        f"failure (a memory fraction, MIG slice or driver limit may apply).{note}"
     )
+    share = pool / total if total else None
+    thin = share is not None and share < t.fragmentation_min_pool_share
+    ratio = t.fragmentation_min_unallocated_ratio
+    covers = {
+        "co_tenant": floor is not None and (
+            (others and named >= max(shortfall, floor))
+            or (outside is not None and outside > 0 and outside >= max(shortfall, floor))
+        ),
+        # On a card that is not full the driver's free memory was there and did not help.
+        "fragmentation": pool > 0 and (allocator_buys if full else pool) >= ratio * tried,
+        "true_oom": full and (halving_buys is None or halving_buys >= shortfall),
+    }
+    budget = [f"the shortfall is {h(shortfall)} (request - free)"]
+    if unalloc is not None:
+        budget.append(f"the allocator setting can win back at most {h(allocator_buys)} "
+                      f"({h(pool)} reserved-but-unallocated"
+                      + (f", {share:.1%} of the card" if share is not None else "")
+                      + (f", + {h(free)} the driver still had free" if free else "") + ")")  # fmt: skip
+    if halving_buys is not None:
+        budget.append(f"halving the micro-batch frees at most about {h(halving_buys)} (half of "
+                      "what PyTorch had allocated)")  # fmt: skip
+    if others:
+        budget.append(f"other processes hold {h(named)}")
+    elif outside is not None and outside > 0:
+        budget.append(f"{h(outside)} is in use outside this process")
+    budget_text = " In MiB: " + "; ".join(budget) + "."
+
+    def call(verdict: str, why: str, **kw) -> Call:
+        alternatives = [v for v in ("co_tenant", "fragmentation", "true_oom")
+                        if v != verdict and covers[v]]  # fmt: skip
+        confidence = kw.pop("confidence", "medium" if alternatives else "high")
+        return Call(verdict, why + budget_text + note, alternatives, confidence, **kw)
+
+    if others and floor is not None and named >= max(shortfall, floor):
+        pids = ", ".join(f"{p} ({h(m)})" for p, m in others)
+        return call("co_tenant", (
+            f"other processes hold {h(named)} of the {h(total)} card (PIDs {pids}), more "
+            f"than the {h(shortfall)} shortfall and above {t.co_tenant_min_fraction_of_total:.0%} "
+            f"of the card."
+        ))  # fmt: skip
+    if outside is not None and outside > 0 and floor is not None and outside >= max(shortfall, floor):
+        return call("co_tenant", (
+            f"{h(outside)} of the {h(total)} card is in use outside this process "
+            f"(total - {h(free)} free - {h(own)} held by it, {how}): more than the "
+            f"{h(shortfall)} shortfall and above {t.co_tenant_min_fraction_of_total:.0%} of "
+            f"the card; the node's compute-apps list says whose."
+        ))  # fmt: skip
+    # Checked after co-tenants: a neighbour holding most of the card is the cause even when the
+    # allocator's unallocated pool could also have held this one request (DESIGN §3 order).
+    if full and covers["fragmentation"] and not thin:
+        return call("fragmentation", (
+            f"the card is full (asked for {h(tried)} with {h(free)} free), but the allocator "
+            f"setting can win back {h(allocator_buys)}, {allocator_buys / tried:.1f}x the request "
+            f"(threshold {ratio:g}x), and the {h(pool)} pool is a real share of the card "
+            f"(at least {t.fragmentation_min_pool_share:.0%}): the memory was held but not in one "
+            "contiguous block."
+        ))  # fmt: skip
+    if not full and unalloc is not None and unalloc > 0 and unalloc >= ratio * tried:
+        return call("fragmentation", (
+            f"asked for {h(tried)} with {h(free)} free; {h(unalloc)} was reserved by PyTorch "
+            f"but unallocated ({unalloc / tried:.1f}x the request, threshold {ratio:g}x), so the "
+            f"allocator held the memory but not in one contiguous block."
+        ))  # fmt: skip
+    limit = oom.limit_mib
+    if limit is not None and reserved is not None and reserved + tried > limit:
+        return call("true_oom", (
+            f"the process is capped at {h(limit)} (memory fraction) and {h(reserved)} reserved "
+            f"+ the {h(tried)} request exceed it."
+        ))  # fmt: skip
+    if full:
+        parts = [f"the card is full: asked for {h(tried)} with {h(free)} free"
+                 + (f" (below the request + {h(margin)}, "
+                    f"{t.full_card_margin_fraction:.0%} of the card)" if margin else "")]  # fmt: skip
+        if fraction is not None:
+            parts.append(f"this process holds {h(used)} of {h(total)} ({fraction:.0%}); what "
+                         "is not PyTorch's (CUDA context, NCCL, libraries) counts as used")  # fmt: skip
+        with_allocator = covers["fragmentation"] and thin
+        if with_allocator:
+            parts.append(
+                f"the {h(pool)} reserved-but-unallocated pool would cover this request but is "
+                f"only {share:.1%} of the card (below {t.fragmentation_min_pool_share:.0%}): the "
+                "next allocation fails anyway, so the first rung also sets the allocator"
+            )
+        elif unalloc is not None:
+            parts.append(f"only {h(pool)} reserved-but-unallocated, not enough to cover the "
+                         "request, so defragmenting would not have helped")  # fmt: skip
+        confidence = None
+        if halving_buys is not None and halving_buys < shortfall:
+            parts.append("halving the micro-batch alone may not be enough: later rungs may be "
+                         "needed")  # fmt: skip
+            confidence = "low"
+        kw = {"confidence": confidence} if confidence else {}
+        return call("true_oom", "; ".join(parts) + ".", with_allocator=with_allocator, **kw)
+    return call("unknown", (
+        f"asked for {h(tried)} with {h(free)} free of {h(total)}: the numbers do not explain the "
+        f"failure (a memory fraction, MIG slice or driver limit may apply)."
+    ), confidence="low")  # fmt: skip

@@ -476,7 +476,8 @@ def _plan(site, playbook, client, job, script, diagnosis, node, failed_step) -> 
     resume = (site.checkpoints, chosen.path) if chosen else None
     p = ladder.plan(diagnosis.verdict, playbook.ladder, script=script, knobs=site.knobs,
                     tried=tried, node=node, resume=resume,
-                    only_sharding=_only_sharding(diagnosis))  # fmt: skip
+                    only_sharding=_only_sharding(diagnosis),
+                    with_allocator=diagnosis.with_allocator)  # fmt: skip
     p.checkpoint, p.checkpoints_skipped, p.failed_step = chosen, skipped, failed_step
     p.suspicious = suspicious
     if p.acts:
@@ -498,7 +499,7 @@ def _plan_view(p: ladder.Plan) -> dict:
         "tried": p.tried, "passed_over": p.passed_over, "needs_human": p.needs_human,
         "human_action": p.human_action, "drain": p.drain, "exclude": p.exclude,
         "sbatch_args": p.sbatch_args, "env": p.env, "failed_step": p.failed_step,
-        "suspicious": p.suspicious, "readback": p.readback,
+        "suspicious": p.suspicious, "readback": p.readback, "allocator": p.allocator,
         "checkpoint": plain(p.checkpoint), "checkpoints_skipped": plain(p.checkpoints_skipped),
         "changes": p.patch.changes if p.patch else [], "checks": p.patch.checks if p.patch else [],
         "diff": p.patch.diff("job.sbatch") if p.patch else "",

@@ -20,6 +20,8 @@ class Thresholds:
     true_oom_min_used_fraction: float
     cuda_context_allowance_mib: float
     co_tenant_min_fraction_of_total: float
+    full_card_margin_fraction: float
+    fragmentation_min_pool_share: float
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,14 @@ def load(site_dir: str = "", *, path: str | Path | None = None) -> Playbook:
             verdict: tuple(Rung(**rung) for rung in rungs)
             for verdict, rungs in data["ladder"].items()
         }
+        from runbook.planning.rungs import REGISTRY
+
+        unknown = sorted({r.id for rungs in ladder.values() for r in rungs} - set(REGISTRY))
+        if unknown:
+            raise ConfigError(
+                f"playbook {p}: rung(s) {', '.join(unknown)} are not rungs runbook knows",
+                hint=f"use ids from runbook's rung registry: {', '.join(sorted(REGISTRY))}",
+            )
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise ConfigError(
             f"playbook {p} is malformed: {e}",

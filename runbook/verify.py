@@ -20,14 +20,11 @@ from runbook.slurm.client import TERMINAL_STATES
 
 
 def expected_allocator(plan: dict) -> str | None:
-    """The allocator setting the plan chose, if its rung was an allocator one."""
-    if plan.get("rung") not in ("expandable_segments", "max_split_size"):
-        return None
-    return (
-        "expandable_segments:True"
-        if plan["rung"] == "expandable_segments"
-        else "max_split_size_mb:512"
-    )
+    """The allocator setting the plan chose: its own (a thin pool adds one to a script rung), or
+    its allocator rung's."""
+    from runbook.planning.rungs import allocator_setting
+
+    return plan.get("allocator") or allocator_setting(plan.get("rung"))
 
 
 # Lines Slurm itself writes into a job's output: "*** STEP 20.0 ON gpu-01 CANCELLED AT ... ***",

@@ -10,6 +10,7 @@ from runbook.diagnosis import Diagnosis, Evidence, classify, human_mib
 from runbook.errors import ExitCode, InputError, RunbookError
 from runbook.evidence.files import read_text_input
 from runbook.evidence.launcher_log import scan
+from runbook.planning.rungs import next_step
 from runbook.playbook import load as load_playbook
 from runbook.slurm import text as slurm_text
 
@@ -49,7 +50,8 @@ from runbook.slurm import text as slurm_text
     "as_json",
     is_flag=True,
     help="Print one JSON document: verdict, reasons, oom numbers (MiB), first_failure, ranks, "
-    "gpu_health, compute_apps, slurm.",
+    "gpu_health, compute_apps, slurm, alternatives, confidence, with_allocator, log_hardware, "
+    "next_step.",
 )
 @click.pass_obj
 def diagnose(app, logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
@@ -108,6 +110,8 @@ def diagnose(app, logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
     evidence = Evidence(launch=launch, slurm=slurm, node_health=health,
                         job_id=slurm.job_id if slurm else None)  # fmt: skip
     diagnosis = classify(evidence, playbook.thresholds)
+    diagnosis.next_step = next_step(diagnosis.verdict, playbook.ladder,
+                                    with_allocator=diagnosis.with_allocator)  # fmt: skip
     for e in errors:
         click.echo(f"runbook: error: {e}", err=True)
     if as_json:
@@ -195,4 +199,14 @@ def render(d: Diagnosis) -> str:
         lines.append(f"slurm: {s.job_id or '?'} {s.state} exit {s.exit_code or '?'}"
                      + (f" on {','.join(s.nodes)}" if s.nodes else ""))  # fmt: skip
     lines.append("why: " + " ".join(d.reasons))
+    conf = f"confidence: {d.confidence}"
+    if d.alternatives:
+        conf += f" (also possible: {', '.join(d.alternatives)})"
+    lines.append(conf)
+    if d.next_step:
+        n = d.next_step
+        who = " (for a person)" if n["for_a_person"] else ""
+        lines.append(f"next step{who}: {n['rung']}: {n['setting']}")
+        if n["then"]:
+            lines.append(f"  then, if it fails again: {', '.join(n['then'])}")
     return "\n".join(lines)

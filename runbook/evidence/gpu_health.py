@@ -99,7 +99,7 @@ class NodeHealth:
         lists it (scontrol listpids) or its cgroup names the job."""
         out = []
         for app in self.apps or []:
-            if app.pid is None:
+            if app.pid is None or not self._on_this_node(app):
                 continue
             owner = self.owners.get(app.pid)
             if job_id and owner and owner.job == f"job_{job_id}":
@@ -108,6 +108,17 @@ class NodeHealth:
                 continue
             out.append(app)
         return out
+
+    def _on_this_node(self, app: nvsmi.ComputeApp) -> bool:
+        """Output of several nodes (pdsh, clush): only this node's processes count."""
+        if not app.host or not self.node:
+            return True
+        from runbook.slurm.hostlist import expand
+
+        try:
+            return self.node in expand(app.host)
+        except RunbookError:
+            return app.host == self.node
 
     def unknowns(self) -> list[str]:
         """What could not be read on this node, one phrase each: a probe that failed (a refused
@@ -148,11 +159,23 @@ class NodeHealth:
                 )
         return reasons
 
+    def fabric_notes(self) -> list[str]:
+        """NVSwitch SXid errors on this node: fabric, not a GPU fault; said, never drained for."""
+        if not self.kernel:
+            return []
+        return [
+            f"NVSwitch SXid {e.xid}" + (f" ({e.severity})" if e.severity else "")
+            + f" on {e.pci or 'an NVSwitch'}" + (f" at {e.time}" if e.time else "")
+            + ": an NVLink fabric error (Fabric Manager guide), not a GPU fault"
+            for e in self.kernel.fabric()
+        ]
+
     def contract(self) -> dict:
         """DESIGN §4.1 `gpu_health`."""
         memory = self.memory
         return {
-            "xids": [e.contract() for e in self.kernel.events] if self.kernel else [],
+            "xids": [e.contract() for e in self.kernel.gpu_events()] if self.kernel else [],
+            "sxids": [e.contract() for e in self.kernel.fabric()] if self.kernel else [],
             "row_remap": memory.row_remap() if memory else
             {"pending": None, "failure": None, "correctable": None, "uncorrectable": None},
             "ecc": memory.ecc() if memory else

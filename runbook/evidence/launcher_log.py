@@ -110,6 +110,9 @@ class LaunchReport:
     # Why what was read may not be all there is (no log found, an excerpt cut at the cap): with
     # any of these, finding no OOM proves nothing, and the verdict is unknown, not not_oom.
     incomplete: list[str] = field(default_factory=list)
+    # GPU hardware-error text in the job's own output (a CUDA ECC error, kernel Xid lines an
+    # epilog copied in): flagged for a person and for the node check, never proof of a fault.
+    hardware_lines: list[str] = field(default_factory=list)
 
     @property
     def first_oom(self) -> oom_message.OomMessage | None:
@@ -341,9 +344,34 @@ def scan_parts(
                             "as ranks, tasks, exit codes or sizes")  # fmt: skip
     _out_of_range(report, world_size)
     _srun_notices(report.events)
-    _map_nodes(report.events, nodes, tasks_per_node)
+    owner = _map_nodes(report.events, nodes, tasks_per_node)
     _conclude(report, world_size)
+    _suspect_node(report, owner)
     return report
+
+
+def _suspect_node(report: LaunchReport, owner: list[str]) -> None:
+    """Where the suspects are (the ranks that never reported), not where the first consequence
+    was printed: srun reports each node's tasks on one line, so a rank missing inside one node's
+    range ("tasks 0-57,59-63: Terminated") ran there; else Slurm's layout says; else unknown."""
+    ff = report.first_failure
+    if ff is None or not ff.ranks or ff.ranks != report.suspect_ranks:
+        return
+    spans: dict[str, list[int]] = {}
+    for e in report.events:
+        if e.source == "srun" and e.node and e.rank is not None:
+            lo_hi = spans.setdefault(e.node, [e.rank, e.rank])
+            lo_hi[0], lo_hi[1] = min(lo_hi[0], e.rank), max(lo_hi[1], e.rank)
+    nodes = []
+    for r in ff.ranks:
+        inside = [n for n, (lo, hi) in spans.items() if lo < r < hi]
+        if len(inside) == 1:
+            nodes.append(inside[0])
+        elif r < len(owner):
+            nodes.append(owner[r])
+        else:
+            nodes.append(None)
+    ff.node = nodes[0] if nodes and len(set(nodes)) == 1 else None
 
 
 def _out_of_range(report: LaunchReport, world_size: int | None) -> None:
@@ -377,8 +405,22 @@ def _srun_notices(events: list[RankEvent]) -> None:
             e.consequence = True
 
 
+# CUDA's cudaErrorECCUncorrectable text, the kernel's Xid/SXid lines and a GPU lost from the bus.
+_HARDWARE_TEXT = re.compile(
+    r"uncorrectable ECC error|\bECC error|NVRM: Xid \(|\bSXid \(|fallen off the bus|"
+    r"GPU is lost|unrecoverable (?:GPU|NVLink) error",
+    re.IGNORECASE,
+)
+MAX_HARDWARE_LINES = 20
+
+
 def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_rank, offset):
     report.instrument.extend(instrument_lines(raw))
+    for line in raw:
+        if len(report.hardware_lines) >= MAX_HARDWARE_LINES:
+            break
+        if _HARDWARE_TEXT.search(line):
+            report.hardware_lines.append(line.strip()[:300])
     stripped_pairs = [strip_line(line) for line in raw]
     stripped = [s for s, _ in stripped_pairs]
     first_event = len(report.events)
@@ -481,23 +523,24 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
             e.rank = file_rank
 
 
-def _map_nodes(events, nodes, tasks_per_node) -> None:
+def _map_nodes(events, nodes, tasks_per_node) -> list[str]:
     """Fill in nodes the log did not name, from Slurm's node list and task layout (block
-    distribution, Slurm's default)."""
+    distribution, Slurm's default); the node of each rank, as far as the layout says."""
     if not nodes:
-        return
+        return []
     if isinstance(tasks_per_node, int):
         per = [tasks_per_node] * len(nodes)
     elif tasks_per_node:
         per = list(tasks_per_node)
     else:
-        return
+        return []
     owner: list[str] = []
     for node, n in zip(nodes, per, strict=False):
         owner.extend([node] * n)
     for e in events:
         if e.node is None and e.rank is not None and e.rank < len(owner):
             e.node = owner[e.rank]
+    return owner
 
 
 def _time_key(events: list[RankEvent]):

@@ -30,7 +30,8 @@ PATTERNS = [
     "NCCL WARN", "Tried to allocate", "Allocation on device", "Watchdog caught", "WorkNCCL",
     "Root Cause", "Failures:", "(pid: ", "(local_rank: ", "Detected", "***", "CANCELLED",
     "Killing subprocess", "Exited with exit code", "Out Of Memory", "Terminated", "Killed",
-    "Aborted", "Segmentation fault", "Bus error", "RUNBOOK_INSTRUMENT",
+    "Aborted", "Segmentation fault", "Bus error", "RUNBOOK_INSTRUMENT", "If reserved",
+    "ECC", "Xid", "NVRM",
 ]  # fmt: skip
 CONTEXT_BEFORE = 3  # a report entry's "[0]:", time and host lines precede its rank line
 CONTEXT_AFTER = 6  # the cudaMallocAsync block and an entry's exitcode/traceback lines follow

@@ -234,6 +234,7 @@ class ComputeApp:
     gpu: str | None = None  # index, UUID or bus id, as the source gives it
     type: str | None = None  # C compute, G graphics, C+G
     name: str | None = None
+    host: str | None = None  # where output of several nodes was given (pdsh, clush, headers)
 
     def contract(self) -> dict:
         return {"pid": self.pid, "used_mib": self.used_mib, "gpu": self.gpu}
@@ -272,7 +273,8 @@ def _csv(lines: list[str]) -> list[ComputeApp] | None:
     }
     cols = [names.get(re.sub(r"\s*\[.*\]$", "", h)) for h in head]
     if any(cols):
-        body = rows[1:]
+        # Outputs concatenated without framing repeat the header: not a process.
+        body = [r for r in rows[1:] if [c.lower() for c in r] != head]
     else:  # noheader: columns by content
         body = rows
         cols = []
@@ -303,7 +305,22 @@ def _csv(lines: list[str]) -> list[ComputeApp] | None:
 
 
 def parse_compute_apps(text: str) -> list[ComputeApp]:
-    """Processes on the GPUs, from whichever nvidia-smi (or torch) output was given."""
+    """Processes on the GPUs, from whichever nvidia-smi (or torch) output was given; output of
+    several nodes (pdsh/clush prefixes, per-host headers) is read host by host."""
+    from runbook.evidence import multihost
+
+    parts = multihost.split(text)
+    if len(parts) == 1 and parts[0][0] is None:
+        return _compute_apps_one(text)
+    out = []
+    for host, part in parts:
+        for app in _compute_apps_one(part):
+            app.host = host
+            out.append(app)
+    return out
+
+
+def _compute_apps_one(text: str) -> list[ComputeApp]:
     lines = [ln.rstrip() for ln in (text or "").splitlines()]
     if any(_TABLE_ROW.match(ln.strip()) for ln in lines) or any(
         "No running processes found" in ln for ln in lines

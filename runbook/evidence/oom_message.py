@@ -45,6 +45,17 @@ _PREFIXES = [
     re.compile(r"[ \t]*(?:stderr|stdout):[ \t]"),
     re.compile(r"[ \t]*\[(?:rank|default)(?P<rank>\d{1,18}(?!\d))\]:[ \t]?"),
     re.compile(r"[ \t]*(?P<rank>\d{1,6}):[ \t](?=\S)"),
+    # "rank3: " / "[rank 3]:" (loggers), "[1,3]<stderr>:" (Open MPI --tag-output).
+    re.compile(r"[ \t]*\[?rank[ _]?(?P<rank>\d{1,9}(?!\d))\]?:[ \t]?", re.IGNORECASE),
+    re.compile(r"[ \t]*\[\d{1,9},(?P<rank>\d{1,9})\]<(?:stdout|stderr)>:[ \t]?"),
+    # Time stamps a logger or a collector put first: "2024-11-20 14:37:16,123 ", "[2024-...]",
+    # with the separator after them ("| ", "- ").
+    re.compile(r"[ \t]*\[?\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
+               r"(?:Z|[+-]\d\d:?\d\d)?\]?(?:[ \t]*[|\-:])?[ \t]+"),
+    # A parallel shell's host tag (pdsh, clush: "gpu-01: "). A name with a digit in it, so an
+    # exception name ("RuntimeError: ") is never taken for a host.
+    re.compile(r"[ \t]*(?=[A-Za-z][\w.\-]{0,62}:[ \t])(?=[A-Za-z][A-Za-z_.\-]*\d)"
+               r"[A-Za-z][\w.\-]{0,62}:[ \t]"),
 ]
 _RANK_ANYWHERE = re.compile(r"\[(?:rank|default)(\d{1,18}(?!\d))\]:")
 
@@ -68,7 +79,7 @@ def strip_line(line: str) -> tuple[str, int | None]:
 @dataclass
 class OomMessage:
     format: str  # old | new | cuda_runtime | other (DESIGN §4.1)
-    family: str  # caching | malloc_async | mps | nccl | cuda_error | thc | cublas | over_1eb
+    family: str  # caching | malloc_async | mps | nccl | cuda_error | thc | cublas | over_1eb | hint
     device: str  # CUDA | HIP | XPU | MPS
     text: str  # the message as found (original lines)
     line: int  # 0-based index of the line the message starts on
@@ -151,6 +162,17 @@ _ANCHORS: list[tuple[str, re.Pattern]] = [
         "nccl",
         re.compile(
             r"NCCL\s*WARN\s*(?:Cuda\s*failure\s*'out\s*of\s*memory'|Failed\s*to\s*CUDA\s*calloc)"
+        ),
+    ),
+    # PyTorch's allocator hint, printed only as the tail of a caching-allocator OOM message
+    # (c10/cuda/CUDACachingAllocator.cpp). Alone, it is a fragment whose first lines were cut
+    # (a log collector's line limit, a paste): an OOM happened, its numbers are lost.
+    (
+        "hint",
+        re.compile(
+            r"If\s*reserved\s*(?:but\s*unallocated\s*)?memory\s*is\s*(?:large|>>\s*allocated\s*"
+            r"memory)\s*try\s*setting\s*(?:PYTORCH_(?:CUDA_)?ALLOC_CONF=expandable_segments|"
+            r"max_split_size_mb)"
         ),
     ),
 ]
@@ -271,6 +293,8 @@ def _find_anchors(j: _Joined) -> list[list]:
                 continue
             if pfamily == "caching" and family == "cuda_error" and pos - ppos < 40:
                 continue
+            if family == "hint" and pos - ppos <= _WINDOW:
+                continue  # the tail of the message before it
         kept.append([pos, family, m, m.end()])
     return kept
 
@@ -310,6 +334,10 @@ def _parse_window(family: str, m: re.Match, window: str) -> dict:
         f["format"] = (
             "other" if dev != "CUDA" or f.get("family") == "over_1eb" else ("old" if old else "new")
         )
+    elif family == "hint":
+        # The expandable_segments hint is PyTorch >= 2.1's message ("new"), max_split_size_mb
+        # the older one's.
+        f.update(device="CUDA", format="old" if "max_split" in m.group(0) else "new")
     elif family == "malloc_async":
         f.update(
             device="CUDA",

@@ -19,16 +19,18 @@ from runbook.errors import ConfigError
 from runbook.playbook import packaged_dir, read_yaml
 
 _PCI = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
+# The device in parentheses is matched by shape, not by content: logs pasted into tickets redact it
+# ("PCI:...", "PCI:xxxx", "0000:XX:00"); the PCI id and a MIG instance are read out of it after.
+_DEV = r"\((?P<dev>[^()\n]{0,80})\)"
 _XID = re.compile(
-    r"NVRM: Xid \((?:PCI:)?(?P<pci>" + _PCI + r")(?:\s+GPU-I:\s*(?P<gi>\d{1,18}(?!\d)))?\):\s*(?P<xid>\d{1,18}(?!\d))\b"
-    r"(?:,\s*(?P<rest>.*))?"
+    r"NVRM: Xid " + _DEV + r":\s*(?P<xid>\d{1,18}(?!\d))\b(?:,\s*(?P<rest>.*))?"
 )
-_SXID = re.compile(
-    r"SXid \((?:PCI:)?(?P<pci>" + _PCI + r")\):\s*(?P<xid>\d{1,18}(?!\d))\b(?:,\s*(?P<rest>.*))?"
-)
-_FELL_OFF = re.compile(
-    r"NVRM: GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r"):? (?:GPU )?has fallen off the bus"
-)
+# NVSwitch errors (the Fabric Manager guide's "SXid"): fabric errors, kept apart from GPU Xids.
+_SXID = re.compile(r"\bSXid " + _DEV + r":\s*(?P<xid>\d{1,18}(?!\d))\b(?:,\s*(?P<rest>.*))?")
+_PCI_IN = re.compile(r"(?:PCI:)?(?P<pci>" + _PCI + r")(?![0-9a-fA-F:])")
+_GI = re.compile(r"GPU-I:\s*(?P<gi>\d{1,18}(?!\d))")
+_SEVERITY = re.compile(r"^\s*(Fatal|Non-fatal|Nonfatal)\b", re.IGNORECASE)
+_FELL_OFF = re.compile(r"NVRM: GPU (?:at )?(?P<pci>\S+?):? (?:GPU )?has fallen off the bus")
 # GSP-era drivers print a banner instead of the usual line for some Xids (119: GSP timeout).
 _GSP_BANNER = re.compile(r"NVRM: _kgspLogXid(?P<xid>\d{1,18}(?!\d)):")
 _UUID = re.compile(r"NVRM: GPU at (?:PCI:)?(?P<pci>" + _PCI + r"): (?P<uuid>GPU-[0-9a-fA-F-]{36})")
@@ -114,6 +116,12 @@ class XidEvent:
     when: datetime | None = None  # absolute, when the framing gives one
     # xid | sxid | gsp (banner, no device) | fell_off (no Xid number printed: treated as 79)
     source: str = "xid"
+    severity: str | None = None  # SXid only: fatal | non-fatal, as printed
+
+    @property
+    def is_gpu(self) -> bool:
+        """A GPU's own event; an NVSwitch SXid is a fabric error, not the GPU's."""
+        return self.source != "sxid"
 
     @property
     def category(self) -> str:
@@ -133,6 +141,9 @@ class XidEvent:
         return cat
 
     def contract(self) -> dict:
+        if not self.is_gpu:
+            return {"sxid": self.xid, "pci": self.pci, "severity": self.severity,
+                    "time": self.time}  # fmt: skip
         return {"xid": self.xid, "pci": self.pci, "pid": self.pid, "time": self.time,
                 "category": self.category}  # fmt: skip
 
@@ -149,13 +160,25 @@ class KernelLog:
         """Xid numbers as printed (a fallen-off-the-bus line without a number is not one)."""
         return [e.xid for e in self.events if e.source in ("xid", "gsp")]
 
+    @property
+    def sxids(self) -> list[int]:
+        """NVSwitch SXid numbers, apart from the GPUs' Xids."""
+        return [e.xid for e in self.events if e.source == "sxid"]
+
+    def gpu_events(self) -> list[XidEvent]:
+        return [e for e in self.events if e.is_gpu]
+
+    def fabric(self) -> list[XidEvent]:
+        return [e for e in self.events if not e.is_gpu]
+
     def category(self) -> str | None:
-        """One word for the whole log: per GPU, hardware beats app beats unknown; GPUs that
-        disagree between hardware and app make it `mixed`."""
-        if not self.events:
+        """One word for the GPUs' events: per GPU, hardware beats app beats unknown; GPUs that
+        disagree between hardware and app make it `mixed`. NVSwitch SXids are not counted."""
+        events = self.gpu_events()
+        if not events:
             return None
         per_gpu: dict[str, set[str]] = {}
-        for e in self.events:
+        for e in events:
             per_gpu.setdefault(_pci_key(e.pci), set()).add(e.category)
         cats = {next(c for c in ("hardware", "app", "unknown") if c in s) for s in per_gpu.values()}
         if len(cats) == 1:
@@ -165,7 +188,8 @@ class KernelLog:
         return "hardware" if "hardware" in cats else "app"
 
     def hardware(self) -> list[XidEvent]:
-        return [e for e in self.events if e.category == "hardware"]
+        """The GPUs' hardware-class events (NVSwitch SXids are in `fabric`)."""
+        return [e for e in self.gpu_events() if e.category == "hardware"]
 
 
 def _pci_key(pci: str | None) -> str:
@@ -231,10 +255,13 @@ def parse(text: str, *, year_hint: int | None = None) -> KernelLog:
             source = "sxid"
         if m:
             rest = m.group("rest") or ""
-            ev = XidEvent(xid=int(m.group("xid")), pci=m.group("pci"), line=i, text=line.strip(),
-                          source=source)  # fmt: skip
-            if gi := m.groupdict().get("gi"):
-                ev.mig_gpu_instance = int(gi)
+            dev = _PCI_IN.search(m.group("dev"))
+            ev = XidEvent(xid=int(m.group("xid")), pci=dev.group("pci") if dev else None, line=i,
+                          text=line.strip(), source=source)  # fmt: skip
+            if gi := _GI.search(m.group("dev")):
+                ev.mig_gpu_instance = int(gi.group("gi"))
+            if source == "sxid" and (sev := _SEVERITY.search(rest)):
+                ev.severity = "fatal" if sev.group(1).lower() == "fatal" else "non-fatal"
             if p := _PID.search(rest):
                 ev.pid = int(p.group("pid")) if p.group("pid") else None
             if n := _NAME.search(rest):
@@ -260,14 +287,17 @@ def parse(text: str, *, year_hint: int | None = None) -> KernelLog:
                 prev.line = i  # one event per banner, however many lines it spans
             continue
         if m := _FELL_OFF.search(line):
-            ev = XidEvent(xid=79, pci=m.group("pci"), line=i, text=line.strip(), source="fell_off")
+            dev = _PCI_IN.search(m.group("pci") or "")
+            ev = XidEvent(xid=79, pci=dev.group("pci") if dev else None, line=i,
+                          text=line.strip(), source="fell_off")  # fmt: skip
             ev.time, ev.when = _time(line, year_hint)
             fell_off.append(ev)
     # A "fallen off the bus" line counts as Xid 79 only where no Xid 79 was printed for that GPU
     # (newer drivers print both), and once per GPU.
     seen = {_pci_key(e.pci) for e in out.events if e.xid == 79}
     for ev in fell_off:
-        if _pci_key(ev.pci) not in seen:
+        # An Xid 79 whose device was redacted ("?") may be this GPU's: not counted twice.
+        if _pci_key(ev.pci) not in seen and "?" not in seen:
             seen.add(_pci_key(ev.pci))
             out.events.append(ev)
     out.events.sort(key=lambda e: e.line)

@@ -13,12 +13,10 @@ from dataclasses import dataclass, field
 
 from runbook.checkpoints import Checkpoint
 from runbook.errors import RunbookError
-from runbook.planning.sbatch_patch import Patch, RungNotApplicable, patch
+from runbook.planning import rungs
+from runbook.planning.sbatch_patch import Patch, RungNotApplicable, patch, render, set_allocator
 
 ACTING_VERDICTS = ("true_oom", "fragmentation", "co_tenant", "gpu_fault", "host_oom")
-# Rungs that resubmit the job as it is, on other nodes.
-NODE_RUNGS = {"exclude_node": False, "drain_node": True, "drain_and_exclude": True}
-HUMAN_RUNGS = {"escalate"}
 
 
 @dataclass
@@ -43,6 +41,9 @@ class Plan:
     suspicious: list[str] = field(default_factory=list)
     # After sbatch: the original's and the new job's world size and GPUs, as Slurm records them.
     readback: dict | None = None
+    # The allocator setting the rerun runs with: an allocator rung's, or the one a thin pool adds
+    # to the first true-OOM rung (DESIGN §3); verify checks it was in force.
+    allocator: str | None = None
 
     @property
     def acts(self) -> bool:
@@ -79,49 +80,40 @@ def lineage(client, job, *, secret: bytes, runbook_user: str,
     return out, suspicious
 
 
-def candidates(verdict: str, ladder: dict) -> list:
-    """The rungs for a verdict in order; the fragmentation ladder continues into true_oom's."""
-    out = []
-    for rung in ladder.get(verdict, ()):
-        if rung.id == "true_oom_ladder":
-            out.extend(ladder.get("true_oom", ()))
-        else:
-            out.append(rung)
-    return out
-
-
-# Rungs that shrink activations: useless when the fixed training cost alone fills the card.
-ACTIVATION_RUNGS = {"halve_micro_batch", "activation_checkpointing"}
+candidates = rungs.candidates
 
 
 def plan(verdict: str, ladder: dict, *, script: str, knobs, tried: list[tuple[str, str]],
-         node: str | None, resume=None, only_sharding: str | None = None) -> Plan:  # fmt: skip
+         node: str | None, resume=None, only_sharding: str | None = None,
+         with_allocator: bool = False) -> Plan:  # fmt: skip
     """Choose the rung and build the patched script; raise nothing for a rung that does not
-    apply, say why instead. `only_sharding` (a reason) passes over the activation rungs."""
+    apply, say why instead. `only_sharding` (a reason) passes over the activation rungs;
+    `with_allocator` (a thin unallocated pool) adds expandable_segments to a script rung."""
     p = Plan(verdict=verdict, tried=tried)
     if verdict not in ACTING_VERDICTS:
         p.why = f"verdict {verdict}: report only, nothing is changed"
         return p
     done = {r for _, r in tried}
     for rung in candidates(verdict, ladder):
+        r = rungs.get(rung.id)
         if rung.id in done:
             p.passed_over.append((rung.id, "already tried on this lineage"))
             continue
-        if only_sharding and rung.id in ACTIVATION_RUNGS:
+        if only_sharding and r is not None and r.shrinks_activations:
             p.passed_over.append((rung.id, only_sharding))
             continue
-        if rung.human_only or rung.id in HUMAN_RUNGS:
+        if rung.human_only or (r is not None and r.kind == rungs.HUMAN):
             p.needs_human = True
             p.rung, p.rung_what = rung.id, rung.what
             p.human_action = rung.what
             p.why = f"next rung `{rung.id}` is for a person: {rung.what}"
             return p
-        if rung.id in NODE_RUNGS:
+        if r is not None and r.kind == rungs.NODE:
             if not node:
                 p.passed_over.append((rung.id, "the failing node is not known"))
                 continue
             p.exclude = [node]
-            p.drain = node if NODE_RUNGS[rung.id] else None
+            p.drain = node if r.drains else None
             script_rung = "unchanged"
         else:
             script_rung = rung.id
@@ -132,6 +124,9 @@ def plan(verdict: str, ladder: dict, *, script: str, knobs, tried: list[tuple[st
             p.exclude, p.drain = [], None
             continue
         p.rung, p.rung_what = rung.id, rung.what
+        p.allocator = r.allocator if r is not None else None
+        if with_allocator and r is not None and r.kind == rungs.SCRIPT:
+            _add_allocator(p, rungs.EXPANDABLE)
         tried_text = ", ".join(r for _, r in tried) or "none"
         p.why = (
             f"first rung of the {verdict} ladder not yet tried (tried on this lineage: "
@@ -142,3 +137,30 @@ def plan(verdict: str, ladder: dict, *, script: str, knobs, tried: list[tuple[st
     p.why = "the ladder is exhausted: " + "; ".join(f"{r}: {w}" for r, w in p.passed_over)
     p.human_action = "decide by hand: every automatic rung was tried or cannot apply"
     return p
+
+
+def _add_allocator(p: Plan, setting: str) -> None:
+    """The allocator setting on top of a script rung (a thin pool: DESIGN §3). A script that
+    already sets it keeps its own; the rung stands either way."""
+    assert p.patch is not None
+    patch_ = p.patch
+    if patch_.template and patch_.variables is not None and "alloc_conf" in patch_.variables:
+        # A rendered template keeps the setting in its variables, so a later rung keeps it too.
+        items = [i for i in str(patch_.variables["alloc_conf"]).split(",") if i]
+        if setting not in items:
+            patch_.variables["alloc_conf"] = ",".join([*items, setting])
+            patch_.new = render(patch_.template, patch_.variables)
+            patch_.changes.append(f"alloc_conf -> {patch_.variables['alloc_conf']}")
+        p.allocator = setting
+        p.rung_what += f", with {setting}"
+        return
+    try:
+        new, changes, checks = set_allocator(p.patch.new, setting)
+    except RungNotApplicable:
+        p.allocator = setting
+        return
+    p.patch.new = new
+    p.patch.changes.extend(changes)
+    p.patch.checks.extend(checks)
+    p.allocator = setting
+    p.rung_what += f", with {setting}"

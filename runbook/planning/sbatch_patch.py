@@ -27,10 +27,11 @@ import jinja2.meta
 from jinja2.sandbox import SandboxedEnvironment
 
 from runbook.errors import InputError, UsageError
+from runbook.planning import rungs
+from runbook.planning.rungs import ALLOC_VARS
 
 HEADER_TEMPLATE = "# runbook:template="
 HEADER_VARS = "# runbook:vars="
-ALLOC_VARS = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF")  # 2.9 ignores the new name for CUDA
 
 
 class RungNotApplicable(UsageError):
@@ -509,23 +510,25 @@ def check_global_batch(old: str, new: str, knobs) -> str:
                      hint="state the micro-batch and accumulation as numbers, or patch by hand")
 
 
+# Script rungs with a patcher of their own; allocator rungs share set_allocator (rungs.REGISTRY
+# says which setting), node rungs resubmit the script as it is.
 RUNG_PATCHERS = {
-    "halve_micro_batch": lambda s, k, _: halve_micro_batch(s, k),
-    "activation_checkpointing": lambda s, k, _: enable_activation_checkpointing(s, k),
-    "expandable_segments": lambda s, k, _: set_allocator(s, "expandable_segments:True"),
-    "max_split_size": lambda s, k, _: set_allocator(s, "max_split_size_mb:512"),
-    "raise_mem": lambda s, k, _: raise_mem(s),
-    "raise_sharding": lambda s, k, _: raise_sharding(s, k),
+    "halve_micro_batch": lambda s, k: halve_micro_batch(s, k),
+    "activation_checkpointing": lambda s, k: enable_activation_checkpointing(s, k),
+    "raise_mem": lambda s, k: raise_mem(s),
+    "raise_sharding": lambda s, k: raise_sharding(s, k),
 }
-# For rendered templates: the variable each rung changes, and how.
-TEMPLATE_VARS = {
-    "halve_micro_batch": ("micro_batch", "grad_accum"),
-    "activation_checkpointing": ("activation_checkpointing",),
-    "expandable_segments": ("alloc_conf",),
-    "max_split_size": ("alloc_conf",),
-    "raise_mem": ("mem_mib",),
-    "unchanged": (),
-}
+
+
+def _patch_plain(script: str, rung: str, knobs) -> tuple[str, list[str], list[str]]:
+    r = rungs.get(rung)
+    if rung == "unchanged":
+        return script, [], []
+    if r is not None and r.allocator:
+        return set_allocator(script, r.allocator)
+    if rung in RUNG_PATCHERS:
+        return RUNG_PATCHERS[rung](script, knobs)
+    raise RungNotApplicable(f"runbook has no job-script patch for rung {rung}")
 
 
 def _patch_template(script: str, rung: str, template: str, variables: dict,
@@ -562,10 +565,7 @@ def _patch_template(script: str, rung: str, template: str, variables: dict,
         changes.append(f"mem_mib {mem} -> {mem * 2}")
     elif rung == "unchanged":
         pass
-    elif rung in ("expandable_segments", "max_split_size"):
-        setting = (
-            "expandable_segments:True" if rung == "expandable_segments" else "max_split_size_mb:512"
-        )
+    elif (setting := rungs.allocator_setting(rung)) is not None:
         items = [s for s in str(vars2.get("alloc_conf", "")).split(",") if s]
         items = [s for s in items if s.split(":")[0] != setting.split(":")[0]] + [setting]
         vars2["alloc_conf"] = ",".join(items)
@@ -574,7 +574,7 @@ def _patch_template(script: str, rung: str, template: str, variables: dict,
         raise RungNotApplicable(f"rung {rung} has no template variable")
     new = render(template, vars2)
     for name in ALLOC_VARS:
-        if rung in ("expandable_segments", "max_split_size") and name not in new:
+        if rungs.allocator_setting(rung) and name not in new:
             new, more, _ = set_allocator(new, vars2["alloc_conf"])
             changes.extend(more)
             break
@@ -587,20 +587,17 @@ def patch(script: str, rung: str, knobs, *, resume=None) -> Patch:
     its checkpoint: the template variable, the script's own assignment, or a flag."""
     header = read_header(script)
     extra = {resume[0].resume_var: resume[1]} if resume and resume[0].resume_var else {}
-    if header and rung in TEMPLATE_VARS:
+    r = rungs.get(rung)
+    if header and r is not None and (r.template_vars or rung == "unchanged"):
         template, variables = header
         if resume and resume[0].resume_var not in template_variables(template):
             extra = {}
         p = _patch_template(script, rung, template, variables, extra)
         if extra:
             p.changes.append(f"resume from {resume[1]} ({resume[0].resume_var})")
-    elif rung == "unchanged" or rung in RUNG_PATCHERS:
-        new, changes, checks = (
-            (script, [], []) if rung == "unchanged" else RUNG_PATCHERS[rung](script, knobs, None)
-        )
-        p = Patch(rung, script, new, changes, checks)
     else:
-        raise RungNotApplicable(f"runbook has no job-script patch for rung {rung}")
+        new, changes, checks = _patch_plain(script, rung, knobs)
+        p = Patch(rung, script, new, changes, checks)
     if resume and not extra:
         p.new, how = set_resume(p.new, resume[0].resume_env, resume[0].resume_flag, resume[1],
                                 knobs)  # fmt: skip

@@ -14,7 +14,7 @@ from runbook.errors import InputError, shorten
 
 MAX_HOSTS = 1_000_000  # a typo like node[1-999999999] must not eat the login node's memory
 
-_RANGE = re.compile(r"^(\d{1,18}(?!\d))(?:-(\d{1,18}(?!\d)))?$")
+_RANGE = re.compile(r"^(\d{1,18}(?!\d))(?:\s*-\s*(\d{1,18}(?!\d)))?$")
 
 
 def _split_top(expr: str) -> list[str]:
@@ -28,7 +28,7 @@ def _split_top(expr: str) -> list[str]:
             depth -= 1
             if depth < 0:
                 raise _err(expr, f"unmatched ']' at position {i}")
-        if ch == "," and depth == 0:
+        if ch in ", \t\n" and depth == 0:  # Slurm's separators: tab, comma, space
             parts.append("".join(cur))
             cur = []
         else:
@@ -72,9 +72,9 @@ def expand(expr: str) -> list[str]:
         return []
     hosts: list[str] = []
     for part in _split_top(expr):
-        if not part:
-            raise _err(expr, "empty name between commas")
-        pieces = re.split(r"(\[[^\]]*\])", part)
+        if not part:  # "gpu-01, gpu-02": separators in a row, skipped as Slurm does
+            continue
+        pieces = [p.strip() for p in re.split(r"(\[[^\]]*\])", part)]
         choices = [_expand_range(expr, p[1:-1]) if p.startswith("[") else [p] for p in pieces]
         total = 1
         for c in choices:

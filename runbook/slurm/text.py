@@ -246,10 +246,25 @@ def _parse_scontrol(text: str) -> SlurmJobText:
     return out
 
 
+# What a person pastes around the output: the prompt and the command line that made it
+# ("user@login01:~$ sacct -P -j 12", "[me@login ~]$ scontrol show job 12", "# sacct ..."), and a
+# bare prompt after it.
+_PROMPT = r"(?:\[[^\]|\n]{0,120}\]|[^\s|]{0,120})[$#%>]"
+_COMMAND_LINE = re.compile(
+    r"^\s*(?:" + _PROMPT + r"\s*)?(?:sudo\s+)?(?:sacct|scontrol|squeue|sinfo|seff|sshare)(?=\s|$)"
+)
+_BARE_PROMPT = re.compile(r"^\s*" + _PROMPT + r"\s*$")
+
+
+def _pasted_shell(line: str) -> bool:
+    s = line.strip()
+    return s.startswith("$ ") or bool(_COMMAND_LINE.match(s) or _BARE_PROMPT.match(s))
+
+
 def parse(text: str, *, source: str = "input") -> SlurmJobText:
     """Read sacct or scontrol output. Raises InputError naming `source` when it is neither."""
     lines = [ln.rstrip() for ln in text.replace("\r", "").splitlines()]
-    lines = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("$ ")]
+    lines = [ln for ln in lines if ln.strip() and not _pasted_shell(ln)]
     if not lines:
         raise InputError(f"{source}: empty, expected sacct or scontrol output")
     errors = [ln for ln in lines if re.match(r"^\s*(sacct|scontrol|slurm_\w+):\s*error", ln)]

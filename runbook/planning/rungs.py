@@ -1,0 +1,126 @@
+"""The rung registry: every rung of every ladder, defined once.
+
+A playbook's ladder names rungs by id (playbooks/oom.yaml); what a rung does is here: its kind,
+the exact change in words (for `runbook diagnose`'s next step and the report), the allocator
+setting it adds, the template variables it changes, whether it shrinks activations, whether it
+drains a node. The patcher (sbatch_patch), the ladder walk (ladder), and verification (verify)
+read these fields instead of keeping their own lists of rung names.
+
+Pure data, no imports beyond the standard library: `runbook diagnose` loads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ALLOC_VARS = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF")  # 2.9 ignores the new name for CUDA
+EXPANDABLE = "expandable_segments:True"
+MAX_SPLIT = "max_split_size_mb:512"
+
+# Kinds: how the rung changes the job.
+SCRIPT = "script"  # a knob in the job script (or its template variables)
+ALLOCATOR = "allocator"  # an allocator setting, under both variable names
+NODE = "node"  # the job resubmitted as it is, without the node (drained or not)
+HUMAN = "human"  # stops for a person
+CONTINUE = "continue"  # continues with another verdict's ladder
+
+
+@dataclass(frozen=True)
+class RungDef:
+    id: str
+    kind: str
+    setting: str  # the exact change, in words a person can apply by hand
+    allocator: str | None = None
+    template_vars: tuple[str, ...] = ()
+    shrinks_activations: bool = False
+    drains: bool = False
+    continues_with: str | None = None  # CONTINUE: the verdict whose ladder follows
+
+
+def _alloc(value: str) -> str:
+    return " and ".join(f"{n}={value}" for n in ALLOC_VARS) + " in the job's environment"
+
+
+REGISTRY: dict[str, RungDef] = {
+    r.id: r
+    for r in (
+        RungDef(
+            "expandable_segments", ALLOCATOR, _alloc(EXPANDABLE), allocator=EXPANDABLE,
+            template_vars=("alloc_conf",),
+        ),
+        RungDef(
+            "max_split_size", ALLOCATOR, _alloc(MAX_SPLIT), allocator=MAX_SPLIT,
+            template_vars=("alloc_conf",),
+        ),
+        RungDef("true_oom_ladder", CONTINUE, "continue with the true_oom ladder",
+                continues_with="true_oom"),
+        RungDef(
+            "halve_micro_batch", SCRIPT,
+            "micro-batch / 2 and gradient accumulation x 2 (where the script sets the global "
+            "batch instead, only the micro-batch); the global batch stays the same",
+            template_vars=("micro_batch", "grad_accum"), shrinks_activations=True,
+        ),
+        RungDef(
+            "activation_checkpointing", SCRIPT,
+            "turn activation checkpointing on (the site's flag or template variable)",
+            template_vars=("activation_checkpointing",), shrinks_activations=True,
+        ),
+        RungDef("raise_sharding", SCRIPT,
+                "raise the sharding degree by one (FSDP/ZeRO stage), capped at 3"),
+        RungDef("sequence_length", HUMAN, "shorter sequences: changes the science, a person "
+                "decides"),
+        RungDef("exclude_node", NODE, "resubmit unchanged with --exclude=<node>; never kill "
+                "another user's processes"),
+        RungDef("drain_node", NODE, "drain <node> with a reason, resubmit with --exclude=<node>",
+                drains=True),
+        RungDef("drain_and_exclude", NODE, "drain <node> with a reason, resubmit unchanged with "
+                "--exclude=<node>", drains=True),
+        RungDef("escalate", HUMAN, "hand the incident to a person"),
+        RungDef("raise_mem", SCRIPT, "double the job's --mem (host RAM)",
+                template_vars=("mem_mib",)),
+        RungDef("unchanged", NODE, "resubmit the job as it is"),
+    )
+}
+
+
+def get(rung_id: str) -> RungDef | None:
+    return REGISTRY.get(rung_id)
+
+
+def allocator_setting(rung_id: str | None) -> str | None:
+    """The allocator setting a rung adds (None for every other rung)."""
+    r = REGISTRY.get(rung_id or "")
+    return r.allocator if r else None
+
+
+def candidates(verdict: str, ladder: dict) -> list:
+    """The playbook rungs for a verdict in order; a continuing rung (fragmentation's
+    true_oom_ladder) is replaced by the rungs of the ladder it continues with."""
+    out = []
+    for rung in ladder.get(verdict, ()):
+        r = REGISTRY.get(rung.id)
+        if r is not None and r.continues_with:
+            out.extend(ladder.get(r.continues_with, ()))
+        else:
+            out.append(rung)
+    return out
+
+
+def next_step(verdict: str, ladder: dict, *, with_allocator: bool = False) -> dict | None:
+    """The first rung for a verdict, with the exact setting or flag, as `runbook diagnose`
+    recommends it (offline: the lineage is unknown, so this is the ladder's first rung; `runbook
+    oom` skips the rungs a job's lineage already tried)."""
+    cands = candidates(verdict, ladder)
+    if not cands:
+        return None
+    first = cands[0]
+    r = REGISTRY.get(first.id)
+    setting = r.setting if r else first.what
+    if with_allocator and r is not None and r.kind == SCRIPT:
+        setting += "; and " + _alloc(EXPANDABLE) + " (the unallocated pool is thin)"
+    return {
+        "rung": first.id,
+        "setting": setting,
+        "for_a_person": bool(first.human_only or (r is not None and r.kind == HUMAN)),
+        "then": [c.id for c in cands[1:]],
+    }

@@ -1,0 +1,113 @@
+"""The ladder walk and the rung registry as data in, data out: no cluster, no stand-in client."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runbook.planning import ladder, rungs
+from runbook.playbook import load
+from runbook.site import SiteConfig
+from runbook.verify import expected_allocator
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "sbatch"
+KNOBS = SiteConfig().knobs
+LADDER = load().ladder
+HF = (DATA / "hf_accelerate.sbatch").read_text()
+
+
+def plan(verdict, script=HF, tried=(), node="gpu-01", **kw):
+    return ladder.plan(verdict, LADDER, script=script, knobs=KNOBS, tried=list(tried), node=node,
+                       **kw)  # fmt: skip
+
+
+def test_every_playbook_rung_is_registered_once():
+    ids = [r.id for rs in LADDER.values() for r in rs]
+    assert set(ids) <= set(rungs.REGISTRY)
+    for r in rungs.REGISTRY.values():
+        assert r.kind in {rungs.SCRIPT, rungs.ALLOCATOR, rungs.NODE, rungs.HUMAN, rungs.CONTINUE}
+        assert (r.allocator is not None) == (r.kind == rungs.ALLOCATOR)
+        assert r.setting
+
+
+def test_an_unknown_rung_in_a_site_playbook_is_a_config_error(tmp_path):
+    from runbook.errors import ConfigError
+
+    text = (Path(load().path)).read_text().replace("id: max_split_size", "id: max_split_sise")
+    (tmp_path / "oom.yaml").write_text(text)
+    with pytest.raises(ConfigError, match="max_split_sise"):
+        load(str(tmp_path))
+
+
+def test_first_rung_of_each_acting_verdict():
+    assert plan("fragmentation").rung == "expandable_segments"
+    assert plan("true_oom").rung == "halve_micro_batch"
+    p = plan("co_tenant")
+    assert p.rung == "exclude_node" and p.exclude == ["gpu-01"] and p.drain is None
+    p = plan("gpu_fault")
+    assert p.rung == "drain_and_exclude" and p.drain == "gpu-01"
+
+
+def test_report_only_verdicts_change_nothing():
+    for v in ("not_oom", "unknown"):
+        p = plan(v)
+        assert not p.acts and p.patch is None and "report only" in p.why
+
+
+def test_a_tried_rung_is_never_applied_again():
+    p = plan("fragmentation", tried=[("101", "expandable_segments")])
+    assert p.rung == "max_split_size"
+    assert ("expandable_segments", "already tried on this lineage") in p.passed_over
+    assert p.allocator == rungs.MAX_SPLIT
+
+
+def test_fragmentation_continues_into_the_true_oom_ladder():
+    p = plan("fragmentation", tried=[("1", "expandable_segments"), ("2", "max_split_size")])
+    assert p.rung == "halve_micro_batch"
+
+
+def test_a_rung_that_cannot_apply_is_passed_over_with_why():
+    p = plan("true_oom", only_sharding="weights and optimizer state alone fill the card")
+    assert p.rung != "halve_micro_batch"
+    assert ("halve_micro_batch", "weights and optimizer state alone fill the card") in p.passed_over
+
+
+def test_human_rung_stops_and_says_so():
+    tried = [("1", "halve_micro_batch"), ("2", "activation_checkpointing"),
+             ("3", "raise_sharding")]  # fmt: skip
+    p = plan("true_oom", tried=tried)
+    assert p.needs_human and p.rung == "sequence_length" and not p.acts
+
+
+def test_node_rungs_need_the_node():
+    p = plan("co_tenant", node=None)
+    assert ("exclude_node", "the failing node is not known") in p.passed_over
+    assert not p.acts
+
+
+def test_thin_pool_adds_the_allocator_to_the_first_true_oom_rung():
+    p = plan("true_oom", with_allocator=True)
+    assert p.rung == "halve_micro_batch" and p.allocator == rungs.EXPANDABLE
+    assert "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in p.patch.new
+    assert any("allocator" in c for c in p.patch.changes)
+    assert any("micro" in c or "batch" in c for c in p.patch.changes)
+    # verify then checks the setting the rerun ran with
+    assert expected_allocator({"rung": p.rung, "allocator": p.allocator}) == rungs.EXPANDABLE
+
+
+def test_without_a_thin_pool_a_script_rung_sets_no_allocator():
+    p = plan("true_oom")
+    assert p.allocator is None and "ALLOC_CONF" not in p.patch.diff()
+    assert expected_allocator({"rung": "halve_micro_batch"}) is None
+    assert expected_allocator({"rung": "max_split_size"}) == rungs.MAX_SPLIT
+
+
+def test_next_step_names_the_exact_setting():
+    n = rungs.next_step("fragmentation", LADDER)
+    assert n["rung"] == "expandable_segments"
+    assert "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in n["setting"]
+    assert n["then"][:2] == ["max_split_size", "halve_micro_batch"]
+    n = rungs.next_step("true_oom", LADDER, with_allocator=True)
+    assert n["rung"] == "halve_micro_batch" and "expandable_segments:True" in n["setting"]
+    assert rungs.next_step("unknown", LADDER) is None

@@ -1,0 +1,185 @@
+"""Parsers by grammar, not by example (issue 15): the framings real collections add around the
+outputs the corpus holds. Each case takes a real corpus record and frames it the way a tool or a
+person does (pdsh/clush prefixes, per-host headers, redactions, a pasted prompt, logger stamps),
+then checks that the answer key still comes out."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from runbook.diagnosis import Evidence, classify
+from runbook.evidence import launcher_log, nvsmi, xid
+from runbook.evidence.gpu_health import NodeHealth
+from runbook.evidence.oom_message import parse_all
+from runbook.playbook import load
+from runbook.slurm import text as slurm_text
+from runbook.slurm.hostlist import expand
+from tests.conftest import corpus_records
+
+OOMS = {r["id"]: r for r in corpus_records("oom_messages.jsonl")}
+XIDS = corpus_records("ops/xid_dmesg.jsonl")
+APPS = corpus_records("ops/nvidia_smi_apps.jsonl")
+SLURM = corpus_records("ops/slurm_outputs.jsonl")
+PCI = re.compile(r"PCI:[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?")
+
+
+def pairs(apps):
+    return [[a.pid, a.used_mib] for a in apps if a.pid is not None and a.used_mib is not None]
+
+
+# -- Xid ----------------------------------------------------------------------------------------
+WITH_PCI = [r for r in XIDS if PCI.search(r["text"]) and r["answer"]["xids"]]
+
+
+@pytest.mark.parametrize("redaction", ["PCI:...", "PCI:xxxx", "PCI:0000:XX:00"])
+@pytest.mark.parametrize("rec", WITH_PCI, ids=[r["id"] for r in WITH_PCI])
+def test_xid_with_the_device_redacted(rec, redaction):
+    log = xid.parse(PCI.sub(redaction, rec["text"]))
+    assert log.xids == rec["answer"]["xids"]
+    assert all(e.pci is None for e in log.events if e.source == "xid")
+
+
+def test_nvswitch_sxid_is_kept_apart_from_gpu_xids():
+    # Format from NVIDIA's Fabric Manager user guide ("nvidia-nvswitchN: SXid (PCI:...): N, ...").
+    gpu = next(r for r in XIDS if r["answer"]["xids"] == [79])
+    text = (gpu["text"] + "\n[ 4167.365051] nvidia-nvswitch3: SXid (PCI:0000:c2:00.0): 20034, "
+            "Fatal, Link 32 LTSSM Fault Up\n")  # fmt: skip
+    log = xid.parse(text)
+    assert log.xids == [79] and log.sxids == [20034]
+    assert [e.xid for e in log.hardware()] == [79]
+    h = NodeHealth(node="gpu-01", kernel=log)
+    doc = h.contract()
+    assert [x["xid"] for x in doc["xids"]] == [79]
+    assert doc["sxids"] == [{"sxid": 20034, "pci": "0000:c2:00.0", "severity": "fatal",
+                             "time": "4167.365051"}]  # fmt: skip
+    assert all("20034" not in r for r in h.gpu_fault_reasons())
+    assert "fabric error" in h.fabric_notes()[0]
+
+
+def test_sxid_alone_is_no_gpu_fault():
+    log = xid.parse("nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 47 egress "
+                    "non-posted PRIV error (First)")  # fmt: skip
+    assert log.xids == [] and log.category() is None and log.hardware() == []
+
+
+# -- compute apps -------------------------------------------------------------------------------
+WITH_APPS = [r for r in APPS if r["answer"]["pid_used_mib"]]
+
+
+def _frames(text: str) -> dict[str, str]:
+    lines = text.splitlines()
+    return {
+        "pdsh": "\n".join(f"gpu-01: {ln}" for ln in lines),
+        "header": "== gpu-01 ==\n" + text,
+        "tail": "==> gpu-01 <==\n" + text,
+        "clush-b": "---------------\ngpu-[01-02] (2)\n---------------\n" + text,
+        "ansible": "gpu-01 | CHANGED | rc=0 >>\n" + text,
+    }
+
+
+@pytest.mark.parametrize("frame", ["pdsh", "header", "tail", "clush-b", "ansible"])
+@pytest.mark.parametrize("rec", WITH_APPS, ids=[r["id"] for r in WITH_APPS])
+def test_compute_apps_from_a_parallel_shell(rec, frame):
+    apps = nvsmi.parse_compute_apps(_frames(rec["text"])[frame])
+    assert pairs(apps) == rec["answer"]["pid_used_mib"]
+    assert {a.host for a in apps} == {"gpu-[01-02]" if frame == "clush-b" else "gpu-01"}
+
+
+@pytest.mark.parametrize("rec", WITH_APPS, ids=[r["id"] for r in WITH_APPS])
+def test_compute_apps_of_two_nodes_stay_apart(rec):
+    lines = rec["text"].splitlines()
+    # pdsh interleaves the nodes' lines
+    text = "\n".join(f"{h}: {ln}" for ln in lines for h in ("gpu-01", "gpu-02"))
+    apps = nvsmi.parse_compute_apps(text)
+    want = rec["answer"]["pid_used_mib"]
+    assert pairs([a for a in apps if a.host == "gpu-01"]) == want
+    assert pairs([a for a in apps if a.host == "gpu-02"]) == want
+    # Only the OOM node's processes can be its co-tenants.
+    h = NodeHealth(node="gpu-02", apps=apps)
+    assert {a.host for a in h.foreign_apps(None)} == {"gpu-02"}
+
+
+def test_concatenated_csv_repeats_its_header():
+    rec = next(r for r in APPS if r["id"] == "apps-dcgmexporter-94-uuid-name-csv")
+    once = nvsmi.parse_compute_apps(rec["text"])
+    twice = nvsmi.parse_compute_apps(rec["text"] + "\n" + rec["text"])
+    assert len(once) >= 2 and len(twice) == 2 * len(once)
+    assert [(a.gpu, a.name) for a in twice] == [(a.gpu, a.name) for a in once] * 2
+
+
+# -- hostlist -----------------------------------------------------------------------------------
+def test_hostlist_whitespace_is_a_separator_as_in_slurm():
+    # Slurm's hostlist_create() splits on tab, comma and space (src/common/hostlist.c).
+    assert expand(" gpu-01, gpu-02 ") == ["gpu-01", "gpu-02"]
+    assert expand("gpu-[01 - 02] cpu1\tcpu2") == ["gpu-01", "gpu-02", "cpu1", "cpu2"]
+
+
+# -- Slurm --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["user@login01:~$ sacct -j 1 -P -o JobID,State,ExitCode,NodeList",
+     "[me@login1 ~]$ sacct -P -j 1", "# sacct --parsable2 -j 1", "$ sacct -P"],
+)  # fmt: skip
+@pytest.mark.parametrize("rec", SLURM, ids=[r["id"] for r in SLURM])
+def test_slurm_output_pasted_with_its_prompt(rec, prompt):
+    a = rec["answer"]
+    plain = slurm_text.parse(rec["text"])
+    got = slurm_text.parse(f"{prompt}\n{rec['text']}\nuser@login01:~$ ")
+    assert (got.state, got.exit_code, got.nodes) == (a.get("state"), a.get("exit_code"),
+                                                      a.get("nodes"))  # fmt: skip
+    assert got.jobs == plain.jobs and got.rows == plain.rows
+
+
+# -- launcher logs ------------------------------------------------------------------------------
+def test_srun_complement_names_the_task_that_failed_first_and_its_node():
+    text = ("srun: error: gpu-07: tasks 0-57,59-63: Terminated\n"
+            "srun: Force Terminated StepId=1234.0\n")  # fmt: skip
+    rep = launcher_log.scan(text)
+    assert rep.suspect_ranks == [58] and rep.first_failure.ranks == [58]
+    assert rep.first_failure.node == "gpu-07"
+
+
+def test_suspect_node_from_the_layout_not_from_the_first_consequence():
+    text = ("slurmstepd: error: *** STEP 5.0 ON gpu-01 CANCELLED AT 2024-01-01T00:00:00 ***\n"
+            "srun: error: gpu-01: tasks 0-3: Terminated\n"
+            "srun: error: gpu-02: tasks 4-5,7: Terminated\n")  # fmt: skip
+    rep = launcher_log.scan(text, nodes=["gpu-01", "gpu-02"], tasks_per_node=4)
+    assert rep.first_failure.ranks == [6] and rep.first_failure.node == "gpu-02"
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    ["2024-11-20 14:37:16 ", "[2024-11-20T14:37:16.123Z] | ", "gpu-01: ", "gpu-01: [rank3]: ",
+     "[1,3]<stderr>:", "rank3: "],
+)  # fmt: skip
+def test_oom_message_under_collector_prefixes_keeps_its_numbers(prefix):
+    rec = OOMS["oom-016"]
+    want = rec["fields"]
+    text = "\n".join(prefix + ln for ln in rec["text"].splitlines())
+    m = parse_all(text)[0]
+    assert m.tried_mib == pytest.approx(want["tried_mib"], rel=0.005)
+    assert m.total_mib == pytest.approx(want["total_mib"], rel=0.005)
+    assert m.free_mib == pytest.approx(want["free_mib"], rel=0.005)
+    if "rank3" in prefix or "3]<" in prefix:
+        assert m.rank == 3
+
+
+def test_hard_wrapped_message_with_a_prefix_on_every_line():
+    text = ("gpu-01: [rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 "
+            "GiB. GPU 3 has a total capacity of 15.\n"
+            "gpu-01: [rank3]: 75 GiB of which 98.00 MiB is free.")  # fmt: skip
+    m = parse_all(text)[0]
+    assert m.rank == 3 and m.total_mib == pytest.approx(15.75 * 1024)
+
+
+def test_hardware_text_in_a_launcher_log_is_flagged_not_trusted():
+    text = ("RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+            "CUDA kernel errors might be asynchronously reported at some other API call\n")  # fmt: skip
+    d = classify(Evidence(launch=launcher_log.scan(text)), load().thresholds)
+    assert d.verdict == "not_oom"  # a job's output cannot drain a node
+    assert d.log_hardware == ["RuntimeError: CUDA error: uncorrectable ECC error encountered"]
+    assert any("hardware errors" in r and "not proof" in r for r in d.reasons)
