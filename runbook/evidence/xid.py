@@ -31,6 +31,10 @@ _PCI_IN = re.compile(r"(?:PCI:)?(?P<pci>" + _PCI + r")(?![0-9a-fA-F:])")
 _GI = re.compile(r"GPU-I:\s*(?P<gi>\d{1,18}(?!\d))")
 _SEVERITY = re.compile(r"^\s*(Fatal|Non-fatal|Nonfatal)\b", re.IGNORECASE)
 _FELL_OFF = re.compile(r"NVRM: GPU (?:at )?(?P<pci>\S+?):? (?:GPU )?has fallen off the bus")
+# 570-era drivers say it over three lines: "NVRM: The NVIDIA GPU 0000:b3:00.0" / "NVRM: (PCI ID:
+# 10de:26b5) installed in this system has" / "NVRM: fallen off the bus and is not responding".
+_FELL_OFF_HEAD = re.compile(r"NVRM: The NVIDIA GPU (?P<pci>\S+)\s*$")
+_FELL_OFF_TAIL = re.compile(r"NVRM:.*\bfallen off the bus")
 # GSP-era drivers print a banner instead of the usual line for some Xids (119: GSP timeout).
 _GSP_BANNER = re.compile(r"NVRM: _kgspLogXid(?P<xid>\d{1,18}(?!\d)):")
 _UUID = re.compile(r"NVRM: GPU at (?:PCI:)?(?P<pci>" + _PCI + r"): (?P<uuid>GPU-[0-9a-fA-F-]{36})")
@@ -240,9 +244,19 @@ def parse(text: str, *, year_hint: int | None = None) -> KernelLog:
     """Every Xid event in a kernel log, in order. `year_hint` dates syslog stamps (no year)."""
     out = KernelLog()
     fell_off: list[XidEvent] = []
-    for i, line in enumerate((text or "").splitlines()):
+    lines = (text or "").splitlines()
+    for i, line in enumerate(lines):
         if len(line) > 65536:
             line = line[:65536]
+        if (m := _FELL_OFF_HEAD.search(line)) and any(
+            _FELL_OFF_TAIL.search(nxt[:65536]) for nxt in lines[i + 1 : i + 4]
+        ):
+            dev = _PCI_IN.search(m.group("pci"))
+            ev = XidEvent(xid=79, pci=dev.group("pci") if dev else None, line=i,
+                          text=line.strip(), source="fell_off")  # fmt: skip
+            ev.time, ev.when = _time(line, year_hint)
+            fell_off.append(ev)
+            continue
         if m := _UUID.search(line):
             out.gpu_uuids[m.group("pci")] = m.group("uuid")
             continue

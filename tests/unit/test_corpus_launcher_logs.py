@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from runbook.evidence.launcher_log import scan
+from tests import corpus_checks
 from tests.conftest import corpus_records
 
 RECORDS = corpus_records("ops/launcher_logs.jsonl")
@@ -16,7 +17,6 @@ NOT_IN_TEXT = {
     "launch-jadehpc-194-uncorrectable-ecc": "the node (dgk713) comes from the issue prose, not "
     "the excerpt",
 }
-KIND = {"nccl_watchdog_timeout": "nccl_timeout", "nccl_watchdog_abort": "signal"}
 
 
 @pytest.mark.parametrize(
@@ -26,24 +26,7 @@ KIND = {"nccl_watchdog_timeout": "nccl_timeout", "nccl_watchdog_abort": "signal"
     ids=[r["id"] for r in RECORDS],
 )  # fmt: skip
 def test_record(rec):
-    a = rec["answer"]
-    rep = scan(rec["text"])
-    ff = rep.first_failure
-    assert sorted(rep.failing_ranks) == sorted(a.get("failing_ranks") or [])
-    assert (ff.node if ff else None) == a.get("host")
-    assert (ff.time if ff else None) == a.get("first_failure_time")
-    if a.get("kind"):
-        assert ff is not None and ff.kind == KIND.get(a["kind"], a["kind"])
-    if "timed_out_ranks" in a:
-        assert rep.timed_out_ranks == (a["timed_out_ranks"] or [])
-    if a.get("suspect_ranks"):
-        assert rep.suspect_ranks == a["suspect_ranks"] and ff.ranks == a["suspect_ranks"]
-    if a.get("first_failing_rank") is not None:
-        assert ff.ranks == [a["first_failing_rank"]]
-    if isinstance(a.get("is_oom"), bool):
-        assert bool(rep.ooms) is a["is_oom"]
-    elif isinstance(a.get("is_oom"), str) and a["is_oom"].startswith("host-memory"):
-        assert ff is not None and ff.kind == "host_oom"
+    assert corpus_checks.launcher(rec) == []
 
 
 def test_oom_beats_the_timeouts_that_follow_it():

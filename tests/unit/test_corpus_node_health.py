@@ -10,6 +10,7 @@ import pytest
 
 from runbook.evidence import nvsmi, xid
 from runbook.evidence.gpu_health import health_from_sections, split_sections
+from tests import corpus_checks
 from tests.conftest import corpus_records
 
 XIDS = corpus_records("ops/xid_dmesg.jsonl")
@@ -18,40 +19,9 @@ APPS = corpus_records("ops/nvidia_smi_apps.jsonl")
 DATA = Path(__file__).resolve().parents[1] / "data" / "nvidia-smi"
 
 
-def _as_list(v):
-    return [] if v is None else ([v] if not isinstance(v, list) else v)
-
-
 @pytest.mark.parametrize("rec", XIDS, ids=[r["id"] for r in XIDS])
 def test_xid_record(rec):
-    a = rec["answer"]
-    log = xid.parse(rec["text"])
-    assert log.xids == a["xids"]
-    pcis = list(dict.fromkeys(e.pci for e in log.events if e.pci))
-    assert pcis == _as_list(a.get("pci"))
-    pids = list(dict.fromkeys(e.pid for e in log.events if e.pid is not None))
-    assert pids == _as_list(a.get("pid"))
-    assert log.category() == a["category"]
-    for ev, want in zip(log.events, a.get("events") or [], strict=False):
-        assert (ev.xid, ev.category) == (want["xid"], want["category"])
-        if "recovery_action" in want:
-            assert ev.recovery_action == want["recovery_action"]
-        if "nvlink_link" in want:
-            assert ev.nvlink_link == want["nvlink_link"]
-        if "process_name" in want:
-            assert ev.process_name == want["process_name"]
-    if "caused_by_xids" in a:
-        assert sorted({e.caused_by_xid for e in log.events}) == sorted(a["caused_by_xids"])
-    if "mig_gpu_instance" in a:
-        assert log.events[0].mig_gpu_instance == a["mig_gpu_instance"]
-    if "gpu_uuid" in a:
-        assert a["gpu_uuid"] in log.gpu_uuids.values()
-    for pci, uuid in (a.get("gpu_uuids") or {}).items():
-        assert log.gpu_uuids[pci] == uuid
-    if "driver" in a:
-        assert log.driver == a["driver"]
-    if a.get("equivalent_xid"):
-        assert [e.xid for e in log.events] == [a["equivalent_xid"]]
+    assert corpus_checks.xid(rec) == []
 
 
 def test_stale_xids_are_dropped_by_time_fresh_ones_kept():
@@ -74,9 +44,7 @@ def test_every_catalog_row_cites_nvidia():
 
 @pytest.mark.parametrize("rec", REMAP, ids=[r["id"] for r in REMAP])
 def test_remap_ecc_record(rec):
-    summary = nvsmi.parse_memory_health(rec["text"]).summary()
-    for key, want in rec["answer"]["summary"].items():
-        assert summary[key] == want, key
+    assert corpus_checks.remap(rec) == []
 
 
 def test_real_full_multi_gpu_capture():
@@ -92,16 +60,7 @@ def test_real_full_multi_gpu_capture():
 
 @pytest.mark.parametrize("rec", APPS, ids=[r["id"] for r in APPS])
 def test_compute_apps_record(rec):
-    apps = nvsmi.parse_compute_apps(rec["text"])
-    pairs = [[a.pid, a.used_mib] for a in apps if a.pid is not None and a.used_mib is not None]
-    assert pairs == rec["answer"]["pid_used_mib"]
-    for app, want in zip(apps, rec["answer"].get("processes") or [], strict=False):
-        assert str(want["gpu"]) == app.gpu
-    if "per_gpu_count" in rec["answer"]:
-        counts: dict[str, int] = {}
-        for a in apps:
-            counts[a.gpu] = counts.get(a.gpu, 0) + 1
-        assert counts == rec["answer"]["per_gpu_count"]
+    assert corpus_checks.apps(rec) == []
 
 
 def test_probe_sections_from_recorded_outputs():

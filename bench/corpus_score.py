@@ -1,0 +1,72 @@
+"""Score the parsers and the classifier on whole corpora, by record kind, with the same checks the
+corpus tests assert (tests/corpus_checks.py).
+
+Columns: ../shared/corpus ("shared"), and runbook's own corpus (tests/data/corpus) split by each
+record's fixed `split`: "tune" (the half the code was tuned on) and "measure" (the half kept for
+measuring). A record counts when its check finds no mismatch. The verdict row scores labelled OOM
+records whose message carries numbers: runbook's verdict from the message alone against what the
+thread reported fixed it (DESIGN §3: evidence, not ground truth).
+
+    python3 bench/corpus_score.py [--json] [--misses]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests import corpus_checks as cc  # noqa: E402
+from tests.conftest import corpus_dir  # noqa: E402
+
+
+def score(records: list[dict], check) -> tuple[int, int, list[str]]:
+    misses = [r["id"] for r in records if check(r)]
+    return len(records) - len(misses), len(records), misses
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true", help="one JSON document")
+    ap.add_argument("--misses", action="store_true", help="list the records that fail")
+    args = ap.parse_args()
+    from runbook.evidence.oom_message import parse
+
+    columns = {"shared": lambda r: True, "own-tune": lambda r: r.get("split") == "tune",
+               "own-measure": lambda r: r.get("split") == "measure"}  # fmt: skip
+    rows: dict[str, dict[str, list]] = {}
+    for name, kind in cc.FILES.items():
+        shared = cc.read(corpus_dir() / name)
+        own = cc.read(cc.OWN / name)
+        rows[kind] = {}
+        for col, keep in columns.items():
+            recs = shared if col == "shared" else [r for r in own if keep(r)]
+            rows[kind][col] = list(score(recs, cc.CHECKS[kind]))
+    rows["verdict"] = {}
+    for col, keep in columns.items():
+        base = corpus_dir() if col == "shared" else cc.OWN
+        recs = [r for r in cc.labelled(cc.read(base / "oom_messages.jsonl")) if keep(r)
+                and (m := parse(r["text"])) and m.tried_mib is not None]  # fmt: skip
+        rows["verdict"][col] = list(score(recs, cc.verdict))
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"{'kind':<10}" + "".join(f"{c:>18}" for c in columns))
+    for kind, cols in rows.items():
+        cells = []
+        for ok, n, _ in cols.values():
+            cells.append(f"{ok}/{n} {100 * ok / n:5.1f}%" if n else "-")
+        print(f"{kind:<10}" + "".join(f"{c:>18}" for c in cells))
+        if args.misses:
+            for col, (_, _, missed) in cols.items():
+                if missed:
+                    print(f"{'':<10}  {col} misses: {', '.join(missed)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

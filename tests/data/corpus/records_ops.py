@@ -1,0 +1,137 @@
+"""Real launcher logs, kernel Xid lines and Slurm outputs from public threads, each with its
+source and a hand-made answer key in the schema of ../shared/corpus/ops (see its README)."""
+
+LAUNCH = [
+    {
+        "id": "own-launch-001",
+        "source_url": "https://github.com/nextflow-io/nextflow/issues/5932",
+        "source_kind": "github_issue",
+        "text": "I am having difficulty executing a calculation but it gives me the error slurmstepd: error: Detected 1 oom_kill event in StepId=11300781.0. Some of the step tasks have been OOM Killed. srun: error: sdumont6156: task 0: Out Of Memory, how do I remove this error, here is my executor file:",
+        "answer": {"launcher": "srun", "failing_ranks": [0], "host": "sdumont6156",
+                   "first_failure_time": None, "is_oom": "host-memory OOM (cgroup), not CUDA",
+                   "note": "Slurm's lines quoted inside a sentence of prose, on one line"},
+    },
+    {
+        "id": "own-launch-002",
+        "source_url": "https://github.com/ArjunaCluster/ArjunaUsers/issues/52",
+        "source_kind": "github_issue",
+        "text": "StdErr: \"/var/spool/slurmd/job00191/slurm_script: line 28:  8156 Killed                  python3 main.py --prop hform --epochs 400 --lr_milestones 50 100 200 --gamma 0.25 --normalizing_const_AO 10000.0 --lr_generator 0.001 --lr_conv 0.001\nslurmstepd: error: Detected 1 oom-kill event(s) in StepId=191.batch cgroup. Some of your processes may have been killed by the cgroup out-of-memory handler.\"",
+        "answer": {"launcher": "sbatch (batch step)", "failing_ranks": None, "host": None,
+                   "first_failure_time": None, "is_oom": "host-memory OOM (cgroup), not CUDA",
+                   "note": "the shell's 'Killed' line of the batch script, then slurmstepd's cgroup oom-kill (old wording)"},
+    },
+    {
+        "id": "own-launch-003",
+        "source_url": "https://github.com/hafs-community/HAFS/issues/101",
+        "source_kind": "github_issue",
+        "text": "slurmstepd: error: Detected 1 oom-kill event(s) in step 3495064.0 cgroup. Some of your processes may have been killed by the cgroup out-of-memory handler.\nsrun: error: Orion-01-01: task 4: Out Of Memory\nsrun: Terminating job step 3495064.0\nslurmstepd: error: *** STEP 3495064.0 ON orion-01-01 CANCELLED AT 2021-10-27T19:35:36 ***",
+        "answer": {"launcher": "srun", "failing_ranks": [4], "host": "Orion-01-01",
+                   "first_failure_time": "2021-10-27T19:35:36",
+                   "is_oom": "host-memory OOM (cgroup), not CUDA",
+                   "note": "the only stamp is the step's cancellation, which bounds the failure"},
+    },
+    {
+        "id": "own-launch-004",
+        "source_url": "https://github.com/hafs-community/HAFS/issues/101",
+        "source_kind": "github_issue",
+        "text": "srun: error: Orion-18-69: task 289: Bus error\nsrun: Terminating job step 3495450.0\nslurmstepd: error: *** STEP 3495450.0 ON orion-01-04 CANCELLED AT 2021-10-27T20:22:22 ***",
+        "answer": {"launcher": "srun", "failing_ranks": [289], "host": "Orion-18-69",
+                   "first_failure_time": "2021-10-27T20:22:22", "is_oom": False,
+                   "note": "SIGBUS on one task of a 300+ task step; the step was then cancelled on another node"},
+    },
+    {
+        "id": "own-launch-005",
+        "source_url": "https://github.com/deepspeedai/DeepSpeed/issues/3869",
+        "source_kind": "github_issue",
+        "text": "> torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 978.00 MiB (GPU 0; 4.00 GiB total capacity; 1.68 GiB already allocated; 0 bytes free; 2.72 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF\n> [2023-07-04 17:31:27,755] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 953850\n> [2023-07-04 17:31:27,755] [ERROR] [launch.py:321:sigkill_handler] ['/home/pc/miniconda3/envs/Transformers/bin/python3.11', '-u', 'bloom-inference-scripts/bloom-ds-zero-inference.py', '--local_rank=0', '--name', 'bigscience/mt0-xl', '--batch_size', '8', '--cpu_offload', '--benchmark'] exits with return code = 1",
+        "answer": {"launcher": "deepspeed", "failing_ranks": None, "host": None,
+                   "first_failure_time": "2023-07-04 17:31:27,755", "is_oom": True,
+                   "note": "issue-body quote markers on every line; the OOM carries no rank, the launcher names local rank 0"},
+    },
+]
+
+XID = [
+    {
+        "id": "own-xid-001",
+        "source_url": "https://github.com/NVIDIA/NVSentinel/issues/155",
+        "source_kind": "github_issue",
+        "text": "[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n               NVRM: (PCI ID: 10de:26b5) installed in this system has\n               NVRM: fallen off the bus and is not responding to commands.\n[ 1843.439662] NVRM: The NVIDIA probe routine failed for 1 device(s).\n[ 1843.439669] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.158.01  Release Build  (dvs-builder@U22-I3-B10-02-5)  Mon Jun  2 13:13:04 UTC 2025",
+        "answer": {"xids": [], "equivalent_xid": 79, "pci": "0000:b3:00.0", "pid": None,
+                   "category": "hardware", "driver": "570.158.01",
+                   "note": "570-era multi-line 'fallen off the bus' with no Xid number: Xid 79's meaning"},
+    },
+    {
+        "id": "own-xid-002",
+        "source_url": "https://github.com/NVIDIA/NVSentinel/issues/155",
+        "source_kind": "github_issue",
+        "text": "note: this should duplicate `NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus`",
+        "answer": {"xids": [79], "pci": "0000:44:00", "pid": None, "category": "hardware",
+                   "note": "an Xid line quoted inline in prose, in backticks"},
+    },
+    {
+        "id": "own-xid-003",
+        "source_url": "https://github.com/leptonai/gpud/pull/1174",
+        "source_kind": "github_pull_request",
+        "text": "NVRM: Xid (PCI:0019:01:00): 149, NETIR Fatal XC0 i0 Link -1 (0x000fe406 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)",
+        "answer": {"xids": [149], "pci": "0019:01:00", "pid": None, "category": "hardware",
+                   "note": "NVLink5 (GB200) Xid 149; a PCI domain other than 0000; Link -1"},
+    },
+    {
+        "id": "own-xid-004",
+        "source_url": "https://github.com/leptonai/gpud/pull/1174",
+        "source_kind": "github_pull_request",
+        "text": "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 0x00000001 0x00000000 0x00100000 0x00000004)",
+        "answer": {"xids": [145], "pci": "0018:01:00", "pid": None, "category": "hardware",
+                   "events": [{"xid": 145, "category": "hardware", "nvlink_link": 13}]},
+    },
+    {
+        "id": "own-xid-005",
+        "source_url": "https://github.com/leptonai/gpud/pull/1174",
+        "source_kind": "github_pull_request",
+        "text": "NVRM: Xid (PCI:0000:9b:00): 94, pid=1234, name=python3, Contained ECC error",
+        "answer": {"xids": [94], "pci": "0000:9b:00", "pid": 1234, "category": "hardware",
+                   "events": [{"xid": 94, "category": "hardware", "process_name": "python3"}]},
+    },
+    {
+        "id": "own-xid-006",
+        "source_url": "https://github.com/leptonai/gpud/pull/46",
+        "source_kind": "github_pull_request",
+        "text": "+> [Fri Aug 30 11:11:22 2024] nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further processing\n+> [Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Warp Exception on (GPC 7, TPC 7, SM 0): Illegal Instruction Parameter\n+> [Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Global Exception on (GPC 7, TPC 7, SM 0): Multiple Warp Errors\n+> [Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, Graphics Exception: ESR 0x57c730=0xc04000b 0x57c734=0x24 0x57c728=0x1f81fb60 0x57c72c=0x1174\n+> [Fri Aug 30 11:43:14 2024] NVRM: Xid (PCI:0000:cb:00): 109, pid=1797828, name=pt_main_thread, Ch 00000008, errorString CTX SWITCH TIMEOUT, Info 0x58005",
+        "answer": {"xids": [13, 13, 13, 109], "pci": "0000:cb:00", "pid": 1797828,
+                   "category": "hardware",
+                   "note": "dmesg --ctime lines inside a Markdown quote inside a diff ('+> '); Xid 109 is in NVIDIA's hardware-possible class, so the GPU's worst is hardware"},
+    },
+    {
+        "id": "own-xid-007",
+        "source_url": "https://github.com/NVIDIA/open-gpu-kernel-modules/issues/1230",
+        "source_kind": "github_issue",
+        "text": "[   14.650646] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  595.71.05  Release Build  (root@epyc)  Fri Jul  3 11:27:00 AM UTC 2026\n[   24.302465] NVRM: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out, currentTimeMs 812751949 heartbeat 1899482 heartbeatWithOffsetMs 812745879 diff 6070 timeout 5200\n[   84.300488] NVRM: GPU6 _kgspLogRpcTimeout: ********************************* GSP Timeout **********************************",
+        "answer": {"xids": [], "pci": None, "pid": None, "category": None, "driver": "595.71.05",
+                   "note": "GSP heartbeat and RPC timeout lines without an Xid number: no Xid is invented"},
+    },
+]
+
+SLURM = [
+    {
+        "id": "own-slurm-001",
+        "source_url": "https://github.com/martius-lab/cluster_utils/issues/87",
+        "source_kind": "github_issue",
+        "text": "JobID|NodeList|State|ExitCode\n239023|galvani-cn001|COMPLETED|0:0\n239023.batch|galvani-cn001|COMPLETED|0:0\n239023.extern|galvani-cn001|COMPLETED|0:0\n239023.0|galvani-cn001|CANCELLED|0:10\n239024|galvani-cn001|COMPLETED|0:0\n239024.batch|galvani-cn001|COMPLETED|0:0\n239024.extern|galvani-cn001|COMPLETED|0:0\n239024.0|galvani-cn001|CANCELLED|0:10",
+        "answer": {"format": "parsable2 with header", "job_id": None, "state": None,
+                   "exit_code": None, "nodes": None,
+                   "jobs": [{"job_id": "239023", "state": "COMPLETED"},
+                            {"job_id": "239024", "state": "COMPLETED"}],
+                   "note": "excerpt: the first two of four jobs. Each allocation row is COMPLETED 0:0 while its srun step was CANCELLED by SIGUSR1 (0:10): a job's state is its allocation row's; with several jobs there is no one job state"},
+    },
+    {
+        "id": "own-slurm-002",
+        "source_url": "https://github.com/nebius/soperator/pull/321",
+        "source_kind": "github_pull_request",
+        "text": "~# sacct --format=JobID,JobName,AllocCPUS,MaxRSS,MaxVMSize,TotalCPU,State\nJobID           JobName  AllocCPUS     MaxRSS  MaxVMSize   TotalCPU      State \n------------ ---------- ---------- ---------- ---------- ---------- ---------- \n20                sleep          2                        00:00.004     FAILED \n20.0              sleep          2      5872K          0  00:00.004     FAILED ",
+        "answer": {"format": "sacct fixed-width after a root prompt", "job_id": "20",
+                   "state": "FAILED", "exit_code": None, "nodes": None,
+                   "note": "excerpt: rows of job 20 only (jobs 19, 21 and 22 of the same listing left out); empty MaxRSS/MaxVMSize cells on the allocation row"},
+    },
+]
+
+APPS = []
