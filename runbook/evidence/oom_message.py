@@ -161,7 +161,8 @@ _ANCHORS: list[tuple[str, re.Pattern]] = [
     (
         "nccl",
         re.compile(
-            r"NCCL\s*WARN\s*(?:Cuda\s*failure\s*'out\s*of\s*memory'|Failed\s*to\s*CUDA\s*calloc)"
+            r"NCCL\s*WARN\s*(?:Cuda\s*failure\s*(?:\d{1,4}\s*)?'out\s*of\s*memory'|"
+            r"Failed\s*to\s*CUDA\s*calloc)"
         ),
     ),
     # PyTorch's allocator hint, printed only as the tail of a caching-allocator OOM message
@@ -203,9 +204,12 @@ _F = {
     "allowed": _re(r"SIZE\s*allowed\b"),
     "new_gpu_total": _re(r"GPU\s*(\d{1,18}(?!\d))\s*has\s*a\s*total\s*capac(?:i)?ty\s*of\s*SIZE"),
     "new_free": _re(r"of\s*which\s*SIZE\s*is\s*free"),
-    "new_allocated": _re(r"Of\s*the\s*allocated\s*memory\s*SIZE\s*is\s*allocated\s*by\s*PyTorch"),
+    # The sentence's own words, whatever precedes them: authors elide ("... 73.15 GiB is
+    # allocated by PyTorch ...") and wrap.
+    "new_allocated": _re(r"SIZE\s*is\s*allocated\s*by\s*PyTorch"),
     "new_unallocated": _re(r"SIZE\s*is\s*reserved\s*by\s*PyTorch\s*but\s*unallocated"),
-    "this_process": _re(r"this\s*process\s*has\s*SIZE\s*memory\s*in\s*use"),
+    # A paste can stop right after the size ("this process has 39.23 GiB").
+    "this_process": _re(r"this\s*process\s*has\s*SIZE(?:\s*memory\s*in\s*use)?"),
     "private_pools": _re(r"with\s*SIZE\s*allocated\s*in\s*private\s*pools"),
     "ma_allocated": _re(r"Currently\s*allocated\s*:\s*SIZE"),
     "ma_requested": _re(r"Requested\s*:\s*SIZE"),

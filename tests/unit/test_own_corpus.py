@@ -17,9 +17,10 @@ SHARED_TEXTS = {r.get("text") for f in cc.FILES for r in cc.read(corpus_dir() / 
 
 
 def numbers(rec: dict) -> tuple:
-    """An OOM message's request, capacity and free memory: the same message, whatever quoting."""
+    """An OOM message's own numbers: the same message, whatever quoting."""
     f = rec["fields"]
-    return tuple(round(f.get(k) or -1, 2) for k in ("tried_mib", "total_mib", "free_mib"))
+    keys = ("tried_mib", "total_mib", "free_mib", "allocated_by_pytorch_mib")
+    return tuple(None if f.get(k) is None else round(f[k], 2) for k in keys)
 
 
 SHARED_OOM_NUMBERS = {numbers(r) for r in cc.read(corpus_dir() / "oom_messages.jsonl")}

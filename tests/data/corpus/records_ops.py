@@ -50,6 +50,27 @@ LAUNCH = [
     },
 ]
 
+LAUNCH += [
+    {
+        "id": "own-launch-006",
+        "source_url": "https://github.com/pytorch/torchtitan/issues/620",
+        "source_kind": "github_issue",
+        "text": "============================================================\ntrain.py FAILED\n------------------------------------------------------------\nFailures:\n  <NO_OTHER_FAILURES>\n------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n  time      : 2024-10-16_11:13:21\n  host      : trx50-TRX50-AERO-D\n  rank      : 1 (local_rank: 1)\n  exitcode  : 1 (pid: 238568)\n  error_file: /tmp/torchelastic_ln6u9u9e/none__669dvmg/attempt_0/1/error.json\n  traceback : Traceback (most recent call last):",
+        "answer": {"launcher": "torchrun (torchtitan)", "failing_ranks": [1],
+                   "host": "trx50-TRX50-AERO-D", "first_failure_time": "2024-10-16_11:13:21",
+                   "note": "the thread says OOM, but this excerpt stops at the traceback's first line: is_oom is not in the text"},
+    },
+    {
+        "id": "own-launch-007",
+        "source_url": "https://github.com/NVIDIA-NeMo/Megatron-Bridge/issues/771",
+        "source_kind": "github_issue",
+        "text": "Training ...\nSetting rerun_state_machine.current_iteration to 0...\n\n[2025-09-24 16:15:28] cw-dfw-h100-001-132-026:2999605:3004403 [0] include/alloc.h:228 NCCL WARN Cuda failure 2 'out of memory'\n\n[2025-09-24 16:15:28] cw-dfw-h100-001-132-026:3000032:3004399 [4] include/alloc.h:228 NCCL WARN Cuda failure 2 'out of memory'\n\n[2025-09-24 16:15:28] cw-dfw-h100-001-132-026:2999784:3004405 [3] include/alloc.h:228 NCCL WARN Cuda failure 2 'out of memory'\n\n[2025-09-24 16:15:28] cw-dfw-h100-001-132-026:2999535:3004401 [7] include/alloc.h:228 NCCL WARN Cuda failure 2 'out of memory'",
+        "answer": {"launcher": "Megatron-Bridge (NeMo)", "failing_ranks": None, "host": None,
+                   "first_failure_time": "2025-09-24 16:15:28", "is_oom": True,
+                   "note": "NCCL's own allocation failures on four GPUs of one node at the same second; NCCL names the GPU ([0], [4]), not the rank, and the host only inside its host:pid:tid tag"},
+    },
+]
+
 XID = [
     {
         "id": "own-xid-001",
