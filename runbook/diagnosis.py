@@ -56,7 +56,7 @@ class Diagnosis:
     with_allocator: bool = False
     # Hardware-error text (Xid, ECC) seen in the launcher log itself.
     log_hardware: list[str] = field(default_factory=list)
-    # The first rung of the verdict's ladder, with the exact setting (runbook.planning.rungs).
+    # The first rung of the verdict's ladder, with the exact setting (runbook.rungs).
     next_step: dict | None = None
 
     @property

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from runbook.errors import ConfigError
+from runbook.errors import ConfigError, RunbookError
 
 _TAG = re.compile(r"runbook:([\w=,.:-]+)")
 
@@ -88,3 +88,31 @@ def site_secret(site) -> bytes:
 
 def runbook_user(site) -> str:
     return site.slurm.submit_user or getpass.getuser()
+
+
+def walk(client, job, *, secret: bytes, runbook_user: str,
+            depth: int = 20) -> tuple[list[tuple[str, str]], list[str]]:  # fmt: skip
+    """(job id, rung) for this job and each ancestor runbook resubmitted, nearest first, from
+    signed tags only; and, in words, each comment that claimed a lineage but cannot be believed
+    (the walk stops there)."""
+    out: list[tuple[str, str]] = []
+    suspicious: list[str] = []
+    current = job
+    for _ in range(depth):
+        claim = read(current.job_id, current.comment, current.user, secret=secret,
+                          runbook_user=runbook_user)  # fmt: skip
+        if claim is None:
+            break
+        if not claim.trusted:
+            suspicious.append(f"job {current.job_id}'s comment claims a runbook lineage "
+                              f"(parent {claim.fields.get('parent', '?')}, rung "
+                              f"{claim.fields.get('rung', '?')}) but {claim.why}: ignored")  # fmt: skip
+            break
+        if not claim.fields.get("parent") or not claim.fields.get("rung"):
+            break
+        out.append((current.job_id, claim.fields["rung"]))
+        try:
+            current = client.job(claim.fields["parent"])
+        except RunbookError:
+            break
+    return out, suspicious

@@ -94,7 +94,7 @@ def load(site_dir: str = "", *, path: str | Path | None = None) -> Playbook:
             verdict: tuple(Rung(**rung) for rung in rungs)
             for verdict, rungs in data["ladder"].items()
         }
-        from runbook.planning.rungs import REGISTRY
+        from runbook.rungs import REGISTRY
 
         unknown = sorted({r.id for rungs in ladder.values() for r in rungs} - set(REGISTRY))
         if unknown:

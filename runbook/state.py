@@ -182,6 +182,33 @@ def resumable_incident(conn: sqlite3.Connection, job_id: str) -> str | None:
     return row["id"] if incident_state(conn, row) in ("interrupted", "stopped") else None
 
 
+def handled_incident(conn: sqlite3.Connection, job_id: str):
+    """The newest incident that handled `job_id` (complete, or handed to a person), or None."""
+    return conn.execute(
+        "SELECT id, new_job_id, verdict FROM incidents WHERE job_id = ? AND status IN "
+        "('complete', 'needs_human') ORDER BY created DESC LIMIT 1", (job_id,)).fetchone()  # fmt: skip
+
+
+def open_incident(conn: sqlite3.Connection, incident_id: str, job_id: str, source: str,
+                  folder: str) -> None:  # fmt: skip
+    """Record an incident as running; the same id again (a resumed incident) runs again."""
+    conn.execute(
+        "INSERT INTO incidents(id, job_id, source, created, status, folder) VALUES (?, ?, ?, ?, "
+        "'running', ?) ON CONFLICT(id) DO UPDATE SET status = 'running'",
+        (incident_id, job_id, source, time.time(), folder),
+    )
+
+
+def close_incident(conn: sqlite3.Connection, incident_id: str, *, exit_code: int, verdict,
+                   new_job_id, summary: str) -> None:  # fmt: skip
+    """complete: handled; needs_human: a person decides; failed/stopped: worth another run."""
+    status = {0: "complete", 4: "needs_human"}.get(exit_code, "failed")
+    conn.execute(
+        "UPDATE incidents SET status = ?, verdict = ?, new_job_id = ?, data = ? WHERE id = ?",
+        (status, verdict, new_job_id, summary, incident_id),
+    )
+
+
 def check_free_space(directory: Path, min_free_mib: float, *, usage=None) -> None:
     """Refuse to start mutating when the state dir is nearly full: a ledger or report that cannot
     be written after a scancel is how a runbook loses track of what it did."""

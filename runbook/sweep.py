@@ -14,29 +14,17 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from runbook import lineage, state
 from runbook.diagnosis import Evidence, classify
 from runbook.errors import ExitCode, RunbookError
-from runbook.evidence.launcher_log import scan_parts
-from runbook.evidence.log_filter import parse_grep_output, remote_grep_many_argv, split_locations
-from runbook.pipeline import (
-    ACTIVE,
-    OOM_KINDS,
-    Options,
-    Trigger,
-    _log_patterns,
-    _slurm_text,
-    handle_incident,
-)
+from runbook.evidence import collect
+from runbook.pipeline import ACTIVE, OOM_KINDS, Options, Trigger, handle_incident
 from runbook.planning.ladder import ACTING_VERDICTS
 from runbook.playbook import load as load_playbook
 from runbook.slurm.factory import slurm_client
-from runbook.slurm.paths import locate, task_of
-from runbook.transport.local import LocalTransport
 from runbook.transport.ssh import SshHosts, SshSettings
 
 
@@ -159,20 +147,22 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
     return res
 
 
-def _triage(site, j, launch, thresholds, dry_run, res, unreadable: str) -> None:
-    if launch is None:
+def _triage(site, j, logs, thresholds, dry_run, res, unreadable: str) -> None:
+    if logs is None:
         res.lines.append(Line(j.job_id, j.user, j.state, "unknown", unreadable, None,
                               int(ExitCode.STEP_FAILED)))  # fmt: skip
         return
+    launch = logs.launch
     ff = launch.first_failure
     if j.state in ACTIVE and not (ff and ff.kind in OOM_KINDS):
         return  # a healthy running job is none of the sweep's business
-    verdict = classify(Evidence(launch=launch, slurm=_slurm_text(j), job_id=j.job_id),
+    verdict = classify(Evidence(launch=launch, slurm=collect.slurm_text(j), job_id=j.job_id),
                        thresholds).verdict  # fmt: skip
     if verdict not in ACTING_VERDICTS:
         res.lines.append(Line(j.job_id, j.user, j.state, verdict, "report only: not an OOM"))
     elif verdict in site.policy.unattended_verdicts:
-        r = handle_incident(Trigger(j.job_id, "sweep", "runbook sweep"), site,
+        # The logs just read are the incident's evidence: not read a second time.
+        r = handle_incident(Trigger(j.job_id, "sweep", "runbook sweep", logs=logs), site,
                             Options(dry_run=dry_run))  # fmt: skip
         action = r.summary.split("; ", 1)[1] if "; " in r.summary else r.summary
         res.lines.append(Line(j.job_id, j.user, j.state, r.verdict or verdict, action,
@@ -183,60 +173,23 @@ def _triage(site, j, launch, thresholds, dry_run, res, unreadable: str) -> None:
                               int(ExitCode.NEEDS_HUMAN)))  # fmt: skip
 
 
-def _read_all(site, candidates, scripts) -> tuple[dict, dict]:
+def _read_all(site, candidates, scripts) -> tuple[dict, dict, dict]:
     """Every candidate's log, one exec per host (its batch host: its first node)."""
-    by_host: dict[str, list] = {}
-    for j in candidates:
-        host = j.batch_host or (j.nodes[0] if j.nodes else "")
-        script = scripts.get(j.job_id, "")
-        for pattern in _log_patterns(j, script):
-            where = locate(pattern, job_id=j.job_id, work_dir=j.work_dir or ".", job_name=j.name,
-                           user=j.user, array_job_id=j.array_job_id,
-                           array_task_id=j.array_task_id)  # fmt: skip
-            by_host.setdefault(host, []).append((j, where))
-    launches: dict = {}
-    unreadable: dict[str, str] = {}
-    execs: dict[str, int] = {}
-
-    def read(host: str, items: list, hosts: SshHosts):
-        local = site.logs.read_on == "local" or not host
-        transport = LocalTransport() if local else hosts[host]
-        argv = remote_grep_many_argv([(w.directory, w.name_glob) for _, w in items],
-                                     tail=site.logs.tail_lines)  # fmt: skip
-        try:
-            r = transport.run(argv, timeout=max(site.ssh.command_timeout_s, 60))
-        except RunbookError as e:
-            return host, items, None, str(e).splitlines()[0]
-        return host, items, r.stdout, None
-
     with SshHosts(SshSettings.from_site(site)) as hosts:
-        for host in by_host:
-            if site.logs.read_on != "local" and host:
-                hosts[host]  # connections are made from the pool's threads; entries made here
-        with ThreadPoolExecutor(max_workers=max(1, site.ssh.max_parallel)) as pool:
-            done = list(pool.map(lambda kv: read(kv[0], kv[1], hosts), by_host.items()))
+        logs, errors = collect.read_logs_many(
+            site, [(j, scripts.get(j.job_id, "")) for j in candidates], hosts,
+            step_pattern=site.logs.step_pattern)  # fmt: skip
         execs = {h: t["execs"] for h, t in hosts.stats().items()}
-    parts: dict[str, list] = {}
-    for host, items, out, err in done:
-        if out is None:
-            for j, _ in items:
-                unreadable[j.job_id] = f"logs not readable on {host or 'this host'}: {err}"
-            continue
-        per_loc = split_locations(out)
-        for n, (j, where) in enumerate(items):
-            for path, e in parse_grep_output(per_loc.get(n, "")).items():
-                parts.setdefault(j.job_id, []).append((e.text(), task_of(where, path)))
-            parts.setdefault(j.job_id, [])
-    for j in candidates:
-        if j.job_id in parts:
-            launches[j.job_id] = scan_parts(parts[j.job_id], nodes=j.nodes,
-                                            tasks_per_node=j.tasks_per_node,
-                                            world_size=j.num_tasks)  # fmt: skip
-    return launches, execs, unreadable
+    unreadable = {
+        jid: f"logs not readable on {collect.log_host(j) or 'this host'}: "
+        f"{str(errors[jid]).splitlines()[0]}"
+        for j in candidates if (jid := j.job_id) in errors
+    }  # fmt: skip
+    return logs, execs, unreadable
 
 
 def _verify_pending(site, conn) -> list[dict]:
-    from runbook.commands.incidents import verify_incident
+    from runbook.verify import verify_incident
 
     out = []
     rows = conn.execute("SELECT id FROM incidents WHERE new_job_id IS NOT NULL AND status = "

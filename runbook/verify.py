@@ -8,13 +8,12 @@ without getting past it, or failed again: that is a new incident on the lineage)
 from __future__ import annotations
 
 import json
-import re
 import time
 from pathlib import Path
 
 from runbook.errors import UsageError
 from runbook.evidence.launcher_log import LaunchReport
-from runbook.evidence.units import small_int
+from runbook.evidence.progress import training_steps
 from runbook.report.files import write_reports
 from runbook.slurm.client import TERMINAL_STATES
 
@@ -22,31 +21,9 @@ from runbook.slurm.client import TERMINAL_STATES
 def expected_allocator(plan: dict) -> str | None:
     """The allocator setting the plan chose: its own (a thin pool adds one to a script rung), or
     its allocator rung's."""
-    from runbook.planning.rungs import allocator_setting
+    from runbook.rungs import allocator_setting
 
     return plan.get("allocator") or allocator_setting(plan.get("rung"))
-
-
-# Lines Slurm itself writes into a job's output: "*** STEP 20.0 ON gpu-01 CANCELLED AT ... ***",
-# "slurmstepd: error: ...", "srun: error: ...". Their numbers are Slurm's step ids, never the
-# training's steps, whatever [logs] step_pattern matches.
-_SLURM_NOTICE = re.compile(
-    r"^\s*(?:\[[^\]]*\]\s*)?(?:\*{3}\s*(?:STEP|JOB)\b|(?:slurmstepd|srun|sbatch|salloc)"
-    r"(?:-[\w.-]+)?:)"
-)
-
-
-def training_steps(lines: list[str], step_pattern: str) -> int | None:
-    """The last training step printed in `lines`, from the training's own output only."""
-    last = None
-    for line in lines:
-        if _SLURM_NOTICE.search(line):
-            continue
-        for m in re.finditer(step_pattern, line):
-            n = small_int(m.group(1))
-            if n is not None:
-                last = n
-    return last
 
 
 def judge(plan: dict, job, launch: LaunchReport, tails: list[str], step_pattern: str) -> dict:
@@ -133,3 +110,29 @@ def append(folder: str, verification: dict) -> dict:
     data["verification"] = verification
     write_reports(folder, data)
     return data
+
+
+def verify_incident(site, conn, incident_id: str) -> dict:
+    """Judge an incident's rerun and append the result to its report (`runbook verify`, and the
+    sweep for pending ones): the rerun's logs are read as the incident's own were."""
+    from runbook.evidence import collect
+    from runbook.slurm.factory import slurm_client
+    from runbook.transport.ssh import SshHosts, SshSettings
+
+    inc = load_incident(conn, incident_id)
+    data = json.loads((Path(inc["folder"]) / "report.json").read_text())
+    rerun = rerun_of(conn, inc)
+    if not rerun:
+        result = {"state": "not applicable", "job_id": None, "at": time.time(),
+                  "details": ["nothing was resubmitted for this incident"]}  # fmt: skip
+    else:
+        client = slurm_client(site)
+        job = client.job(rerun)
+        script = client.batch_script(rerun)
+        with SshHosts(SshSettings.from_site(site)) as hosts:
+            launch = collect.read_logs(site, job, script, hosts).launch
+        result = judge(data.get("plan", {}), job, launch, launch.tails, site.logs.step_pattern)
+    append(inc["folder"], result)
+    conn.execute("UPDATE incidents SET data = ? WHERE id = ?",
+                 (f"verification {result['state']}", incident_id))  # fmt: skip
+    return result

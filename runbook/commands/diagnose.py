@@ -10,8 +10,8 @@ from runbook.diagnosis import Diagnosis, Evidence, classify, human_mib
 from runbook.errors import ExitCode, InputError, RunbookError
 from runbook.evidence.files import read_text_input
 from runbook.evidence.launcher_log import scan
-from runbook.planning.rungs import next_step
 from runbook.playbook import load as load_playbook
+from runbook.rungs import next_step
 from runbook.slurm import text as slurm_text
 
 

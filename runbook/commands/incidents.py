@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import click
@@ -12,43 +11,12 @@ from runbook import state
 from runbook import verify as verifying
 from runbook.errors import ExitCode, InputError
 from runbook.report.files import write_reports
-from runbook.slurm.factory import slurm_client
 from runbook.state import site_db
 
 
 def _db(app):
     site = app.site()
     return site, site_db(site)
-
-
-def verify_incident(site, conn, incident_id: str) -> dict:
-    """Judge an incident's rerun and append the result to its report (also used by the sweep)."""
-    from runbook.pipeline import _read_logs  # the same log reading as the incident itself
-    from runbook.transport.ssh import SshHosts, SshSettings
-
-    inc = verifying.load_incident(conn, incident_id)
-    data = json.loads((Path(inc["folder"]) / "report.json").read_text())
-    rerun = verifying.rerun_of(conn, inc)
-    if not rerun:
-        result = {"state": "not applicable", "job_id": None, "at": time.time(),
-                  "details": ["nothing was resubmitted for this incident"]}  # fmt: skip
-    else:
-        client = slurm_client(site)
-        job = client.job(rerun)
-        script = client.batch_script(rerun)
-
-        class _Discard:  # verification writes no raw files of its own
-            def raw(self, name, text):
-                pass
-
-        with SshHosts(SshSettings.from_site(site)) as hosts:
-            launch, _, _ = _read_logs(site, job, script, hosts, _Discard())
-            tails = launch.tails
-        result = verifying.judge(data.get("plan", {}), job, launch, tails, site.logs.step_pattern)
-    verifying.append(inc["folder"], result)
-    conn.execute("UPDATE incidents SET data = ? WHERE id = ?",
-                 (f"verification {result['state']}", incident_id))  # fmt: skip
-    return result
 
 
 @click.command()
@@ -70,7 +38,7 @@ def verify(app, incident_id, as_json):
     Exit codes: 0 passed, 1 failed (a new incident on the lineage), 4 still pending.
     """
     site, conn = _db(app)
-    result = verify_incident(site, conn, incident_id)
+    result = verifying.verify_incident(site, conn, incident_id)
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:

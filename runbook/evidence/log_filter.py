@@ -87,11 +87,6 @@ def tail_lines(lines: Iterable[str], n: int) -> list[str]:
     return list(deque(lines, maxlen=n))
 
 
-def fnmatch_escape(text: str) -> str:
-    """A literal piece of a file name made safe for find -name (fnmatch honours backslashes)."""
-    return re.sub(r"([\\*?\[\]])", r"\\\1", text)
-
-
 # Shell for one (dir, glob) location: matching lines with context, NUL after each file name,
 # capped; then, if asked, the tail of each file after an `@@tail NAME` line.
 _SCAN_ONE_LOCATION = (

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from runbook import rungs
 from runbook.checkpoints import Checkpoint
-from runbook.errors import RunbookError
-from runbook.planning import rungs
 from runbook.planning.sbatch_patch import Patch, RungNotApplicable, patch, render, set_allocator
 
 ACTING_VERDICTS = ("true_oom", "fragmentation", "co_tenant", "gpu_fault", "host_oom")
@@ -48,36 +47,6 @@ class Plan:
     @property
     def acts(self) -> bool:
         return self.rung is not None and not self.needs_human
-
-
-def lineage(client, job, *, secret: bytes, runbook_user: str,
-            depth: int = 20) -> tuple[list[tuple[str, str]], list[str]]:  # fmt: skip
-    """(job id, rung) for this job and each ancestor runbook resubmitted, nearest first, from
-    signed tags only; and, in words, each comment that claimed a lineage but cannot be believed
-    (the walk stops there)."""
-    from runbook import lineage as tags
-
-    out: list[tuple[str, str]] = []
-    suspicious: list[str] = []
-    current = job
-    for _ in range(depth):
-        claim = tags.read(current.job_id, current.comment, current.user, secret=secret,
-                          runbook_user=runbook_user)  # fmt: skip
-        if claim is None:
-            break
-        if not claim.trusted:
-            suspicious.append(f"job {current.job_id}'s comment claims a runbook lineage "
-                              f"(parent {claim.fields.get('parent', '?')}, rung "
-                              f"{claim.fields.get('rung', '?')}) but {claim.why}: ignored")  # fmt: skip
-            break
-        if not claim.fields.get("parent") or not claim.fields.get("rung"):
-            break
-        out.append((current.job_id, claim.fields["rung"]))
-        try:
-            current = client.job(claim.fields["parent"])
-        except RunbookError:
-            break
-    return out, suspicious
 
 
 candidates = rungs.candidates

@@ -26,9 +26,9 @@ import jinja2
 import jinja2.meta
 from jinja2.sandbox import SandboxedEnvironment
 
+from runbook import rungs
 from runbook.errors import InputError, UsageError
-from runbook.planning import rungs
-from runbook.planning.rungs import ALLOC_VARS
+from runbook.rungs import ALLOC_VARS
 
 HEADER_TEMPLATE = "# runbook:template="
 HEADER_VARS = "# runbook:vars="

@@ -15,7 +15,6 @@ from datetime import datetime
 
 from runbook.errors import JobNotFound, SlurmError, UsageError
 from runbook.evidence.units import small_int
-from runbook.planning.resources import recorded
 from runbook.slurm.client import (
     JobInfo,
     check_job_id,
@@ -24,6 +23,7 @@ from runbook.slurm.client import (
     slurm_error,
 )
 from runbook.slurm.hostlist import expand
+from runbook.slurm.recorded import recorded
 from runbook.slurm.text import expand_state, key_values, scontrol_records
 
 SEP = "\x1f"

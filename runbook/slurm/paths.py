@@ -13,7 +13,11 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from runbook.evidence.log_filter import fnmatch_escape
+
+def fnmatch_escape(text: str) -> str:
+    """A literal piece of a file name made safe for find -name (fnmatch honours backslashes)."""
+    return re.sub(r"([\\*?\[\]])", r"\\\1", text)
+
 
 _TOKEN = re.compile(r"%(\d*)([%AabJjNnstux])")
 

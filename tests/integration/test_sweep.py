@@ -24,10 +24,11 @@ LOGS = {r["id"]: r["text"] for r in corpus_records("ops/launcher_logs.jsonl")}
 # (recorded text, the verdict the sweep must reach)
 CASES = [
     (OOMS["oom-125"], "fragmentation"), (OOMS["oom-016"], "fragmentation"),
-    (OOMS["oom-032"], "fragmentation"), (OOMS["oom-001"], "fragmentation"),
+    # oom-001: a 194.87 MiB pool on a full 23.65 GiB card, 0.8 %: thin, so true_oom (DESIGN §3)
+    (OOMS["oom-032"], "fragmentation"), (OOMS["oom-001"], "true_oom"),
     (OOMS["oom-130"], "true_oom"), (OOMS["oom-110"], "true_oom"), (OOMS["oom-007"], "true_oom"),
     (OOMS["oom-094"], "co_tenant"), (OOMS["oom-049"], "co_tenant"),
-    (LOGS["launch-qwen3coder-174-rank3-oom"], "fragmentation"),
+    (LOGS["launch-qwen3coder-174-rank3-oom"], "true_oom"),  # 765.81 MiB of 79.10 GiB: thin
     (LOGS["launch-snakemake-371-oom-kill-new"], "host_oom"),
     (LOGS["launch-medalt-9-oom-step-batch"], "host_oom"),
     (LOGS["launch-deepspeed-3232-return-code-9"], "host_oom"),

@@ -42,16 +42,16 @@ def test_a_healthy_probe_adds_no_such_reason():
 
 
 def test_report_says_unknown_not_no_xid_events():
-    from runbook.pipeline import _health_view
     from runbook.report.render import render_all
+    from runbook.report.views import health_view
     from tests.unit.test_report import incident
 
     refused = health_from_sections("gpu-01", {"kernel_log": ("not told to expect dmesg", 97),
                                               "ecc": ("", 0), "apps": ("", 0)})  # fmt: skip
     gone = NodeHealth(node="gpu-02", error="cannot connect to gpu-02 (198.18.0.12:22): timed out")
     inc = incident()
-    inc.evidence["node_health"] = {"gpu-01": _health_view(refused, "42"),
-                                   "gpu-02": _health_view(gone, "42")}  # fmt: skip
+    inc.evidence["node_health"] = {"gpu-01": health_view(refused, "42"),
+                                   "gpu-02": health_view(gone, "42")}  # fmt: skip
     out = render_all(inc.to_json())
     md, html = out["report.md"], out["report.html"]
     assert "Xid events: **unknown** (the kernel log could not be read: kernel log exited 97" in md

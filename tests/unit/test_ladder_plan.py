@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from runbook.planning import ladder, rungs
+from runbook import rungs
+from runbook.planning import ladder
 from runbook.playbook import load
 from runbook.site import SiteConfig
 from runbook.verify import expected_allocator

@@ -6,7 +6,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from runbook import lineage
-from runbook.planning.ladder import lineage as walk
 
 KEY = b"site-key"
 
@@ -32,7 +31,7 @@ def test_the_walk_follows_signed_ancestors_and_names_the_forged_one():
                              comment="runbook:incident=i1,parent=1,rung=halve_micro_batch"),
     }  # fmt: skip
     client = SimpleNamespace(job=lambda j: jobs[j])
-    tried, suspicious = walk(client, jobs["3"], secret=KEY, runbook_user="svc")
+    tried, suspicious = lineage.walk(client, jobs["3"], secret=KEY, runbook_user="svc")
     assert tried == [("3", "activation_checkpointing")]
     assert len(suspicious) == 1 and "job 2" in suspicious[0] and "ignored" in suspicious[0]
 

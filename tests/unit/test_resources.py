@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from runbook.planning.resources import gpus, mismatches, options, recorded
+from runbook.planning.resources import gpus, mismatches, options
+from runbook.slurm.recorded import recorded
 from runbook.slurm.text import scontrol_records
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
@@ -59,7 +60,7 @@ def test_gpus_and_mismatches():
 
 
 def test_log_path_back_to_a_pattern_only_in_the_file_name():
-    from runbook.planning.resources import as_pattern
+    from runbook.slurm.recorded import as_pattern
 
     # Found by CI on a fresh cluster: job 9 in a folder named racejob-w4a69kn2.
     assert as_pattern("/w/racejob-w4a69kn2/racejob-9.out", "9") == "/w/racejob-w4a69kn2/racejob-%j.out"

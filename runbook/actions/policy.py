@@ -1,0 +1,21 @@
+"""Who says yes to a mutating step (DESIGN: every mutation through the one executor)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from runbook.actions.executor import Action
+
+
+def confirm_policy(site, verdict: str | None, *, assume_yes: bool = False,
+                   confirm: Callable[[Action], bool] | None = None):
+    """Who says yes to a mutating step: --yes; a person at the terminal; or the site policy, which
+    names the verdicts that may act unattended. Otherwise the step is declined and a person is
+    needed (exit 4), with the exact commands in the report."""
+    if assume_yes or site.policy.assume_yes:
+        return None
+    if confirm is not None:
+        return confirm
+    if verdict in site.policy.unattended_verdicts:
+        return None
+    return lambda action: False

@@ -1,0 +1,51 @@
+"""The actions stage: carry out a plan through the one executor (dry run, ledger, idempotency,
+confirmation), and read back what Slurm made of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runbook import lineage
+from runbook.actions import steps
+from runbook.actions.executor import Executor
+from runbook.diagnosis import Diagnosis
+from runbook.errors import RunbookError
+from runbook.planning import ladder, resources
+
+
+def apply_plan(ex: Executor, client, site, job, plan: ladder.Plan, folder: Path,
+               d: Diagnosis) -> None:  # fmt: skip
+    """Drain (when the rung says so), write the patched script into the incident folder, submit it
+    with the lineage tag, and read the new job back: the same world size and GPUs, or it is
+    cancelled and a person decides. Every mutation goes through the executor."""
+    if plan.drain:
+        reasons = (d.reasons[0] if d.reasons else d.verdict)[:200]
+        r = ex.run(steps.drain(client, plan.drain, f"runbook {ex.incident}: {d.verdict}: "
+                               f"{reasons}", ex.incident))  # fmt: skip
+        if not r.ok:
+            return
+    script = str(folder / f"job.{plan.rung}.sbatch")
+    w = ex.run(steps.write_file(script, plan.patch.new))
+    if not w.ok:
+        return
+    sub = ex.run(steps.submit(client, script, plan.sbatch_args, plan.env, incident=ex.incident,
+                              parent=job.job_id, rung=plan.rung,
+                              secret=lineage.site_secret(site),
+                              runbook_user=lineage.runbook_user(site)))  # fmt: skip
+    if sub.status != "applied" or not sub.value:
+        return
+    # Read the new job back: the same world size and GPUs, or it is not the same job.
+    try:
+        new = client.job(sub.value)
+    except RunbookError as e:
+        plan.needs_human = True
+        plan.human_action = f"check new job {sub.value} by hand: it could not be read back ({e})"
+        return
+    wrong = resources.mismatches(job, new, plan.rung)
+    plan.readback = {"original": resources.world(job), "new": resources.world(new),
+                     "mismatches": wrong}  # fmt: skip
+    if wrong:
+        ex.run(steps.cancel(client, sub.value))
+        plan.needs_human = True
+        plan.human_action = (f"new job {sub.value} did not get the original's resources "
+                             f"({'; '.join(wrong)}): it was cancelled; resubmit by hand")  # fmt: skip

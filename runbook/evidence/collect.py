@@ -1,0 +1,225 @@
+"""Evidence from the cluster for one job or many: the job's logs filtered where they are, the
+instrument dump of the failing rank, and the job as Slurm text. Used by `runbook oom` (through
+the pipeline), `runbook sweep` and `runbook verify`, so each reads logs the same way.
+
+Every log location of every job on a host is read in one exec (log_filter.remote_grep_many_argv):
+one SSH round trip per host, however many jobs, patterns and per-task files. What was read comes
+back as values; writing raw files is the caller's business.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from runbook.errors import RunbookError
+from runbook.evidence.launcher_log import LaunchReport, scan_parts
+from runbook.evidence.log_filter import parse_grep_output, remote_grep_many_argv, split_locations
+from runbook.evidence.progress import training_steps
+from runbook.slurm.paths import locate, srun_log_patterns, task_of
+from runbook.slurm.text import SlurmJobText
+from runbook.transport.local import LocalTransport
+
+
+@dataclass
+class JobLogs:
+    """One job's logs as read: the scan, the step it failed at, what reading left out, and the
+    raw output of the read (for the incident folder)."""
+
+    launch: LaunchReport
+    failed_step: int | None = None
+    notes: list[str] = field(default_factory=list)
+    raw: str = ""
+
+
+def slurm_text(job) -> SlurmJobText:
+    """The job as the diagnosis reads Slurm's view of it."""
+    return SlurmJobText(format=job.source, job_id=job.job_id, state=job.state,
+                        exit_code=job.exit_code, nodes=job.nodes or None)  # fmt: skip
+
+
+def log_patterns(job, script: str) -> list[str]:
+    """StdOut/StdErr as slurmctld resolved them, else the script's #SBATCH lines, else Slurm's
+    default (slurm-%j.out, in the working directory); and the per-task files of `srun --output`
+    in the script, which hold the ranks' own tracebacks (the batch log may hold only srun's
+    notices)."""
+    found = [p for p in (job.stdout, job.stderr) if p and p != "/dev/null"]
+    if not found:
+        for m in re.finditer(r"(?m)^#SBATCH[ \t]+(?:--output|--error|-o|-e)(?:=|[ \t]+)(.+)$",
+                             script or ""):  # fmt: skip
+            try:  # sbatch reads quotes in directives, mid-word too
+                words = shlex.split(m.group(1), comments=True)
+            except ValueError:  # unbalanced quotes: take the first word as written
+                words = m.group(1).split()[:1]
+            if words:
+                found.append(words[0])
+    return list(dict.fromkeys([*found, *srun_log_patterns(script)])) or [""]
+
+
+def log_host(job) -> str:
+    """Where the job's logs are written: its batch host (its first node)."""
+    return job.batch_host or (job.nodes[0] if job.nodes else "")
+
+
+def _transport(site, host: str, hosts):
+    return LocalTransport() if site.logs.read_on == "local" or not host else hosts[host]
+
+
+def read_logs_many(site, jobs: list[tuple[object, str]], hosts, *, step_pattern: str = "",
+                   ) -> tuple[dict[str, JobLogs], dict[str, RunbookError]]:  # fmt: skip
+    """Every job's logs, one exec per host, hosts in parallel: ({job id: JobLogs}, {job id: why
+    its logs could not be read}). `jobs` holds (job, batch script) pairs."""
+    by_host: dict[str, list] = {}
+    for job, script in jobs:
+        for pattern in log_patterns(job, script):
+            where = locate(pattern, job_id=job.job_id, work_dir=job.work_dir or ".",
+                           job_name=job.name, user=job.user, array_job_id=job.array_job_id,
+                           array_task_id=job.array_task_id)  # fmt: skip
+            by_host.setdefault(log_host(job), []).append((job, where))
+
+    def read(host: str, items: list):
+        argv = remote_grep_many_argv([(w.directory, w.name_glob) for _, w in items],
+                                     tail=site.logs.tail_lines)  # fmt: skip
+        try:
+            transport = _transport(site, host, hosts)
+            r = transport.run(argv, timeout=max(site.ssh.command_timeout_s, 60))
+        except RunbookError as e:
+            return host, items, None, e
+        return host, items, r.stdout, None
+
+    if len(by_host) > 1:
+        for host in by_host:  # connections are made from the pool's threads; entries made here
+            if site.logs.read_on != "local" and host:
+                hosts[host]
+        with ThreadPoolExecutor(max_workers=max(1, site.ssh.max_parallel)) as pool:
+            done = list(pool.map(lambda kv: read(*kv), by_host.items()))
+    else:
+        done = [read(h, items) for h, items in by_host.items()]
+
+    parts: dict[str, list] = {}
+    tails: dict[str, list[str]] = {}
+    notes: dict[str, list[str]] = {}
+    raw: dict[str, list[str]] = {}
+    unreadable: dict[str, RunbookError] = {}
+    for host, items, out, err in done:
+        if out is None:
+            for job, _ in items:
+                unreadable[job.job_id] = err
+            continue
+        per_loc = split_locations(out)
+        for n, (job, where) in enumerate(items):
+            jid = job.job_id
+            parts.setdefault(jid, [])
+            raw.setdefault(jid, []).append(f"@@loc {where.pattern}\n{per_loc.get(n, '')}")
+            excerpts = parse_grep_output(per_loc.get(n, ""))
+            if not excerpts:
+                notes.setdefault(jid, []).append(
+                    f"no log file matched {where.pattern} on {host or 'this host'}")
+            for path, e in sorted(excerpts.items()):
+                parts[jid].append((e.text(), task_of(where, path)))
+                tails.setdefault(jid, []).extend(e.tail)
+                if e.truncated:
+                    notes.setdefault(jid, []).append(
+                        f"{path}: excerpt cut at the 1 MiB cap; the earliest lines were kept")
+    out: dict[str, JobLogs] = {}
+    for job, _ in jobs:
+        jid = job.job_id
+        if jid in unreadable or jid not in parts:
+            continue
+        launch = scan_parts(parts[jid], nodes=job.nodes, tasks_per_node=job.tasks_per_node,
+                            world_size=job.num_tasks)  # fmt: skip
+        launch.tails = tails.get(jid, [])
+        job_notes = notes.get(jid, [])
+        if not parts[jid]:
+            launch.incomplete.append(
+                f"no log of the job was found ({'; '.join(job_notes)}; the job's paths came "
+                f"from {job.source})")
+        launch.incomplete.extend(n for n in job_notes if "cut at" in n)
+        last = None
+        if step_pattern:
+            last = training_steps(launch.tails, step_pattern)
+        out[jid] = JobLogs(launch, last + 1 if last is not None else None, job_notes,
+                           "\n".join(raw.get(jid, [])))  # fmt: skip
+    return out, unreadable
+
+
+def read_logs(site, job, script: str, hosts) -> JobLogs:
+    """One job's logs (one exec on its log host). Raises what made them unreadable."""
+    done, unreadable = read_logs_many(site, [(job, script)], hosts,
+                                      step_pattern=site.logs.step_pattern)  # fmt: skip
+    if job.job_id in unreadable:
+        raise unreadable[job.job_id]
+    return done[job.job_id]
+
+
+def fetch_dump(site, job, launch: LaunchReport, hosts) -> tuple[dict | None, str]:
+    """runbook.instrument's dump for the failing rank, when the job wrote one (one more read):
+    (the dump, its raw text)."""
+    ff = launch.first_failure
+    marks = [i for i in launch.instrument if i.kind == "oom-dump" and i.fields.get("path")]
+    mine = [i for i in marks if ff and i.rank in ff.ranks] or marks
+    if not mine:
+        return None, ""
+    r = _transport(site, log_host(job), hosts).run(
+        ["head", "-c", str(8 << 20), "--", mine[0].fields["path"]]
+    )
+    if not r.ok:
+        return None, ""
+    try:
+        return json.loads(r.stdout), r.stdout
+    except json.JSONDecodeError:
+        return None, r.stdout
+
+
+@dataclass
+class LineageEvidence:
+    """The training run this job belongs to, from signed tags in Slurm: the rungs already tried
+    (job id, rung; nearest first), comments that claimed a lineage and were not believed, and
+    when the run's first job started."""
+
+    tried: list[tuple[str, str]] = field(default_factory=list)
+    suspicious: list[str] = field(default_factory=list)
+    start: float | None = None
+
+
+def lineage_of(site, client, job) -> LineageEvidence:
+    from runbook import lineage
+
+    secret, user = lineage.site_secret(site), lineage.runbook_user(site)
+    tried, suspicious = lineage.walk(client, job, secret=secret, runbook_user=user)
+    root = job
+    if tried:
+        # The parent of the oldest signed rerun started the run.
+        try:
+            last = client.job(tried[-1][0])
+            claim = lineage.read(last.job_id, last.comment, last.user, secret=secret,
+                                 runbook_user=user)  # fmt: skip
+            root = client.job(claim.fields["parent"]) if claim and claim.trusted else last
+        except (RunbookError, KeyError):
+            root = None
+    t = (root.start or root.submit) if root is not None else None
+    return LineageEvidence(tried, suspicious, t.timestamp() if t else None)
+
+
+@dataclass
+class CheckpointEvidence:
+    """The newest valid checkpoint of this training run (None: start from the beginning), and
+    the ones passed over, each with its reason."""
+
+    chosen: object | None = None
+    skipped: list = field(default_factory=list)
+
+
+def checkpoints_of(site, job, run: LineageEvidence) -> CheckpointEvidence:
+    from runbook import checkpoints
+
+    found = checkpoints.find(site.checkpoints.pattern, workdir=job.work_dir or ".",
+                             marker=site.checkpoints.marker,
+                             load_max_mib=site.checkpoints.load_check_max_mib)  # fmt: skip
+    found = checkpoints.of_lineage(found, since=run.start,
+                                   until=job.end.timestamp() if job.end else None)  # fmt: skip
+    chosen, skipped = checkpoints.newest_valid(found)
+    return CheckpointEvidence(chosen, skipped)

@@ -1,0 +1,28 @@
+"""How far a training got, from its own output: the last step it printed."""
+
+from __future__ import annotations
+
+import re
+
+from runbook.evidence.units import small_int
+
+# Lines Slurm itself writes into a job's output: "*** STEP 20.0 ON gpu-01 CANCELLED AT ... ***",
+# "slurmstepd: error: ...", "srun: error: ...". Their numbers are Slurm's step ids, never the
+# training's steps, whatever [logs] step_pattern matches.
+_SLURM_NOTICE = re.compile(
+    r"^\s*(?:\[[^\]]*\]\s*)?(?:\*{3}\s*(?:STEP|JOB)\b|(?:slurmstepd|srun|sbatch|salloc)"
+    r"(?:-[\w.-]+)?:)"
+)
+
+
+def training_steps(lines: list[str], step_pattern: str) -> int | None:
+    """The last training step printed in `lines`, from the training's own output only."""
+    last = None
+    for line in lines:
+        if _SLURM_NOTICE.search(line):
+            continue
+        for m in re.finditer(step_pattern, line):
+            n = small_int(m.group(1))
+            if n is not None:
+                last = n
+    return last

@@ -1,0 +1,51 @@
+"""The whole plan for one incident, from values: the diagnosis, the playbook, the site, the job,
+its script, its lineage and its checkpoints (all gathered as evidence before). Returns a complete
+Plan: the rung and its patched script, the checkpoint to resume from, the sbatch arguments and
+the environment of the rerun. Reads nothing from the cluster, so it is tested as data in, data
+out.
+"""
+
+from __future__ import annotations
+
+from runbook.diagnosis import Diagnosis, human_mib
+from runbook.evidence.collect import CheckpointEvidence, LineageEvidence
+from runbook.planning import ladder, resources
+
+
+def only_sharding(diagnosis: Diagnosis) -> str | None:
+    """Why the activation rungs cannot help, when the fixed training cost alone fills the card
+    (runbook.instrument's dump counts parameters); else None."""
+    dump, oom = diagnosis.evidence.dump or {}, diagnosis.oom
+    fixed = dump.get("fixed_training_mib")
+    total = oom.total_mib if oom else None
+    if fixed and total and fixed >= 0.9 * total:
+        return (
+            f"weights, gradients and Adam state alone take {human_mib(fixed)} "
+            f"({dump.get('params')} parameters x 18 bytes) of the {human_mib(total)} card: "
+            "only sharding can help"
+        )
+    return None
+
+
+def make_plan(diagnosis: Diagnosis, playbook, site, *, job, script: str, run: LineageEvidence,
+              checkpoints: CheckpointEvidence, node: str | None,
+              failed_step: int | None) -> ladder.Plan:  # fmt: skip
+    chosen = checkpoints.chosen
+    resume = (site.checkpoints, chosen.path) if chosen else None
+    p = ladder.plan(diagnosis.verdict, playbook.ladder, script=script, knobs=site.knobs,
+                    tried=run.tried, node=node, resume=resume,
+                    only_sharding=only_sharding(diagnosis),
+                    with_allocator=diagnosis.with_allocator)  # fmt: skip
+    p.checkpoint, p.checkpoints_skipped, p.failed_step = chosen, checkpoints.skipped, failed_step
+    p.suspicious = run.suspicious
+    if p.acts:
+        exclude = sorted(set(job.excluded) | set(p.exclude))
+        p.sbatch_args = [f"--chdir={job.work_dir}"] if job.work_dir else []
+        # The same job: the resources Slurm recorded for it, given again (command-line options
+        # of the original sbatch are in no script), less what the rung itself changes.
+        p.sbatch_args += resources.options(job.resources, p.rung)
+        if exclude:
+            p.sbatch_args.append(f"--exclude={','.join(exclude)}")
+        if chosen and site.checkpoints.resume_env:
+            p.env = {site.checkpoints.resume_env: chosen.path}
+    return p

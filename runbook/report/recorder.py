@@ -1,0 +1,63 @@
+"""The incident folder, written as the run goes: raw outputs, each stage's JSON, the report, the
+ledger. A stage that fails records why and stops the run (Stopped); the report says where."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from runbook.errors import RunbookError
+from runbook.report.files import write_atomic, write_reports
+from runbook.report.model import Incident, Step, plain
+
+
+class Stopped(Exception):
+    """A stage failed: the report says where, the exit code says 1."""
+
+
+class Recorder:
+    """The incident folder, written as the run goes: raw outputs, each stage's JSON, the report."""
+
+    def __init__(self, folder: Path, incident: Incident):
+        self.folder = folder
+        self.incident = incident
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def raw(self, name: str, text: str) -> None:
+        write_atomic(self.folder / "raw" / name, text)
+
+    def stage(self, name: str, data) -> None:
+        write_atomic(self.folder / f"{name}.json", json.dumps(plain(data), indent=2,
+                                                               default=str) + "\n")  # fmt: skip
+
+    def save(self) -> None:
+        data = self.incident.to_json()
+        write_reports(self.folder, data)
+        write_atomic(
+            self.folder / "ledger.jsonl",
+            "".join(json.dumps(a, default=str) + "\n" for a in data["actions"]),
+        )
+
+    @contextlib.contextmanager
+    def step(self, name: str, progress: Callable[[str], None]):
+        s = Step(name=name, started=time.time())
+        self.incident.timeline.append(s)
+        progress(f"{name} ...")
+        try:
+            yield s
+        except RunbookError as e:
+            s.status, s.finished, s.detail = "failed", time.time(), str(e).splitlines()[0]
+            self.incident.errors.append(f"{name}: {e}")
+            self.incident.status, self.incident.stopped_at = "stopped", name
+            progress(f"{name}: FAILED: {e}")
+            self.save()
+            raise Stopped(name) from e
+        else:
+            s.finished = time.time()
+            if s.status == "running":
+                s.status = "ok"
+            progress(f"{name}: {s.status}{': ' + s.detail if s.detail else ''}")
+            self.save()

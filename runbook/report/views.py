@@ -1,0 +1,126 @@
+"""Views of an incident for the report: the plan, each node's health, and the conclusion (the
+summary line, the next steps a person takes, the exit code of DESIGN §4.3). Values in, values out;
+the incident folder is written by runbook.report.files.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from runbook.diagnosis import Diagnosis, human_mib
+from runbook.errors import ExitCode
+from runbook.evidence import xid
+from runbook.evidence.gpu_health import NodeHealth
+from runbook.planning import ladder
+from runbook.report.model import Incident, plain
+
+
+def plan_view(p: ladder.Plan) -> dict:
+    return {
+        "verdict": p.verdict, "rung": p.rung, "rung_what": p.rung_what, "why": p.why,
+        "tried": p.tried, "passed_over": p.passed_over, "needs_human": p.needs_human,
+        "human_action": p.human_action, "drain": p.drain, "exclude": p.exclude,
+        "sbatch_args": p.sbatch_args, "env": p.env, "failed_step": p.failed_step,
+        "suspicious": p.suspicious, "readback": p.readback, "allocator": p.allocator,
+        "checkpoint": plain(p.checkpoint), "checkpoints_skipped": plain(p.checkpoints_skipped),
+        "changes": p.patch.changes if p.patch else [], "checks": p.patch.checks if p.patch else [],
+        "diff": p.patch.diff("job.sbatch") if p.patch else "",
+        "template": p.patch.template if p.patch else None,
+        "variables": p.patch.variables if p.patch else None,
+    }  # fmt: skip
+
+
+def health_view(h: NodeHealth, job_id: str) -> dict:
+    view = h.contract()
+    for x in view["xids"]:
+        entry = xid.lookup(x["xid"])
+        x["meaning"] = entry.meaning if entry else "not in runbook's catalog"
+    apps = None
+    if h.apps is not None:
+        foreign = {a.pid for a in h.foreign_apps(job_id)}
+        apps = [{"pid": a.pid, "gpu": a.gpu, "used_mib": a.used_mib, "type": a.type,
+                 "owner": h.owners[a.pid].user if a.pid in h.owners else None,
+                 "job": a.pid not in foreign} for a in h.apps]  # fmt: skip
+    return {**view, "error": h.error, "apps": apps, "unavailable": h.unavailable,
+            "unknown": h.unknowns(),
+            "stale_dropped": h.kernel.stale_dropped if h.kernel else 0,
+            "fault_reasons": h.gpu_fault_reasons()}  # fmt: skip
+
+
+def command_line(site_flags: list[str], site, *words: str) -> str:
+    """A runbook command line for the next steps, with this run's --site/--config (the hook
+    and the sweep name the file their settings came from)."""
+    from runbook.site import SiteConfig
+
+    flags = site_flags
+    if not flags and site.source != SiteConfig().source:
+        flags = ["--config", shlex.quote(site.source)]
+    return " ".join(["runbook", *flags, *(shlex.quote(w) for w in words)])
+
+
+def conclude(inc: Incident, job, d: Diagnosis | None, plan: ladder.Plan | None, results: list,
+             dry: bool, site_flags: list[str], site) -> None:  # fmt: skip
+    """The summary line, what a person should do next, and the exit code (DESIGN §4.3)."""
+    failed = [r for r in results if r.status == "failed"]
+    declined = [r for r in results if r.status == "declined"]
+    if inc.status == "running" and d is not None and d.evidence_incomplete:
+        # Not handled: the next `runbook oom`, hook delivery or sweep tries again.
+        inc.status, inc.stopped_at = "stopped", "logs"
+        inc.errors.append("logs: evidence incomplete: " + "; ".join(d.evidence.launch.incomplete))
+    if inc.status == "running":
+        inc.status = "complete"
+    verdict = d.verdict if d else "not reached"
+    ff = d.evidence.launch.first_failure if d and d.evidence.launch else None
+    where = ""
+    if ff and ff.ranks:
+        where = f"rank {', '.join(map(str, ff.ranks))}" + (f" on {ff.node}" if ff.node else "")
+    did = []
+    for r in results:
+        if r.status in ("applied", "dry_run") and r.kind == "cancel":
+            did.append(("would cancel" if dry else "cancelled") + f" {r.target}")
+        elif r.status in ("applied", "dry_run") and r.kind == "drain":
+            did.append(("would drain" if dry else "drained") + f" {r.target}")
+        elif r.status in ("applied", "dry_run", "skipped") and r.kind == "submit":
+            new = r.value or "(dry run)"
+            did.append(f"{'would resubmit' if dry else 'resubmitted as'} {new} with rung "
+                       f"{plan.rung}" + (f" from {Path(plan.checkpoint.path).name}"
+                                         if plan and plan.checkpoint else ""))  # fmt: skip
+    numbers = ""
+    if d and d.oom and d.oom.tried_mib is not None:
+        numbers = f" (asked {human_mib(d.oom.tried_mib)}, {human_mib(d.oom.free_mib)} free)"
+    inc.summary = (
+        f"{verdict}: job {inc.job_id}"
+        + (f", {where}" if where else "")
+        + numbers
+        + ("; " + "; ".join(did) if did else "; nothing changed")
+    )
+    if inc.status == "stopped":
+        inc.summary += f"; STOPPED at {inc.stopped_at}"
+    nxt = inc.next_steps
+    if inc.status == "stopped":
+        nxt.append(
+            f"Fix what stopped the runbook at `{inc.stopped_at}` (see Errors), then run "
+            f"`{command_line(site_flags, site, 'oom', inc.job_id)}` again: steps already done are skipped."
+        )
+    if plan and plan.needs_human:
+        nxt.append(f"A person decides: {plan.human_action or plan.why}")
+    for r in declined:
+        nxt.append(
+            f"Not done (needs confirmation): `{' '.join(r.argv)}`. Run it by hand, or "
+            f"rerun with --yes, or allow verdict {verdict} in [policy] unattended_verdicts."
+        )
+    for r in failed:
+        nxt.append(f"Failed: `{' '.join(r.argv)}`: {r.message}")
+    if inc.new_job_id and not dry:
+        nxt.append(f"Check the rerun later: `{command_line(site_flags, site, 'verify', '--incident', inc.id)}`.")
+    if verdict in ("not_oom", "unknown") and job is not None:
+        nxt.append("Not an OOM runbook can act on: read the report's evidence and the job log.")
+    if dry:
+        nxt.append("This was a dry run: nothing was changed. Run without --dry-run to act.")
+    if inc.status == "stopped" or failed:
+        inc.exit_code = int(ExitCode.STEP_FAILED)
+    elif (plan and plan.needs_human) or declined:
+        inc.exit_code = int(ExitCode.NEEDS_HUMAN)
+    else:
+        inc.exit_code = int(ExitCode.OK)
