@@ -151,7 +151,7 @@ def of_lineage(found: list[Checkpoint], *, since: float | None, until: float | N
 
 def newest_valid(found: list[Checkpoint]) -> tuple[Checkpoint | None, list[Checkpoint]]:
     """The newest valid checkpoint, and the newer ones skipped on the way (with reasons)."""
-    skipped = []
+    skipped: list[Checkpoint] = []
     for c in found:
         if c.valid:
             return c, skipped

@@ -132,7 +132,7 @@ def _classify(ev: Evidence, t: Thresholds) -> Diagnosis:
 
     health = ev.node_health
     faults = health.gpu_fault_reasons() if health else []
-    if faults:
+    if health is not None and faults:
         # DESIGN §3: a hardware fault coincides with an OOM more often than it causes one; drain and
         # exclude the node whatever the numbers say, and still say what the numbers alone say.
         node = f" on {health.node}" if health.node else ""
@@ -160,9 +160,9 @@ def _classify(ev: Evidence, t: Thresholds) -> Diagnosis:
     oom, exact = _with_dump(oom, ev.dump)
     if exact:
         reasons.append(exact)
-    if health and (why := _co_tenant_from_apps(oom, health, ev.job_id, t)):
+    if health and (tenant := _co_tenant_from_apps(oom, health, ev.job_id, t)):
         where = _where(oom, ff)
-        reasons.append(f"{where}: {why}" if where else why)
+        reasons.append(f"{where}: {tenant}" if where else tenant)
         return Diagnosis("co_tenant", reasons, oom, ev)
     c = _classify_numbers(oom, t)
     where = _where(oom, ff)
@@ -253,7 +253,7 @@ def _co_tenant_from_apps(oom: OomMessage, health: NodeHealth, job_id, t: Thresho
     foreign = [a for a in health.foreign_apps(job_id) if a.used_mib]
     if not foreign:
         return None
-    held = sum(a.used_mib for a in foreign)
+    held = sum(a.used_mib or 0.0 for a in foreign)
     tried, free, total = oom.tried_mib, oom.free_mib, oom.total_mib
     shortfall = max((tried or 0.0) - (free or 0.0), 0.0)
     # Without the card's size, "more than one CUDA context's worth" is the floor.

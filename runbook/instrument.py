@@ -51,7 +51,7 @@ def estimate_fixed_mib(params: int) -> float:
 
 
 def _device_numbers(torch) -> dict:
-    out = {"cuda": False, "device": None, "memory_allocated": None, "memory_reserved": None,
+    out: dict[str, object] = {"cuda": False, "device": None, "memory_allocated": None, "memory_reserved": None,
            "max_memory_allocated": None, "max_memory_reserved": None, "mem_get_info": None,
            "memory_summary": None}  # fmt: skip
     try:
@@ -75,8 +75,9 @@ def dump(exc: BaseException, *, directory: str | None = None) -> str | None:
     """Write this rank's dump for `exc` and print the marker line; returns the path."""
     import torch
 
-    if getattr(exc, "_runbook_dump", None):  # already dumped (watch() then the excepthook)
-        return exc._runbook_dump
+    done = getattr(exc, "_runbook_dump", None)
+    if done:  # already dumped (watch() then the excepthook)
+        return str(done)
     rank = _rank()
     folder = directory or os.environ.get("RUNBOOK_OOM_DUMP_DIR") or os.getcwd()
     data = {
@@ -106,7 +107,7 @@ def dump(exc: BaseException, *, directory: str | None = None) -> str | None:
         return None
     print(f"{MARKER} oom-dump rank={rank} path={path}", file=sys.stderr, flush=True)
     with contextlib.suppress(AttributeError):
-        exc._runbook_dump = path
+        setattr(exc, "_runbook_dump", path)  # noqa: B010  (an attribute exceptions do not declare)
     return path
 
 

@@ -255,15 +255,16 @@ def _run(trigger, site, playbook, opts, client, conn, rec: Recorder, lock_name, 
         hosts.close()
         inc.actions = [plain(r) for r in ex.results]
         conclude(inc, job, diagnosis, plan, ex.results, dry, opts.site_flags, site)
+        code = int(inc.exit_code if inc.exit_code is not None else ExitCode.STEP_FAILED)
         inc.finished = time.time()
         rec.save()
         if not dry:
-            state.close_incident(conn, inc.id, exit_code=inc.exit_code,
+            state.close_incident(conn, inc.id, exit_code=code,
                                  verdict=inc.diagnosis.get("verdict"), new_job_id=inc.new_job_id,
                                  summary=inc.summary)  # fmt: skip
             from runbook import notify
 
             notify.queue(conn, site, inc.id, inc.summary, str(rec.folder))
             notify.flush(conn, site)
-    return Result(inc.id, str(rec.folder), inc.diagnosis.get("verdict"), inc.exit_code,
+    return Result(inc.id, str(rec.folder), inc.diagnosis.get("verdict"), code,
                   inc.summary, inc.new_job_id, inc.actions)  # fmt: skip

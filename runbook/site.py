@@ -356,9 +356,10 @@ def env_layer(environ: Mapping[str, str]) -> dict[str, dict[str, str]]:
         if not var.startswith(ENV_PREFIX) or var in _ENV_NOT_SETTINGS:
             continue
         rest = var[len(ENV_PREFIX) :].lower()
-        sname = next((s for s in sections if rest.startswith(s + "_")), None)
-        if sname is None:
+        found = next((s for s in sections if rest.startswith(s + "_")), None)
+        if found is None:
             continue  # RUNBOOK_CLUSTER_* and friends belong to other tools
+        sname = found
         key = rest[len(sname) + 1 :]
         valid = _hints(sections[sname])
         if key not in valid:
@@ -373,7 +374,7 @@ def env_layer(environ: Mapping[str, str]) -> dict[str, dict[str, str]]:
 
 def env_origins(environ: Mapping[str, str]) -> dict[str, str]:
     """"section.key" -> the environment variable that set it, for `config show`."""
-    out = {}
+    out: dict[str, str] = {}
     for var in environ:
         if var in _ENV_ALIASES:
             sname, key = _ENV_ALIASES[var]

@@ -57,11 +57,12 @@ def judge(plan: dict, job, launch: LaunchReport, tails: list[str], step_pattern:
             )
         except (KeyError, ValueError):
             pass
-    oomed = launch.first_failure is not None and launch.first_failure.kind in ("oom", "host_oom")
-    if oomed and not ran_past:
+    ff = launch.first_failure
+    oomed = ff is not None and ff.kind in ("oom", "host_oom")
+    if ff is not None and oomed and not ran_past:
         state = "failed"
         details.append(
-            f"the rerun failed again ({launch.first_failure.kind}): a new incident "
+            f"the rerun failed again ({ff.kind}): a new incident "
             f"on the lineage, `runbook oom --job {job.job_id}`"
         )
     elif ran_past and applied is not False:

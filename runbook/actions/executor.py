@@ -114,7 +114,7 @@ class Executor:
             return self._result(a, "dry_run", message=f"would run: {a.summary}")
         if self.confirm is not None and not self.confirm(a):
             return self._result(a, "declined", message="not confirmed; nothing was done")
-        if self.lock and not state.holds(self.conn, self.lock, self.lock_holder):
+        if self.lock and not state.holds(self.conn, self.lock, self.lock_holder or ""):
             return self._result(a, "failed", message=(
                 f"refused: the lock {self.lock} is not held by this run (another runbook took "
                 "over the job?)"))  # fmt: skip

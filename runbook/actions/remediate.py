@@ -24,6 +24,7 @@ def apply_plan(ex: Executor, client, site, job, plan: ladder.Plan, folder: Path,
                                f"{reasons}", ex.incident))  # fmt: skip
         if not r.ok:
             return
+    assert plan.patch is not None  # a plan that acts has its script
     script = str(folder / f"job.{plan.rung}.sbatch")
     w = ex.run(steps.write_file(script, plan.patch.new))
     if not w.ok:

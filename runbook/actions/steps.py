@@ -114,10 +114,10 @@ def submit(client, script: str, args: list[str], env: dict[str, str], *, inciden
         key = f"submit:{script}"
 
     def check():
-        finder = getattr(client, "find_lineage", None)
-        if not parent or finder is None:
+        if not parent:
             return None
-        for job_id, user, comment in finder(parent, rung, datetime.now() - timedelta(days=14)):
+        since = datetime.now() - timedelta(days=14)
+        for job_id, user, comment in client.find_lineage(parent, rung or "", since):
             claim = tags.read(job_id, comment, user, secret=secret, runbook_user=runbook_user)
             same = claim is not None and (claim.fields.get("parent"), claim.fields.get("rung")) \
                 == (parent, rung)  # fmt: skip

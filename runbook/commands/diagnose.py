@@ -112,8 +112,8 @@ def diagnose(app, logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
     diagnosis = classify(evidence, playbook.thresholds)
     diagnosis.next_step = next_step(diagnosis.verdict, playbook.ladder,
                                     with_allocator=diagnosis.with_allocator)  # fmt: skip
-    for e in errors:
-        click.echo(f"runbook: error: {e}", err=True)
+    for err in errors:
+        click.echo(f"runbook: error: {err}", err=True)
     if as_json:
         click.echo(json.dumps(diagnosis.contract(), indent=2))
     else:

@@ -15,11 +15,13 @@ import shlex
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from runbook.checkpoints import Checkpoint
 from runbook.errors import RunbookError
 from runbook.evidence.launcher_log import LaunchReport, scan_parts
 from runbook.evidence.log_filter import parse_grep_output, remote_grep_many_argv, split_locations
 from runbook.evidence.progress import training_steps
 from runbook.slurm.paths import locate, srun_log_patterns, task_of
+from runbook.slurm.client import JobInfo
 from runbook.slurm.text import SlurmJobText
 from runbook.transport.local import LocalTransport
 
@@ -68,7 +70,7 @@ def _transport(site, host: str, hosts):
     return LocalTransport() if site.logs.read_on == "local" or not host else hosts[host]
 
 
-def read_logs_many(site, jobs: list[tuple[object, str]], hosts, *, step_pattern: str = "",
+def read_logs_many(site, jobs: list[tuple[JobInfo, str]], hosts, *, step_pattern: str = "",
                    ) -> tuple[dict[str, JobLogs], dict[str, RunbookError]]:  # fmt: skip
     """Every job's logs, one exec per host, hosts in parallel: ({job id: JobLogs}, {job id: why
     its logs could not be read}). `jobs` holds (job, batch script) pairs."""
@@ -80,7 +82,7 @@ def read_logs_many(site, jobs: list[tuple[object, str]], hosts, *, step_pattern:
                            array_task_id=job.array_task_id)  # fmt: skip
             by_host.setdefault(log_host(job), []).append((job, where))
 
-    def read(host: str, items: list):
+    def read_host(host: str, items: list):
         argv = remote_grep_many_argv([(w.directory, w.name_glob) for _, w in items],
                                      tail=site.logs.tail_lines)  # fmt: skip
         try:
@@ -95,9 +97,9 @@ def read_logs_many(site, jobs: list[tuple[object, str]], hosts, *, step_pattern:
             if site.logs.read_on != "local" and host:
                 hosts[host]
         with ThreadPoolExecutor(max_workers=max(1, site.ssh.max_parallel)) as pool:
-            done = list(pool.map(lambda kv: read(*kv), by_host.items()))
+            done = list(pool.map(lambda kv: read_host(*kv), by_host.items()))
     else:
-        done = [read(h, items) for h, items in by_host.items()]
+        done = [read_host(h, items) for h, items in by_host.items()]
 
     parts: dict[str, list] = {}
     tails: dict[str, list[str]] = {}
@@ -124,7 +126,7 @@ def read_logs_many(site, jobs: list[tuple[object, str]], hosts, *, step_pattern:
                 if e.truncated:
                     notes.setdefault(jid, []).append(
                         f"{path}: excerpt cut at the 1 MiB cap; the earliest lines were kept")
-    out: dict[str, JobLogs] = {}
+    read: dict[str, JobLogs] = {}
     for job, _ in jobs:
         jid = job.job_id
         if jid in unreadable or jid not in parts:
@@ -141,9 +143,9 @@ def read_logs_many(site, jobs: list[tuple[object, str]], hosts, *, step_pattern:
         last = None
         if step_pattern:
             last = training_steps(launch.tails, step_pattern)
-        out[jid] = JobLogs(launch, last + 1 if last is not None else None, job_notes,
-                           "\n".join(raw.get(jid, [])))  # fmt: skip
-    return out, unreadable
+        read[jid] = JobLogs(launch, last + 1 if last is not None else None, job_notes,
+                            "\n".join(raw.get(jid, [])))  # fmt: skip
+    return read, unreadable
 
 
 def read_logs(site, job, script: str, hosts) -> JobLogs:
@@ -185,12 +187,12 @@ class LineageEvidence:
     start: float | None = None
 
 
-def lineage_of(site, client, job) -> LineageEvidence:
+def lineage_of(site, client, job: JobInfo) -> LineageEvidence:
     from runbook import lineage
 
     secret, user = lineage.site_secret(site), lineage.runbook_user(site)
     tried, suspicious = lineage.walk(client, job, secret=secret, runbook_user=user)
-    root = job
+    root: JobInfo | None = job
     if tried:
         # The parent of the oldest signed rerun started the run.
         try:
@@ -209,11 +211,11 @@ class CheckpointEvidence:
     """The newest valid checkpoint of this training run (None: start from the beginning), and
     the ones passed over, each with its reason."""
 
-    chosen: object | None = None
-    skipped: list = field(default_factory=list)
+    chosen: Checkpoint | None = None
+    skipped: list[Checkpoint] = field(default_factory=list)
 
 
-def checkpoints_of(site, job, run: LineageEvidence) -> CheckpointEvidence:
+def checkpoints_of(site, job: JobInfo, run: LineageEvidence) -> CheckpointEvidence:
     from runbook import checkpoints
 
     found = checkpoints.find(site.checkpoints.pattern, workdir=job.work_dir or ".",

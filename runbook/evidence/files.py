@@ -163,7 +163,7 @@ def read_text_input(path: str, what: str, keep: str = "log") -> Excerpt:
     whole up to WHOLE_BELOW, then cut). InputError naming the input when it cannot be read."""
     stream, name, regular = open_input(path, what)
     try:
-        first = stream.peek(8192)[:8192]
+        first = stream.peek(8192)[:8192]  # type: ignore[attr-defined]  # a BufferedReader
         if _looks_binary(first):
             raise InputError(
                 f"{what} {name}: binary data, expected text",
@@ -286,6 +286,7 @@ def _grep_local(path: str, what: str) -> Excerpt:
             found.truncated = True
             proc.kill()
             break
+    assert proc.stdout is not None and proc.stderr is not None  # both are PIPEs
     err = proc.stderr.read(4096)
     rc = proc.wait()
     proc.stdout.close()

@@ -57,7 +57,8 @@ def probe_argv(job_id: str, probes, since: datetime | None) -> list[str]:
 def split_sections(stdout: str) -> dict[str, tuple[str, int | None]]:
     """{name: (text, exit status)}; a section cut short (capped output) has status None."""
     out: dict[str, tuple[str, int | None]] = {}
-    name, lines = None, []
+    name: str | None = None
+    lines: list[str] = []
     for line in stdout.splitlines():
         if line.startswith("@@runbook "):
             if name is not None:

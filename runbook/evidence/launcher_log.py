@@ -362,7 +362,7 @@ def _suspect_node(report: LaunchReport, owner: list[str]) -> None:
         if e.source == "srun" and e.node and e.rank is not None:
             lo_hi = spans.setdefault(e.node, [e.rank, e.rank])
             lo_hi[0], lo_hi[1] = min(lo_hi[0], e.rank), max(lo_hi[1], e.rank)
-    nodes = []
+    nodes: list[str | None] = []
     for r in ff.ranks:
         inside = [n for n, (lo, hi) in spans.items() if lo < r < hi]
         if len(inside) == 1:
@@ -476,7 +476,9 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
             continue
         if m := _SRUN.search(line):
             what = m.group("what").strip()
-            kind, consequence, code, sig = EXIT, False, None, None
+            kind, consequence = EXIT, False
+            srun_code: int | None = None
+            sig: str | None = None
             if re.search(r"Out Of Memory", what, re.I):
                 kind = HOST_OOM
             elif re.search(r"Terminated|Aborted", what):
@@ -484,11 +486,11 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
             elif re.search(r"Killed", what):
                 kind, sig = SIGNAL, "SIGKILL"  # decided in _srun_notices: OOM killer or teardown
             if c := re.search(r"exit code (\d{1,18}(?!\d))", what):
-                code = int(c.group(1))
+                srun_code = int(c.group(1))
             for r in _ranks(m.group("tasks")):
                 events.append(RankEvent(kind=kind, line=i, rank=r, node=m.group("node"),
                                         time=when, detail=what, consequence=consequence,
-                                        exit_code=code, signal=sig, source="srun"))  # fmt: skip
+                                        exit_code=srun_code, signal=sig, source="srun"))  # fmt: skip
             continue
         if m := _STEPD_OOM.search(line):
             events.append(

@@ -132,10 +132,10 @@ def remote_grep_many_argv(locations: list[tuple[str, str]], *, cap: int = REMOTE
 def split_locations(out: str) -> dict[int, str]:
     """The output of remote_grep_many_argv, per location index."""
     parts: dict[int, list[str]] = {}
-    current = None
+    current: int | None = None
     for line in out.split("\n"):
-        if line.startswith("@@loc ") and small_int(line[6:]) is not None:
-            current = small_int(line[6:])
+        if line.startswith("@@loc ") and (n := small_int(line[6:])) is not None:
+            current = n
             parts[current] = []
         elif current is not None:
             parts[current].append(line)

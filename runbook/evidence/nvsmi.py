@@ -30,6 +30,7 @@ class _Node:
         node: _Node | None = self
         for name in names:
             pattern = re.compile(name, re.IGNORECASE)
+            assert node is not None  # the loop returns as soon as a step finds nothing
             node = next((c for c in node.children if pattern.fullmatch(c.key)), None)
             if node is None:
                 return None

@@ -232,7 +232,9 @@ _PROCESS_RE = re.compile(r"Process\s*(\d{1,18}(?!\d))\s*has\s*" + SIZE + r"\s*me
 
 def _mib(pattern: str, window: str) -> float | None:
     m = _F[pattern].search(window)
-    return to_mib(m.group(m.lastindex - 1), m.group(m.lastindex)) if m else None
+    if m is None or m.lastindex is None:
+        return None
+    return to_mib(m.group(m.lastindex - 1), m.group(m.lastindex))
 
 
 @dataclass

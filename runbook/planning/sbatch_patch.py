@@ -286,16 +286,19 @@ class Patch:
             fromfile=f"a/{name}", tofile=f"b/{name}"))  # fmt: skip
 
 
-def _one(script: str, names: list[str], what: str, *, required: bool = True) -> Hit | None:
+def _maybe(script: str, names: list[str]) -> Hit | None:
     hits = _find(script, names)
-    if not hits:
-        if required:
-            raise RungNotApplicable(
-                f"the job script has no {what} knob (looked for {', '.join(names)})",
-                hint="add the name the script uses to [knobs] in the site config",
-            )
-        return None
-    return hits[0]
+    return hits[0] if hits else None
+
+
+def _one(script: str, names: list[str], what: str) -> Hit:
+    hit = _maybe(script, names)
+    if hit is None:
+        raise RungNotApplicable(
+            f"the job script has no {what} knob (looked for {', '.join(names)})",
+            hint="add the name the script uses to [knobs] in the site config",
+        )
+    return hit
 
 
 def halve_micro_batch(script: str, knobs) -> tuple[str, list[str], list[str]]:
@@ -313,8 +316,8 @@ def halve_micro_batch(script: str, knobs) -> tuple[str, list[str], list[str]]:
     site = _literal_site(script, micro)
     edits = [(site, str(m // 2))]
     changes = [f"micro-batch {m} -> {m // 2} ({micro.name})"]
-    gbs = _one(script, knobs.global_batch, "global-batch", required=False)
-    accum = _one(script, knobs.grad_accum, "gradient-accumulation", required=False)
+    gbs = _maybe(script, knobs.global_batch)
+    accum = _maybe(script, knobs.grad_accum)
     if gbs is not None:
         checks = [f"global batch stated by {gbs.name}={gbs.value}: unchanged; the framework "
                   "derives accumulation"]  # fmt: skip
@@ -476,7 +479,7 @@ def bash_n(text: str, original: str | None = None) -> str:
 def effective_batch(script: str, knobs) -> dict:
     """Micro-batch, accumulation and global batch as the script states them, read afresh (the
     check after a patch never trusts the list of edits it made)."""
-    out = {}
+    out: dict[str, int | str | None] = {}
     for key, names in (("micro", knobs.micro_batch), ("accum", knobs.grad_accum),
                        ("global", knobs.global_batch)):  # fmt: skip
         hits = _find(script, names)

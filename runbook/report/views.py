@@ -64,7 +64,7 @@ def conclude(inc: Incident, job, d: Diagnosis | None, plan: ladder.Plan | None, 
     """The summary line, what a person should do next, and the exit code (DESIGN §4.3)."""
     failed = [r for r in results if r.status == "failed"]
     declined = [r for r in results if r.status == "declined"]
-    if inc.status == "running" and d is not None and d.evidence_incomplete:
+    if inc.status == "running" and d is not None and d.evidence_incomplete and d.evidence.launch:
         # Not handled: the next `runbook oom`, hook delivery or sweep tries again.
         inc.status, inc.stopped_at = "stopped", "logs"
         inc.errors.append("logs: evidence incomplete: " + "; ".join(d.evidence.launch.incomplete))
@@ -83,9 +83,10 @@ def conclude(inc: Incident, job, d: Diagnosis | None, plan: ladder.Plan | None, 
             did.append(("would drain" if dry else "drained") + f" {r.target}")
         elif r.status in ("applied", "dry_run", "skipped") and r.kind == "submit":
             new = r.value or "(dry run)"
-            did.append(f"{'would resubmit' if dry else 'resubmitted as'} {new} with rung "
-                       f"{plan.rung}" + (f" from {Path(plan.checkpoint.path).name}"
-                                         if plan and plan.checkpoint else ""))  # fmt: skip
+            rung = plan.rung if plan else "?"
+            did.append(f"{'would resubmit' if dry else 'resubmitted as'} {new} with rung {rung}"
+                       + (f" from {Path(plan.checkpoint.path).name}"
+                          if plan and plan.checkpoint else ""))  # fmt: skip
     numbers = ""
     if d and d.oom and d.oom.tried_mib is not None:
         numbers = f" (asked {human_mib(d.oom.tried_mib)}, {human_mib(d.oom.free_mib)} free)"

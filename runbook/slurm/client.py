@@ -78,8 +78,10 @@ class JobInfo:
 
 
 class SlurmClient(Protocol):
-    """What runbook needs from Slurm. Reads raise SlurmError naming the command; mutations are
-    called only by the action executor."""
+    """What runbook needs from Slurm: every method the code calls. Reads raise SlurmError naming
+    the command; mutations are called only by the action executor, which records the argv each
+    one stands for (`*_argv`) before it runs. A backend implements every method (or refuses one
+    with a SlurmError that names the method and the backend to use instead)."""
 
     name: str
 
@@ -91,9 +93,35 @@ class SlurmClient(Protocol):
 
     def job(self, job_id: str) -> JobInfo: ...
 
-    def failed_jobs(self, since: datetime, until: datetime | None = None) -> list[JobInfo]: ...
+    def failed_jobs(self, since: datetime, until: datetime | None = None,
+                    partitions: list[str] | None = None) -> list[JobInfo]:  # fmt: skip
+        """Every job of every user that ended badly in the window: one accounting query."""
+        ...
+
+    def known_jobs(self) -> list[JobInfo]:
+        """Every job slurmctld still holds, with its log paths resolved."""
+        ...
 
     def batch_script(self, job_id: str) -> str: ...
+
+    def batch_scripts(self, job_ids: list[str]) -> dict[str, str]:
+        """Batch scripts of many finished jobs, in one query."""
+        ...
+
+    def node_state(self, node: str) -> tuple[str, str]:
+        """(State, Reason) of a node."""
+        ...
+
+    def find_lineage(self, parent: str, rung: str,
+                     since: datetime) -> list[tuple[str, str, str]]:  # fmt: skip
+        """(job id, user, comment) of jobs whose comment names this parent and rung."""
+        ...
+
+    def cancel_argv(self, job_id: str) -> list[str]: ...
+
+    def drain_argv(self, node: str, reason: str) -> list[str]: ...
+
+    def submit_argv(self, script: str, args: list[str], env: dict[str, str]) -> list[str]: ...
 
     def cancel(self, job_id: str): ...
 

@@ -18,7 +18,9 @@ _RANGE = re.compile(r"^(\d{1,18}(?!\d))(?:\s*-\s*(\d{1,18}(?!\d)))?$")
 
 
 def _split_top(expr: str) -> list[str]:
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for i, ch in enumerate(expr):
         if ch == "[":
             depth += 1

@@ -89,8 +89,8 @@ def task_of(location: LogLocation, path: str) -> int | None:
                      else ".*?")  # fmt: skip
         pos = m.end()
     regex.append(re.escape(name_pattern[pos:]))
-    m = re.fullmatch("".join(regex), posixpath.basename(path))
-    return int(m.group("t")) if m and m.groupdict().get("t") is not None else None
+    full = re.fullmatch("".join(regex), posixpath.basename(path))
+    return int(full.group("t")) if full and full.groupdict().get("t") is not None else None
 
 
 # srun options that take a separate value ("-N 2", "--ntasks 4"): a word after one of them is its

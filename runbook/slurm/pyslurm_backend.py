@@ -57,7 +57,9 @@ def _job(j, source: str) -> JobInfo:
 
 class PyslurmBackend:
     """Reads, cancel and drain through pyslurm; submission goes through `submitter` (the CLI
-    backend), because sbatch options have no faithful JobSubmitDescription mapping."""
+    backend), because sbatch options have no faithful JobSubmitDescription mapping. So do the
+    reads whose answer pyslurm does not carry faithfully: the resolved log paths of slurmctld's
+    jobs, batch scripts from accounting, and comments for the lineage."""
 
     name = "pyslurm"
 
@@ -108,6 +110,16 @@ class PyslurmBackend:
     def batch_script(self, job_id: str) -> str:
         job_id = check_job_id(job_id)
         return self._call("reading the batch script", self.ps.Job.get_batch_script, int(job_id))
+
+    def known_jobs(self) -> list[JobInfo]:
+        return self.submitter.known_jobs()
+
+    def batch_scripts(self, job_ids: list[str]) -> dict[str, str]:
+        return self.submitter.batch_scripts(job_ids)
+
+    def find_lineage(self, parent: str, rung: str,
+                     since: datetime) -> list[tuple[str, str, str]]:  # fmt: skip
+        return self.submitter.find_lineage(parent, rung, since)
 
     def cancel(self, job_id: str):
         job_id = check_job_id(job_id)

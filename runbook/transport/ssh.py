@@ -265,8 +265,11 @@ class SshTransport:
         if ep.jump is not None:
             if self._jump is None:
                 self._jump = self._new_client(ep.jump)
+            jump = self._jump.get_transport()
+            if jump is None:
+                raise _Retryable(f"bastion {ep.jump.host}: the connection to it is closed")
             try:
-                sock = self._jump.get_transport().open_channel(
+                sock = jump.open_channel(
                     "direct-tcpip",
                     (ep.address, ep.port),
                     ("127.0.0.1", 0),
@@ -279,8 +282,8 @@ class SshTransport:
         return self._new_client(ep, sock=sock)
 
     def connect(self) -> paramiko.SSHClient:
-        live = self._client is not None and self._client.get_transport() is not None
-        if live and self._client.get_transport().is_active():
+        transport = self._client.get_transport() if self._client is not None else None
+        if self._client is not None and transport is not None and transport.is_active():
             return self._client
         attempts = max(1, self.settings.connect_retries + 1)
         for attempt in range(1, attempts + 1):
@@ -352,7 +355,10 @@ class SshTransport:
         for attempt in (1, 2):
             client = self.connect()
             try:
-                return client.get_transport().open_session(timeout=self.settings.connect_timeout_s)
+                transport = client.get_transport()
+                if transport is None:
+                    raise EOFError("the connection closed before a session opened")
+                return transport.open_session(timeout=self.settings.connect_timeout_s)
             except (OSError, paramiko.SSHException, EOFError) as e:
                 self.close()
                 if attempt == 2:
