@@ -36,8 +36,11 @@ def main() -> int:
     args = ap.parse_args()
     from runbook.evidence.oom_message import parse
 
-    columns = {"shared": lambda r: True, "own-tune": lambda r: r.get("split") == "tune",
-               "own-measure": lambda r: r.get("split") == "measure"}  # fmt: skip
+    columns = {
+        "shared": lambda r: True,
+        "own-tune": lambda r: r.get("split") == "tune",
+        "own-measure": lambda r: r.get("split") == "measure",
+    }
     rows: dict[str, dict[str, list]] = {}
     for name, kind in cc.FILES.items():
         shared = cc.read(corpus_dir() / name)
@@ -49,8 +52,11 @@ def main() -> int:
     rows["verdict"] = {}
     for col, keep in columns.items():
         base = corpus_dir() if col == "shared" else cc.OWN
-        recs = [r for r in cc.labelled(cc.read(base / "oom_messages.jsonl")) if keep(r)
-                and (m := parse(r["text"])) and m.tried_mib is not None]  # fmt: skip
+        recs = [
+            r
+            for r in cc.labelled(cc.read(base / "oom_messages.jsonl"))
+            if keep(r) and (m := parse(r["text"])) and m.tried_mib is not None
+        ]
         rows["verdict"][col] = list(score(recs, cc.verdict))
     if args.json:
         print(json.dumps(rows, indent=2))

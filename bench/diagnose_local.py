@@ -47,8 +47,9 @@ def warm(path: Path) -> None:
 def run(argv: list[str]) -> tuple[float, float, bytes]:
     """(seconds, peak RSS MiB of the process and its children, stdout)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "LC_ALL": "C"})  # fmt: skip
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, "LC_ALL": "C"}
+    )
     out = proc.stdout.read()
     _, _, usage = os.wait4(proc.pid, 0)
     return time.perf_counter() - start, usage.ru_maxrss / 1024, out
@@ -60,23 +61,31 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--dir", default=os.environ.get("TMPDIR", "/var/tmp"))
     a = ap.parse_args()
-    print(f"{'size':>6}{'grep -c -F':>12}{'runbook':>10}{'ratio':>8}{'peak RSS':>11}  first failure")
+    print(
+        f"{'size':>6}{'grep -c -F':>12}{'runbook':>10}{'ratio':>8}{'peak RSS':>11}  first failure"
+    )
     for text in a.sizes.split(","):
         size = size_of(text)
         path = Path(a.dir) / f"runbook-bench-diagnose-{text}.log"
         generate(path, size, 512)
         warm(path)
-        grep = [run(["grep", "-c", "-F", "-e", "\n".join(PATTERNS), str(path)])[0]
-                for _ in range(a.repeat)]  # fmt: skip
-        ours = [run([sys.executable, "-m", "runbook", "diagnose", "--json", "--log", str(path)])
-                for _ in range(a.repeat)]  # fmt: skip
+        grep = [
+            run(["grep", "-c", "-F", "-e", "\n".join(PATTERNS), str(path)])[0]
+            for _ in range(a.repeat)
+        ]
+        ours = [
+            run([sys.executable, "-m", "runbook", "diagnose", "--json", "--log", str(path)])
+            for _ in range(a.repeat)
+        ]
         g, r = statistics.median(grep), statistics.median(t for t, _, _ in ours)
         rss = max(m for _, m, _ in ours)
         ff = json.loads(ours[-1][2])["first_failure"]
         ok = ff and ff["ranks"] == [OOM_RANK]
-        print(f"{text:>6}{g:>11.2f}s{r:>9.2f}s{r / g:>7.2f}x{rss:>8.1f} MiB  "
-              f"{ff['kind'] if ff else None} rank {ff['ranks'] if ff else None}"
-              f"{'' if ok else '  WRONG (expected rank %d)' % OOM_RANK}")
+        print(
+            f"{text:>6}{g:>11.2f}s{r:>9.2f}s{r / g:>7.2f}x{rss:>8.1f} MiB  "
+            f"{ff['kind'] if ff else None} rank {ff['ranks'] if ff else None}"
+            f"{'' if ok else f'  WRONG (expected rank {OOM_RANK})'}"
+        )
 
 
 if __name__ == "__main__":

@@ -44,8 +44,12 @@ def free_port() -> int:
 
 
 def post(url: str, body: bytes, token: str = TOKEN) -> tuple[int, float]:
-    req = urllib.request.Request(url, data=body, method="POST", headers={
-        "Authorization": f"Bearer {token}", "Content-Type": "application/json"})  # fmt: skip
+    req = urllib.request.Request(
+        url,
+        data=body,
+        method="POST",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
     t = time.perf_counter()
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
@@ -58,10 +62,22 @@ def post(url: str, body: bytes, token: str = TOKEN) -> tuple[int, float]:
 
 
 def alert(job: str, n: int) -> bytes:
-    return json.dumps({"version": "4", "status": "firing", "receiver": "runbook", "alerts": [{
-        "status": "firing", "labels": {"alertname": "SlurmJobFailed", "slurm_job_id": job},
-        "annotations": {"summary": f"job {job} failed"}, "fingerprint": f"fp{job}x{n}",
-        "startsAt": f"2026-11-23T03:{n % 60:02d}:00Z"}]}).encode()  # fmt: skip
+    return json.dumps(
+        {
+            "version": "4",
+            "status": "firing",
+            "receiver": "runbook",
+            "alerts": [
+                {
+                    "status": "firing",
+                    "labels": {"alertname": "SlurmJobFailed", "slurm_job_id": job},
+                    "annotations": {"summary": f"job {job} failed"},
+                    "fingerprint": f"fp{job}x{n}",
+                    "startsAt": f"2026-11-23T03:{n % 60:02d}:00Z",
+                }
+            ],
+        }
+    ).encode()
 
 
 def main() -> None:
@@ -72,18 +88,25 @@ def main() -> None:
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="runbook-hook-load-"))
     print(f"submitting {a.jobs} jobs that fail (exit 3) ...", flush=True)
-    jobs = [sbatch("-p", "debug", f"--output={work}/%j.out", "--wrap", "echo step 1; exit 3")
-            for _ in range(a.jobs)]  # fmt: skip
-    wait_until(lambda: all((r := sacct_row(j)) and r["state"] == "FAILED" for j in jobs), 120,
-               "the jobs to fail")  # fmt: skip
+    jobs = [
+        sbatch("-p", "debug", f"--output={work}/%j.out", "--wrap", "echo step 1; exit 3")
+        for _ in range(a.jobs)
+    ]
+    wait_until(
+        lambda: all((r := sacct_row(j)) and r["state"] == "FAILED" for j in jobs),
+        120,
+        "the jobs to fail",
+    )
     text = (REPO / "site_config" / "devcluster.toml").read_text()
     text = text.replace("/var/tmp/runbook-devcluster/runbook-state", str(work / "state"))
     site_path = work / "site.toml"
     site_path.write_text(text)
     port = free_port()
-    server = subprocess.Popen(["runbook", "--config", str(site_path), "hook", "serve", "--port",
-                               str(port)], env={**os.environ, "RUNBOOK_HOOK_TOKEN": TOKEN},
-                              stderr=subprocess.DEVNULL)  # fmt: skip
+    server = subprocess.Popen(
+        ["runbook", "--config", str(site_path), "hook", "serve", "--port", str(port)],
+        env={**os.environ, "RUNBOOK_HOOK_TOKEN": TOKEN},
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}/"
     wait_until(lambda: _up(url), 30, "the hook to listen")
     rng = random.Random(11)
@@ -116,17 +139,25 @@ def main() -> None:
     rss = _peak_rss_mib(server.pid)
     server.terminate()
     server.wait(120)
-    per_job = dict(conn.execute("SELECT job_id, COUNT(*) FROM incidents GROUP BY job_id").fetchall())
+    per_job = dict(
+        conn.execute("SELECT job_id, COUNT(*) FROM incidents GROUP BY job_id").fetchall()
+    )
     alerted = {json.loads(b)["alerts"][0]["labels"]["slurm_job_id"] for b in sent}
     every = [s for v in results.values() for s in v]
-    print(f"{a.deliveries} deliveries in {sent_s:.1f} s; answers by status: "
-          + ", ".join(f"{c}: {len(v)}" for c, v in sorted(results.items())))
-    print(f"answer time: p50 {statistics.median(every) * 1000:.1f} ms, p99 "
-          f"{sorted(every)[int(len(every) * 0.99) - 1] * 1000:.1f} ms, max {max(every) * 1000:.1f} ms")
+    print(
+        f"{a.deliveries} deliveries in {sent_s:.1f} s; answers by status: "
+        + ", ".join(f"{c}: {len(v)}" for c, v in sorted(results.items()))
+    )
+    print(
+        f"answer time: p50 {statistics.median(every) * 1000:.1f} ms, p99 "
+        f"{sorted(every)[int(len(every) * 0.99) - 1] * 1000:.1f} ms, max {max(every) * 1000:.1f} ms"
+    )
     print(f"server peak RSS: {rss:.1f} MiB; queue drained {drained:.1f} s after the last delivery")
     ok = set(per_job) == alerted and all(n == 1 for n in per_job.values())
-    print(f"incidents: {sum(per_job.values())} for {len(alerted)} distinct jobs alerted -> "
-          f"{'exactly one each' if ok else 'NOT one each: ' + str(per_job)}")
+    print(
+        f"incidents: {sum(per_job.values())} for {len(alerted)} distinct jobs alerted -> "
+        f"{'exactly one each' if ok else 'NOT one each: ' + str(per_job)}"
+    )
 
 
 def _up(url: str) -> bool:

@@ -22,15 +22,18 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
-       "capacity of 79.15 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this process "
-       "has 78.12 GiB memory in use. Of the allocated memory 75.00 GiB is allocated by PyTorch, and "
-       "1.50 GiB is reserved by PyTorch but unallocated.")  # fmt: skip
+OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+    "capacity of 79.15 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this process "
+    "has 78.12 GiB memory in use. Of the allocated memory 75.00 GiB is allocated by PyTorch, and "
+    "1.50 GiB is reserved by PyTorch but unallocated."
+)
 D = "9" * 5000  # over Python's 4300-digit int-string limit
 
 
 def rows(tmp: Path) -> dict[str, tuple[list[str], bytes | None]]:
     """name -> (argv after `runbook`, stdin bytes)."""
+
     def f(name: str, data: bytes | str) -> str:
         p = tmp / name
         p.write_bytes(data if isinstance(data, bytes) else data.encode())
@@ -39,31 +42,146 @@ def rows(tmp: Path) -> dict[str, tuple[list[str], bytes | None]]:
     small = (REPO / "examples" / "logs" / "torchrun-oom-rank3.log").read_text()
     out: dict[str, tuple[list[str], bytes | None]] = {
         "baseline: small real log": (["diagnose", "--log", f("small.log", small)], None),
-        "rank prefix of 5000 digits": (["diagnose", "--log", f("r.log", f"[rank{D}]: {OOM}\n")], None),
-        "watchdog rank of 5000 digits": (["diagnose", "--log", f("w.log", f"[Rank {D}] Watchdog caught collective operation timeout\n")], None),
-        "exit code of 5000 digits": (["diagnose", "--log", f("e.log", f"srun: error: gpu-01: task 3: Exited with exit code {D}\n")], None),
-        "srun task of 5000 digits": (["diagnose", "--log", f("t.log", f"srun: error: gpu-01: task {D}: Killed\n")], None),
-        "xid of 5000 digits": (["diagnose", "--dmesg", f("x.txt", f"NVRM: Xid (PCI:0000:3b:00): {D}, pid=1\n")], None),
-        "pid of 5000 digits": (["diagnose", "--compute-apps", f("p.csv", f"pid, used_gpu_memory [MiB]\n{D}, 100 MiB\n")], None),
-        "hostlist of 5000 digits": (["diagnose", "--slurm", f("h.txt", f"JobId=1 JobName=x JobState=FAILED NodeList=gpu-[1-{D}] NumTasks=4\n")], None),
+        "rank prefix of 5000 digits": (
+            ["diagnose", "--log", f("r.log", f"[rank{D}]: {OOM}\n")],
+            None,
+        ),
+        "watchdog rank of 5000 digits": (
+            [
+                "diagnose",
+                "--log",
+                f("w.log", f"[Rank {D}] Watchdog caught collective operation timeout\n"),
+            ],
+            None,
+        ),
+        "exit code of 5000 digits": (
+            [
+                "diagnose",
+                "--log",
+                f("e.log", f"srun: error: gpu-01: task 3: Exited with exit code {D}\n"),
+            ],
+            None,
+        ),
+        "srun task of 5000 digits": (
+            ["diagnose", "--log", f("t.log", f"srun: error: gpu-01: task {D}: Killed\n")],
+            None,
+        ),
+        "xid of 5000 digits": (
+            ["diagnose", "--dmesg", f("x.txt", f"NVRM: Xid (PCI:0000:3b:00): {D}, pid=1\n")],
+            None,
+        ),
+        "pid of 5000 digits": (
+            [
+                "diagnose",
+                "--compute-apps",
+                f("p.csv", f"pid, used_gpu_memory [MiB]\n{D}, 100 MiB\n"),
+            ],
+            None,
+        ),
+        "hostlist of 5000 digits": (
+            [
+                "diagnose",
+                "--slurm",
+                f("h.txt", f"JobId=1 JobName=x JobState=FAILED NodeList=gpu-[1-{D}] NumTasks=4\n"),
+            ],
+            None,
+        ),
         "webhook job id of 5000 digits": (["hook"], b'{"job_id": ' + D.encode() + b"}"),
-        "[Rank 100000000] Watchdog": (["diagnose", "--json", "--log", f("wd.log", "[Rank 100000000] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE) ran for 600000 milliseconds before timing out.\n")], None),
-        "srun tasks 0-99999 x20": (["diagnose", "--log", f("s.log", "srun: error: n: tasks " + ",".join(["0-99999"] * 20) + ": Killed\n")], None),
-        "OOM line then 16k digits": (["diagnose", "--log", f("o.log", OOM + " " + "1" * 16000 + "\n")], None),
-        "compute-apps cell of 40k digits": (["diagnose", "--compute-apps", f("c.csv", "pid, used_gpu_memory [MiB]\n12, " + "4" * 40000 + "\n")], None),
-        "scontrol word of 40k characters": (["diagnose", "--slurm", f("sc.txt", "JobId=1 JobName=" + "a" * 40000 + " JobState=FAILED\n")], None),
-        "nvidia-smi -q line with 40k spaces": (["diagnose", "--gpu-health", f("q.txt", "==============NVSMI LOG==============\nGPU 00000000:3B:00.0\n    ECC Errors\n        Volatile\n            DRAM Uncorrectable" + " " * 40000 + ": 0\n")], None),
-        "9 MiB dmesg with an Xid 79": (["diagnose", "--json", "--dmesg", f("big-dmesg.txt", "[ 1.0] usb 1-1: new device\n" * 340_000 + "[ 9.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n")], None),
-        "NUL bytes then an OOM": (["diagnose", "--log", f("nul.log", b"\0" * 600 + b"\nstep 3\n" + OOM.encode() + b"\n")], None),
-        "gzip-compressed log": (["diagnose", "--log", f("g.log.gz", gzip.compress(small.encode()))], None),
+        "[Rank 100000000] Watchdog": (
+            [
+                "diagnose",
+                "--json",
+                "--log",
+                f(
+                    "wd.log",
+                    "[Rank 100000000] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE) ran for 600000 milliseconds before timing out.\n",
+                ),
+            ],
+            None,
+        ),
+        "srun tasks 0-99999 x20": (
+            [
+                "diagnose",
+                "--log",
+                f("s.log", "srun: error: n: tasks " + ",".join(["0-99999"] * 20) + ": Killed\n"),
+            ],
+            None,
+        ),
+        "OOM line then 16k digits": (
+            ["diagnose", "--log", f("o.log", OOM + " " + "1" * 16000 + "\n")],
+            None,
+        ),
+        "compute-apps cell of 40k digits": (
+            [
+                "diagnose",
+                "--compute-apps",
+                f("c.csv", "pid, used_gpu_memory [MiB]\n12, " + "4" * 40000 + "\n"),
+            ],
+            None,
+        ),
+        "scontrol word of 40k characters": (
+            [
+                "diagnose",
+                "--slurm",
+                f("sc.txt", "JobId=1 JobName=" + "a" * 40000 + " JobState=FAILED\n"),
+            ],
+            None,
+        ),
+        "nvidia-smi -q line with 40k spaces": (
+            [
+                "diagnose",
+                "--gpu-health",
+                f(
+                    "q.txt",
+                    "==============NVSMI LOG==============\nGPU 00000000:3B:00.0\n    ECC Errors\n        Volatile\n            DRAM Uncorrectable"
+                    + " " * 40000
+                    + ": 0\n",
+                ),
+            ],
+            None,
+        ),
+        "9 MiB dmesg with an Xid 79": (
+            [
+                "diagnose",
+                "--json",
+                "--dmesg",
+                f(
+                    "big-dmesg.txt",
+                    "[ 1.0] usb 1-1: new device\n" * 340_000
+                    + "[ 9.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n",
+                ),
+            ],
+            None,
+        ),
+        "NUL bytes then an OOM": (
+            ["diagnose", "--log", f("nul.log", b"\0" * 600 + b"\nstep 3\n" + OOM.encode() + b"\n")],
+            None,
+        ),
+        "gzip-compressed log": (
+            ["diagnose", "--log", f("g.log.gz", gzip.compress(small.encode()))],
+            None,
+        ),
         "a log on standard input (--log -)": (["diagnose", "--log", "-"], small.encode()),
         "hook body nested 200k deep": (["hook"], b"[" * 200_000 + b"]" * 200_000),
         "hook alerts of strings": (["hook"], b'{"alerts": ["x"]}'),
-    }  # fmt: skip
+    }
     big = os.environ.get("RUNBOOK_BENCH_BIG")
     if big:  # the 200 MB rows take a while to write: opt in
-        out["200 MB of matching lines"] = (["diagnose", "--log", f("m.log", ("CUDA error: x\n" * 14_000_000))], None)
-        out["200 MB tqdm line of \\r redraws"] = (["diagnose", "--log", f("tq.log", ("\r 10%|#   | 1/10 [00:01<00:09] Error" * 5_000_000) + "\n" + OOM + "\n")], None)
+        out["200 MB of matching lines"] = (
+            ["diagnose", "--log", f("m.log", ("CUDA error: x\n" * 14_000_000))],
+            None,
+        )
+        out["200 MB tqdm line of \\r redraws"] = (
+            [
+                "diagnose",
+                "--log",
+                f(
+                    "tq.log",
+                    ("\r 10%|#   | 1/10 [00:01<00:09] Error" * 5_000_000) + "\n" + OOM + "\n",
+                ),
+            ],
+            None,
+        )
     return out
 
 
@@ -90,14 +208,22 @@ def measure(argv: list[str], stdin: bytes | None) -> dict:
     """One fresh process; its own peak RSS from wait4 (not a running maximum over children). The
     figure is an upper bound: a forked child's peak counts this bench's own memory (~20 MiB)
     until exec."""
-    with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as ferr, \
-            tempfile.TemporaryFile() as fout:  # fmt: skip
+    with (
+        tempfile.TemporaryFile() as fin,
+        tempfile.TemporaryFile() as ferr,
+        tempfile.TemporaryFile() as fout,
+    ):
         fin.write(stdin or b"")
         fin.seek(0)
         start = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "runbook", *argv], stdin=fin,
-                                stdout=fout, stderr=ferr, cwd=REPO,
-                                preexec_fn=_limit)  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "runbook", *argv],
+            stdin=fin,
+            stdout=fout,
+            stderr=ferr,
+            cwd=REPO,
+            preexec_fn=_limit,
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         secs = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -105,9 +231,14 @@ def measure(argv: list[str], stdin: bytes | None) -> dict:
         err = ferr.read().decode("utf-8", "replace")
         fout.seek(0)
         out = fout.read(4 << 20).decode("utf-8", "replace")
-    return {"seconds": round(secs, 3), "peak_rss_mib": round(usage.ru_maxrss / 1024, 1),
-            "exit": proc.returncode, "traceback": "Traceback" in err,
-            "stderr": err.strip()[-300:], "stdout": out}  # fmt: skip
+    return {
+        "seconds": round(secs, 3),
+        "peak_rss_mib": round(usage.ru_maxrss / 1024, 1),
+        "exit": proc.returncode,
+        "traceback": "Traceback" in err,
+        "stderr": err.strip()[-300:],
+        "stdout": out,
+    }
 
 
 def main() -> None:
@@ -130,16 +261,24 @@ def main() -> None:
     base = results.get("baseline: small real log", {}).get("seconds")
     ok = True
     for name, m in results.items():
-        bad = (m["seconds"] > 2 or m["peak_rss_mib"] > 100 or m["traceback"]
-               or m["exit"] not in (0, 3) or not m["expected"])  # fmt: skip
+        bad = (
+            m["seconds"] > 2
+            or m["peak_rss_mib"] > 100
+            or m["traceback"]
+            or m["exit"] not in (0, 3)
+            or not m["expected"]
+        )
         ok &= not bad
         ratio = f"{m['seconds'] / base:5.1f}x" if base else ""
-        print(f"{'FAIL' if bad else 'ok  '} {name:<38}{m['seconds']:7.2f}s {ratio} "
-              f"{m['peak_rss_mib']:7.1f} MiB  exit {m['exit']}"
-              f"{'  TRACEBACK' if m['traceback'] else ''}"
-              f"{'' if m['expected'] else '  MISSING: ' + EXPECT[name]}")
-    print("all rows within 2 s and 100 MiB, no traceback, evidence kept" if ok else
-          "some rows FAIL")  # fmt: skip
+        print(
+            f"{'FAIL' if bad else 'ok  '} {name:<38}{m['seconds']:7.2f}s {ratio} "
+            f"{m['peak_rss_mib']:7.1f} MiB  exit {m['exit']}"
+            f"{'  TRACEBACK' if m['traceback'] else ''}"
+            f"{'' if m['expected'] else '  MISSING: ' + EXPECT[name]}"
+        )
+    print(
+        "all rows within 2 s and 100 MiB, no traceback, evidence kept" if ok else "some rows FAIL"
+    )
     raise SystemExit(0 if ok else 1)
 
 

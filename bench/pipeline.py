@@ -30,9 +30,20 @@ from runbook.site import load_site  # noqa: E402
 from tests.cluster.scenario import node_health  # noqa: E402
 
 STATE = Path(os.environ.get("RUNBOOK_CLUSTER_STATE", "/var/tmp/runbook-devcluster"))
-VARS = dict(nodes=2, ranks_per_node=2, mem_mib=400, steps=10, micro_batch=8, grad_accum=2,
-            card_mib=81559, param_mib=20000, act_mib_per_sample=2000, frag_mib_per_step=6000,
-            long_step=1, ckpt_every=4)  # fmt: skip
+VARS = dict(
+    nodes=2,
+    ranks_per_node=2,
+    mem_mib=400,
+    steps=10,
+    micro_batch=8,
+    grad_accum=2,
+    card_mib=81559,
+    param_mib=20000,
+    act_mib_per_sample=2000,
+    frag_mib_per_step=6000,
+    long_step=1,
+    ckpt_every=4,
+)
 
 
 def run(*argv: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -70,8 +81,17 @@ def failing_job(name: str) -> tuple[str, Path]:
 
 def bare(job: str, work: Path, site) -> tuple[float, dict]:
     """What an engineer types, in order, each as its own command."""
-    ssh = ["ssh", "-i", site.ssh.identity_file, "-o", f"UserKnownHostsFile={site.ssh.known_hosts}",
-           "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes"]  # fmt: skip
+    ssh = [
+        "ssh",
+        "-i",
+        site.ssh.identity_file,
+        "-o",
+        f"UserKnownHostsFile={site.ssh.known_hosts}",
+        "-o",
+        "StrictHostKeyChecking=yes",
+        "-o",
+        "BatchMode=yes",
+    ]
     addr = site.ssh.addresses
     t0, steps = time.perf_counter(), {}
 
@@ -82,10 +102,25 @@ def bare(job: str, work: Path, site) -> tuple[float, dict]:
 
     step("scontrol show job", "scontrol", "show", "job", job)
     log = next(work.glob(f"*-{job}.out"))
-    step("ssh grep log", *ssh, f"oncall@{addr['gpu-01']}", "grep", "-n", "-E",
-         "'out of memory|Error|Killed'", str(log).replace(" ", "\\ "))  # fmt: skip
-    step("ssh nvidia-smi -q", *ssh, f"oncall@{addr['gpu-02']}", "nvidia-smi", "-q", "-d",
-         "ROW_REMAPPER,ECC")  # fmt: skip
+    step(
+        "ssh grep log",
+        *ssh,
+        f"oncall@{addr['gpu-01']}",
+        "grep",
+        "-n",
+        "-E",
+        "'out of memory|Error|Killed'",
+        str(log).replace(" ", "\\ "),
+    )
+    step(
+        "ssh nvidia-smi -q",
+        *ssh,
+        f"oncall@{addr['gpu-02']}",
+        "nvidia-smi",
+        "-q",
+        "-d",
+        "ROW_REMAPPER,ECC",
+    )
     step("ssh nvidia-smi", *ssh, f"oncall@{addr['gpu-02']}", "nvidia-smi")
     step("ssh dmesg", *ssh, f"oncall@{addr['gpu-02']}", "dmesg", "-T")
     step("scancel", "scancel", job)
@@ -105,16 +140,26 @@ def main() -> int:
     args = ap.parse_args()
     site = load_site("devcluster", environ={})
     ecc = (REPO / "tests/data/nvidia-smi/gpud-535.161.08-h100x8-first2.q.txt").read_text()
-    healthy = node_health(STATE, "gpu-02", site.probes, kernel="", ecc=ecc,
-                          apps="No running processes found\n", source="bench")  # fmt: skip
+    healthy = node_health(
+        STATE,
+        "gpu-02",
+        site.probes,
+        kernel="",
+        ecc=ecc,
+        apps="No running processes found\n",
+        source="bench",
+    )
     healthy.write()
     ours, base, execs, step_times, bare_steps = [], [], [], {}, {}
     try:
         for _ in range(args.repeat):
             job, _work = failing_job("benchrb")
             t = time.perf_counter()
-            out = json.loads(run("runbook", "--site", "devcluster", "oom", "--job", job, "--yes",
-                                 "--json").stdout)  # fmt: skip
+            out = json.loads(
+                run(
+                    "runbook", "--site", "devcluster", "oom", "--job", job, "--yes", "--json"
+                ).stdout
+            )
             ours.append(time.perf_counter() - t)
             report = json.loads((Path(out["folder"]) / "report.json").read_text())
             execs.append(sum(h["execs"] for h in report["evidence"]["ssh"].values()))

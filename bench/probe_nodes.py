@@ -63,8 +63,10 @@ def main() -> int:
     kernel = record("ops/xid_dmesg.jsonl", "xid-akash-209-79-dmesgT")
     ecc = record("ops/nvidia_smi_remap_ecc.jsonl", "remap-gpud-80-uncorrectable-pending")
     apps = record("ops/nvidia_smi_apps.jsonl", "apps-nvitop-152-table-gi-ci-mixed-types")
-    scenarios = [node_health(STATE, n, site.probes, kernel=kernel, ecc=ecc, apps=apps,
-                             source="bench") for n in nodes]  # fmt: skip
+    scenarios = [
+        node_health(STATE, n, site.probes, kernel=kernel, ecc=ecc, apps=apps, source="bench")
+        for n in nodes
+    ]
     for sc in scenarios:
         sc.write()
     results, floors = {}, {}
@@ -76,8 +78,14 @@ def main() -> int:
                     for n in nodes[:count]:  # connect first: the target counts execs after it
                         hosts[n].connect()
                     start, cpu0, own0 = time.perf_counter(), busy_cpu_seconds(), time.process_time()
-                    health = probe_nodes(hosts, nodes[:count], "1", site.probes, since=None,
-                                         max_parallel=site.ssh.max_parallel)  # fmt: skip
+                    health = probe_nodes(
+                        hosts,
+                        nodes[:count],
+                        "1",
+                        site.probes,
+                        since=None,
+                        max_parallel=site.ssh.max_parallel,
+                    )
                     wall.append(time.perf_counter() - start)
                     cpu.append(busy_cpu_seconds() - cpu0)
                     client.append(time.process_time() - own0)

@@ -117,8 +117,14 @@ def main() -> int:
     t = SshTransport(args.node, SshSettings.from_site(load_site("devcluster", environ={})))
     # Warm the node's page cache for every command alike (read there, nothing crosses SSH).
     t.run(["sh", "-c", 'cat -- "$1" >/dev/null', "sh", str(log)], timeout=600)
-    same_argv = ["sh", "-c", 'LC_ALL=C grep -c -F -e "$2" -- "$1"', "sh", str(log),
-                 "\n".join(PATTERNS)]  # fmt: skip
+    same_argv = [
+        "sh",
+        "-c",
+        'LC_ALL=C grep -c -F -e "$2" -- "$1"',
+        "sh",
+        str(log),
+        "\n".join(PATTERNS),
+    ]
     single_argv = ["sh", "-c", 'LC_ALL=C grep -c "out of memory" -- "$1"', "sh", str(log)]
     scan_argv = remote_grep_argv(str(folder), log.name)
     times: dict[str, list[float]] = {"same": [], "single": [], "scan": []}

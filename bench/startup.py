@@ -46,8 +46,9 @@ def main() -> None:
         "python -c pass": timed([a.python, "-c", "pass"], a.repeat),
         "floor: import click": timed([a.python, "-c", "import click"], a.repeat),
         "runbook --help": timed([*runbook, "--help"], a.repeat),
-        "runbook diagnose --log (small log)": timed([*runbook, "diagnose", "--log", str(LOG)],
-                                                    a.repeat),  # fmt: skip
+        "runbook diagnose --log (small log)": timed(
+            [*runbook, "diagnose", "--log", str(LOG)], a.repeat
+        ),
     }
     floor = rows["floor: import click"]
     if a.json:
@@ -57,7 +58,9 @@ def main() -> None:
     for name, secs in rows.items():
         print(f"{name:<38}{secs * 1000:>8.0f}ms{secs / floor:>9.2f}x")
     worst = max(rows["runbook --help"], rows["runbook diagnose --log (small log)"]) / floor
-    print(f"target <= 1.50x the floor: worst {worst:.2f}x -> {'met' if worst <= 1.5 else 'NOT met'}")
+    print(
+        f"target <= 1.50x the floor: worst {worst:.2f}x -> {'met' if worst <= 1.5 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

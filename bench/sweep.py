@@ -53,9 +53,18 @@ def submit(work: Path, n: int, start: int, pool: list[str]) -> list[str]:
     jobs = []
     for i in range(start, start + n):
         (work / f"case{i}.txt").write_text(pool[i % len(pool)] + "\n")
-        out = run("sbatch", "--parsable", "-p", "debug", "-N1", f"--chdir={work}",
-                  f"--job-name=bench{i}", "--output=%x-%j.out", "--wrap",
-                  f"cat case{i}.txt; exit 1").stdout  # fmt: skip
+        out = run(
+            "sbatch",
+            "--parsable",
+            "-p",
+            "debug",
+            "-N1",
+            f"--chdir={work}",
+            f"--job-name=bench{i}",
+            "--output=%x-%j.out",
+            "--wrap",
+            f"cat case{i}.txt; exit 1",
+        ).stdout
         jobs.append(out.strip().split(";")[0])
     return jobs
 
@@ -79,9 +88,23 @@ def wait_in_window(jobs: list[str], since_s: int, timeout: float = 120) -> float
     t, want = time.time(), set(jobs)
     while True:
         fmt = "%Y-%m-%dT%H:%M:%S"
-        out = run("sacct", "-a", "-n", "-X", "-P", "-r", "debug", "-s", "FAILED", "-S",
-                  time.strftime(fmt, time.localtime(time.time() - since_s)), "-E",
-                  time.strftime(fmt), "-o", "JobID").stdout  # fmt: skip
+        out = run(
+            "sacct",
+            "-a",
+            "-n",
+            "-X",
+            "-P",
+            "-r",
+            "debug",
+            "-s",
+            "FAILED",
+            "-S",
+            time.strftime(fmt, time.localtime(time.time() - since_s)),
+            "-E",
+            time.strftime(fmt),
+            "-o",
+            "JobID",
+        ).stdout
         if want <= set(out.split()):
             return time.time() - t
         if time.time() - t > timeout:
@@ -109,9 +132,19 @@ def runbook_sweep(site: str, since: str) -> tuple[float, dict]:
 
 
 def ssh_argv(site) -> list[str]:
-    return ["ssh", "-i", site.ssh.identity_file, "-l", site.ssh.user,
-            "-o", f"UserKnownHostsFile={site.ssh.known_hosts}",
-            "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes"]  # fmt: skip
+    return [
+        "ssh",
+        "-i",
+        site.ssh.identity_file,
+        "-l",
+        site.ssh.user,
+        "-o",
+        f"UserKnownHostsFile={site.ssh.known_hosts}",
+        "-o",
+        "StrictHostKeyChecking=yes",
+        "-o",
+        "BatchMode=yes",
+    ]
 
 
 def grep_cmd(paths: list[str]) -> str:
@@ -126,8 +159,23 @@ def floor(site, since_s: int) -> float:
         time.strftime(fmt, time.localtime(time.time() - since_s)),
         time.strftime(fmt, time.localtime(time.time() + 1)),
     )
-    out = run("sacct", "-a", "-n", "-X", "-P", "-r", "debug", "-s", "FAILED", "-S", start, "-E",
-              end, "-o", "JobID,NodeList,WorkDir,JobName").stdout  # fmt: skip
+    out = run(
+        "sacct",
+        "-a",
+        "-n",
+        "-X",
+        "-P",
+        "-r",
+        "debug",
+        "-s",
+        "FAILED",
+        "-S",
+        start,
+        "-E",
+        end,
+        "-o",
+        "JobID,NodeList,WorkDir,JobName",
+    ).stdout
     by_host: dict[str, list[str]] = {}
     for ln in out.splitlines():
         jid, host, wd, name = ln.split("|")[:4]
@@ -176,11 +224,20 @@ def main() -> None:
         f, nv = floor(site, since_s), naive(site, jobs)
         execs = out["stats"]["ssh_execs_per_host"]
         st = out["stats"]
-        rows.append(dict(jobs=len(jobs), window_lag_s=round(lag, 2), triaged=st["jobs_triaged"],
-                         sweep_s=wall, floor_s=f, naive_s=nv,
-                         accounting_queries=st["accounting_queries"],
-                         script_queries=st["script_queries"],
-                         max_execs_per_host=max(execs.values()), hosts=len(execs)))  # fmt: skip
+        rows.append(
+            dict(
+                jobs=len(jobs),
+                window_lag_s=round(lag, 2),
+                triaged=st["jobs_triaged"],
+                sweep_s=wall,
+                floor_s=f,
+                naive_s=nv,
+                accounting_queries=st["accounting_queries"],
+                script_queries=st["script_queries"],
+                max_execs_per_host=max(execs.values()),
+                hosts=len(execs),
+            )
+        )
         r = rows[-1]
         r["jobs_per_s"] = round(r["triaged"] / wall, 1)
         print(

@@ -111,8 +111,9 @@ def _check_dir(path: str, marker: str) -> tuple[bool, str, str]:
     return False, "unknown", "no .metadata (not a torch.distributed.checkpoint) and no marker set"
 
 
-def find(pattern: str, *, workdir: str, marker: str = "", load_max_mib: float = 256.0
-         ) -> list[Checkpoint]:  # fmt: skip
+def find(
+    pattern: str, *, workdir: str, marker: str = "", load_max_mib: float = 256.0
+) -> list[Checkpoint]:
     """Every checkpoint the site pattern matches, newest step first, each judged."""
     paths = glob.glob(pattern.replace("{workdir}", glob.escape(workdir)))
     out = []
@@ -129,8 +130,9 @@ def find(pattern: str, *, workdir: str, marker: str = "", load_max_mib: float = 
     return out
 
 
-def of_lineage(found: list[Checkpoint], *, since: float | None, until: float | None,
-               slack_s: float = 120.0) -> list[Checkpoint]:
+def of_lineage(
+    found: list[Checkpoint], *, since: float | None, until: float | None, slack_s: float = 120.0
+) -> list[Checkpoint]:
     """Only checkpoints this training run can have written: not before its lineage's first job
     started, not after the failing job ended. A shared working directory holds other jobs'
     checkpoints too, and resuming from one of those trains someone else's model. The others stay
@@ -144,8 +146,9 @@ def of_lineage(found: list[Checkpoint], *, since: float | None, until: float | N
             why = "written before this training run's first job started (another run's)"
         elif until is not None and c.mtime > until + slack_s:
             why = "written after the failing job ended (another job's)"
-        out.append(Checkpoint(c.path, c.step, c.kind, False, why, c.mtime) if why and c.valid
-                   else c)  # fmt: skip
+        out.append(
+            Checkpoint(c.path, c.step, c.kind, False, why, c.mtime) if why and c.valid else c
+        )
     return out
 
 

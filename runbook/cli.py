@@ -23,23 +23,48 @@ from runbook.errors import ExitCode, RunbookError
 # verb -> (module, attribute, one-line help). tests/unit/test_cli.py checks each line against the
 # verb's own docstring, so the two cannot drift.
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "oom": ("runbook.commands.oom", "oom", "Run the whole runbook for one job that died of CUDA OOM."),
-    "diagnose": ("runbook.commands.diagnose", "diagnose",
-                 "Diagnose a CUDA OOM offline, from files you already have."),
-    "hook": ("runbook.commands.intake", "hook",
-             "Pager webhook intake: Alertmanager or PagerDuty payloads, or a bare job id."),
-    "sweep": ("runbook.commands.intake", "sweep",
-              "Triage failed (and wedged) jobs from Slurm, for cron."),
-    "verify": ("runbook.commands.incidents", "verify",
-               "Check that the rerun got past the step that failed; appends the result to the report."),
+    "oom": (
+        "runbook.commands.oom",
+        "oom",
+        "Run the whole runbook for one job that died of CUDA OOM.",
+    ),
+    "diagnose": (
+        "runbook.commands.diagnose",
+        "diagnose",
+        "Diagnose a CUDA OOM offline, from files you already have.",
+    ),
+    "hook": (
+        "runbook.commands.intake",
+        "hook",
+        "Pager webhook intake: Alertmanager or PagerDuty payloads, or a bare job id.",
+    ),
+    "sweep": (
+        "runbook.commands.intake",
+        "sweep",
+        "Triage failed (and wedged) jobs from Slurm, for cron.",
+    ),
+    "verify": (
+        "runbook.commands.incidents",
+        "verify",
+        "Check that the rerun got past the step that failed; appends the result to the report.",
+    ),
     "incidents": ("runbook.commands.incidents", "incidents", "List incidents, newest first."),
-    "report": ("runbook.commands.incidents", "report",
-               "Re-render one incident's report (Markdown, JSON, HTML) from its report.json."),
-    "submit": ("runbook.commands.submit", "submit",
-               "Render a job from a jinja2 template and submit it."),
-    "config": ("runbook.commands.config", "config",
-               "Show the effective settings, or write a starter site config."),
-}  # fmt: skip
+    "report": (
+        "runbook.commands.incidents",
+        "report",
+        "Re-render one incident's report (Markdown, JSON, HTML) from its report.json.",
+    ),
+    "submit": (
+        "runbook.commands.submit",
+        "submit",
+        "Render a job from a jinja2 template and submit it.",
+    ),
+    "config": (
+        "runbook.commands.config",
+        "config",
+        "Show the effective settings, or write a starter site config.",
+    ),
+}
 
 
 class AppContext:
@@ -142,8 +167,11 @@ def _version_text(app: AppContext) -> str:
 )
 @click.option("-v", "--verbose", count=True, help="More detail on stderr (-vv: SSH too).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines; results and errors only.")
-@click.option("--version", is_flag=True, help="Print the version, the settings file and the "
-              "playbooks folder in use, then exit.")  # fmt: skip
+@click.option(
+    "--version",
+    is_flag=True,
+    help="Print the version, the settings file and the playbooks folder in use, then exit.",
+)
 @click.pass_context
 def cli(ctx: click.Context, site, config_file, verbose, quiet, version) -> None:
     """The on-call runbook for a Slurm PyTorch job that died of CUDA out-of-memory.

@@ -94,10 +94,16 @@ def classify(ev: Evidence, t: Thresholds) -> Diagnosis:
     d = _classify(ev, t)
     if d.verdict == "not_oom" and ev.launch is not None and ev.launch.incomplete:
         # Missing evidence is never a verdict: only logs read completely may say not_oom.
-        d = Diagnosis("unknown", [*d.reasons, "Evidence incomplete: "
-                                  + "; ".join(ev.launch.incomplete) + "; an OOM could be in "
-                                  "what was not read, so this is not called not_oom."],
-                      d.oom, ev)  # fmt: skip
+        d = Diagnosis(
+            "unknown",
+            [
+                *d.reasons,
+                "Evidence incomplete: " + "; ".join(ev.launch.incomplete) + "; an OOM could be in "
+                "what was not read, so this is not called not_oom.",
+            ],
+            d.oom,
+            ev,
+        )
     health = ev.node_health
     if health is not None:
         d.reasons.extend(f"{n}." for n in health.fabric_notes())
@@ -105,8 +111,10 @@ def classify(ev: Evidence, t: Thresholds) -> Diagnosis:
         unknown = health.unknowns()
         if unknown:
             where = f" of {health.node}" if health.node else ""
-            d.reasons.append(f"Node health{where} is unknown ({'; '.join(unknown)}): gpu_fault "
-                             "and co_tenant cannot be ruled out.")  # fmt: skip
+            d.reasons.append(
+                f"Node health{where} is unknown ({'; '.join(unknown)}): gpu_fault "
+                "and co_tenant cannot be ruled out."
+            )
     if ev.launch is not None and ev.launch.hardware_lines:
         d.log_hardware = list(ev.launch.hardware_lines)
         shown = "; ".join(f"`{h[:120]}`" for h in d.log_hardware[:3])
@@ -168,8 +176,10 @@ def _classify(ev: Evidence, t: Thresholds) -> Diagnosis:
     where = _where(oom, ff)
     reasons.append(f"{where}: {c.why}" if where else c.why)
     if c.alternatives:
-        reasons.append(f"Also possible: {', '.join(c.alternatives)} (its fix would cover this "
-                       f"shortfall too); confidence {c.confidence}.")  # fmt: skip
+        reasons.append(
+            f"Also possible: {', '.join(c.alternatives)} (its fix would cover this "
+            f"shortfall too); confidence {c.confidence}."
+        )
     if launch and launch.timed_out_ranks:
         reasons.append(
             f"Ranks {_ranks(launch.timed_out_ranks)} then timed out in NCCL: a consequence of the "
@@ -243,8 +253,10 @@ def _with_dump(oom: OomMessage, dump: dict | None) -> tuple[OomMessage, str | No
     if dump.get("mem_get_info"):
         free, total = dump["mem_get_info"]
         m.free_mib, m.total_mib = free / 2**20, total / 2**20
-    return m, (f"Numbers from runbook.instrument's dump of rank {dump.get('rank')} (exact device "
-               f"counters), not from the message text.")  # fmt: skip
+    return m, (
+        f"Numbers from runbook.instrument's dump of rank {dump.get('rank')} (exact device "
+        f"counters), not from the message text."
+    )
 
 
 def _co_tenant_from_apps(oom: OomMessage, health: NodeHealth, job_id, t: Thresholds) -> str | None:
@@ -262,11 +274,15 @@ def _co_tenant_from_apps(oom: OomMessage, health: NodeHealth, job_id, t: Thresho
         return None
     who = ", ".join(
         f"PID {a.pid}"
-        + (f" ({health.owners[a.pid].user})" if a.pid in health.owners
-           and health.owners[a.pid].user else "")
-        + f" {human_mib(a.used_mib)}" + (f" on GPU {a.gpu}" if a.gpu else "")
+        + (
+            f" ({health.owners[a.pid].user})"
+            if a.pid in health.owners and health.owners[a.pid].user
+            else ""
+        )
+        + f" {human_mib(a.used_mib)}"
+        + (f" on GPU {a.gpu}" if a.gpu else "")
         for a in foreign
-    )  # fmt: skip
+    )
     known = (
         " not in the job's PID list"
         if health.job_pids is not None
@@ -321,43 +337,69 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
     alloc, unalloc, reserved = oom.allocated_by_pytorch_mib, oom.unallocated_mib, oom.reserved_mib
     h = human_mib
     if oom.family in _NO_NUMBERS:
-        return Call("unknown", (
-            f"CUDA reported out of memory ({oom.text.splitlines()[0].strip()[:120]}) without the "
-            "allocator's numbers, so true OOM and fragmentation cannot be told apart; "
-            "runbook.instrument in the job records them."
-        ), confidence="low")  # fmt: skip
+        return Call(
+            "unknown",
+            (
+                f"CUDA reported out of memory ({oom.text.splitlines()[0].strip()[:120]}) without the "
+                "allocator's numbers, so true OOM and fragmentation cannot be told apart; "
+                "runbook.instrument in the job records them."
+            ),
+            confidence="low",
+        )
     if oom.family == "hint":
-        return Call("unknown", (
-            "only the tail of a CUDA OOM message was found (PyTorch's allocator hint line): "
-            "an out-of-memory happened, but the lines with its numbers were cut; the full "
-            "message is usually in the rank's own log."
-        ), confidence="low")  # fmt: skip
+        return Call(
+            "unknown",
+            (
+                "only the tail of a CUDA OOM message was found (PyTorch's allocator hint line): "
+                "an out-of-memory happened, but the lines with its numbers were cut; the full "
+                "message is usually in the rank's own log."
+            ),
+            confidence="low",
+        )
     if oom.family == "over_1eb":
-        return Call("unknown", (
-            "the job asked for more than 1 EB: a size computation bug in the job, not memory "
-            "pressure; no allocator or batch setting cures it."
-        ), confidence="low")  # fmt: skip
+        return Call(
+            "unknown",
+            (
+                "the job asked for more than 1 EB: a size computation bug in the job, not memory "
+                "pressure; no allocator or batch setting cures it."
+            ),
+            confidence="low",
+        )
     if oom.family == "nccl":
-        return Call("unknown", (
-            f"NCCL could not allocate {h(tried)} for its own buffers on GPU {oom.gpu}: the card "
-            "was already full, but NCCL's message carries no allocator numbers; the rank's own "
-            "OOM message (if any) or the node's compute-apps say why."
-        ), confidence="low")  # fmt: skip
+        return Call(
+            "unknown",
+            (
+                f"NCCL could not allocate {h(tried)} for its own buffers on GPU {oom.gpu}: the card "
+                "was already full, but NCCL's message carries no allocator numbers; the rank's own "
+                "OOM message (if any) or the node's compute-apps say why."
+            ),
+            confidence="low",
+        )
     if tried is None or (free is None and total is None and alloc is None):
-        return Call("unknown", (
-            "the OOM message was cut before the card's numbers"
-            + (f" (it asked for {h(tried)})" if tried is not None else "")
-            + "; nothing to classify on. The full message is usually in the rank's own log."
-        ), confidence="low")  # fmt: skip
+        return Call(
+            "unknown",
+            (
+                "the OOM message was cut before the card's numbers"
+                + (f" (it asked for {h(tried)})" if tried is not None else "")
+                + "; nothing to classify on. The full message is usually in the rank's own log."
+            ),
+            confidence="low",
+        )
     if oom.family == "mps":
         limit, other = oom.limit_mib, oom.mps_other_allocations_mib or 0.0
         if limit is not None and alloc is not None and alloc + other + tried > limit:
-            return Call("true_oom", (
-                f"MPS allocated {h(alloc)} + other allocations {h(other)} + the {h(tried)} "
-                f"request exceed the {h(limit)} allowed."
-            ))  # fmt: skip
-        return Call("unknown", "MPS out of memory, but its numbers do not show the limit "
-                    "exceeded.", confidence="low")  # fmt: skip
+            return Call(
+                "true_oom",
+                (
+                    f"MPS allocated {h(alloc)} + other allocations {h(other)} + the {h(tried)} "
+                    f"request exceed the {h(limit)} allowed."
+                ),
+            )
+        return Call(
+            "unknown",
+            "MPS out of memory, but its numbers do not show the limit exceeded.",
+            confidence="low",
+        )
     notes = []
     if total is not None and tried > total:
         notes.append(f"the single {h(tried)} request is larger than the whole {h(total)} card")
@@ -390,7 +432,8 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
     thin = share is not None and share < t.fragmentation_min_pool_share
     ratio = t.fragmentation_min_unallocated_ratio
     covers = {
-        "co_tenant": floor is not None and (
+        "co_tenant": floor is not None
+        and (
             (others and named >= max(shortfall, floor))
             or (outside is not None and outside > 0 and outside >= max(shortfall, floor))
         ),
@@ -400,13 +443,18 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
     }
     budget = [f"the shortfall is {h(shortfall)} (request - free)"]
     if unalloc is not None:
-        budget.append(f"the allocator setting can win back at most {h(allocator_buys)} "
-                      f"({h(pool)} reserved-but-unallocated"
-                      + (f", {share:.1%} of the card" if share is not None else "")
-                      + (f", + {h(free)} the driver still had free" if free else "") + ")")  # fmt: skip
+        budget.append(
+            f"the allocator setting can win back at most {h(allocator_buys)} "
+            f"({h(pool)} reserved-but-unallocated"
+            + (f", {share:.1%} of the card" if share is not None else "")
+            + (f", + {h(free)} the driver still had free" if free else "")
+            + ")"
+        )
     if halving_buys is not None:
-        budget.append(f"halving the micro-batch frees at most about {h(halving_buys)} (half of "
-                      "what PyTorch had allocated)")  # fmt: skip
+        budget.append(
+            f"halving the micro-batch frees at most about {h(halving_buys)} (half of "
+            "what PyTorch had allocated)"
+        )
     if others:
         budget.append(f"other processes hold {h(named)}")
     elif outside is not None and outside > 0:
@@ -414,54 +462,82 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
     budget_text = " In MiB: " + "; ".join(budget) + "."
 
     def call(verdict: str, why: str, **kw) -> Call:
-        alternatives = [v for v in ("co_tenant", "fragmentation", "true_oom")
-                        if v != verdict and covers[v]]  # fmt: skip
+        alternatives = [
+            v for v in ("co_tenant", "fragmentation", "true_oom") if v != verdict and covers[v]
+        ]
         confidence = kw.pop("confidence", "medium" if alternatives else "high")
         return Call(verdict, why + budget_text + note, alternatives, confidence, **kw)
 
     if others and floor is not None and named >= max(shortfall, floor):
         pids = ", ".join(f"{p} ({h(m)})" for p, m in others)
-        return call("co_tenant", (
-            f"other processes hold {h(named)} of the {h(total)} card (PIDs {pids}), more "
-            f"than the {h(shortfall)} shortfall and above {t.co_tenant_min_fraction_of_total:.0%} "
-            f"of the card."
-        ))  # fmt: skip
-    if outside is not None and outside > 0 and floor is not None and outside >= max(shortfall, floor):
-        return call("co_tenant", (
-            f"{h(outside)} of the {h(total)} card is in use outside this process "
-            f"(total - {h(free)} free - {h(own)} held by it, {how}): more than the "
-            f"{h(shortfall)} shortfall and above {t.co_tenant_min_fraction_of_total:.0%} of "
-            f"the card; the node's compute-apps list says whose."
-        ))  # fmt: skip
+        return call(
+            "co_tenant",
+            (
+                f"other processes hold {h(named)} of the {h(total)} card (PIDs {pids}), more "
+                f"than the {h(shortfall)} shortfall and above {t.co_tenant_min_fraction_of_total:.0%} "
+                f"of the card."
+            ),
+        )
+    if (
+        outside is not None
+        and outside > 0
+        and floor is not None
+        and outside >= max(shortfall, floor)
+    ):
+        return call(
+            "co_tenant",
+            (
+                f"{h(outside)} of the {h(total)} card is in use outside this process "
+                f"(total - {h(free)} free - {h(own)} held by it, {how}): more than the "
+                f"{h(shortfall)} shortfall and above {t.co_tenant_min_fraction_of_total:.0%} of "
+                f"the card; the node's compute-apps list says whose."
+            ),
+        )
     # Checked after co-tenants: a neighbour holding most of the card is the cause even when the
     # allocator's unallocated pool could also have held this one request (DESIGN §3 order).
     if full and covers["fragmentation"] and not thin:
-        return call("fragmentation", (
-            f"the card is full (asked for {h(tried)} with {h(free)} free), but the allocator "
-            f"setting can win back {h(allocator_buys)}, {allocator_buys / tried:.1f}x the request "
-            f"(threshold {ratio:g}x), and the {h(pool)} pool is a real share of the card "
-            f"(at least {t.fragmentation_min_pool_share:.0%}): the memory was held but not in one "
-            "contiguous block."
-        ))  # fmt: skip
+        return call(
+            "fragmentation",
+            (
+                f"the card is full (asked for {h(tried)} with {h(free)} free), but the allocator "
+                f"setting can win back {h(allocator_buys)}, {allocator_buys / tried:.1f}x the request "
+                f"(threshold {ratio:g}x), and the {h(pool)} pool is a real share of the card "
+                f"(at least {t.fragmentation_min_pool_share:.0%}): the memory was held but not in one "
+                "contiguous block."
+            ),
+        )
     if not full and unalloc is not None and unalloc > 0 and unalloc >= ratio * tried:
-        return call("fragmentation", (
-            f"asked for {h(tried)} with {h(free)} free; {h(unalloc)} was reserved by PyTorch "
-            f"but unallocated ({unalloc / tried:.1f}x the request, threshold {ratio:g}x), so the "
-            f"allocator held the memory but not in one contiguous block."
-        ))  # fmt: skip
+        return call(
+            "fragmentation",
+            (
+                f"asked for {h(tried)} with {h(free)} free; {h(unalloc)} was reserved by PyTorch "
+                f"but unallocated ({unalloc / tried:.1f}x the request, threshold {ratio:g}x), so the "
+                f"allocator held the memory but not in one contiguous block."
+            ),
+        )
     limit = oom.limit_mib
     if limit is not None and reserved is not None and reserved + tried > limit:
-        return call("true_oom", (
-            f"the process is capped at {h(limit)} (memory fraction) and {h(reserved)} reserved "
-            f"+ the {h(tried)} request exceed it."
-        ))  # fmt: skip
+        return call(
+            "true_oom",
+            (
+                f"the process is capped at {h(limit)} (memory fraction) and {h(reserved)} reserved "
+                f"+ the {h(tried)} request exceed it."
+            ),
+        )
     if full:
-        parts = [f"the card is full: asked for {h(tried)} with {h(free)} free"
-                 + (f" (below the request + {h(margin)}, "
-                    f"{t.full_card_margin_fraction:.0%} of the card)" if margin else "")]  # fmt: skip
+        parts = [
+            f"the card is full: asked for {h(tried)} with {h(free)} free"
+            + (
+                f" (below the request + {h(margin)}, {t.full_card_margin_fraction:.0%} of the card)"
+                if margin
+                else ""
+            )
+        ]
         if fraction is not None:
-            parts.append(f"this process holds {h(used)} of {h(total)} ({fraction:.0%}); what "
-                         "is not PyTorch's (CUDA context, NCCL, libraries) counts as used")  # fmt: skip
+            parts.append(
+                f"this process holds {h(used)} of {h(total)} ({fraction:.0%}); what "
+                "is not PyTorch's (CUDA context, NCCL, libraries) counts as used"
+            )
         with_allocator = covers["fragmentation"] and thin
         if with_allocator:
             parts.append(
@@ -470,16 +546,23 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
                 "next allocation fails anyway, so the first rung also sets the allocator"
             )
         elif unalloc is not None:
-            parts.append(f"only {h(pool)} reserved-but-unallocated, not enough to cover the "
-                         "request, so defragmenting would not have helped")  # fmt: skip
+            parts.append(
+                f"only {h(pool)} reserved-but-unallocated, not enough to cover the "
+                "request, so defragmenting would not have helped"
+            )
         confidence = None
         if halving_buys is not None and halving_buys < shortfall:
-            parts.append("halving the micro-batch alone may not be enough: later rungs may be "
-                         "needed")  # fmt: skip
+            parts.append(
+                "halving the micro-batch alone may not be enough: later rungs may be needed"
+            )
             confidence = "low"
         kw = {"confidence": confidence} if confidence else {}
         return call("true_oom", "; ".join(parts) + ".", with_allocator=with_allocator, **kw)
-    return call("unknown", (
-        f"asked for {h(tried)} with {h(free)} free of {h(total)}: the numbers do not explain the "
-        f"failure (a memory fraction, MIG slice or driver limit may apply)."
-    ), confidence="low")  # fmt: skip
+    return call(
+        "unknown",
+        (
+            f"asked for {h(tried)} with {h(free)} free of {h(total)}: the numbers do not explain the "
+            f"failure (a memory fraction, MIG slice or driver limit may apply)."
+        ),
+        confidence="low",
+    )

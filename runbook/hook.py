@@ -31,10 +31,19 @@ from runbook.errors import ConfigError, InputError, JobNotFound, RunbookError
 from runbook.pipeline import Options, Trigger, handle_incident, new_incident_id
 from runbook.slurm.factory import slurm_client
 
-_REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized",
-            403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-            413: "Payload Too Large", 422: "Unprocessable Entity",
-            500: "Internal Server Error", 503: "Service Unavailable"}  # fmt: skip
+_REASONS = {
+    200: "OK",
+    202: "Accepted",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    413: "Payload Too Large",
+    422: "Unprocessable Entity",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
 
 
 class Metrics:
@@ -44,18 +53,37 @@ class Metrics:
         from prometheus_client import CollectorRegistry, Counter, Gauge
 
         self.registry = CollectorRegistry()
-        self.deliveries = Counter("runbook_hook_deliveries", "Webhook requests answered, by "
-                                  "HTTP status code", ["code"], registry=self.registry)  # fmt: skip
-        self.incidents = Counter("runbook_incidents", "Incidents finished by the hook's "
-                                 "workers", ["verdict", "status"], registry=self.registry)  # fmt: skip
-        self.actions = Counter("runbook_actions", "Actions of those incidents, by kind and "
-                               "outcome", ["kind", "outcome"], registry=self.registry)  # fmt: skip
-        self.worker_errors = Counter("runbook_hook_worker_errors", "Deliveries a worker could "
-                                     "not finish (an unexpected error)", registry=self.registry)  # fmt: skip
-        self.retries = Counter("runbook_hook_slurm_retries", "Deliveries put back because Slurm "
-                               "could not be asked", registry=self.registry)  # fmt: skip
-        depth = Gauge("runbook_hook_queue_depth", "Deliveries queued or running",
-                      registry=self.registry)  # fmt: skip
+        self.deliveries = Counter(
+            "runbook_hook_deliveries",
+            "Webhook requests answered, by HTTP status code",
+            ["code"],
+            registry=self.registry,
+        )
+        self.incidents = Counter(
+            "runbook_incidents",
+            "Incidents finished by the hook's workers",
+            ["verdict", "status"],
+            registry=self.registry,
+        )
+        self.actions = Counter(
+            "runbook_actions",
+            "Actions of those incidents, by kind and outcome",
+            ["kind", "outcome"],
+            registry=self.registry,
+        )
+        self.worker_errors = Counter(
+            "runbook_hook_worker_errors",
+            "Deliveries a worker could not finish (an unexpected error)",
+            registry=self.registry,
+        )
+        self.retries = Counter(
+            "runbook_hook_slurm_retries",
+            "Deliveries put back because Slurm could not be asked",
+            registry=self.registry,
+        )
+        depth = Gauge(
+            "runbook_hook_queue_depth", "Deliveries queued or running", registry=self.registry
+        )
         depth.set_function(queue_depth)
 
     def text(self) -> bytes:
@@ -134,11 +162,13 @@ class Hook:
             state.queue_finish(conn, key, "failed", error=f"{type(e).__name__}: {e}")
 
     def _run_incident(self, job_id: str, incident_id: str, key: str) -> tuple[str, str | None]:
-        result = handle_incident(Trigger(job_id, "hook", "runbook hook", incident_id),
-                                 self.site, Options())  # fmt: skip
-        self.metrics.incidents.labels(result.verdict or "none",
-                                      "done" if result.exit_code == 0 else
-                                      f"exit {result.exit_code}").inc()  # fmt: skip
+        result = handle_incident(
+            Trigger(job_id, "hook", "runbook hook", incident_id), self.site, Options()
+        )
+        self.metrics.incidents.labels(
+            result.verdict or "none",
+            "done" if result.exit_code == 0 else f"exit {result.exit_code}",
+        ).inc()
         for a in result.actions:
             self.metrics.actions.labels(a.get("kind", "?"), a.get("status", "?")).inc()
         status = "done" if result.incident == incident_id else "deduplicated"
@@ -162,8 +192,10 @@ class Hook:
             body, ctype = (json.dumps(doc) + "\n").encode(), "application/json"
         if environ.get("PATH_INFO", "/") not in ("/healthz", "/metrics"):
             self.metrics.deliveries.labels(str(status)).inc()
-        start_response(f"{status} {_REASONS[status]}", [("Content-Type", ctype),
-                       ("Content-Length", str(len(body))), *headers])  # fmt: skip
+        start_response(
+            f"{status} {_REASONS[status]}",
+            [("Content-Type", ctype), ("Content-Length", str(len(body))), *headers],
+        )
         return [body]
 
     def _handle(self, environ) -> tuple[int, dict | bytes, list]:
@@ -188,8 +220,11 @@ class Hook:
             return 413, {"error": f"body is over the {limit}-byte limit"}, []
         try:
             self.authenticate(environ, body)
-            parsed = intake.triggers(body, label=self.site.hook.alertmanager_label,
-                                     title_pattern=self.site.hook.pagerduty_title_pattern)  # fmt: skip
+            parsed = intake.triggers(
+                body,
+                label=self.site.hook.alertmanager_label,
+                title_pattern=self.site.hook.pagerduty_title_pattern,
+            )
         except intake.SignatureError as e:
             return e.status, {"error": e.message}, []
         except InputError as e:
@@ -201,8 +236,11 @@ class Hook:
         except (state.StateUnavailable, ConfigError, sqlite3.Error) as e:
             retry = str(self.site.hook.retry_after_s)
             why = getattr(e, "message", None) or str(e)
-            return 503, {"error": f"cannot queue the delivery now: {why}",
-                         "retry_after_s": int(retry)}, [("Retry-After", retry)]  # fmt: skip
+            return (
+                503,
+                {"error": f"cannot queue the delivery now: {why}", "retry_after_s": int(retry)},
+                [("Retry-After", retry)],
+            )
         self._wake.set()
         down = self.slurm_down
         if down and any(not a["already_handled"] for a in accepted):
@@ -210,9 +248,16 @@ class Hook:
             # pager keeps the alert pending and retries; the retry is a duplicate, answered with
             # the same incident id, 202 once Slurm answers again.
             retry = str(self.site.hook.retry_after_s)
-            return 503, {"error": f"queued, but Slurm cannot be asked now: {down}",
-                         "accepted": accepted, "ignored": parsed.ignored,
-                         "retry_after_s": int(retry)}, [("Retry-After", retry)]  # fmt: skip
+            return (
+                503,
+                {
+                    "error": f"queued, but Slurm cannot be asked now: {down}",
+                    "accepted": accepted,
+                    "ignored": parsed.ignored,
+                    "retry_after_s": int(retry),
+                },
+                [("Retry-After", retry)],
+            )
         return 202, {"accepted": accepted, "ignored": parsed.ignored}, []
 
     def authenticate(self, environ, body: bytes) -> None:
@@ -231,18 +276,31 @@ class Hook:
     def _accept(self, c: intake.Candidate) -> dict:
         conn = state.site_db(self.site)  # per request: requests arrive on waitress's threads
         known = conn.execute(
-            "SELECT id FROM incidents WHERE job_id = ? ORDER BY created DESC LIMIT 1",
-            (c.job_id,)).fetchone()  # fmt: skip
+            "SELECT id FROM incidents WHERE job_id = ? ORDER BY created DESC LIMIT 1", (c.job_id,)
+        ).fetchone()
         if known is not None:  # the job already has an incident: nothing new to queue
-            return {"job_id": c.job_id, "incident": known["id"], "duplicate": False,
-                    "already_handled": True}  # fmt: skip
+            return {
+                "job_id": c.job_id,
+                "incident": known["id"],
+                "duplicate": False,
+                "already_handled": True,
+            }
         if state.queue_depth(conn) >= self.site.hook.queue_max:
             raise state.StateUnavailable(f"the queue holds {self.site.hook.queue_max} deliveries")
-        incident, duplicate = state.queue_put(conn, key=c.dedupe_key, job_id=c.job_id,
-                                              source=c.source, title=c.title,
-                                              incident=new_incident_id(c.job_id))  # fmt: skip
-        return {"job_id": c.job_id, "incident": incident, "duplicate": duplicate,
-                "already_handled": False}  # fmt: skip
+        incident, duplicate = state.queue_put(
+            conn,
+            key=c.dedupe_key,
+            job_id=c.job_id,
+            source=c.source,
+            title=c.title,
+            incident=new_incident_id(c.job_id),
+        )
+        return {
+            "job_id": c.job_id,
+            "incident": incident,
+            "duplicate": duplicate,
+            "already_handled": False,
+        }
 
     # -- health ---------------------------------------------------------------------------------
     def health(self, max_age_s: float = 5.0) -> dict:
@@ -252,8 +310,11 @@ class Hook:
             if self._health and time.monotonic() - self._health[0] < max_age_s:
                 return self._health[1]
         checks = {"state": self._check_state(), "slurm": self._check_slurm()}
-        doc = {"ok": all(c["ok"] for c in checks.values()), "checks": checks,
-               "queue_depth": self._depth()}  # fmt: skip
+        doc = {
+            "ok": all(c["ok"] for c in checks.values()),
+            "checks": checks,
+            "queue_depth": self._depth(),
+        }
         with self._health_lock:
             self._health = (time.monotonic(), doc)
         return doc
@@ -292,22 +353,31 @@ def make_server(app: Hook, site, *, host: str, port: int):
     try:
         socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError, ValueError) as e:
-        raise ConfigError(f"cannot listen on {host!r}: not an address of this host ({e})",
-                          hint="set [hook] bind (or --bind) to 127.0.0.1, ::1 or an "
-                          "address of this host") from None  # fmt: skip
+        raise ConfigError(
+            f"cannot listen on {host!r}: not an address of this host ({e})",
+            hint="set [hook] bind (or --bind) to 127.0.0.1, ::1 or an address of this host",
+        ) from None
     try:
         # waitress's own body cap sits above ours, so that the application answers an
         # oversized body with a 413 that says why, as JSON, like every other refusal.
         return waitress.server.create_server(
-            app, host=host, port=port, threads=max(1, h.threads),
-            connection_limit=max(1, h.connection_limit), channel_timeout=h.channel_timeout_s,
+            app,
+            host=host,
+            port=port,
+            threads=max(1, h.threads),
+            connection_limit=max(1, h.connection_limit),
+            channel_timeout=h.channel_timeout_s,
             max_request_header_size=h.max_header_bytes,
-            max_request_body_size=h.max_body_bytes + (1 << 20), ident="runbook-hook")  # fmt: skip
+            max_request_body_size=h.max_body_bytes + (1 << 20),
+            ident="runbook-hook",
+        )
     except OSError as e:
         what = "is in use" if e.errno == 98 else f"cannot be used ({e.strerror or e})"
-        raise ConfigError(f"port {port} on {host} {what}",
-                          hint="stop what listens there (`ss -ltnp`), or choose another with "
-                          "--port or [hook] port") from None  # fmt: skip
+        raise ConfigError(
+            f"port {port} on {host} {what}",
+            hint="stop what listens there (`ss -ltnp`), or choose another with "
+            "--port or [hook] port",
+        ) from None
 
 
 def serve(site, *, host: str, port: int, ready=None) -> None:

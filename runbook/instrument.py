@@ -51,21 +51,30 @@ def estimate_fixed_mib(params: int) -> float:
 
 
 def _device_numbers(torch) -> dict:
-    out: dict[str, object] = {"cuda": False, "device": None, "memory_allocated": None, "memory_reserved": None,
-           "max_memory_allocated": None, "max_memory_reserved": None, "mem_get_info": None,
-           "memory_summary": None}  # fmt: skip
+    out: dict[str, object] = {
+        "cuda": False,
+        "device": None,
+        "memory_allocated": None,
+        "memory_reserved": None,
+        "max_memory_allocated": None,
+        "max_memory_reserved": None,
+        "mem_get_info": None,
+        "memory_summary": None,
+    }
     try:
         if not torch.cuda.is_available():
             return out
         dev = torch.cuda.current_device()
         out.update(
-            cuda=True, device=dev, memory_allocated=torch.cuda.memory_allocated(dev),
+            cuda=True,
+            device=dev,
+            memory_allocated=torch.cuda.memory_allocated(dev),
             memory_reserved=torch.cuda.memory_reserved(dev),
             max_memory_allocated=torch.cuda.max_memory_allocated(dev),
             max_memory_reserved=torch.cuda.max_memory_reserved(dev),
             mem_get_info=list(torch.cuda.mem_get_info(dev)),
             memory_summary=torch.cuda.memory_summary(dev),
-        )  # fmt: skip
+        )
     except Exception as e:  # a broken context must not hide the original OOM
         out["error"] = f"{type(e).__name__}: {e}"
     return out
@@ -81,14 +90,21 @@ def dump(exc: BaseException, *, directory: str | None = None) -> str | None:
     rank = _rank()
     folder = directory or os.environ.get("RUNBOOK_OOM_DUMP_DIR") or os.getcwd()
     data = {
-        "schema": "runbook.oom-dump/1", "time": time.time(), "host": socket.gethostname(),
-        "pid": os.getpid(), "rank": rank, "local_rank": os.environ.get("SLURM_LOCALID"),
-        "job_id": os.environ.get("SLURM_JOB_ID"), "exception": type(exc).__name__,
-        "message": str(exc)[:20000], "allocator": allocator_settings(),
-        "torch": torch.__version__, "params": _state["params"],
+        "schema": "runbook.oom-dump/1",
+        "time": time.time(),
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "rank": rank,
+        "local_rank": os.environ.get("SLURM_LOCALID"),
+        "job_id": os.environ.get("SLURM_JOB_ID"),
+        "exception": type(exc).__name__,
+        "message": str(exc)[:20000],
+        "allocator": allocator_settings(),
+        "torch": torch.__version__,
+        "params": _state["params"],
         "fixed_training_mib": estimate_fixed_mib(_state["params"]) if _state["params"] else None,
         **_device_numbers(torch),
-    }  # fmt: skip
+    }
     if os.environ.get("RUNBOOK_OOM_SNAPSHOT") == "1" and data["cuda"]:
         with contextlib.suppress(Exception):
             data["snapshot"] = torch.cuda.memory._snapshot()
@@ -129,8 +145,12 @@ def _peak_line() -> None:
     n = _device_numbers(torch)
     if n["cuda"] and n["mem_get_info"]:
         total = n["mem_get_info"][1]
-        print(f"{MARKER} peak rank={_rank()} max_memory_reserved={n['max_memory_reserved']} "
-              f"total={total}", file=sys.stderr, flush=True)  # fmt: skip
+        print(
+            f"{MARKER} peak rank={_rank()} max_memory_reserved={n['max_memory_reserved']} "
+            f"total={total}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def install(model=None) -> None:
@@ -142,8 +162,9 @@ def install(model=None) -> None:
     if _state["installed"]:
         return
     _state["installed"] = True
-    settings = " ".join(f"{k}={v if v is not None else '(unset)'}"
-                        for k, v in allocator_settings().items())  # fmt: skip
+    settings = " ".join(
+        f"{k}={v if v is not None else '(unset)'}" for k, v in allocator_settings().items()
+    )
     print(
         f"{MARKER} start rank={_rank()} torch={torch.__version__} "
         f"cuda={torch.cuda.is_available()} allocator {settings}",

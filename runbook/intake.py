@@ -72,18 +72,29 @@ def parse_alertmanager(doc: dict) -> AmPayload:
     alerts = []
     for a in doc.get("alerts") or []:
         status = a.get("status")
-        alerts.append(AmAlert(
-            status=status, effective_status=status or doc.get("status") or "firing",
-            labels=a.get("labels") or {}, annotations=a.get("annotations") or {},
-            starts_at=a.get("startsAt"), ends_at=a.get("endsAt"),
-            fingerprint=a.get("fingerprint") or None, generator_url=a.get("generatorURL"),
-        ))  # fmt: skip
+        alerts.append(
+            AmAlert(
+                status=status,
+                effective_status=status or doc.get("status") or "firing",
+                labels=a.get("labels") or {},
+                annotations=a.get("annotations") or {},
+                starts_at=a.get("startsAt"),
+                ends_at=a.get("endsAt"),
+                fingerprint=a.get("fingerprint") or None,
+                generator_url=a.get("generatorURL"),
+            )
+        )
     return AmPayload(
-        status=doc.get("status"), receiver=doc.get("receiver"), version=doc.get("version"),
-        group_key=doc.get("groupKey"), truncated_alerts=doc.get("truncatedAlerts"),
-        group_labels=doc.get("groupLabels") or {}, common_labels=doc.get("commonLabels") or {},
-        external_url=doc.get("externalURL"), alerts=alerts,
-    )  # fmt: skip
+        status=doc.get("status"),
+        receiver=doc.get("receiver"),
+        version=doc.get("version"),
+        group_key=doc.get("groupKey"),
+        truncated_alerts=doc.get("truncatedAlerts"),
+        group_labels=doc.get("groupLabels") or {},
+        common_labels=doc.get("commonLabels") or {},
+        external_url=doc.get("externalURL"),
+        alerts=alerts,
+    )
 
 
 @dataclass
@@ -109,37 +120,73 @@ def parse_pagerduty(doc: dict) -> PdEvent:
     incident = data if data.get("type") == "incident" else (data.get("incident") or {})
     details = data.get("custom_details") or (data.get("body") or {}).get("details")
     return PdEvent(
-        event_id=ev.get("id"), event_type=ev.get("event_type"),
-        resource_type=ev.get("resource_type"), occurred_at=ev.get("occurred_at"),
-        agent_id=agent.get("id"), agent_summary=agent.get("summary"), data_type=data.get("type"),
+        event_id=ev.get("id"),
+        event_type=ev.get("event_type"),
+        resource_type=ev.get("resource_type"),
+        occurred_at=ev.get("occurred_at"),
+        agent_id=agent.get("id"),
+        agent_summary=agent.get("summary"),
+        data_type=data.get("type"),
         incident_id=incident.get("id"),
         incident_title=incident.get("title") or incident.get("summary"),
         incident_status=incident.get("status") if incident is data else data.get("status"),
-        custom_details=details if isinstance(details, dict) else None, data=data,
-    )  # fmt: skip
+        custom_details=details if isinstance(details, dict) else None,
+        data=data,
+    )
 
 
 # -- shape checks -------------------------------------------------------------------------------
 # What each payload kind must look like before any field is used: a body from the network is data,
 # and a label given as a list or a `data` given as a string must be a clear 400 (exit 3 on stdin),
 # never a traceback or a 500 from `hook serve`. Keys not named here are allowed and ignored.
-_NAMES = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
-          bool: "true/false", type(None): "null"}  # fmt: skip
+_NAMES = {
+    dict: "an object",
+    list: "a list",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "true/false",
+    type(None): "null",
+}
 _TEXT = (str,)
 _OPT_TEXT = (str, type(None))
 _OPT_MAP = (dict, type(None))
-_ALERT = {"status": _OPT_TEXT, "labels": _OPT_MAP, "annotations": _OPT_MAP,
-          "startsAt": _OPT_TEXT, "endsAt": _OPT_TEXT, "fingerprint": _OPT_TEXT,
-          "generatorURL": _OPT_TEXT}  # fmt: skip
-_ALERTMANAGER = {"status": _OPT_TEXT, "receiver": _OPT_TEXT, "groupKey": _OPT_TEXT,
-                 "groupLabels": _OPT_MAP, "commonLabels": _OPT_MAP,
-                 "externalURL": _OPT_TEXT}  # fmt: skip
-_PD_EVENT = {"id": _OPT_TEXT, "event_type": _OPT_TEXT, "resource_type": _OPT_TEXT,
-             "occurred_at": _OPT_TEXT, "agent": _OPT_MAP, "data": _OPT_MAP}  # fmt: skip
+_ALERT = {
+    "status": _OPT_TEXT,
+    "labels": _OPT_MAP,
+    "annotations": _OPT_MAP,
+    "startsAt": _OPT_TEXT,
+    "endsAt": _OPT_TEXT,
+    "fingerprint": _OPT_TEXT,
+    "generatorURL": _OPT_TEXT,
+}
+_ALERTMANAGER = {
+    "status": _OPT_TEXT,
+    "receiver": _OPT_TEXT,
+    "groupKey": _OPT_TEXT,
+    "groupLabels": _OPT_MAP,
+    "commonLabels": _OPT_MAP,
+    "externalURL": _OPT_TEXT,
+}
+_PD_EVENT = {
+    "id": _OPT_TEXT,
+    "event_type": _OPT_TEXT,
+    "resource_type": _OPT_TEXT,
+    "occurred_at": _OPT_TEXT,
+    "agent": _OPT_MAP,
+    "data": _OPT_MAP,
+}
 _PD_AGENT = {"id": _OPT_TEXT, "summary": _OPT_TEXT}
-_PD_DATA = {"type": _OPT_TEXT, "id": _OPT_TEXT, "title": _OPT_TEXT, "summary": _OPT_TEXT,
-            "status": _OPT_TEXT, "incident": _OPT_MAP, "custom_details": _OPT_MAP,
-            "body": _OPT_MAP}  # fmt: skip
+_PD_DATA = {
+    "type": _OPT_TEXT,
+    "id": _OPT_TEXT,
+    "title": _OPT_TEXT,
+    "summary": _OPT_TEXT,
+    "status": _OPT_TEXT,
+    "incident": _OPT_MAP,
+    "custom_details": _OPT_MAP,
+    "body": _OPT_MAP,
+}
 _MAX_ALERTS = 1000  # Alertmanager's max_alerts cuts a group far below this
 
 
@@ -206,8 +253,12 @@ def _job(value) -> str | None:
     return v if JOB_ID.match(v) else None
 
 
-def triggers(body: bytes, *, label: str = "slurm_job_id",
-             title_pattern: str = r"(?i)\bjob[ _-]?(?:id)?[ :#=]*(\d+)") -> Parsed:  # fmt: skip
+def triggers(
+    body: bytes,
+    *,
+    label: str = "slurm_job_id",
+    title_pattern: str = r"(?i)\bjob[ _-]?(?:id)?[ :#=]*(\d+)",
+) -> Parsed:
     """Candidates for `runbook oom` in a webhook body. InputError for a body that is not JSON or
     not any of the three shapes."""
     try:
@@ -293,8 +344,10 @@ def _from_pagerduty(ev: PdEvent, title_pattern: str) -> Parsed:
     if job is None and ev.incident_title and (m := re.search(title_pattern, ev.incident_title)):
         job = _job(m.group(1))
     if job is None:
-        out.ignored.append(f"PagerDuty incident {ev.incident_id} ({ev.incident_title!r}): no "
-                           "Slurm job id in custom details or title")  # fmt: skip
+        out.ignored.append(
+            f"PagerDuty incident {ev.incident_id} ({ev.incident_title!r}): no "
+            "Slurm job id in custom details or title"
+        )
         return out
     out.candidates.append(Candidate(job, f"pd:{ev.event_id}", "pagerduty", ev.incident_title or ""))
     return out

@@ -49,14 +49,21 @@ def read(job_id: str, comment: str, user: str, *, secret: bytes, runbook_user: s
     if not m:
         return None
     fields = dict(kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv)
-    want = signature(secret, fields.get("incident", ""), fields.get("parent", ""),
-                     fields.get("rung", ""))  # fmt: skip
+    want = signature(
+        secret, fields.get("incident", ""), fields.get("parent", ""), fields.get("rung", "")
+    )
     if not hmac.compare_digest(fields.get("sig", ""), want):
-        return Claim(job_id, fields, False, "its runbook tag is not signed with this site's "
-                     "lineage secret")  # fmt: skip
+        return Claim(
+            job_id, fields, False, "its runbook tag is not signed with this site's lineage secret"
+        )
     if user != runbook_user:
-        return Claim(job_id, fields, False, f"it was submitted by {user or 'an unknown user'}, "
-                     f"not by runbook's user {runbook_user}")  # fmt: skip
+        return Claim(
+            job_id,
+            fields,
+            False,
+            f"it was submitted by {user or 'an unknown user'}, "
+            f"not by runbook's user {runbook_user}",
+        )
     return Claim(job_id, fields, True)
 
 
@@ -71,8 +78,10 @@ def site_secret(site) -> bytes:
     except FileNotFoundError:
         pass
     except (OSError, ValueError) as e:
-        raise ConfigError(f"cannot read the lineage key {path}: {e}",
-                          hint="remove it to make a new one, or set [state] lineage_secret") from None  # fmt: skip
+        raise ConfigError(
+            f"cannot read the lineage key {path}: {e}",
+            hint="remove it to make a new one, or set [state] lineage_secret",
+        ) from None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -81,8 +90,10 @@ def site_secret(site) -> bytes:
     except FileExistsError:
         pass  # another process made it first: read theirs
     except OSError as e:
-        raise ConfigError(f"cannot create the lineage key {path}: {e.strerror or e}",
-                          hint="check the state dir, or set [state] lineage_secret") from None
+        raise ConfigError(
+            f"cannot create the lineage key {path}: {e.strerror or e}",
+            hint="check the state dir, or set [state] lineage_secret",
+        ) from None
     return bytes.fromhex(path.read_text().strip())
 
 
@@ -90,8 +101,9 @@ def runbook_user(site) -> str:
     return site.slurm.submit_user or getpass.getuser()
 
 
-def walk(client, job, *, secret: bytes, runbook_user: str,
-            depth: int = 20) -> tuple[list[tuple[str, str]], list[str]]:  # fmt: skip
+def walk(
+    client, job, *, secret: bytes, runbook_user: str, depth: int = 20
+) -> tuple[list[tuple[str, str]], list[str]]:
     """(job id, rung) for this job and each ancestor runbook resubmitted, nearest first, from
     signed tags only; and, in words, each comment that claimed a lineage but cannot be believed
     (the walk stops there)."""
@@ -99,14 +111,17 @@ def walk(client, job, *, secret: bytes, runbook_user: str,
     suspicious: list[str] = []
     current = job
     for _ in range(depth):
-        claim = read(current.job_id, current.comment, current.user, secret=secret,
-                          runbook_user=runbook_user)  # fmt: skip
+        claim = read(
+            current.job_id, current.comment, current.user, secret=secret, runbook_user=runbook_user
+        )
         if claim is None:
             break
         if not claim.trusted:
-            suspicious.append(f"job {current.job_id}'s comment claims a runbook lineage "
-                              f"(parent {claim.fields.get('parent', '?')}, rung "
-                              f"{claim.fields.get('rung', '?')}) but {claim.why}: ignored")  # fmt: skip
+            suspicious.append(
+                f"job {current.job_id}'s comment claims a runbook lineage "
+                f"(parent {claim.fields.get('parent', '?')}, rung "
+                f"{claim.fields.get('rung', '?')}) but {claim.why}: ignored"
+            )
             break
         if not claim.fields.get("parent") or not claim.fields.get("rung"):
             break

@@ -19,8 +19,10 @@ def queue(conn, site, incident: str, summary: str, folder: str | None) -> int:
         [("mail", n.mail_to)] if n.mail_to else []
     )
     for sink, _ in sinks:
-        conn.execute("INSERT INTO outbox(sink, incident, payload, attempts, created) "
-                     "VALUES (?, ?, ?, 0, ?)", (sink, incident, text, time.time()))  # fmt: skip
+        conn.execute(
+            "INSERT INTO outbox(sink, incident, payload, attempts, created) VALUES (?, ?, ?, 0, ?)",
+            (sink, incident, text, time.time()),
+        )
     return len(sinks)
 
 
@@ -41,8 +43,9 @@ def _send_mail(n, text: str) -> None:
     msg["From"], msg["To"] = n.mail_from, n.mail_to
     msg["Subject"] = text.splitlines()[0][:150]
     msg.set_content(text)
-    r = subprocess.run([n.sendmail, "-t", "-oi"], input=msg.as_bytes(), capture_output=True,
-                       timeout=n.timeout_s)  # fmt: skip
+    r = subprocess.run(
+        [n.sendmail, "-t", "-oi"], input=msg.as_bytes(), capture_output=True, timeout=n.timeout_s
+    )
     if r.returncode != 0:
         raise OSError(
             f"{n.sendmail} exited {r.returncode}: {r.stderr.decode(errors='replace')[:200]}"
@@ -52,8 +55,9 @@ def _send_mail(n, text: str) -> None:
 def flush(conn, site, *, max_attempts: int = 20) -> dict:
     """Send what is waiting; returns counts. Never raises: a sink's failure is recorded."""
     sent = failed = 0
-    rows = conn.execute("SELECT * FROM outbox WHERE sent IS NULL AND attempts < ? ORDER BY id",
-                        (max_attempts,)).fetchall()  # fmt: skip
+    rows = conn.execute(
+        "SELECT * FROM outbox WHERE sent IS NULL AND attempts < ? ORDER BY id", (max_attempts,)
+    ).fetchall()
     for row in rows:
         try:
             if row["sink"] == "webhook":
@@ -62,10 +66,14 @@ def flush(conn, site, *, max_attempts: int = 20) -> dict:
                 _send_mail(site.notify, row["payload"])
         except (OSError, urllib.error.URLError, subprocess.SubprocessError, ValueError) as e:
             failed += 1
-            conn.execute("UPDATE outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?",
-                         (str(e)[:500], row["id"]))  # fmt: skip
+            conn.execute(
+                "UPDATE outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?",
+                (str(e)[:500], row["id"]),
+            )
             continue
         sent += 1
-        conn.execute("UPDATE outbox SET attempts = attempts + 1, sent = ? WHERE id = ?",
-                     (time.time(), row["id"]))  # fmt: skip
+        conn.execute(
+            "UPDATE outbox SET attempts = attempts + 1, sent = ? WHERE id = ?",
+            (time.time(), row["id"]),
+        )
     return {"sent": sent, "failed": failed}

@@ -20,11 +20,10 @@ from runbook import state
 from runbook.actions import steps
 from runbook.actions.executor import Action, Executor
 from runbook.actions.policy import confirm_policy
-from runbook.actions.remediate import apply_plan
+from runbook.actions.remediate import apply_plan, outcome
 from runbook.diagnosis import Diagnosis, Evidence, classify
 from runbook.errors import ExitCode, RunbookError
 from runbook.evidence import collect
-from runbook.evidence.gpu_health import probe_nodes
 from runbook.planning import ladder
 from runbook.planning.plan import make_plan
 from runbook.playbook import load as load_playbook
@@ -103,16 +102,23 @@ def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Resu
                     f"job {job_id} was already handled by incident {done['id']} "
                     f"({done['verdict']}, new job {done['new_job_id'] or 'none'})"
                 )
-                return Result(done["id"], None, done["verdict"], int(ExitCode.OK), msg,
-                              done["new_job_id"])  # fmt: skip
+                return Result(
+                    done["id"], None, done["verdict"], int(ExitCode.OK), msg, done["new_job_id"]
+                )
             base = (
                 Path(tempfile.mkdtemp(prefix="runbook-dry-run-"))
                 if dry
                 else site.path(site.state.dir) / "incidents"
             )
             folder = base / incident_id
-            inc = Incident(id=incident_id, job_id=job_id, source=trigger.source,
-                           actor=trigger.actor, site=site.site.name, dry_run=dry)  # fmt: skip
+            inc = Incident(
+                id=incident_id,
+                job_id=job_id,
+                source=trigger.source,
+                actor=trigger.actor,
+                site=site.site.name,
+                dry_run=dry,
+            )
             rec = Recorder(folder, inc)
             if not dry:
                 # The same incident id again (the hook's queue after a crash mid-incident, whose
@@ -124,11 +130,18 @@ def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Resu
         return Result(None, None, None, int(ExitCode.OK), e.message)
 
 
-def _run(trigger, site, playbook, opts, client, conn, rec: Recorder, lock_name, holder,
-         dry) -> Result:  # fmt: skip
+def _run(
+    trigger, site, playbook, opts, client, conn, rec: Recorder, lock_name, holder, dry
+) -> Result:
     inc = rec.incident
-    ex = Executor(conn, incident=inc.id, actor=f"{trigger.source}:{trigger.actor}", dry_run=dry,
-                  lock=lock_name, lock_holder=holder)  # fmt: skip
+    ex = Executor(
+        conn,
+        incident=inc.id,
+        actor=f"{trigger.source}:{trigger.actor}",
+        dry_run=dry,
+        lock=lock_name,
+        lock_holder=holder,
+    )
     hosts = SshHosts(SshSettings.from_site(site))
     diagnosis: Diagnosis | None = None
     plan: ladder.Plan | None = None
@@ -148,23 +161,29 @@ def _run(trigger, site, playbook, opts, client, conn, rec: Recorder, lock_name, 
             launch, failed_step = logs.launch, logs.failed_step
             inc.evidence.update(
                 first_failure=launch.first_failure.contract() if launch.first_failure else None,
-                timed_out_ranks=launch.timed_out_ranks, failing_ranks=launch.failing_ranks,
-                failed_step=failed_step, notes=logs.notes,
-            )  # fmt: skip
+                timed_out_ranks=launch.timed_out_ranks,
+                failing_ranks=launch.failing_ranks,
+                failed_step=failed_step,
+                notes=logs.notes,
+            )
             ff = launch.first_failure
             dump, dump_raw = collect.fetch_dump(site, job, launch, hosts)
             if dump_raw:
                 rec.raw("oom-dump.json", dump_raw)
             if dump:
                 inc.evidence["dump"] = {k: v for k, v in dump.items() if k != "snapshot"}
-            s.detail = (f"first failure {ff.kind} rank {ff.ranks} on {ff.node or '?'}" if ff
-                        else "no failure found in the logs")  # fmt: skip
+            s.detail = (
+                f"first failure {ff.kind} rank {ff.ranks} on {ff.node or '?'}"
+                if ff
+                else "no failure found in the logs"
+            )
 
         wedged = job.state in ACTIVE and ff is not None and ff.kind in OOM_KINDS
         preliminary = Evidence(launch=launch, slurm=collect.slurm_text(job), job_id=job.job_id)
         prelim_verdict = classify(preliminary, playbook.thresholds).verdict
-        ex.confirm = confirm_policy(site, prelim_verdict, assume_yes=opts.assume_yes,
-                                    confirm=opts.confirm)
+        ex.confirm = confirm_policy(
+            site, prelim_verdict, assume_yes=opts.assume_yes, confirm=opts.confirm
+        )
         with rec.step("cancel", opts.progress) as s:
             if wedged:
                 r = ex.run(steps.cancel(client, job.job_id))
@@ -178,35 +197,36 @@ def _run(trigger, site, playbook, opts, client, conn, rec: Recorder, lock_name, 
                     )
             else:
                 s.status = "skipped"
-                s.detail = (f"job is {job.state}" if job.state not in ACTIVE else
-                            "no OOM in the logs: not runbook's to stop")  # fmt: skip
+                s.detail = (
+                    f"job is {job.state}"
+                    if job.state not in ACTIVE
+                    else "no OOM in the logs: not runbook's to stop"
+                )
 
         with rec.step("node health", opts.progress) as s:
             node = ff.node if ff and ff.node else None
-            targets = [node] if node else job.nodes[: site.ssh.max_parallel]
-            health = probe_nodes(hosts, targets, job.job_id, site.probes, since=job.start,
-                                 max_parallel=site.ssh.max_parallel) if targets else {}  # fmt: skip
-            for n, h in health.items():
+            health = collect.node_health(site, hosts, job, node)
+            for n, h in health.nodes.items():
                 for name, text in h.raw.items():
                     rec.raw(f"{n}.{name}.txt", text)
             inc.evidence["node_health"] = {
-                n: health_view(h, job.job_id) for n, h in health.items()
+                n: health_view(h, job.job_id) for n, h in health.nodes.items()
             }
-            oom_health = (
-                health.get(node)
-                if node
-                else next((h for h in health.values() if h.gpu_fault_reasons()), None)
-            )
-            unknown = {n: h.unknowns() for n, h in health.items() if h.unknowns()}
-            s.detail = f"{len(health)} node(s) probed"
-            if unknown:  # a probe that failed is not a healthy node
+            s.detail = f"{len(health.nodes)} node(s) probed"
+            if health.unknown:  # a probe that failed is not a healthy node
                 s.status = "unknown"
                 s.detail += "; health unknown on " + "; ".join(
-                    f"{n} ({', '.join(u)})" for n, u in unknown.items())
+                    f"{n} ({', '.join(u)})" for n, u in health.unknown.items()
+                )
 
         with rec.step("diagnosis", opts.progress) as s:
-            evidence = Evidence(launch=launch, slurm=collect.slurm_text(job), node_health=oom_health,
-                                job_id=job.job_id, dump=dump)  # fmt: skip
+            evidence = Evidence(
+                launch=launch,
+                slurm=collect.slurm_text(job),
+                node_health=health.oom_node,
+                job_id=job.job_id,
+                dump=dump,
+            )
             diagnosis = classify(evidence, playbook.thresholds)
             inc.diagnosis = diagnosis.contract()
             rec.stage("diagnosis", inc.diagnosis)
@@ -215,8 +235,17 @@ def _run(trigger, site, playbook, opts, client, conn, rec: Recorder, lock_name, 
         with rec.step("plan", opts.progress) as s:
             run = collect.lineage_of(site, client, job)
             saved = collect.checkpoints_of(site, job, run)
-            plan = make_plan(diagnosis, playbook, site, job=job, script=script, run=run,
-                             checkpoints=saved, node=node, failed_step=failed_step)  # fmt: skip
+            plan = make_plan(
+                diagnosis,
+                playbook,
+                site,
+                job=job,
+                script=script,
+                run=run,
+                checkpoints=saved,
+                node=node,
+                failed_step=failed_step,
+            )
             inc.plan = plan_view(plan)
             for note in plan.suspicious:  # said where a reader looks first
                 inc.evidence.setdefault("notes", []).append(f"SUSPICIOUS: {note}")
@@ -227,25 +256,14 @@ def _run(trigger, site, playbook, opts, client, conn, rec: Recorder, lock_name, 
                 else ("needs a person: " + plan.why if plan.needs_human else plan.why)
             )
 
-        ex.confirm = confirm_policy(site, diagnosis.verdict, assume_yes=opts.assume_yes,
-                                    confirm=opts.confirm)
+        ex.confirm = confirm_policy(
+            site, diagnosis.verdict, assume_yes=opts.assume_yes, confirm=opts.confirm
+        )
         with rec.step("actions", opts.progress) as s:
             if plan.acts:
                 apply_plan(ex, client, site, job, plan, rec.folder, diagnosis)
                 inc.plan = plan_view(plan)  # with the read-back of the new job
-                sub = next((r for r in ex.results if r.kind == "submit"), None)
-                inc.new_job_id = sub.value if sub and sub.status in ("applied", "skipped") else None
-                if plan.readback and plan.readback["mismatches"]:
-                    inc.new_job_id = None  # submitted, found not the same job, cancelled
-                failed = [r for r in ex.results if r.status == "failed"]
-                if failed:
-                    s.status, s.detail = "failed", failed[0].message
-                elif sub and sub.status == "dry_run":
-                    s.detail = f"would run: {' '.join(sub.argv)}"
-                else:
-                    s.detail = (
-                        f"new job {inc.new_job_id}" if inc.new_job_id else "nothing submitted"
-                    )
+                inc.new_job_id, s.status, s.detail = outcome(ex.results, plan)
             else:
                 s.status, s.detail = "skipped", "nothing to change"
     except Stopped:
@@ -259,12 +277,24 @@ def _run(trigger, site, playbook, opts, client, conn, rec: Recorder, lock_name, 
         inc.finished = time.time()
         rec.save()
         if not dry:
-            state.close_incident(conn, inc.id, exit_code=code,
-                                 verdict=inc.diagnosis.get("verdict"), new_job_id=inc.new_job_id,
-                                 summary=inc.summary)  # fmt: skip
+            state.close_incident(
+                conn,
+                inc.id,
+                exit_code=code,
+                verdict=inc.diagnosis.get("verdict"),
+                new_job_id=inc.new_job_id,
+                summary=inc.summary,
+            )
             from runbook import notify
 
             notify.queue(conn, site, inc.id, inc.summary, str(rec.folder))
             notify.flush(conn, site)
-    return Result(inc.id, str(rec.folder), inc.diagnosis.get("verdict"), code,
-                  inc.summary, inc.new_job_id, inc.actions)  # fmt: skip
+    return Result(
+        inc.id,
+        str(rec.folder),
+        inc.diagnosis.get("verdict"),
+        code,
+        inc.summary,
+        inc.new_job_id,
+        inc.actions,
+    )

@@ -45,39 +45,69 @@ REGISTRY: dict[str, RungDef] = {
     r.id: r
     for r in (
         RungDef(
-            "expandable_segments", ALLOCATOR, _alloc(EXPANDABLE), allocator=EXPANDABLE,
+            "expandable_segments",
+            ALLOCATOR,
+            _alloc(EXPANDABLE),
+            allocator=EXPANDABLE,
             template_vars=("alloc_conf",),
         ),
         RungDef(
-            "max_split_size", ALLOCATOR, _alloc(MAX_SPLIT), allocator=MAX_SPLIT,
+            "max_split_size",
+            ALLOCATOR,
+            _alloc(MAX_SPLIT),
+            allocator=MAX_SPLIT,
             template_vars=("alloc_conf",),
         ),
-        RungDef("true_oom_ladder", CONTINUE, "continue with the true_oom ladder",
-                continues_with="true_oom"),
         RungDef(
-            "halve_micro_batch", SCRIPT,
+            "true_oom_ladder",
+            CONTINUE,
+            "continue with the true_oom ladder",
+            continues_with="true_oom",
+        ),
+        RungDef(
+            "halve_micro_batch",
+            SCRIPT,
             "micro-batch / 2 and gradient accumulation x 2 (where the script sets the global "
             "batch instead, only the micro-batch); the global batch stays the same",
-            template_vars=("micro_batch", "grad_accum"), shrinks_activations=True,
+            template_vars=("micro_batch", "grad_accum"),
+            shrinks_activations=True,
         ),
         RungDef(
-            "activation_checkpointing", SCRIPT,
+            "activation_checkpointing",
+            SCRIPT,
             "turn activation checkpointing on (the site's flag or template variable)",
-            template_vars=("activation_checkpointing",), shrinks_activations=True,
+            template_vars=("activation_checkpointing",),
+            shrinks_activations=True,
         ),
-        RungDef("raise_sharding", SCRIPT,
-                "raise the sharding degree by one (FSDP/ZeRO stage), capped at 3"),
-        RungDef("sequence_length", HUMAN, "shorter sequences: changes the science, a person "
-                "decides"),
-        RungDef("exclude_node", NODE, "resubmit unchanged with --exclude=<node>; never kill "
-                "another user's processes"),
-        RungDef("drain_node", NODE, "drain <node> with a reason, resubmit with --exclude=<node>",
-                drains=True),
-        RungDef("drain_and_exclude", NODE, "drain <node> with a reason, resubmit unchanged with "
-                "--exclude=<node>", drains=True),
+        RungDef(
+            "raise_sharding",
+            SCRIPT,
+            "raise the sharding degree by one (FSDP/ZeRO stage), capped at 3",
+        ),
+        RungDef(
+            "sequence_length", HUMAN, "shorter sequences: changes the science, a person decides"
+        ),
+        RungDef(
+            "exclude_node",
+            NODE,
+            "resubmit unchanged with --exclude=<node>; never kill another user's processes",
+        ),
+        RungDef(
+            "drain_node",
+            NODE,
+            "drain <node> with a reason, resubmit with --exclude=<node>",
+            drains=True,
+        ),
+        RungDef(
+            "drain_and_exclude",
+            NODE,
+            "drain <node> with a reason, resubmit unchanged with --exclude=<node>",
+            drains=True,
+        ),
         RungDef("escalate", HUMAN, "hand the incident to a person"),
-        RungDef("raise_mem", SCRIPT, "double the job's --mem (host RAM)",
-                template_vars=("mem_mib",)),
+        RungDef(
+            "raise_mem", SCRIPT, "double the job's --mem (host RAM)", template_vars=("mem_mib",)
+        ),
         RungDef("unchanged", NODE, "resubmit the job as it is"),
     )
 }

@@ -120,20 +120,53 @@ class KnobsSection:
     start with "-" are command-line flags (`--flag N` or `--flag=N`); others are shell variables
     (`NAME=N` or `export NAME=N`)."""
 
-    micro_batch: list[str] = field(default_factory=lambda: [
-        "--micro-batch-size", "--micro_batch_size", "--per_device_train_batch_size",
-        "--per-device-train-batch-size", "--train_micro_batch_size_per_gpu", "--batch-size",
-        "MICRO_BATCH_SIZE", "MICRO_BATCH", "MBS"])  # fmt: skip
-    grad_accum: list[str] = field(default_factory=lambda: [
-        "--gradient_accumulation_steps", "--gradient-accumulation-steps", "--grad-accum",
-        "GRADIENT_ACCUMULATION_STEPS", "GRAD_ACCUM", "GRAD_ACC"])  # fmt: skip
-    global_batch: list[str] = field(default_factory=lambda: [
-        "--global-batch-size", "--global_batch_size", "GLOBAL_BATCH_SIZE", "GBS"])  # fmt: skip
-    activation_checkpointing: list[str] = field(default_factory=lambda: [
-        "--gradient-checkpointing", "--gradient_checkpointing", "--recompute-activations",
-        "--activation-checkpointing"])  # fmt: skip
-    sharding: list[str] = field(default_factory=lambda: [
-        "--zero-stage", "--zero_stage", "--fsdp-sharding-degree", "ZERO_STAGE"])  # fmt: skip
+    micro_batch: list[str] = field(
+        default_factory=lambda: [
+            "--micro-batch-size",
+            "--micro_batch_size",
+            "--per_device_train_batch_size",
+            "--per-device-train-batch-size",
+            "--train_micro_batch_size_per_gpu",
+            "--batch-size",
+            "MICRO_BATCH_SIZE",
+            "MICRO_BATCH",
+            "MBS",
+        ]
+    )
+    grad_accum: list[str] = field(
+        default_factory=lambda: [
+            "--gradient_accumulation_steps",
+            "--gradient-accumulation-steps",
+            "--grad-accum",
+            "GRADIENT_ACCUMULATION_STEPS",
+            "GRAD_ACCUM",
+            "GRAD_ACC",
+        ]
+    )
+    global_batch: list[str] = field(
+        default_factory=lambda: [
+            "--global-batch-size",
+            "--global_batch_size",
+            "GLOBAL_BATCH_SIZE",
+            "GBS",
+        ]
+    )
+    activation_checkpointing: list[str] = field(
+        default_factory=lambda: [
+            "--gradient-checkpointing",
+            "--gradient_checkpointing",
+            "--recompute-activations",
+            "--activation-checkpointing",
+        ]
+    )
+    sharding: list[str] = field(
+        default_factory=lambda: [
+            "--zero-stage",
+            "--zero_stage",
+            "--fsdp-sharding-degree",
+            "ZERO_STAGE",
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -373,7 +406,7 @@ def env_layer(environ: Mapping[str, str]) -> dict[str, dict[str, str]]:
 
 
 def env_origins(environ: Mapping[str, str]) -> dict[str, str]:
-    """"section.key" -> the environment variable that set it, for `config show`."""
+    """ "section.key" -> the environment variable that set it, for `config show`."""
     out: dict[str, str] = {}
     for var in environ:
         if var in _ENV_ALIASES:
@@ -411,7 +444,9 @@ def find_config_file(path: str) -> Path:
     p = Path(path).expanduser()
     if not p.is_file():
         raise ConfigError(
-            f"config file {p} does not exist" if not p.exists() else f"config file {p} is not a file",
+            f"config file {p} does not exist"
+            if not p.exists()
+            else f"config file {p} is not a file",
             hint="check the path given to --config (or RUNBOOK_CONFIG); `runbook config init NAME` "
             "writes a starter file",
         )

@@ -39,11 +39,30 @@ CREATE TABLE IF NOT EXISTS locks(
 # Filesystems whose locking SQLite cannot rely on (its FAQ: "SQLite uses reader/writer locks ...
 # many NFS implementations are known to have bugs in their locking"). Names as /proc/mounts
 # spells them; FUSE mounts appear as fuse.<name>.
-NETWORK_FS = frozenset({
-    "nfs", "nfs4", "lustre", "gpfs", "beegfs", "cifs", "smb3", "smbfs", "ceph", "fuse.ceph",
-    "glusterfs", "fuse.glusterfs", "fuse.sshfs", "9p", "afs", "panfs", "wekafs", "fuse.weka",
-    "orangefs", "pvfs2",
-})  # fmt: skip
+NETWORK_FS = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "lustre",
+        "gpfs",
+        "beegfs",
+        "cifs",
+        "smb3",
+        "smbfs",
+        "ceph",
+        "fuse.ceph",
+        "glusterfs",
+        "fuse.glusterfs",
+        "fuse.sshfs",
+        "9p",
+        "afs",
+        "panfs",
+        "wekafs",
+        "fuse.weka",
+        "orangefs",
+        "pvfs2",
+    }
+)
 
 
 def mount_fstype(path: str, mounts_text: str) -> str | None:
@@ -85,9 +104,15 @@ def check_state_dir(directory: Path, *, allow_network_fs: bool, mounts_file="/pr
 
 # Columns added to tables of older state databases, in order (SQLite adds columns in place).
 _MIGRATIONS = {
-    "deliveries": [("title", "TEXT"), ("attempts", "INTEGER DEFAULT 0"), ("next_at", "REAL"),
-                   ("last_error", "TEXT"), ("owner", "TEXT"), ("updated", "REAL")],
-}  # fmt: skip
+    "deliveries": [
+        ("title", "TEXT"),
+        ("attempts", "INTEGER DEFAULT 0"),
+        ("next_at", "REAL"),
+        ("last_error", "TEXT"),
+        ("owner", "TEXT"),
+        ("updated", "REAL"),
+    ],
+}
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
@@ -176,7 +201,9 @@ def resumable_incident(conn: sqlite3.Connection, job_id: str) -> str | None:
     """The newest incident of `job_id` that stopped or was interrupted: its id, to resume."""
     row = conn.execute(
         "SELECT id, job_id, status FROM incidents WHERE job_id = ? AND status IN ('running', "
-        "'stopped') ORDER BY created DESC LIMIT 1", (job_id,)).fetchone()  # fmt: skip
+        "'stopped') ORDER BY created DESC LIMIT 1",
+        (job_id,),
+    ).fetchone()
     if row is None:
         return None
     return row["id"] if incident_state(conn, row) in ("interrupted", "stopped") else None
@@ -186,11 +213,14 @@ def handled_incident(conn: sqlite3.Connection, job_id: str):
     """The newest incident that handled `job_id` (complete, or handed to a person), or None."""
     return conn.execute(
         "SELECT id, new_job_id, verdict FROM incidents WHERE job_id = ? AND status IN "
-        "('complete', 'needs_human') ORDER BY created DESC LIMIT 1", (job_id,)).fetchone()  # fmt: skip
+        "('complete', 'needs_human') ORDER BY created DESC LIMIT 1",
+        (job_id,),
+    ).fetchone()
 
 
-def open_incident(conn: sqlite3.Connection, incident_id: str, job_id: str, source: str,
-                  folder: str) -> None:  # fmt: skip
+def open_incident(
+    conn: sqlite3.Connection, incident_id: str, job_id: str, source: str, folder: str
+) -> None:
     """Record an incident as running; the same id again (a resumed incident) runs again."""
     conn.execute(
         "INSERT INTO incidents(id, job_id, source, created, status, folder) VALUES (?, ?, ?, ?, "
@@ -199,8 +229,9 @@ def open_incident(conn: sqlite3.Connection, incident_id: str, job_id: str, sourc
     )
 
 
-def close_incident(conn: sqlite3.Connection, incident_id: str, *, exit_code: int, verdict,
-                   new_job_id, summary: str) -> None:  # fmt: skip
+def close_incident(
+    conn: sqlite3.Connection, incident_id: str, *, exit_code: int, verdict, new_job_id, summary: str
+) -> None:
     """complete: handled; needs_human: a person decides; failed/stopped: worth another run."""
     status = {0: "complete", 4: "needs_human"}.get(exit_code, "failed")
     conn.execute(
@@ -283,8 +314,9 @@ def job_lock(conn: sqlite3.Connection, job_id: str, holder: str, ttl_s: float = 
 def record(conn: sqlite3.Connection, **row) -> None:
     row = {k: (json.dumps(v) if isinstance(v, list | dict) else v) for k, v in row.items()}
     cols = ", ".join(row)
-    conn.execute(f"INSERT INTO ledger({cols}) VALUES ({', '.join('?' * len(row))})",
-                 tuple(row.values()))  # fmt: skip
+    conn.execute(
+        f"INSERT INTO ledger({cols}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
+    )
 
 
 def applied(conn: sqlite3.Connection, key: str) -> dict | None:
@@ -302,8 +334,16 @@ def applied(conn: sqlite3.Connection, key: str) -> dict | None:
 QUEUE_OPEN = ("queued", "running")
 
 
-def queue_put(conn: sqlite3.Connection, *, key: str, job_id: str, source: str, title: str,
-              incident: str, now: float | None = None) -> tuple[str, bool]:  # fmt: skip
+def queue_put(
+    conn: sqlite3.Connection,
+    *,
+    key: str,
+    job_id: str,
+    source: str,
+    title: str,
+    incident: str,
+    now: float | None = None,
+) -> tuple[str, bool]:
     """Queue one delivery unless its key is known. (incident id, duplicate?)"""
     now = time.time() if now is None else now
     try:
@@ -322,8 +362,10 @@ def queue_put(conn: sqlite3.Connection, *, key: str, job_id: str, source: str, t
     except sqlite3.Error as e:
         with contextlib.suppress(sqlite3.Error):
             conn.execute("ROLLBACK")
-        raise StateUnavailable(f"cannot queue the delivery in the state database: {e}",
-                               hint="check the state dir's disk space and permissions") from None
+        raise StateUnavailable(
+            f"cannot queue the delivery in the state database: {e}",
+            hint="check the state dir's disk space and permissions",
+        ) from None
 
 
 def queue_claim(conn: sqlite3.Connection, owner: str, now: float | None = None) -> dict | None:
@@ -333,13 +375,17 @@ def queue_claim(conn: sqlite3.Connection, owner: str, now: float | None = None) 
     try:
         row = conn.execute(
             "SELECT * FROM deliveries WHERE status = 'queued' AND COALESCE(next_at, 0) <= ? "
-            "ORDER BY next_at, created LIMIT 1", (now,)).fetchone()  # fmt: skip
+            "ORDER BY next_at, created LIMIT 1",
+            (now,),
+        ).fetchone()
         if row is None:
             conn.execute("COMMIT")
             return None
-        conn.execute("UPDATE deliveries SET status = 'running', owner = ?, updated = ?, "
-                     "attempts = COALESCE(attempts, 0) + 1 WHERE key = ?",
-                     (owner, now, row["key"]))  # fmt: skip
+        conn.execute(
+            "UPDATE deliveries SET status = 'running', owner = ?, updated = ?, "
+            "attempts = COALESCE(attempts, 0) + 1 WHERE key = ?",
+            (owner, now, row["key"]),
+        )
         conn.execute("COMMIT")
         return dict(row) | {"attempts": (row["attempts"] or 0) + 1}
     except BaseException:
@@ -347,18 +393,28 @@ def queue_claim(conn: sqlite3.Connection, owner: str, now: float | None = None) 
         raise
 
 
-def queue_finish(conn: sqlite3.Connection, key: str, status: str, *, incident: str | None = None,
-                 error: str | None = None) -> None:  # fmt: skip
-    conn.execute("UPDATE deliveries SET status = ?, incident = COALESCE(?, incident), "
-                 "last_error = ?, updated = ?, owner = NULL WHERE key = ?",
-                 (status, incident, error, time.time(), key))  # fmt: skip
+def queue_finish(
+    conn: sqlite3.Connection,
+    key: str,
+    status: str,
+    *,
+    incident: str | None = None,
+    error: str | None = None,
+) -> None:
+    conn.execute(
+        "UPDATE deliveries SET status = ?, incident = COALESCE(?, incident), "
+        "last_error = ?, updated = ?, owner = NULL WHERE key = ?",
+        (status, incident, error, time.time(), key),
+    )
 
 
 def queue_retry(conn: sqlite3.Connection, key: str, error: str, delay_s: float) -> None:
     now = time.time()
-    conn.execute("UPDATE deliveries SET status = 'queued', last_error = ?, next_at = ?, "
-                 "updated = ?, owner = NULL WHERE key = ?",
-                 (error, now + delay_s, now, key))  # fmt: skip
+    conn.execute(
+        "UPDATE deliveries SET status = 'queued', last_error = ?, next_at = ?, "
+        "updated = ?, owner = NULL WHERE key = ?",
+        (error, now + delay_s, now, key),
+    )
 
 
 def queue_recover(conn: sqlite3.Connection) -> int:
@@ -366,16 +422,22 @@ def queue_recover(conn: sqlite3.Connection) -> int:
     back to the queue. Returns how many."""
     host = socket.gethostname()
     back = 0
-    for row in conn.execute("SELECT key, owner FROM deliveries WHERE status = 'running'").fetchall():
+    for row in conn.execute(
+        "SELECT key, owner FROM deliveries WHERE status = 'running'"
+    ).fetchall():
         o_host, _, rest = (row["owner"] or "").partition(":")
         pid = rest.partition(":")[0]
         if o_host == host and pid.isdigit() and not _alive(int(pid)):
-            conn.execute("UPDATE deliveries SET status = 'queued', owner = NULL, next_at = ? "
-                         "WHERE key = ? AND status = 'running'", (time.time(), row["key"]))  # fmt: skip
+            conn.execute(
+                "UPDATE deliveries SET status = 'queued', owner = NULL, next_at = ? "
+                "WHERE key = ? AND status = 'running'",
+                (time.time(), row["key"]),
+            )
             back += 1
     return back
 
 
 def queue_depth(conn: sqlite3.Connection) -> int:
     return conn.execute(
-        "SELECT COUNT(*) FROM deliveries WHERE status IN ('queued', 'running')").fetchone()[0]
+        "SELECT COUNT(*) FROM deliveries WHERE status IN ('queued', 'running')"
+    ).fetchone()[0]

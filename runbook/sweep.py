@@ -71,15 +71,18 @@ def parse_since(text: str) -> timedelta:
     raise UsageError(f"--since {text!r}: expected a number and a unit, e.g. 30m, 2h, 1d")
 
 
-def run_sweep(site, since: timedelta, *, dry_run: bool = False, progress=lambda m: None
-              ) -> SweepResult:  # fmt: skip
+def run_sweep(
+    site, since: timedelta, *, dry_run: bool = False, progress=lambda m: None
+) -> SweepResult:
     conn = state.site_db(site, dry_run=dry_run)
     holder = f"sweep:{os.getpid()}:{time.time()}"
     other = None if dry_run else state.try_lock(conn, "sweep", holder, ttl_s=3600)
     if other is not None:
-        raise SweepBusy(f"another sweep is running (pid {other['pid']} on {other['host']}, since "
-                        f"{time.strftime('%H:%M:%S', time.localtime(other['acquired']))}); "
-                        "this one exits")  # fmt: skip
+        raise SweepBusy(
+            f"another sweep is running (pid {other['pid']} on {other['host']}, since "
+            f"{time.strftime('%H:%M:%S', time.localtime(other['acquired']))}); "
+            "this one exits"
+        )
     try:
         return _sweep(site, conn, since, dry_run, progress)
     finally:
@@ -106,16 +109,22 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
         jobs.setdefault(j.job_id, j)
     # Handled: an incident that finished, needs a person, or runs now. One that stopped (a step
     # failed, evidence was incomplete) or was interrupted is tried again.
-    handled = {r["job_id"]: r["id"] for r in conn.execute(
-        "SELECT job_id, id, status FROM incidents ORDER BY created")
-        if state.incident_state(conn, r) in ("complete", "needs_human", "running")}  # fmt: skip
+    handled = {
+        r["job_id"]: r["id"]
+        for r in conn.execute("SELECT job_id, id, status FROM incidents ORDER BY created")
+        if state.incident_state(conn, r) in ("complete", "needs_human", "running")
+    }
     # Parents of runbook's own reruns (signed tags only: a comment anyone can write is no proof).
     secret, me = lineage.site_secret(site), lineage.runbook_user(site)
-    claims = (lineage.read(j.job_id, j.comment, j.user, secret=secret, runbook_user=me)
-              for j in list(jobs.values()) + list(known.values()))  # fmt: skip
+    claims = (
+        lineage.read(j.job_id, j.comment, j.user, secret=secret, runbook_user=me)
+        for j in list(jobs.values()) + list(known.values())
+    )
     children = {c.fields.get("parent") for c in claims if c is not None and c.trusted}
-    children |= {r["job_id"] for r in conn.execute(
-        "SELECT i.job_id FROM incidents i WHERE i.new_job_id IS NOT NULL")}  # fmt: skip
+    children |= {
+        r["job_id"]
+        for r in conn.execute("SELECT i.job_id FROM incidents i WHERE i.new_job_id IS NOT NULL")
+    }
     candidates = []
     for j in jobs.values():
         if j.job_id in handled:
@@ -134,12 +143,27 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
     thresholds = load_playbook(site.playbooks.dir).thresholds
     for j in sorted(candidates, key=lambda j: int(j.job_id.split("_")[0])):
         try:
-            _triage(site, j, launches.get(j.job_id), thresholds, dry_run, res,
-                    unreadable.get(j.job_id, "logs not readable"))  # fmt: skip
+            _triage(
+                site,
+                j,
+                launches.get(j.job_id),
+                thresholds,
+                dry_run,
+                res,
+                unreadable.get(j.job_id, "logs not readable"),
+            )
         except Exception as e:  # one job's surprise must not stop the sweep of the others
-            res.lines.append(Line(j.job_id, j.user, j.state, "unknown",
-                                  f"error: {type(e).__name__}: {e}", None,
-                                  int(ExitCode.STEP_FAILED)))  # fmt: skip
+            res.lines.append(
+                Line(
+                    j.job_id,
+                    j.user,
+                    j.state,
+                    "unknown",
+                    f"error: {type(e).__name__}: {e}",
+                    None,
+                    int(ExitCode.STEP_FAILED),
+                )
+            )
     if not dry_run:
         res.verifications = _verify_pending(site, conn)
     res.stats["seconds"] = round(time.monotonic() - t0, 3)
@@ -149,42 +173,58 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
 
 def _triage(site, j, logs, thresholds, dry_run, res, unreadable: str) -> None:
     if logs is None:
-        res.lines.append(Line(j.job_id, j.user, j.state, "unknown", unreadable, None,
-                              int(ExitCode.STEP_FAILED)))  # fmt: skip
+        res.lines.append(
+            Line(j.job_id, j.user, j.state, "unknown", unreadable, None, int(ExitCode.STEP_FAILED))
+        )
         return
     launch = logs.launch
     ff = launch.first_failure
     if j.state in ACTIVE and not (ff and ff.kind in OOM_KINDS):
         return  # a healthy running job is none of the sweep's business
-    verdict = classify(Evidence(launch=launch, slurm=collect.slurm_text(j), job_id=j.job_id),
-                       thresholds).verdict  # fmt: skip
+    verdict = classify(
+        Evidence(launch=launch, slurm=collect.slurm_text(j), job_id=j.job_id), thresholds
+    ).verdict
     if verdict not in ACTING_VERDICTS:
         res.lines.append(Line(j.job_id, j.user, j.state, verdict, "report only: not an OOM"))
     elif verdict in site.policy.unattended_verdicts:
         # The logs just read are the incident's evidence: not read a second time.
-        r = handle_incident(Trigger(j.job_id, "sweep", "runbook sweep", logs=logs), site,
-                            Options(dry_run=dry_run))  # fmt: skip
+        r = handle_incident(
+            Trigger(j.job_id, "sweep", "runbook sweep", logs=logs), site, Options(dry_run=dry_run)
+        )
         action = r.summary.split("; ", 1)[1] if "; " in r.summary else r.summary
-        res.lines.append(Line(j.job_id, j.user, j.state, r.verdict or verdict, action,
-                              r.incident, r.exit_code))  # fmt: skip
+        res.lines.append(
+            Line(j.job_id, j.user, j.state, r.verdict or verdict, action, r.incident, r.exit_code)
+        )
     else:
-        res.lines.append(Line(j.job_id, j.user, j.state, verdict,
-                              f"needs a person: runbook oom --job {j.job_id}", None,
-                              int(ExitCode.NEEDS_HUMAN)))  # fmt: skip
+        res.lines.append(
+            Line(
+                j.job_id,
+                j.user,
+                j.state,
+                verdict,
+                f"needs a person: runbook oom --job {j.job_id}",
+                None,
+                int(ExitCode.NEEDS_HUMAN),
+            )
+        )
 
 
 def _read_all(site, candidates, scripts) -> tuple[dict, dict, dict]:
     """Every candidate's log, one exec per host (its batch host: its first node)."""
     with SshHosts(SshSettings.from_site(site)) as hosts:
         logs, errors = collect.read_logs_many(
-            site, [(j, scripts.get(j.job_id, "")) for j in candidates], hosts,
-            step_pattern=site.logs.step_pattern)  # fmt: skip
+            site,
+            [(j, scripts.get(j.job_id, "")) for j in candidates],
+            hosts,
+            step_pattern=site.logs.step_pattern,
+        )
         execs = {h: t["execs"] for h, t in hosts.stats().items()}
     unreadable = {
         jid: f"logs not readable on {collect.log_host(j) or 'this host'}: "
         f"{str(errors[jid]).splitlines()[0]}"
-        for j in candidates if (jid := j.job_id) in errors
-    }  # fmt: skip
+        for j in candidates
+        if (jid := j.job_id) in errors
+    }
     return logs, execs, unreadable
 
 
@@ -192,9 +232,11 @@ def _verify_pending(site, conn) -> list[dict]:
     from runbook.verify import verify_incident
 
     out = []
-    rows = conn.execute("SELECT id FROM incidents WHERE new_job_id IS NOT NULL AND status = "
-                        "'complete' AND (data IS NULL OR data NOT LIKE 'verification passed%' "
-                        "AND data NOT LIKE 'verification failed%')").fetchall()  # fmt: skip
+    rows = conn.execute(
+        "SELECT id FROM incidents WHERE new_job_id IS NOT NULL AND status = "
+        "'complete' AND (data IS NULL OR data NOT LIKE 'verification passed%' "
+        "AND data NOT LIKE 'verification failed%')"
+    ).fetchall()
     for row in rows:
         try:
             v = verify_incident(site, conn, row["id"])
@@ -212,7 +254,11 @@ def write_metrics(path: str, result: SweepResult | None, seconds: float, error: 
 
     reg = CollectorRegistry()
     now = time.time()
-    last_ok = now if result is not None else _previous(path, "runbook_sweep_last_success_timestamp_seconds")
+    last_ok = (
+        now
+        if result is not None
+        else _previous(path, "runbook_sweep_last_success_timestamp_seconds")
+    )
 
     def gauge(name, doc, value, labels=None):
         g = Gauge(name, doc, list(labels or {}), registry=reg)
@@ -220,27 +266,42 @@ def write_metrics(path: str, result: SweepResult | None, seconds: float, error: 
         return g
 
     gauge("runbook_sweep_last_run_timestamp_seconds", "When the last sweep ended", now)
-    gauge("runbook_sweep_success", "1 when the last sweep ran to its end", float(result is not None))
+    gauge(
+        "runbook_sweep_success", "1 when the last sweep ran to its end", float(result is not None)
+    )
     gauge("runbook_sweep_duration_seconds", "How long the last sweep took", seconds)
     if last_ok is not None:
-        gauge("runbook_sweep_last_success_timestamp_seconds", "When a sweep last ran to its end",
-              last_ok)  # fmt: skip
+        gauge(
+            "runbook_sweep_last_success_timestamp_seconds",
+            "When a sweep last ran to its end",
+            last_ok,
+        )
     if result is not None:
         gauge("runbook_sweep_exit_code", "The last sweep's exit code", result.exit_code)
-        by = Gauge("runbook_sweep_jobs", "Jobs the last sweep triaged, by verdict and whether "
-                   "an incident was started", ["verdict", "incident"], registry=reg)  # fmt: skip
+        by = Gauge(
+            "runbook_sweep_jobs",
+            "Jobs the last sweep triaged, by verdict and whether an incident was started",
+            ["verdict", "incident"],
+            registry=reg,
+        )
         for ln in result.lines:
             by.labels(ln.verdict, "yes" if ln.incident else "no").inc()
         gauge("runbook_sweep_skipped", "Jobs skipped as already handled", len(result.skipped))
-        ver = Gauge("runbook_sweep_verifications", "Reruns verified by the last sweep, by state",
-                    ["state"], registry=reg)  # fmt: skip
+        ver = Gauge(
+            "runbook_sweep_verifications",
+            "Reruns verified by the last sweep, by state",
+            ["state"],
+            registry=reg,
+        )
         for v in result.verifications:
             ver.labels(v.get("state", "?")).inc()
     try:
         write_to_textfile(path, reg)
     except OSError as e:
-        raise RunbookError(f"cannot write the sweep's metrics to {path}: {e.strerror or e}",
-                           hint="check [sweep] metrics_file and its folder's permissions") from None
+        raise RunbookError(
+            f"cannot write the sweep's metrics to {path}: {e.strerror or e}",
+            hint="check [sweep] metrics_file and its folder's permissions",
+        ) from None
 
 
 def _previous(path: str, name: str) -> float | None:

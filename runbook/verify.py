@@ -76,16 +76,26 @@ def judge(plan: dict, job, launch: LaunchReport, tails: list[str], step_pattern:
     else:
         state = "pending"
         details.append(f"the rerun is {job.state}; not past step {failed_step} yet")
-    return {"state": state, "job_id": job.job_id, "last_step": last, "failed_step": failed_step,
-            "allocator_applied": applied, "details": details, "at": time.time()}  # fmt: skip
+    return {
+        "state": state,
+        "job_id": job.job_id,
+        "last_step": last,
+        "failed_step": failed_step,
+        "allocator_applied": applied,
+        "details": details,
+        "at": time.time(),
+    }
 
 
 def rerun_of(conn, incident: dict) -> str | None:
     """The newest job on the incident's lineage: its rerun, or the rerun's rerun."""
     job = incident.get("new_job_id")
     for _ in range(20):
-        row = conn.execute("SELECT new_job_id FROM incidents WHERE job_id = ? AND new_job_id IS "
-                           "NOT NULL ORDER BY created DESC LIMIT 1", (job,)).fetchone()  # fmt: skip
+        row = conn.execute(
+            "SELECT new_job_id FROM incidents WHERE job_id = ? AND new_job_id IS "
+            "NOT NULL ORDER BY created DESC LIMIT 1",
+            (job,),
+        ).fetchone()
         if row is None or not row["new_job_id"]:
             return job
         job = row["new_job_id"]
@@ -95,8 +105,9 @@ def rerun_of(conn, incident: dict) -> str | None:
 def load_incident(conn, incident_id: str) -> dict:
     row = conn.execute("SELECT * FROM incidents WHERE id = ?", (incident_id,)).fetchone()
     if row is None:
-        known = [r["id"] for r in conn.execute(
-            "SELECT id FROM incidents ORDER BY created DESC LIMIT 5")]  # fmt: skip
+        known = [
+            r["id"] for r in conn.execute("SELECT id FROM incidents ORDER BY created DESC LIMIT 5")
+        ]
         raise UsageError(
             f"no incident {incident_id!r}",
             hint=f"`runbook incidents` lists them; recent: {', '.join(known) or 'none'}",
@@ -124,8 +135,12 @@ def verify_incident(site, conn, incident_id: str) -> dict:
     data = json.loads((Path(inc["folder"]) / "report.json").read_text())
     rerun = rerun_of(conn, inc)
     if not rerun:
-        result = {"state": "not applicable", "job_id": None, "at": time.time(),
-                  "details": ["nothing was resubmitted for this incident"]}  # fmt: skip
+        result = {
+            "state": "not applicable",
+            "job_id": None,
+            "at": time.time(),
+            "details": ["nothing was resubmitted for this incident"],
+        }
     else:
         client = slurm_client(site)
         job = client.job(rerun)
@@ -134,6 +149,8 @@ def verify_incident(site, conn, incident_id: str) -> dict:
             launch = collect.read_logs(site, job, script, hosts).launch
         result = judge(data.get("plan", {}), job, launch, launch.tails, site.logs.step_pattern)
     append(inc["folder"], result)
-    conn.execute("UPDATE incidents SET data = ? WHERE id = ?",
-                 (f"verification {result['state']}", incident_id))  # fmt: skip
+    conn.execute(
+        "UPDATE incidents SET data = ? WHERE id = ?",
+        (f"verification {result['state']}", incident_id),
+    )
     return result

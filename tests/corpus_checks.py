@@ -16,10 +16,18 @@ from runbook.errors import InputError
 
 OWN = Path(__file__).resolve().parent / "data" / "corpus"
 NUMERIC = [
-    "tried_mib", "total_mib", "free_mib", "allocated_by_pytorch_mib", "reserved_total_mib",
-    "reserved_unallocated_mib", "this_process_mib", "private_pools_mib", "limit_mib",
-    "mps_other_allocations_mib", "inactive_mib",
-]  # fmt: skip
+    "tried_mib",
+    "total_mib",
+    "free_mib",
+    "allocated_by_pytorch_mib",
+    "reserved_total_mib",
+    "reserved_unallocated_mib",
+    "this_process_mib",
+    "private_pools_mib",
+    "limit_mib",
+    "mps_other_allocations_mib",
+    "inactive_mib",
+]
 VERDICTS = ("true_oom", "fragmentation", "co_tenant", "gpu_fault", "host_oom")
 KIND = {"nccl_watchdog_timeout": "nccl_timeout", "nccl_watchdog_abort": "signal"}
 # Corpus file -> check name.
@@ -111,10 +119,15 @@ def xid(rec: dict) -> list[str]:
     a, out = rec["answer"], []
     log = x.parse(rec["text"])
     _diff(out, "xids", log.xids, a["xids"])
-    _diff(out, "pci", list(dict.fromkeys(e.pci for e in log.events if e.pci)),
-          _as_list(a.get("pci")))  # fmt: skip
-    _diff(out, "pid", list(dict.fromkeys(e.pid for e in log.events if e.pid is not None)),
-          _as_list(a.get("pid")))  # fmt: skip
+    _diff(
+        out, "pci", list(dict.fromkeys(e.pci for e in log.events if e.pci)), _as_list(a.get("pci"))
+    )
+    _diff(
+        out,
+        "pid",
+        list(dict.fromkeys(e.pid for e in log.events if e.pid is not None)),
+        _as_list(a.get("pid")),
+    )
     _diff(out, "category", log.category(), a["category"])
     for ev, want in zip(log.events, a.get("events") or [], strict=False):
         _diff(out, "event", (ev.xid, ev.category), (want["xid"], want["category"]))
@@ -122,8 +135,12 @@ def xid(rec: dict) -> list[str]:
             if key in want:
                 _diff(out, key, getattr(ev, key), want[key])
     if "caused_by_xids" in a:
-        _diff(out, "caused_by", sorted({e.caused_by_xid for e in log.events}),
-              sorted(a["caused_by_xids"]))  # fmt: skip
+        _diff(
+            out,
+            "caused_by",
+            sorted({e.caused_by_xid for e in log.events}),
+            sorted(a["caused_by_xids"]),
+        )
     if "mig_gpu_instance" in a:
         got = log.events[0].mig_gpu_instance if log.events else None
         _diff(out, "mig_gpu_instance", got, a["mig_gpu_instance"])
@@ -142,8 +159,11 @@ def remap(rec: dict) -> list[str]:
     from runbook.evidence import nvsmi
 
     summary = nvsmi.parse_memory_health(rec["text"]).summary()
-    return [f"{k}: got {summary.get(k)!r}, want {v!r}"
-            for k, v in rec["answer"]["summary"].items() if summary.get(k) != v]  # fmt: skip
+    return [
+        f"{k}: got {summary.get(k)!r}, want {v!r}"
+        for k, v in rec["answer"]["summary"].items()
+        if summary.get(k) != v
+    ]
 
 
 def apps(rec: dict) -> list[str]:
@@ -178,27 +198,43 @@ def slurm(rec: dict) -> list[str]:
     if want_id and want_id.split(" ")[0] in rec["text"]:  # some ids live only in the command
         _diff(out, "job_id", got.job_id, want_id.split(" ")[0])
     if "jobs" in a:
-        _diff(out, "jobs", [(j["jobid"], j["state"]) for j in got.jobs],
-              [(j["job_id"], j["state"]) for j in a["jobs"]])  # fmt: skip
+        _diff(
+            out,
+            "jobs",
+            [(j["jobid"], j["state"]) for j in got.jobs],
+            [(j["job_id"], j["state"]) for j in a["jobs"]],
+        )
     if "rows" in a and isinstance(a["rows"][0], dict):
-        _diff(out, "rows", [(r["jobid"], r["state"], r["exit_code"]) for r in got.rows],
-              [(r["jobid"], r["state"], r["exit_code"]) for r in a["rows"]])  # fmt: skip
+        _diff(
+            out,
+            "rows",
+            [(r["jobid"], r["state"], r["exit_code"]) for r in got.rows],
+            [(r["jobid"], r["state"], r["exit_code"]) for r in a["rows"]],
+        )
     return out
 
 
 # Where the corpus records another dialect's answer, Slurm's behaviour is the expectation
 # (corpus README: "Follow Slurm's behaviour where dialects disagree").
 SLURM_SAYS = {
-    "hl-008": ("error", "':' is not a Slurm range separator; libslurm returns an empty list, "
-               "we refuse it"),
+    "hl-008": (
+        "error",
+        "':' is not a Slurm range separator; libslurm returns an empty list, we refuse it",
+    ),
     "hl-032": ("error", "step syntax '/2' is ClusterShell's, not Slurm's"),
-    "hl-034": (["nova156", "nova256", "nova356", "nova456"],
-               "Slurm concatenates the suffix; ClusterShell folds it into the number"),
-    "hl-052": (["nova3", "nova4", "5", "nova6"],
-               "Slurm takes a bare number as a host name; ClusterShell rejects it"),
-    "hl-058": ([f"n{a}0{b}" for a in range(1, 5) for b in (3, 4)],
-               "Slurm expands every bracket of a name (cross product); ClusterShell rejects it"),
-}  # fmt: skip
+    "hl-034": (
+        ["nova156", "nova256", "nova356", "nova456"],
+        "Slurm concatenates the suffix; ClusterShell folds it into the number",
+    ),
+    "hl-052": (
+        ["nova3", "nova4", "5", "nova6"],
+        "Slurm takes a bare number as a host name; ClusterShell rejects it",
+    ),
+    "hl-058": (
+        [f"n{a}0{b}" for a in range(1, 5) for b in (3, 4)],
+        "Slurm expands every bracket of a name (cross product); ClusterShell rejects it",
+    ),
+}
 
 
 def hostlist_want(rec: dict):
@@ -229,8 +265,15 @@ def verdict(rec: dict) -> list[str]:
     return [] if d.verdict == rec["label"] else [f"verdict {d.verdict}, label {rec['label']}"]
 
 
-CHECKS = {"oom": oom, "launcher": launcher, "xid": xid, "remap": remap, "apps": apps,
-          "slurm": slurm, "hostlist": hostlist}  # fmt: skip
+CHECKS = {
+    "oom": oom,
+    "launcher": launcher,
+    "xid": xid,
+    "remap": remap,
+    "apps": apps,
+    "slurm": slurm,
+    "hostlist": hostlist,
+}
 
 
 def labelled(records: list[dict]) -> list[dict]:

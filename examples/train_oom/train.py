@@ -50,8 +50,16 @@ def _gib(mib: float) -> str:
     return f"{mib / 1024:.2f} GiB" if mib >= 1024 else f"{mib:.2f} MiB"
 
 
-def oom_message(gpu: int, request: float, card: float, free: float, process: float,
-                allocated: float, unallocated: float, others: list) -> str:  # fmt: skip
+def oom_message(
+    gpu: int,
+    request: float,
+    card: float,
+    free: float,
+    process: float,
+    allocated: float,
+    unallocated: float,
+    others: list,
+) -> str:
     procs = "".join(f"Process {pid} has {_gib(mib)} memory in use. " for pid, mib in others)
     return (
         f"CUDA out of memory. Tried to allocate {_gib(request)}. GPU {gpu} has a total capacity "
@@ -95,8 +103,13 @@ def main() -> int:
 
     rank, world = int(os.environ["SLURM_PROCID"]), int(os.environ["SLURM_NTASKS"])
     local = int(os.environ.get("SLURM_LOCALID", "0"))
-    dist.init_process_group("gloo", init_method="env://", rank=rank, world_size=world,
-                            timeout=datetime.timedelta(hours=2))  # fmt: skip
+    dist.init_process_group(
+        "gloo",
+        init_method="env://",
+        rank=rank,
+        world_size=world,
+        timeout=datetime.timedelta(hours=2),
+    )
     try:
         from runbook import instrument
 
@@ -133,9 +146,12 @@ def main() -> int:
         return act * 0.35 if args.gradient_checkpointing else act
 
     if rank == 0:
-        print(f"model: card {card:.0f} MiB, micro-batch {args.micro_batch_size} x grad-accum "
-              f"{args.grad_accum}, checkpointing {args.gradient_checkpointing}, allocator "
-              f"{alloc_conf or 'default'}", flush=True)  # fmt: skip
+        print(
+            f"model: card {card:.0f} MiB, micro-batch {args.micro_batch_size} x grad-accum "
+            f"{args.grad_accum}, checkpointing {args.gradient_checkpointing}, allocator "
+            f"{alloc_conf or 'default'}",
+            flush=True,
+        )
     for step in range(start + 1, args.steps + 1):
         long = rank == args.long_rank and step >= args.long_step
         host_need = args.workers * args.host_mib_per_worker * (args.long_factor if long else 1.0)
@@ -151,8 +167,9 @@ def main() -> int:
         allocated = args.param_mib + act
         if allocated + act + pool + foreign > card:
             free = max(card - allocated - pool - foreign, 0.0)
-            msg = oom_message(local, act, card, free, allocated + pool + 600.0, allocated, pool,
-                              others)  # fmt: skip
+            msg = oom_message(
+                local, act, card, free, allocated + pool + 600.0, allocated, pool, others
+            )
             try:
                 with watch():  # the dump: rank, device numbers (null on CPU), settings
                     raise torch.OutOfMemoryError(msg)

@@ -81,14 +81,34 @@ class Executor:
         self.results: list[ActionResult] = []
 
     def _result(self, a: Action, status: str, **kw) -> ActionResult:
-        r = ActionResult(kind=a.kind, target=a.target, argv=list(a.argv), key=a.key,
-                         summary=a.summary, status=status, dry_run=self.dry_run,
-                         actor=self.actor, **kw)  # fmt: skip
+        r = ActionResult(
+            kind=a.kind,
+            target=a.target,
+            argv=list(a.argv),
+            key=a.key,
+            summary=a.summary,
+            status=status,
+            dry_run=self.dry_run,
+            actor=self.actor,
+            **kw,
+        )
         if not self.dry_run:  # a dry run leaves the database as it found it
-            state.record(self.conn, key=a.key, incident=self.incident, kind=a.kind,
-                         target=a.target, argv=r.argv, status=status, exit_code=r.exit_code,
-                         output_tail=r.output_tail, duration_s=r.duration_s, actor=self.actor,
-                         message=r.message, value=r.value, at=r.at)  # fmt: skip
+            state.record(
+                self.conn,
+                key=a.key,
+                incident=self.incident,
+                kind=a.kind,
+                target=a.target,
+                argv=r.argv,
+                status=status,
+                exit_code=r.exit_code,
+                output_tail=r.output_tail,
+                duration_s=r.duration_s,
+                actor=self.actor,
+                message=r.message,
+                value=r.value,
+                at=r.at,
+            )
         self.results.append(r)
         return r
 
@@ -115,15 +135,19 @@ class Executor:
         if self.confirm is not None and not self.confirm(a):
             return self._result(a, "declined", message="not confirmed; nothing was done")
         if self.lock and not state.holds(self.conn, self.lock, self.lock_holder or ""):
-            return self._result(a, "failed", message=(
-                f"refused: the lock {self.lock} is not held by this run (another runbook took "
-                "over the job?)"))  # fmt: skip
+            return self._result(
+                a,
+                "failed",
+                message=(
+                    f"refused: the lock {self.lock} is not held by this run (another runbook took "
+                    "over the job?)"
+                ),
+            )
         start = time.monotonic()
         try:
             out = a.apply()
         except RunbookError as e:
-            return self._result(a, "failed", duration_s=time.monotonic() - start,
-                                message=str(e))  # fmt: skip
+            return self._result(a, "failed", duration_s=time.monotonic() - start, message=str(e))
         status = "applied" if out.exit_code == 0 else "failed"
         return self._result(
             a,

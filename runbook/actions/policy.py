@@ -7,8 +7,13 @@ from collections.abc import Callable
 from runbook.actions.executor import Action
 
 
-def confirm_policy(site, verdict: str | None, *, assume_yes: bool = False,
-                   confirm: Callable[[Action], bool] | None = None):
+def confirm_policy(
+    site,
+    verdict: str | None,
+    *,
+    assume_yes: bool = False,
+    confirm: Callable[[Action], bool] | None = None,
+):
     """Who says yes to a mutating step: --yes; a person at the terminal; or the site policy, which
     names the verdicts that may act unattended. Otherwise the step is declined and a person is
     needed (exit 4), with the exact commands in the report."""

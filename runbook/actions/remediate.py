@@ -13,15 +13,19 @@ from runbook.errors import RunbookError
 from runbook.planning import ladder, resources
 
 
-def apply_plan(ex: Executor, client, site, job, plan: ladder.Plan, folder: Path,
-               d: Diagnosis) -> None:  # fmt: skip
+def apply_plan(
+    ex: Executor, client, site, job, plan: ladder.Plan, folder: Path, d: Diagnosis
+) -> None:
     """Drain (when the rung says so), write the patched script into the incident folder, submit it
     with the lineage tag, and read the new job back: the same world size and GPUs, or it is
     cancelled and a person decides. Every mutation goes through the executor."""
     if plan.drain:
         reasons = (d.reasons[0] if d.reasons else d.verdict)[:200]
-        r = ex.run(steps.drain(client, plan.drain, f"runbook {ex.incident}: {d.verdict}: "
-                               f"{reasons}", ex.incident))  # fmt: skip
+        r = ex.run(
+            steps.drain(
+                client, plan.drain, f"runbook {ex.incident}: {d.verdict}: {reasons}", ex.incident
+            )
+        )
         if not r.ok:
             return
     assert plan.patch is not None  # a plan that acts has its script
@@ -29,10 +33,19 @@ def apply_plan(ex: Executor, client, site, job, plan: ladder.Plan, folder: Path,
     w = ex.run(steps.write_file(script, plan.patch.new))
     if not w.ok:
         return
-    sub = ex.run(steps.submit(client, script, plan.sbatch_args, plan.env, incident=ex.incident,
-                              parent=job.job_id, rung=plan.rung,
-                              secret=lineage.site_secret(site),
-                              runbook_user=lineage.runbook_user(site)))  # fmt: skip
+    sub = ex.run(
+        steps.submit(
+            client,
+            script,
+            plan.sbatch_args,
+            plan.env,
+            incident=ex.incident,
+            parent=job.job_id,
+            rung=plan.rung,
+            secret=lineage.site_secret(site),
+            runbook_user=lineage.runbook_user(site),
+        )
+    )
     if sub.status != "applied" or not sub.value:
         return
     # Read the new job back: the same world size and GPUs, or it is not the same job.
@@ -43,10 +56,30 @@ def apply_plan(ex: Executor, client, site, job, plan: ladder.Plan, folder: Path,
         plan.human_action = f"check new job {sub.value} by hand: it could not be read back ({e})"
         return
     wrong = resources.mismatches(job, new, plan.rung)
-    plan.readback = {"original": resources.world(job), "new": resources.world(new),
-                     "mismatches": wrong}  # fmt: skip
+    plan.readback = {
+        "original": resources.world(job),
+        "new": resources.world(new),
+        "mismatches": wrong,
+    }
     if wrong:
         ex.run(steps.cancel(client, sub.value))
         plan.needs_human = True
-        plan.human_action = (f"new job {sub.value} did not get the original's resources "
-                             f"({'; '.join(wrong)}): it was cancelled; resubmit by hand")  # fmt: skip
+        plan.human_action = (
+            f"new job {sub.value} did not get the original's resources "
+            f"({'; '.join(wrong)}): it was cancelled; resubmit by hand"
+        )
+
+
+def outcome(results: list, plan: ladder.Plan) -> tuple[str | None, str, str]:
+    """(the new job's id, the step's status, its detail) from what the executor did: no new job
+    when the submission failed, or was read back as not the same job and cancelled."""
+    sub = next((r for r in results if r.kind == "submit"), None)
+    new = sub.value if sub and sub.status in ("applied", "skipped") else None
+    if plan.readback and plan.readback["mismatches"]:
+        new = None
+    failed = [r for r in results if r.status == "failed"]
+    if failed:
+        return new, "failed", failed[0].message
+    if sub and sub.status == "dry_run":
+        return new, "ok", f"would run: {' '.join(sub.argv)}"
+    return new, "ok", f"new job {new}" if new else "nothing submitted"

@@ -98,9 +98,18 @@ def write_file(path: str, content: str, *, mode: int = 0o755) -> Action:
     )
 
 
-def submit(client, script: str, args: list[str], env: dict[str, str], *, incident: str,
-           parent: str | None = None, rung: str | None = None, secret: bytes = b"",
-           runbook_user: str = "") -> Action:  # fmt: skip
+def submit(
+    client,
+    script: str,
+    args: list[str],
+    env: dict[str, str],
+    *,
+    incident: str,
+    parent: str | None = None,
+    rung: str | None = None,
+    secret: bytes = b"",
+    runbook_user: str = "",
+) -> Action:
     """sbatch. A resubmission carries its lineage in the job's comment, signed with the site's
     lineage secret, so the next incident on it knows which rung was already tried, and is never
     made twice for one parent and rung. A job whose comment claims that lineage without a valid
@@ -119,8 +128,10 @@ def submit(client, script: str, args: list[str], env: dict[str, str], *, inciden
         since = datetime.now() - timedelta(days=14)
         for job_id, user, comment in client.find_lineage(parent, rung or "", since):
             claim = tags.read(job_id, comment, user, secret=secret, runbook_user=runbook_user)
-            same = claim is not None and (claim.fields.get("parent"), claim.fields.get("rung")) \
-                == (parent, rung)  # fmt: skip
+            same = claim is not None and (claim.fields.get("parent"), claim.fields.get("rung")) == (
+                parent,
+                rung,
+            )
             if same and claim.trusted:
                 return f"already resubmitted as job {job_id} (same parent and rung)"
         return None
@@ -130,5 +141,12 @@ def submit(client, script: str, args: list[str], env: dict[str, str], *, inciden
         return Outcome(0, f"Submitted batch job {job_id}", job_id)
 
     what = f" (parent {parent}, rung {rung})" if parent else ""
-    return Action("submit", script, client.submit_argv(script, args, env), key,
-                  f"sbatch {script}{what}", check, apply)  # fmt: skip
+    return Action(
+        "submit",
+        script,
+        client.submit_argv(script, args, env),
+        key,
+        f"sbatch {script}{what}",
+        check,
+        apply,
+    )

@@ -40,11 +40,19 @@ def show(app, as_json):
       RUNBOOK_SSH_USER=oncall runbook --config ./my.toml config show --json
     """
     site = app.site()
-    rows = [(k, "***" if _secret(k) and v else v, origin) for k, v, origin in effective_values(site)]
+    rows = [
+        (k, "***" if _secret(k) and v else v, origin) for k, v, origin in effective_values(site)
+    ]
     if as_json:
-        click.echo(json.dumps({"settings": site.source,
-                               "values": {k: {"value": v, "origin": o} for k, v, o in rows}},
-                              indent=2))  # fmt: skip
+        click.echo(
+            json.dumps(
+                {
+                    "settings": site.source,
+                    "values": {k: {"value": v, "origin": o} for k, v, o in rows},
+                },
+                indent=2,
+            )
+        )
         return
     click.echo(f"# settings: {site.source}")
     width = max(len(k) for k, _, _ in rows)

@@ -92,8 +92,10 @@ def diagnose(app, logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
     slurm = None
     if slurm_file:
         try:
-            slurm = slurm_text.parse(read_text_input(slurm_file, "--slurm", keep="whole").text(),
-                                     source=f"--slurm {slurm_file}")  # fmt: skip
+            slurm = slurm_text.parse(
+                read_text_input(slurm_file, "--slurm", keep="whole").text(),
+                source=f"--slurm {slurm_file}",
+            )
         except InputError as e:
             errors.append(e)
     health = _node_health(dmesg, gpu_health, compute_apps, errors)
@@ -107,11 +109,13 @@ def diagnose(app, logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
         launch.incomplete.extend(incomplete)
     if health is not None and launch and launch.first_failure and launch.first_failure.node:
         health.node = launch.first_failure.node
-    evidence = Evidence(launch=launch, slurm=slurm, node_health=health,
-                        job_id=slurm.job_id if slurm else None)  # fmt: skip
+    evidence = Evidence(
+        launch=launch, slurm=slurm, node_health=health, job_id=slurm.job_id if slurm else None
+    )
     diagnosis = classify(evidence, playbook.thresholds)
-    diagnosis.next_step = next_step(diagnosis.verdict, playbook.ladder,
-                                    with_allocator=diagnosis.with_allocator)  # fmt: skip
+    diagnosis.next_step = next_step(
+        diagnosis.verdict, playbook.ladder, with_allocator=diagnosis.with_allocator
+    )
     for err in errors:
         click.echo(f"runbook: error: {err}", err=True)
     if as_json:
@@ -130,8 +134,11 @@ def _node_health(dmesg, gpu_health, compute_apps, errors):
     from runbook.evidence.gpu_health import NodeHealth
 
     health = NodeHealth(node="")
-    for path, what in ((dmesg, "--dmesg"), (gpu_health, "--gpu-health"),
-                       (compute_apps, "--compute-apps")):  # fmt: skip
+    for path, what in (
+        (dmesg, "--dmesg"),
+        (gpu_health, "--gpu-health"),
+        (compute_apps, "--compute-apps"),
+    ):
         if not path:
             continue
         try:
@@ -145,10 +152,12 @@ def _node_health(dmesg, gpu_health, compute_apps, errors):
         elif what == "--gpu-health":
             health.memory = nvsmi.parse_memory_health(text)
             if not health.memory.gpus:
-                errors.append(InputError(
-                    f"--gpu-health {path}: no ECC, Retired Pages or Remapped Rows section found",
-                    hint="give `nvidia-smi -q` or `nvidia-smi -q -d ROW_REMAPPER,ECC` output",
-                ))  # fmt: skip
+                errors.append(
+                    InputError(
+                        f"--gpu-health {path}: no ECC, Retired Pages or Remapped Rows section found",
+                        hint="give `nvidia-smi -q` or `nvidia-smi -q -d ROW_REMAPPER,ECC` output",
+                    )
+                )
         else:
             health.apps = nvsmi.parse_compute_apps(text)
     return health
@@ -196,8 +205,10 @@ def render(d: Diagnosis) -> str:
             lines.append(f"  {'process ' + str(pid):<26}{human_mib(mib):>14}")
     if d.evidence.slurm and d.evidence.slurm.state:
         s = d.evidence.slurm
-        lines.append(f"slurm: {s.job_id or '?'} {s.state} exit {s.exit_code or '?'}"
-                     + (f" on {','.join(s.nodes)}" if s.nodes else ""))  # fmt: skip
+        lines.append(
+            f"slurm: {s.job_id or '?'} {s.state} exit {s.exit_code or '?'}"
+            + (f" on {','.join(s.nodes)}" if s.nodes else "")
+        )
     lines.append("why: " + " ".join(d.reasons))
     conf = f"confidence: {d.confidence}"
     if d.alternatives:

@@ -45,8 +45,11 @@ def verify(app, incident_id, as_json):
         click.echo(f"{result['state']}: rerun {result.get('job_id') or '-'}")
         for d in result.get("details", []):
             click.echo(f"  {d}")
-    code = {"passed": ExitCode.OK, "failed": ExitCode.STEP_FAILED,
-            "pending": ExitCode.NEEDS_HUMAN}.get(result["state"], ExitCode.OK)  # fmt: skip
+    code = {
+        "passed": ExitCode.OK,
+        "failed": ExitCode.STEP_FAILED,
+        "pending": ExitCode.NEEDS_HUMAN,
+    }.get(result["state"], ExitCode.OK)
     raise SystemExit(int(code))
 
 
@@ -66,9 +69,14 @@ def incidents(app, as_json, limit):
       runbook --site prod incidents --json
     """
     _, conn = _db(app)
-    rows = [dict(r) | {"status": state.incident_state(conn, r)} for r in conn.execute(
-        "SELECT id, job_id, source, created, status, verdict, new_job_id, folder, data "
-        "FROM incidents ORDER BY created DESC LIMIT ?", (limit,))]  # fmt: skip
+    rows = [
+        dict(r) | {"status": state.incident_state(conn, r)}
+        for r in conn.execute(
+            "SELECT id, job_id, source, created, status, verdict, new_job_id, folder, data "
+            "FROM incidents ORDER BY created DESC LIMIT ?",
+            (limit,),
+        )
+    ]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return

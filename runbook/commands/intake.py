@@ -39,16 +39,33 @@ def hook(ctx, as_json):
             f"webhook body on stdin is over {site.hook.max_body_bytes} bytes",
             hint="raise [hook] max_body_bytes if such bodies are expected",
         )
-    parsed = triggers(body, label=site.hook.alertmanager_label,
-                      title_pattern=site.hook.pagerduty_title_pattern)  # fmt: skip
+    parsed = triggers(
+        body, label=site.hook.alertmanager_label, title_pattern=site.hook.pagerduty_title_pattern
+    )
     opts = Options(site_flags=ctx.obj.site_flags())
-    results = [handle_incident(Trigger(c.job_id, "hook", "runbook hook"), site, opts)
-               for c in parsed.candidates]  # fmt: skip
+    results = [
+        handle_incident(Trigger(c.job_id, "hook", "runbook hook"), site, opts)
+        for c in parsed.candidates
+    ]
     if as_json:
-        click.echo(json.dumps({"ignored": parsed.ignored, "incidents": [
-            {"job_id": c.job_id, "incident": r.incident, "verdict": r.verdict,
-             "exit_code": r.exit_code, "summary": r.summary}
-            for c, r in zip(parsed.candidates, results, strict=True)]}, indent=2))  # fmt: skip
+        click.echo(
+            json.dumps(
+                {
+                    "ignored": parsed.ignored,
+                    "incidents": [
+                        {
+                            "job_id": c.job_id,
+                            "incident": r.incident,
+                            "verdict": r.verdict,
+                            "exit_code": r.exit_code,
+                            "summary": r.summary,
+                        }
+                        for c, r in zip(parsed.candidates, results, strict=True)
+                    ],
+                },
+                indent=2,
+            )
+        )
     else:
         for why in parsed.ignored:
             click.echo(f"ignored: {why}")
@@ -131,20 +148,32 @@ def sweep(app, since, dry_run, as_json):
         raise SystemExit(int(ExitCode.OK)) from None
     except RunbookError as e:
         if site.sweep.metrics_file and not dry_run:
-            write_metrics(str(site.path(site.sweep.metrics_file)), None, time.monotonic() - started,
-                          e.message)  # fmt: skip
+            write_metrics(
+                str(site.path(site.sweep.metrics_file)), None, time.monotonic() - started, e.message
+            )
         raise
     if site.sweep.metrics_file and not dry_run:
         write_metrics(str(site.path(site.sweep.metrics_file)), res, time.monotonic() - started)
     if as_json:
-        click.echo(json.dumps({
-            "jobs": [ln.__dict__ for ln in res.lines], "skipped": res.skipped,
-            "verifications": res.verifications, "stats": res.stats, "exit_code": res.exit_code,
-        }, indent=2, default=str))  # fmt: skip
+        click.echo(
+            json.dumps(
+                {
+                    "jobs": [ln.__dict__ for ln in res.lines],
+                    "skipped": res.skipped,
+                    "verifications": res.verifications,
+                    "stats": res.stats,
+                    "exit_code": res.exit_code,
+                },
+                indent=2,
+                default=str,
+            )
+        )
     else:
         for ln in res.lines:
-            click.echo(f"{ln.job_id:>10} {ln.user:<10} {ln.state:<14} {ln.verdict:<14} "
-                       f"{ln.incident or '-':<24} {ln.action}")  # fmt: skip
+            click.echo(
+                f"{ln.job_id:>10} {ln.user:<10} {ln.state:<14} {ln.verdict:<14} "
+                f"{ln.incident or '-':<24} {ln.action}"
+            )
         for v in res.verifications:
             click.echo(f"verify {v['incident']}: {v['state']}")
         acted = sum(1 for ln in res.lines if ln.incident)

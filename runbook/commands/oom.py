@@ -13,8 +13,12 @@ from runbook.slurm.client import check_job_id
 
 @click.command()
 @click.argument("job_arg", metavar="[JOB_ID]", required=False)
-@click.option("--job", "job_id", metavar="ID", help="Slurm job id that died (or give it as the "
-              "argument: `runbook oom 123456`).")  # fmt: skip
+@click.option(
+    "--job",
+    "job_id",
+    metavar="ID",
+    help="Slurm job id that died (or give it as the argument: `runbook oom 123456`).",
+)
 @click.option(
     "--dry-run",
     is_flag=True,
@@ -58,18 +62,33 @@ def oom(app, job_arg, job_id, dry_run, yes, force, as_json):
         if not as_json:
             app.progress(message)
 
-    opts = Options(dry_run=dry_run, assume_yes=yes, force=force, progress=progress,
-                   confirm=confirm if interactive else None,
-                   site_flags=app.site_flags())  # fmt: skip
+    opts = Options(
+        dry_run=dry_run,
+        assume_yes=yes,
+        force=force,
+        progress=progress,
+        confirm=confirm if interactive else None,
+        site_flags=app.site_flags(),
+    )
     result = handle_incident(Trigger(check_job_id(job_id), "cli", "runbook oom"), site, opts)
     if as_json:
-        click.echo(json.dumps({
-            "incident": result.incident, "folder": result.folder, "verdict": result.verdict,
-            "exit_code": result.exit_code, "summary": result.summary,
-            "new_job_id": result.new_job_id,
-            "actions": [{k: a[k] for k in ("kind", "target", "argv", "status", "message")}
-                        for a in result.actions],
-        }, indent=2))  # fmt: skip
+        click.echo(
+            json.dumps(
+                {
+                    "incident": result.incident,
+                    "folder": result.folder,
+                    "verdict": result.verdict,
+                    "exit_code": result.exit_code,
+                    "summary": result.summary,
+                    "new_job_id": result.new_job_id,
+                    "actions": [
+                        {k: a[k] for k in ("kind", "target", "argv", "status", "message")}
+                        for a in result.actions
+                    ],
+                },
+                indent=2,
+            )
+        )
     else:
         click.echo(result.summary)
         if result.folder:

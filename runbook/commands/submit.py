@@ -54,18 +54,21 @@ def submit(app, template, variables, sbatch_args, dry_run, as_json):
     stamp = time.strftime("%Y%m%d-%H%M%S")
     script = str(site.path(site.state.dir) / "scripts" / f"{Path(template).stem}-{stamp}.sbatch")
     conn = site_db(site, dry_run=site.policy.dry_run)
-    ex = Executor(conn, incident=f"submit-{stamp}", actor="runbook submit",
-                  dry_run=site.policy.dry_run)  # fmt: skip
+    ex = Executor(
+        conn, incident=f"submit-{stamp}", actor="runbook submit", dry_run=site.policy.dry_run
+    )
     client = slurm_client(site)
     wrote = ex.run(steps.write_file(script, text))
     sub = None
     if wrote.ok:
         sub = ex.run(steps.submit(client, script, list(sbatch_args), {}, incident=ex.incident))
     result = {
-        "template": str(Path(template).resolve()), "script": script, "dry_run": site.policy.dry_run,
+        "template": str(Path(template).resolve()),
+        "script": script,
+        "dry_run": site.policy.dry_run,
         "job_id": sub.value if sub and sub.status == "applied" else None,
         "actions": [r.__dict__ for r in ex.results],
-    }  # fmt: skip
+    }
     failed = [r for r in ex.results if r.status == "failed"]
     if as_json:
         click.echo(json.dumps(result, indent=2, default=str))

@@ -14,14 +14,18 @@ import re
 import shlex
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from runbook.checkpoints import Checkpoint
 from runbook.errors import RunbookError
 from runbook.evidence.launcher_log import LaunchReport, scan_parts
+
+if TYPE_CHECKING:  # node health (Xid, nvidia-smi parsers) loads only where a probe runs
+    from runbook.evidence.gpu_health import NodeHealth
 from runbook.evidence.log_filter import parse_grep_output, remote_grep_many_argv, split_locations
 from runbook.evidence.progress import training_steps
-from runbook.slurm.paths import locate, srun_log_patterns, task_of
 from runbook.slurm.client import JobInfo
+from runbook.slurm.paths import locate, srun_log_patterns, task_of
 from runbook.slurm.text import SlurmJobText
 from runbook.transport.local import LocalTransport
 
@@ -39,8 +43,13 @@ class JobLogs:
 
 def slurm_text(job) -> SlurmJobText:
     """The job as the diagnosis reads Slurm's view of it."""
-    return SlurmJobText(format=job.source, job_id=job.job_id, state=job.state,
-                        exit_code=job.exit_code, nodes=job.nodes or None)  # fmt: skip
+    return SlurmJobText(
+        format=job.source,
+        job_id=job.job_id,
+        state=job.state,
+        exit_code=job.exit_code,
+        nodes=job.nodes or None,
+    )
 
 
 def log_patterns(job, script: str) -> list[str]:
@@ -50,8 +59,9 @@ def log_patterns(job, script: str) -> list[str]:
     notices)."""
     found = [p for p in (job.stdout, job.stderr) if p and p != "/dev/null"]
     if not found:
-        for m in re.finditer(r"(?m)^#SBATCH[ \t]+(?:--output|--error|-o|-e)(?:=|[ \t]+)(.+)$",
-                             script or ""):  # fmt: skip
+        for m in re.finditer(
+            r"(?m)^#SBATCH[ \t]+(?:--output|--error|-o|-e)(?:=|[ \t]+)(.+)$", script or ""
+        ):
             try:  # sbatch reads quotes in directives, mid-word too
                 words = shlex.split(m.group(1), comments=True)
             except ValueError:  # unbalanced quotes: take the first word as written
@@ -70,21 +80,33 @@ def _transport(site, host: str, hosts):
     return LocalTransport() if site.logs.read_on == "local" or not host else hosts[host]
 
 
-def read_logs_many(site, jobs: list[tuple[JobInfo, str]], hosts, *, step_pattern: str = "",
-                   ) -> tuple[dict[str, JobLogs], dict[str, RunbookError]]:  # fmt: skip
+def read_logs_many(
+    site,
+    jobs: list[tuple[JobInfo, str]],
+    hosts,
+    *,
+    step_pattern: str = "",
+) -> tuple[dict[str, JobLogs], dict[str, RunbookError]]:
     """Every job's logs, one exec per host, hosts in parallel: ({job id: JobLogs}, {job id: why
     its logs could not be read}). `jobs` holds (job, batch script) pairs."""
     by_host: dict[str, list] = {}
     for job, script in jobs:
         for pattern in log_patterns(job, script):
-            where = locate(pattern, job_id=job.job_id, work_dir=job.work_dir or ".",
-                           job_name=job.name, user=job.user, array_job_id=job.array_job_id,
-                           array_task_id=job.array_task_id)  # fmt: skip
+            where = locate(
+                pattern,
+                job_id=job.job_id,
+                work_dir=job.work_dir or ".",
+                job_name=job.name,
+                user=job.user,
+                array_job_id=job.array_job_id,
+                array_task_id=job.array_task_id,
+            )
             by_host.setdefault(log_host(job), []).append((job, where))
 
     def read_host(host: str, items: list):
-        argv = remote_grep_many_argv([(w.directory, w.name_glob) for _, w in items],
-                                     tail=site.logs.tail_lines)  # fmt: skip
+        argv = remote_grep_many_argv(
+            [(w.directory, w.name_glob) for _, w in items], tail=site.logs.tail_lines
+        )
         try:
             transport = _transport(site, host, hosts)
             r = transport.run(argv, timeout=max(site.ssh.command_timeout_s, 60))
@@ -119,39 +141,45 @@ def read_logs_many(site, jobs: list[tuple[JobInfo, str]], hosts, *, step_pattern
             excerpts = parse_grep_output(per_loc.get(n, ""))
             if not excerpts:
                 notes.setdefault(jid, []).append(
-                    f"no log file matched {where.pattern} on {host or 'this host'}")
+                    f"no log file matched {where.pattern} on {host or 'this host'}"
+                )
             for path, e in sorted(excerpts.items()):
                 parts[jid].append((e.text(), task_of(where, path)))
                 tails.setdefault(jid, []).extend(e.tail)
                 if e.truncated:
                     notes.setdefault(jid, []).append(
-                        f"{path}: excerpt cut at the 1 MiB cap; the earliest lines were kept")
+                        f"{path}: excerpt cut at the 1 MiB cap; the earliest lines were kept"
+                    )
     read: dict[str, JobLogs] = {}
     for job, _ in jobs:
         jid = job.job_id
         if jid in unreadable or jid not in parts:
             continue
-        launch = scan_parts(parts[jid], nodes=job.nodes, tasks_per_node=job.tasks_per_node,
-                            world_size=job.num_tasks)  # fmt: skip
+        launch = scan_parts(
+            parts[jid], nodes=job.nodes, tasks_per_node=job.tasks_per_node, world_size=job.num_tasks
+        )
         launch.tails = tails.get(jid, [])
         job_notes = notes.get(jid, [])
         if not parts[jid]:
             launch.incomplete.append(
                 f"no log of the job was found ({'; '.join(job_notes)}; the job's paths came "
-                f"from {job.source})")
+                f"from {job.source})"
+            )
         launch.incomplete.extend(n for n in job_notes if "cut at" in n)
         last = None
         if step_pattern:
             last = training_steps(launch.tails, step_pattern)
-        read[jid] = JobLogs(launch, last + 1 if last is not None else None, job_notes,
-                            "\n".join(raw.get(jid, [])))  # fmt: skip
+        read[jid] = JobLogs(
+            launch, last + 1 if last is not None else None, job_notes, "\n".join(raw.get(jid, []))
+        )
     return read, unreadable
 
 
 def read_logs(site, job, script: str, hosts) -> JobLogs:
     """One job's logs (one exec on its log host). Raises what made them unreadable."""
-    done, unreadable = read_logs_many(site, [(job, script)], hosts,
-                                      step_pattern=site.logs.step_pattern)  # fmt: skip
+    done, unreadable = read_logs_many(
+        site, [(job, script)], hosts, step_pattern=site.logs.step_pattern
+    )
     if job.job_id in unreadable:
         raise unreadable[job.job_id]
     return done[job.job_id]
@@ -197,8 +225,9 @@ def lineage_of(site, client, job: JobInfo) -> LineageEvidence:
         # The parent of the oldest signed rerun started the run.
         try:
             last = client.job(tried[-1][0])
-            claim = lineage.read(last.job_id, last.comment, last.user, secret=secret,
-                                 runbook_user=user)  # fmt: skip
+            claim = lineage.read(
+                last.job_id, last.comment, last.user, secret=secret, runbook_user=user
+            )
             root = client.job(claim.fields["parent"]) if claim and claim.trusted else last
         except (RunbookError, KeyError):
             root = None
@@ -218,10 +247,43 @@ class CheckpointEvidence:
 def checkpoints_of(site, job: JobInfo, run: LineageEvidence) -> CheckpointEvidence:
     from runbook import checkpoints
 
-    found = checkpoints.find(site.checkpoints.pattern, workdir=job.work_dir or ".",
-                             marker=site.checkpoints.marker,
-                             load_max_mib=site.checkpoints.load_check_max_mib)  # fmt: skip
-    found = checkpoints.of_lineage(found, since=run.start,
-                                   until=job.end.timestamp() if job.end else None)  # fmt: skip
+    found = checkpoints.find(
+        site.checkpoints.pattern,
+        workdir=job.work_dir or ".",
+        marker=site.checkpoints.marker,
+        load_max_mib=site.checkpoints.load_check_max_mib,
+    )
+    found = checkpoints.of_lineage(
+        found, since=run.start, until=job.end.timestamp() if job.end else None
+    )
     chosen, skipped = checkpoints.newest_valid(found)
     return CheckpointEvidence(chosen, skipped)
+
+
+@dataclass
+class HealthEvidence:
+    """Node health of the nodes probed: each one's, the one the OOM happened on (or, when the
+    failing node is not known, the first with a GPU fault), and what could not be read where."""
+
+    nodes: dict[str, NodeHealth] = field(default_factory=dict)
+    oom_node: NodeHealth | None = None
+    unknown: dict[str, list[str]] = field(default_factory=dict)
+
+
+def node_health(site, hosts, job: JobInfo, node: str | None) -> HealthEvidence:
+    """Probe the failing node (else the job's first nodes) in one SSH exec per node."""
+    from runbook.evidence.gpu_health import probe_nodes
+
+    targets = [node] if node else job.nodes[: site.ssh.max_parallel]
+    if not targets:
+        return HealthEvidence()
+    health = probe_nodes(
+        hosts, targets, job.job_id, site.probes, since=job.start, max_parallel=site.ssh.max_parallel
+    )
+    oom = (
+        health.get(node)
+        if node
+        else next((h for h in health.values() if h.gpu_fault_reasons()), None)
+    )
+    unknown = {n: h.unknowns() for n, h in health.items() if h.unknowns()}
+    return HealthEvidence(health, oom, unknown)

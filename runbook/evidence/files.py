@@ -127,7 +127,7 @@ def iter_lines(stream, cut: list[int]) -> Iterator[str]:
         nonlocal dropped
         if dropped:
             cut[0] += dropped
-            text = (bytes(head) + f" ...[{dropped} bytes cut]... ".encode() + bytes(tail))
+            text = bytes(head) + f" ...[{dropped} bytes cut]... ".encode() + bytes(tail)
         else:
             text = bytes(head) + bytes(tail)
         head.clear()
@@ -176,7 +176,9 @@ def read_text_input(path: str, what: str, keep: str = "log") -> Excerpt:
         if cut[0]:
             excerpt.notes.append(f"long lines cut: {cut[0]} bytes left out")
     except OSError as e:  # EIO, a corrupt gzip/xz stream, a vanished file
-        raise InputError(f"{what} {name}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+        raise InputError(
+            f"{what} {name}: cannot read: {getattr(e, 'strerror', None) or e}"
+        ) from None
     except EOFError:
         raise InputError(f"{what} {name}: compressed stream ends early (truncated file?)") from None
     finally:
@@ -214,8 +216,9 @@ def _chain(first: list[str], rest: Iterator[str]) -> Iterator[str]:
     yield from rest
 
 
-def _filtered(lines: Iterator[str], name: str, want: Callable[[str], bool], before: int,
-              after: int) -> Excerpt:  # fmt: skip
+def _filtered(
+    lines: Iterator[str], name: str, want: Callable[[str], bool], before: int, after: int
+) -> Excerpt:
     """Matching lines with context, at most KEEP_CAP bytes of them (the earliest: the first
     failure comes first), and the last TAIL_LINES lines whatever they are."""
     out = Excerpt(name)
@@ -264,14 +267,33 @@ def _grep_local(path: str, what: str) -> Excerpt:
     reader instead, which cuts long lines."""
     # -b, not -n: a byte offset costs grep nothing, a line number costs counting every newline
     # of the file (+15 % on a 1 GiB log); the offsets order the lines just as well.
-    argv = ["grep", "-a", "-b", "-F", "-B", str(CONTEXT_BEFORE), "-A", str(CONTEXT_AFTER),
-            "-e", "\n".join(PATTERNS), "--", path]  # fmt: skip
+    argv = [
+        "grep",
+        "-a",
+        "-b",
+        "-F",
+        "-B",
+        str(CONTEXT_BEFORE),
+        "-A",
+        str(CONTEXT_AFTER),
+        "-e",
+        "\n".join(PATTERNS),
+        "--",
+        path,
+    ]
     try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env={**os.environ, "LC_ALL": "C"}, preexec_fn=_limit_memory)  # fmt: skip
+        proc = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "LC_ALL": "C"},
+            preexec_fn=_limit_memory,
+        )
     except OSError as e:
-        raise InputError(f"{what} {path}: cannot run grep: {e.strerror or e}",
-                         hint="install GNU grep, or give a smaller file") from None  # fmt: skip
+        raise InputError(
+            f"{what} {path}: cannot run grep: {e.strerror or e}",
+            hint="install GNU grep, or give a smaller file",
+        ) from None
     found = Excerpt(path, numbering="byte")
     cut, kept = [0], 0
     # grep's lines pass the same line cut as any stream: one endless matching line (a tqdm bar

@@ -50,8 +50,16 @@ def probe_argv(job_id: str, probes, since: datetime | None) -> list[str]:
     """argv of the one command run on a node. `probes` is the site's [probes] section."""
     epoch = str(int(since.timestamp())) if since else "0"
     kernel = [a.replace("{since_epoch}", epoch) for a in probes.kernel_log]
-    return ["sh", "-c", PROBE_SCRIPT, "runbook-probe", str(job_id), probes.nvidia_smi,
-            probes.compute_apps, *kernel]  # fmt: skip
+    return [
+        "sh",
+        "-c",
+        PROBE_SCRIPT,
+        "runbook-probe",
+        str(job_id),
+        probes.nvidia_smi,
+        probes.compute_apps,
+        *kernel,
+    ]
 
 
 def split_sections(stdout: str) -> dict[str, tuple[str, int | None]]:
@@ -127,8 +135,12 @@ class NodeHealth:
         healthy."""
         if self.error:
             return [f"not probed: {self.error.splitlines()[0]}"]
-        names = {"kernel_log": "Xid (kernel log)", "ecc": "ECC/row remapping (nvidia-smi -q)",
-                 "apps": "GPU processes (nvidia-smi)", "output": "probe output"}  # fmt: skip
+        names = {
+            "kernel_log": "Xid (kernel log)",
+            "ecc": "ECC/row remapping (nvidia-smi -q)",
+            "apps": "GPU processes (nvidia-smi)",
+            "output": "probe output",
+        }
         return [f"{names.get(k, k)}: {why}" for k, why in self.unavailable.items() if k in names]
 
     def gpu_fault_reasons(self) -> list[str]:
@@ -165,8 +177,10 @@ class NodeHealth:
         if not self.kernel:
             return []
         return [
-            f"NVSwitch SXid {e.xid}" + (f" ({e.severity})" if e.severity else "")
-            + f" on {e.pci or 'an NVSwitch'}" + (f" at {e.time}" if e.time else "")
+            f"NVSwitch SXid {e.xid}"
+            + (f" ({e.severity})" if e.severity else "")
+            + f" on {e.pci or 'an NVSwitch'}"
+            + (f" at {e.time}" if e.time else "")
             + ": an NVLink fabric error (Fabric Manager guide), not a GPU fault"
             for e in self.kernel.fabric()
         ]
@@ -177,19 +191,22 @@ class NodeHealth:
         return {
             "xids": [e.contract() for e in self.kernel.gpu_events()] if self.kernel else [],
             "sxids": [e.contract() for e in self.kernel.fabric()] if self.kernel else [],
-            "row_remap": memory.row_remap() if memory else
-            {"pending": None, "failure": None, "correctable": None, "uncorrectable": None},
-            "ecc": memory.ecc() if memory else
-            {"volatile_uncorrectable": None, "aggregate_uncorrectable": None},
-        }  # fmt: skip
+            "row_remap": memory.row_remap()
+            if memory
+            else {"pending": None, "failure": None, "correctable": None, "uncorrectable": None},
+            "ecc": memory.ecc()
+            if memory
+            else {"volatile_uncorrectable": None, "aggregate_uncorrectable": None},
+        }
 
 
 _OWNER_USER = re.compile(r"^user (\d{1,18}(?!\d))\s+(\S+)$")
 _OWNER_JOB = re.compile(r"^cgroup (\d{1,18}(?!\d)) (job_\d{1,18}(?!\d))$")
 
 
-def health_from_sections(node: str, sections: dict, *, since: datetime | None = None,
-                         year_hint: int | None = None) -> NodeHealth:  # fmt: skip
+def health_from_sections(
+    node: str, sections: dict, *, since: datetime | None = None, year_hint: int | None = None
+) -> NodeHealth:
     h = NodeHealth(node=node, raw={k: v[0] for k, v in sections.items()})
 
     def part(name: str, tool: str):
@@ -242,8 +259,9 @@ def probe_node(transport, job_id: str, probes, since: datetime | None) -> NodeHe
     return h
 
 
-def probe_nodes(hosts, nodes: list[str], job_id: str, probes, since: datetime | None,
-                max_parallel: int = 16) -> dict[str, NodeHealth]:  # fmt: skip
+def probe_nodes(
+    hosts, nodes: list[str], job_id: str, probes, since: datetime | None, max_parallel: int = 16
+) -> dict[str, NodeHealth]:
     """Every node at once (bounded): a node that cannot be reached yields its error, never a
     hang beyond the transport's timeouts, and the others are still probed."""
     from concurrent.futures import ThreadPoolExecutor  # only the node probe needs threads

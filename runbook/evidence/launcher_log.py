@@ -33,8 +33,14 @@ from runbook.slurm.hostlist import expand
 
 # Kinds of DESIGN §4.1 `first_failure.kind`.
 OOM, EXIT, SIGNAL, NCCL_TIMEOUT, HOST_OOM, TIME_LIMIT, UNKNOWN = (
-    "oom", "exit", "signal", "nccl_timeout", "host_oom", "time_limit", "unknown",
-)  # fmt: skip
+    "oom",
+    "exit",
+    "signal",
+    "nccl_timeout",
+    "host_oom",
+    "time_limit",
+    "unknown",
+)
 
 
 @dataclass
@@ -221,7 +227,7 @@ _HOST_PREFIX = re.compile(r"^([A-Za-z][\w.-]*):\s")
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 
 
-_TOO_LONG = re.compile(r"\d{%d}" % (MAX_DIGITS + 1))
+_TOO_LONG = re.compile(rf"\d{{{MAX_DIGITS + 1}}}")
 
 # No job has more ranks than this (the largest runs are ~100k GPUs): ranks from a log beyond the
 # job's own size, or beyond this when the size is unknown, are not ranks of this job.
@@ -300,12 +306,19 @@ def _elastic_event(entry: dict) -> RankEvent:
     kind = SIGNAL if sig else EXIT
     host = entry.get("host")
     return RankEvent(
-        kind=kind, line=entry["line"], rank=rank, local_rank=local,
-        node=host if host and host != "<N/A>" else None, time=entry.get("time"),
-        detail=("root cause " if entry.get("root") else "") + f"exitcode {code}"
+        kind=kind,
+        line=entry["line"],
+        rank=rank,
+        local_rank=local,
+        node=host if host and host != "<N/A>" else None,
+        time=entry.get("time"),
+        detail=("root cause " if entry.get("root") else "")
+        + f"exitcode {code}"
         + (f" ({sig})" if sig else ""),
-        consequence=sig == "SIGABRT", signal=sig, exit_code=code,
-    )  # fmt: skip
+        consequence=sig == "SIGABRT",
+        signal=sig,
+        exit_code=code,
+    )
 
 
 def scan(
@@ -318,8 +331,9 @@ def scan(
     """Scan a launcher/job log. `nodes` (list or Slurm hostlist), `tasks_per_node` and
     `world_size` come from Slurm when known; they map ranks to nodes when the log does not say and
     name the ranks that never reported."""
-    return scan_parts([(text, None)], nodes=nodes, tasks_per_node=tasks_per_node,
-                      world_size=world_size)  # fmt: skip
+    return scan_parts(
+        [(text, None)], nodes=nodes, tasks_per_node=tasks_per_node, world_size=world_size
+    )
 
 
 def scan_parts(
@@ -340,8 +354,10 @@ def scan_parts(
         _collect(report, raw, set(nodes or []), rank, offset)
         offset += len(raw)
     if any(_TOO_LONG.search(text or "") for text, _ in parts):
-        report.notes.append(f"number too long: digit runs over {MAX_DIGITS} digits were not read "
-                            "as ranks, tasks, exit codes or sizes")  # fmt: skip
+        report.notes.append(
+            f"number too long: digit runs over {MAX_DIGITS} digits were not read "
+            "as ranks, tasks, exit codes or sizes"
+        )
     _out_of_range(report, world_size)
     _srun_notices(report.events)
     owner = _map_nodes(report.events, nodes, tasks_per_node)
@@ -384,9 +400,11 @@ def _out_of_range(report: LaunchReport, world_size: int | None) -> None:
             e.rank = None
     if bad:
         shown = ", ".join(map(str, bad[:5])) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
-        report.notes.append(f"rank(s) {shown} in the log are beyond the job's "
-                            f"{'size of ' + str(world_size) if world_size else 'rank cap of ' + str(MAX_RANKS)};"
-                            " read as no rank")  # fmt: skip
+        report.notes.append(
+            f"rank(s) {shown} in the log are beyond the job's "
+            f"{'size of ' + str(world_size) if world_size else 'rank cap of ' + str(MAX_RANKS)};"
+            " read as no rank"
+        )
 
 
 def _srun_notices(events: list[RankEvent]) -> None:
@@ -438,10 +456,15 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
     report.ooms.extend(ooms)
     for msg in ooms:
         events.append(
-            RankEvent(kind=OOM, line=msg.line + offset, rank=msg.rank, node=host_prefix(msg.line),
-                      time=line_time(raw[msg.line]),
-                      detail=f"{msg.device} OOM ({msg.format})")
-        )  # fmt: skip
+            RankEvent(
+                kind=OOM,
+                line=msg.line + offset,
+                rank=msg.rank,
+                node=host_prefix(msg.line),
+                time=line_time(raw[msg.line]),
+                detail=f"{msg.device} OOM ({msg.format})",
+            )
+        )
     oom_lines = {m.line for m in ooms}
 
     events.extend(_elastic_entries(stripped, raw))
@@ -451,28 +474,57 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
             rank = int(rr.group(1))
         when = line_time(raw[i])
         if m := _WATCHDOG.search(line):
-            events.append(RankEvent(kind=NCCL_TIMEOUT, line=i, rank=int(m.group(1)), time=when,
-                                    node=host_prefix(i), detail=line.strip()[:200],
-                                    consequence=True))  # fmt: skip
+            events.append(
+                RankEvent(
+                    kind=NCCL_TIMEOUT,
+                    line=i,
+                    rank=int(m.group(1)),
+                    time=when,
+                    node=host_prefix(i),
+                    detail=line.strip()[:200],
+                    consequence=True,
+                )
+            )
             continue
         if m := _ELASTIC_ONE_LINE.search(line):
             code = int(m.group(1))
-            events.append(RankEvent(kind=SIGNAL if code < 0 else EXIT, line=i,
-                                    local_rank=int(m.group(2)), time=when, exit_code=code,
-                                    detail=f"exitcode {code} (pid {m.group(3)})",
-                                    signal=_SIGNALS.get(-code) if code < 0 else None))  # fmt: skip
+            events.append(
+                RankEvent(
+                    kind=SIGNAL if code < 0 else EXIT,
+                    line=i,
+                    local_rank=int(m.group(2)),
+                    time=when,
+                    exit_code=code,
+                    detail=f"exitcode {code} (pid {m.group(3)})",
+                    signal=_SIGNALS.get(-code) if code < 0 else None,
+                )
+            )
             continue
         if m := _DS_RETURN.search(line):
             code = int(m.group(1))
             lr = _DS_LOCAL_RANK.search(line)
-            events.append(RankEvent(kind=SIGNAL if code < 0 else EXIT, line=i, time=when,
-                                    local_rank=int(lr.group(1)) if lr else None, exit_code=code,
-                                    signal=_SIGNALS.get(-code) if code < 0 else None,
-                                    detail=f"deepspeed launcher: return code {code}"))  # fmt: skip
+            events.append(
+                RankEvent(
+                    kind=SIGNAL if code < 0 else EXIT,
+                    line=i,
+                    time=when,
+                    local_rank=int(lr.group(1)) if lr else None,
+                    exit_code=code,
+                    signal=_SIGNALS.get(-code) if code < 0 else None,
+                    detail=f"deepspeed launcher: return code {code}",
+                )
+            )
             continue
         if m := _KILLING.search(line):
-            events.append(RankEvent(kind=SIGNAL, line=i, time=when, consequence=True,
-                                    detail=f"launcher killed pid {m.group(1)}"))  # fmt: skip
+            events.append(
+                RankEvent(
+                    kind=SIGNAL,
+                    line=i,
+                    time=when,
+                    consequence=True,
+                    detail=f"launcher killed pid {m.group(1)}",
+                )
+            )
             continue
         if m := _SRUN.search(line):
             what = m.group("what").strip()
@@ -488,9 +540,20 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
             if c := re.search(r"exit code (\d{1,18}(?!\d))", what):
                 srun_code = int(c.group(1))
             for r in _ranks(m.group("tasks")):
-                events.append(RankEvent(kind=kind, line=i, rank=r, node=m.group("node"),
-                                        time=when, detail=what, consequence=consequence,
-                                        exit_code=srun_code, signal=sig, source="srun"))  # fmt: skip
+                events.append(
+                    RankEvent(
+                        kind=kind,
+                        line=i,
+                        rank=r,
+                        node=m.group("node"),
+                        time=when,
+                        detail=what,
+                        consequence=consequence,
+                        exit_code=srun_code,
+                        signal=sig,
+                        source="srun",
+                    )
+                )
             continue
         if m := _STEPD_OOM.search(line):
             events.append(
@@ -504,18 +567,32 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
             continue
         if m := _CANCELLED.search(line):
             reason = (m.group(4) or "").strip()
-            events.append(RankEvent(kind=TIME_LIMIT if reason == "TIME LIMIT" else SIGNAL,
-                                    line=i, node=m.group(2), time=m.group(3),
-                                    detail=f"job {m.group(1)} cancelled"
-                                    + (f" due to {reason.lower()}" if reason else ""),
-                                    consequence=not reason))  # fmt: skip
+            events.append(
+                RankEvent(
+                    kind=TIME_LIMIT if reason == "TIME LIMIT" else SIGNAL,
+                    line=i,
+                    node=m.group(2),
+                    time=m.group(3),
+                    detail=f"job {m.group(1)} cancelled"
+                    + (f" due to {reason.lower()}" if reason else ""),
+                    consequence=not reason,
+                )
+            )
             continue
         if i not in oom_lines and (m := _EXCEPTION_LINE.match(line.strip())):
             # The last line of a traceback. Without a rank prefix it is still the failure of a
             # single-process job (or of a rank the log does not name).
-            events.append(RankEvent(kind=EXIT, line=i, rank=rank, time=when,
-                                    node=host_prefix(i), detail=line.strip()[:200],
-                                    consequence=bool(_CONSEQUENCE_TEXT.search(line))))  # fmt: skip
+            events.append(
+                RankEvent(
+                    kind=EXIT,
+                    line=i,
+                    rank=rank,
+                    time=when,
+                    node=host_prefix(i),
+                    detail=line.strip()[:200],
+                    consequence=bool(_CONSEQUENCE_TEXT.search(line)),
+                )
+            )
 
     for msg in ooms:
         msg.line += offset
@@ -575,11 +652,13 @@ def _failed(e: RankEvent) -> bool:
 def _conclude(report: LaunchReport, world_size: int | None) -> None:
     events = report.events
     key = _time_key(events)
-    report.failing_ranks = list(dict.fromkeys(e.rank for e in events if e.rank is not None
-                                              and _failed(e)))  # fmt: skip
+    report.failing_ranks = list(
+        dict.fromkeys(e.rank for e in events if e.rank is not None and _failed(e))
+    )
     report.timed_out_ranks = list(
         dict.fromkeys(
-            e.rank for e in sorted(events, key=lambda e: e.line)
+            e.rank
+            for e in sorted(events, key=lambda e: e.line)
             if e.kind == NCCL_TIMEOUT and e.rank is not None
         )
     )
@@ -605,8 +684,14 @@ def _conclude(report: LaunchReport, world_size: int | None) -> None:
         node = next((e.node for e in first if e.node), None) or next(
             (e.node for e in candidates if e.node and (not ranks or e.rank in ranks)), None
         )
-        return FirstFailure(ranks=ranks, node=node, time=first_seen, kind=first[0].kind, why=why,
-                            signal=first[0].signal)  # fmt: skip
+        return FirstFailure(
+            ranks=ranks,
+            node=node,
+            time=first_seen,
+            kind=first[0].kind,
+            why=why,
+            signal=first[0].signal,
+        )
 
     causes = [e for e in events if not e.consequence and e.kind != NCCL_TIMEOUT]
     for kind, why in [
@@ -623,8 +708,11 @@ def _conclude(report: LaunchReport, world_size: int | None) -> None:
     aborts = [e for e in events if e.signal == "SIGABRT" and e.rank is not None]
     timeouts = [e for e in events if e.kind == NCCL_TIMEOUT]
     if aborts and not timeouts:
-        ff = pick(aborts, "only NCCL watchdog aborts (SIGABRT) were logged: every listed rank was "
-                  "torn down; the culprit is not in this log")  # fmt: skip
+        ff = pick(
+            aborts,
+            "only NCCL watchdog aborts (SIGABRT) were logged: every listed rank was "
+            "torn down; the culprit is not in this log",
+        )
         report.first_failure = ff
     elif timeouts or any(e.consequence for e in events):
         ff = pick(timeouts or [e for e in events if e.consequence], "")

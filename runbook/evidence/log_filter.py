@@ -26,13 +26,40 @@ from runbook.evidence.units import small_int
 #   "***"    slurmstepd "*** JOB 12 ON gpu-01 CANCELLED AT ... ***"
 #   srun's task lines end in "Exited with exit code N", "Out Of Memory" or a strsignal() name.
 PATTERNS = [
-    "Error", "ERROR", "Exception", "CUDA", "HIP out", "XPU out", "MPS backend", "THCudaCheck",
-    "NCCL WARN", "Tried to allocate", "Allocation on device", "Watchdog caught", "WorkNCCL",
-    "Root Cause", "Failures:", "(pid: ", "(local_rank: ", "Detected", "***", "CANCELLED",
-    "Killing subprocess", "Exited with exit code", "Out Of Memory", "Terminated", "Killed",
-    "Aborted", "Segmentation fault", "Bus error", "RUNBOOK_INSTRUMENT", "If reserved",
-    "ECC", "Xid", "NVRM",
-]  # fmt: skip
+    "Error",
+    "ERROR",
+    "Exception",
+    "CUDA",
+    "HIP out",
+    "XPU out",
+    "MPS backend",
+    "THCudaCheck",
+    "NCCL WARN",
+    "Tried to allocate",
+    "Allocation on device",
+    "Watchdog caught",
+    "WorkNCCL",
+    "Root Cause",
+    "Failures:",
+    "(pid: ",
+    "(local_rank: ",
+    "Detected",
+    "***",
+    "CANCELLED",
+    "Killing subprocess",
+    "Exited with exit code",
+    "Out Of Memory",
+    "Terminated",
+    "Killed",
+    "Aborted",
+    "Segmentation fault",
+    "Bus error",
+    "RUNBOOK_INSTRUMENT",
+    "If reserved",
+    "ECC",
+    "Xid",
+    "NVRM",
+]
 CONTEXT_BEFORE = 3  # a report entry's "[0]:", time and host lines precede its rank line
 CONTEXT_AFTER = 6  # the cudaMallocAsync block and an entry's exitcode/traceback lines follow
 REMOTE_CAP_BYTES = 1 << 20  # at most 1 MiB leaves the node, whatever the log's size
@@ -100,8 +127,9 @@ _SCAN_ONE_LOCATION = (
 )
 
 
-def remote_grep_argv(directory: str, name_glob: str, *, cap: int = REMOTE_CAP_BYTES,
-                     tail: int = 0) -> list[str]:  # fmt: skip
+def remote_grep_argv(
+    directory: str, name_glob: str, *, cap: int = REMOTE_CAP_BYTES, tail: int = 0
+) -> list[str]:
     """argv for the host holding the logs: matching lines (+context) of files in `directory`
     whose name matches `name_glob`, a NUL after each file name, at most `cap` bytes.
 
@@ -110,12 +138,24 @@ def remote_grep_argv(directory: str, name_glob: str, *, cap: int = REMOTE_CAP_BY
     without any shell expansion of untrusted names. The strings travel as one newline-joined -e
     argument, which grep -F reads as alternatives."""
     script = "dir=$1; glob=$2; b=$3; a=$4; cap=$5; pats=$6; tail=$7; " + _SCAN_ONE_LOCATION
-    return ["sh", "-c", script, "runbook-scan", directory, name_glob, str(CONTEXT_BEFORE),
-            str(CONTEXT_AFTER), str(cap), "\n".join(PATTERNS), str(tail)]  # fmt: skip
+    return [
+        "sh",
+        "-c",
+        script,
+        "runbook-scan",
+        directory,
+        name_glob,
+        str(CONTEXT_BEFORE),
+        str(CONTEXT_AFTER),
+        str(cap),
+        "\n".join(PATTERNS),
+        str(tail),
+    ]
 
 
-def remote_grep_many_argv(locations: list[tuple[str, str]], *, cap: int = REMOTE_CAP_BYTES,
-                          tail: int = 0) -> list[str]:  # fmt: skip
+def remote_grep_many_argv(
+    locations: list[tuple[str, str]], *, cap: int = REMOTE_CAP_BYTES, tail: int = 0
+) -> list[str]:
     """One exec for many (directory, file glob) pairs: the sweep reads every candidate job's log
     on a host in one round trip. Each location's output follows an `@@loc N` line."""
     script = (
@@ -125,8 +165,18 @@ def remote_grep_many_argv(locations: list[tuple[str, str]], *, cap: int = REMOTE
         + "; n=$((n + 1)); done"
     )
     flat = [x for loc in locations for x in loc]
-    return ["sh", "-c", script, "runbook-sweep", str(CONTEXT_BEFORE), str(CONTEXT_AFTER), str(cap),
-            "\n".join(PATTERNS), str(tail), *flat]  # fmt: skip
+    return [
+        "sh",
+        "-c",
+        script,
+        "runbook-sweep",
+        str(CONTEXT_BEFORE),
+        str(CONTEXT_AFTER),
+        str(cap),
+        "\n".join(PATTERNS),
+        str(tail),
+        *flat,
+    ]
 
 
 def split_locations(out: str) -> dict[int, str]:

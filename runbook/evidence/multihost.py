@@ -66,7 +66,9 @@ def _by_headers(lines: list[str]) -> list[tuple[str | None, str]] | None:
         i += 1
     if not found:
         return None
-    return [(h, "\n".join(body)) for h, body in out if h is not None or any(s.strip() for s in body)]
+    return [
+        (h, "\n".join(body)) for h, body in out if h is not None or any(s.strip() for s in body)
+    ]
 
 
 def _by_prefix(lines: list[str]) -> list[tuple[str | None, str]] | None:

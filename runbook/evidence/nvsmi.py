@@ -50,8 +50,11 @@ def split_kv(body: str) -> tuple[str, str] | None:
     a regex with lazy groups and trailing spaces is quadratic on a line of 40k spaces."""
     start = 0
     while (i := body.find(":", start)) >= 0:
-        if i and body[i - 1] in " \t" and body[:i].strip() and (
-            i + 1 == len(body) or body[i + 1] in " \t"
+        if (
+            i
+            and body[i - 1] in " \t"
+            and body[:i].strip()
+            and (i + 1 == len(body) or body[i + 1] in " \t")
         ):
             return body[:i].strip(), body[i + 1 :].strip()
         start = i + 1
@@ -146,12 +149,14 @@ class MemoryHealth:
         """The corpus's answer-key shape, for tests and reports."""
         r = self.row_remap()
         return {
-            "pending": r["pending"], "failure": r["failure"],
-            "remapped_correctable": r["correctable"], "remapped_uncorrectable": r["uncorrectable"],
+            "pending": r["pending"],
+            "failure": r["failure"],
+            "remapped_correctable": r["correctable"],
+            "remapped_uncorrectable": r["uncorrectable"],
             "ecc_volatile_correctable": _sum(g.volatile_correctable for g in self.gpus),
             "ecc_volatile_uncorrectable": _sum(g.volatile_uncorrectable for g in self.gpus),
             "ecc_aggregate_uncorrectable": _sum(g.aggregate_uncorrectable for g in self.gpus),
-        }  # fmt: skip
+        }
 
 
 def _ecc_counts(block: _Node | None) -> tuple[int | None, int | None]:
@@ -221,8 +226,9 @@ def parse_memory_health(text: str) -> MemoryHealth:
     gpus = [(c, m.group(1)) for c in root.children if (m := _GPU_HEADER.fullmatch(c.key))]
     if gpus:
         out.gpus = [_gpu_health(node, bus) for node, bus in gpus]
-    elif any(root.find(k) for k in (r"ecc errors", r"remapped rows", r"retired pages",
-                                    r"ecc mode")):  # fmt: skip
+    elif any(
+        root.find(k) for k in (r"ecc errors", r"remapped rows", r"retired pages", r"ecc mode")
+    ):
         out.gpus = [_gpu_health(root, None)]
     return out
 
@@ -246,7 +252,9 @@ _TABLE_ROW = re.compile(
     r"(?P<type>C\+G|[CGM])\s+(?P<name>.*?)\s+(?P<mem>N/A|\d{1,18}(?!\d)\s*MiB)\s*\|$"
 )
 _TORCH_GPU = re.compile(r"^GPU:(\d{1,18}(?!\d))\s*$")
-_TORCH_PROC = re.compile(r"^process\s+(\d{1,18}(?!\d))\s+uses\s+(\d{1,18}(?:\.\d{1,12})?(?!\d))\s+MB GPU memory")
+_TORCH_PROC = re.compile(
+    r"^process\s+(\d{1,18}(?!\d))\s+uses\s+(\d{1,18}(?:\.\d{1,12})?(?!\d))\s+MB GPU memory"
+)
 _NA = {"[n/a]", "n/a", "[not supported]", "[insufficient permissions]", ""}
 
 
@@ -256,7 +264,9 @@ def _mem(value: str) -> float | None:
         return None
     if m := SIZE_RE.search(v):
         return to_mib(m.group(1), m.group(2))
-    return float(v) if re.fullmatch(r"\d{1,18}(?:\.\d{1,12})?(?!\d)", v) else None  # csv,nounits: MiB
+    return (
+        float(v) if re.fullmatch(r"\d{1,18}(?:\.\d{1,12})?(?!\d)", v) else None
+    )  # csv,nounits: MiB
 
 
 def _csv(lines: list[str]) -> list[ComputeApp] | None:
@@ -297,11 +307,14 @@ def _csv(lines: list[str]) -> list[ComputeApp] | None:
     for r in body:
         d = {c: v for c, v in zip(cols, r, strict=False) if c}
         pid = d.get("pid")
-        out.append(ComputeApp(
-            pid=small_int(pid),
-            used_mib=_mem(d["mem"]) if "mem" in d else None,
-            gpu=d.get("gpu"), name=d.get("name"),
-        ))  # fmt: skip
+        out.append(
+            ComputeApp(
+                pid=small_int(pid),
+                used_mib=_mem(d["mem"]) if "mem" in d else None,
+                gpu=d.get("gpu"),
+                name=d.get("name"),
+            )
+        )
     return out
 
 
@@ -329,10 +342,15 @@ def _compute_apps_one(text: str) -> list[ComputeApp]:
         out = []
         for ln in lines:
             if m := _TABLE_ROW.match(ln.strip()):
-                out.append(ComputeApp(
-                    pid=int(m.group("pid")), used_mib=_mem(m.group("mem")), gpu=m.group("gpu"),
-                    type=m.group("type"), name=m.group("name").strip() or None,
-                ))  # fmt: skip
+                out.append(
+                    ComputeApp(
+                        pid=int(m.group("pid")),
+                        used_mib=_mem(m.group("mem")),
+                        gpu=m.group("gpu"),
+                        type=m.group("type"),
+                        name=m.group("name").strip() or None,
+                    )
+                )
         return out
     if any(re.match(r"^\s*Process ID\s*:", ln) for ln in lines):
         return _q_processes(lines)
@@ -347,7 +365,9 @@ def _compute_apps_one(text: str) -> list[ComputeApp]:
     data = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith(("#", "$"))]
     if data and all("," in ln for ln in data):
         return _csv(data) or []
-    if data and all(re.fullmatch(r"\s*\d{1,18}(?!\d)\s*", ln) for ln in data):  # --query-compute-apps=pid
+    if data and all(
+        re.fullmatch(r"\s*\d{1,18}(?!\d)\s*", ln) for ln in data
+    ):  # --query-compute-apps=pid
         return [ComputeApp(pid=small_int(ln), used_mib=None) for ln in data]
     return []
 

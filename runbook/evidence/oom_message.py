@@ -50,12 +50,16 @@ _PREFIXES = [
     re.compile(r"[ \t]*\[\d{1,9},(?P<rank>\d{1,9})\]<(?:stdout|stderr)>:[ \t]?"),
     # Time stamps a logger or a collector put first: "2024-11-20 14:37:16,123 ", "[2024-...]",
     # with the separator after them ("| ", "- ").
-    re.compile(r"[ \t]*\[?\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
-               r"(?:Z|[+-]\d\d:?\d\d)?\]?(?:[ \t]*[|\-:])?[ \t]+"),
+    re.compile(
+        r"[ \t]*\[?\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
+        r"(?:Z|[+-]\d\d:?\d\d)?\]?(?:[ \t]*[|\-:])?[ \t]+"
+    ),
     # A parallel shell's host tag (pdsh, clush: "gpu-01: "). A name with a digit in it, so an
     # exception name ("RuntimeError: ") is never taken for a host.
-    re.compile(r"[ \t]*(?=[A-Za-z][\w.\-]{0,62}:[ \t])(?=[A-Za-z][A-Za-z_.\-]*\d)"
-               r"[A-Za-z][\w.\-]{0,62}:[ \t]"),
+    re.compile(
+        r"[ \t]*(?=[A-Za-z][\w.\-]{0,62}:[ \t])(?=[A-Za-z][A-Za-z_.\-]*\d)"
+        r"[A-Za-z][\w.\-]{0,62}:[ \t]"
+    ),
 ]
 _RANK_ANYWHERE = re.compile(r"\[(?:rank|default)(\d{1,18}(?!\d))\]:")
 
@@ -149,7 +153,9 @@ class OomMessage:
 _ANCHORS: list[tuple[str, re.Pattern]] = [
     (
         "malloc_async",
-        re.compile(r"Allocation\s*on\s*device\s*(?P<gpu>\d{1,18}(?!\d))\s*would\s*exceed\s*allowed"),
+        re.compile(
+            r"Allocation\s*on\s*device\s*(?P<gpu>\d{1,18}(?!\d))\s*would\s*exceed\s*allowed"
+        ),
     ),
     ("mps", re.compile(r"MPS\s*backend\s*out\s*of\s*memory")),
     ("caching", re.compile(r"\b(?P<dev>CUDA|HIP|XPU)\s*out\s*of\s*memory\b(?!')")),

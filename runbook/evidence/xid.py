@@ -22,9 +22,7 @@ _PCI = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
 # The device in parentheses is matched by shape, not by content: logs pasted into tickets redact it
 # ("PCI:...", "PCI:xxxx", "0000:XX:00"); the PCI id and a MIG instance are read out of it after.
 _DEV = r"\((?P<dev>[^()\n]{0,80})\)"
-_XID = re.compile(
-    r"NVRM: Xid " + _DEV + r":\s*(?P<xid>\d{1,18}(?!\d))\b(?:,\s*(?P<rest>.*))?"
-)
+_XID = re.compile(r"NVRM: Xid " + _DEV + r":\s*(?P<xid>\d{1,18}(?!\d))\b(?:,\s*(?P<rest>.*))?")
 # NVSwitch errors (the Fabric Manager guide's "SXid"): fabric errors, kept apart from GPU Xids.
 _SXID = re.compile(r"\bSXid " + _DEV + r":\s*(?P<xid>\d{1,18}(?!\d))\b(?:,\s*(?P<rest>.*))?")
 _PCI_IN = re.compile(r"(?:PCI:)?(?P<pci>" + _PCI + r")(?![0-9a-fA-F:])")
@@ -39,7 +37,9 @@ _FELL_OFF_TAIL = re.compile(r"NVRM:.*\bfallen off the bus")
 _GSP_BANNER = re.compile(r"NVRM: _kgspLogXid(?P<xid>\d{1,18}(?!\d)):")
 _UUID = re.compile(r"NVRM: GPU at (?:PCI:)?(?P<pci>" + _PCI + r"): (?P<uuid>GPU-[0-9a-fA-F-]{36})")
 # "Kernel Module  535.161.07  Sat Feb ..." and "Open Kernel Module for x86_64  595.71.05  Release"
-_DRIVER = re.compile(r"NVRM: loading NVIDIA .*?Kernel Module\b.*?\s(?P<ver>\d{3}\.\d{1,18}(?:\.\d{1,12})?(?!\d))\b")
+_DRIVER = re.compile(
+    r"NVRM: loading NVIDIA .*?Kernel Module\b.*?\s(?P<ver>\d{3}\.\d{1,18}(?:\.\d{1,12})?(?!\d))\b"
+)
 _PID = re.compile(r"\bpid=(?:'?<unknown>'?|(?P<pid>\d{1,18}(?!\d)))")
 _NAME = re.compile(r"\bname=(?P<name><unknown>|[^,]+?)(?:,|$)")
 _CAUSED_BY = re.compile(r"caused by previous Xid (\d{1,18}(?!\d))")
@@ -90,7 +90,7 @@ def catalog(path: str | None = None) -> dict[str, CatalogEntry]:
                 nvidia_bucket=r["nvidia_bucket"],
                 caps_memory=bool(r["caps_memory"]),
                 source=r.get("source"),
-            )  # fmt: skip
+            )
             for r in rows
         }
     except (KeyError, TypeError) as e:
@@ -146,10 +146,14 @@ class XidEvent:
 
     def contract(self) -> dict:
         if not self.is_gpu:
-            return {"sxid": self.xid, "pci": self.pci, "severity": self.severity,
-                    "time": self.time}  # fmt: skip
-        return {"xid": self.xid, "pci": self.pci, "pid": self.pid, "time": self.time,
-                "category": self.category}  # fmt: skip
+            return {"sxid": self.xid, "pci": self.pci, "severity": self.severity, "time": self.time}
+        return {
+            "xid": self.xid,
+            "pci": self.pci,
+            "pid": self.pid,
+            "time": self.time,
+            "category": self.category,
+        }
 
 
 @dataclass
@@ -219,8 +223,9 @@ def _time(line: str, year_hint: int | None) -> tuple[str | None, datetime | None
     if m := _T_HUMAN.search(line):
         mon, day, hms, year = m.groups()
         try:
-            when = datetime.strptime(f"{year}-{_MONTHS[mon]:02d}-{int(day):02d} {hms}",
-                                     "%Y-%m-%d %H:%M:%S")  # fmt: skip
+            when = datetime.strptime(
+                f"{year}-{_MONTHS[mon]:02d}-{int(day):02d} {hms}", "%Y-%m-%d %H:%M:%S"
+            )
             return m.group(0).strip("[]"), when
         except (KeyError, ValueError):
             return m.group(0).strip("[]"), None
@@ -252,8 +257,13 @@ def parse(text: str, *, year_hint: int | None = None) -> KernelLog:
             _FELL_OFF_TAIL.search(nxt[:65536]) for nxt in lines[i + 1 : i + 4]
         ):
             dev = _PCI_IN.search(m.group("pci"))
-            ev = XidEvent(xid=79, pci=dev.group("pci") if dev else None, line=i,
-                          text=line.strip(), source="fell_off")  # fmt: skip
+            ev = XidEvent(
+                xid=79,
+                pci=dev.group("pci") if dev else None,
+                line=i,
+                text=line.strip(),
+                source="fell_off",
+            )
             ev.time, ev.when = _time(line, year_hint)
             fell_off.append(ev)
             continue
@@ -270,8 +280,13 @@ def parse(text: str, *, year_hint: int | None = None) -> KernelLog:
         if m:
             rest = m.group("rest") or ""
             dev = _PCI_IN.search(m.group("dev"))
-            ev = XidEvent(xid=int(m.group("xid")), pci=dev.group("pci") if dev else None, line=i,
-                          text=line.strip(), source=source)  # fmt: skip
+            ev = XidEvent(
+                xid=int(m.group("xid")),
+                pci=dev.group("pci") if dev else None,
+                line=i,
+                text=line.strip(),
+                source=source,
+            )
             if gi := _GI.search(m.group("dev")):
                 ev.mig_gpu_instance = int(gi.group("gi"))
             if source == "sxid" and (sev := _SEVERITY.search(rest)):
@@ -302,8 +317,13 @@ def parse(text: str, *, year_hint: int | None = None) -> KernelLog:
             continue
         if m := _FELL_OFF.search(line):
             dev = _PCI_IN.search(m.group("pci") or "")
-            ev = XidEvent(xid=79, pci=dev.group("pci") if dev else None, line=i,
-                          text=line.strip(), source="fell_off")  # fmt: skip
+            ev = XidEvent(
+                xid=79,
+                pci=dev.group("pci") if dev else None,
+                line=i,
+                text=line.strip(),
+                source="fell_off",
+            )
             ev.time, ev.when = _time(line, year_hint)
             fell_off.append(ev)
     # A "fallen off the bus" line counts as Xid 79 only where no Xid 79 was printed for that GPU
@@ -332,5 +352,9 @@ def since(log: KernelLog, start: datetime) -> KernelLog:
                 dropped += 1
                 continue
         kept.append(e)
-    return KernelLog(events=kept, gpu_uuids=log.gpu_uuids, driver=log.driver,
-                     stale_dropped=log.stale_dropped + dropped)  # fmt: skip
+    return KernelLog(
+        events=kept,
+        gpu_uuids=log.gpu_uuids,
+        driver=log.driver,
+        stale_dropped=log.stale_dropped + dropped,
+    )

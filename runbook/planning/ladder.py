@@ -52,9 +52,18 @@ class Plan:
 candidates = rungs.candidates
 
 
-def plan(verdict: str, ladder: dict, *, script: str, knobs, tried: list[tuple[str, str]],
-         node: str | None, resume=None, only_sharding: str | None = None,
-         with_allocator: bool = False) -> Plan:  # fmt: skip
+def plan(
+    verdict: str,
+    ladder: dict,
+    *,
+    script: str,
+    knobs,
+    tried: list[tuple[str, str]],
+    node: str | None,
+    resume=None,
+    only_sharding: str | None = None,
+    with_allocator: bool = False,
+) -> Plan:
     """Choose the rung and build the patched script; raise nothing for a rung that does not
     apply, say why instead. `only_sharding` (a reason) passes over the activation rungs;
     `with_allocator` (a thin unallocated pool) adds expandable_segments to a script rung."""

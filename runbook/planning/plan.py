@@ -27,15 +27,31 @@ def only_sharding(diagnosis: Diagnosis) -> str | None:
     return None
 
 
-def make_plan(diagnosis: Diagnosis, playbook, site, *, job, script: str, run: LineageEvidence,
-              checkpoints: CheckpointEvidence, node: str | None,
-              failed_step: int | None) -> ladder.Plan:  # fmt: skip
+def make_plan(
+    diagnosis: Diagnosis,
+    playbook,
+    site,
+    *,
+    job,
+    script: str,
+    run: LineageEvidence,
+    checkpoints: CheckpointEvidence,
+    node: str | None,
+    failed_step: int | None,
+) -> ladder.Plan:
     chosen = checkpoints.chosen
     resume = (site.checkpoints, chosen.path) if chosen else None
-    p = ladder.plan(diagnosis.verdict, playbook.ladder, script=script, knobs=site.knobs,
-                    tried=run.tried, node=node, resume=resume,
-                    only_sharding=only_sharding(diagnosis),
-                    with_allocator=diagnosis.with_allocator)  # fmt: skip
+    p = ladder.plan(
+        diagnosis.verdict,
+        playbook.ladder,
+        script=script,
+        knobs=site.knobs,
+        tried=run.tried,
+        node=node,
+        resume=resume,
+        only_sharding=only_sharding(diagnosis),
+        with_allocator=diagnosis.with_allocator,
+    )
     p.checkpoint, p.checkpoints_skipped, p.failed_step = chosen, checkpoints.skipped, failed_step
     p.suspicious = run.suspicious
     if p.acts:

@@ -12,20 +12,31 @@ RUNG_CHANGES = {"raise_mem": {"mem", "mem_per_cpu"}}
 
 # (recorded key, sbatch option)
 _OPTIONS = (
-    ("nodes", "--nodes"), ("ntasks", "--ntasks"), ("ntasks_per_node", "--ntasks-per-node"),
-    ("cpus_per_task", "--cpus-per-task"), ("gres", "--gres"), ("mem", "--mem"),
-    ("mem_per_cpu", "--mem-per-cpu"), ("time", "--time"), ("partition", "--partition"),
-    ("account", "--account"), ("qos", "--qos"), ("constraint", "--constraint"),
-    ("job_name", "--job-name"), ("output", "--output"), ("error", "--error"),
-)  # fmt: skip
+    ("nodes", "--nodes"),
+    ("ntasks", "--ntasks"),
+    ("ntasks_per_node", "--ntasks-per-node"),
+    ("cpus_per_task", "--cpus-per-task"),
+    ("gres", "--gres"),
+    ("mem", "--mem"),
+    ("mem_per_cpu", "--mem-per-cpu"),
+    ("time", "--time"),
+    ("partition", "--partition"),
+    ("account", "--account"),
+    ("qos", "--qos"),
+    ("constraint", "--constraint"),
+    ("job_name", "--job-name"),
+    ("output", "--output"),
+    ("error", "--error"),
+)
 
 
 def options(resources: dict[str, str], rung: str | None) -> list[str]:
     """sbatch options that give the new job the original's resources, less what the rung
     changes."""
     skip = RUNG_CHANGES.get(rung or "", set())
-    return [f"{opt}={resources[key]}" for key, opt in _OPTIONS
-            if key in resources and key not in skip]  # fmt: skip
+    return [
+        f"{opt}={resources[key]}" for key, opt in _OPTIONS if key in resources and key not in skip
+    ]
 
 
 def gpus(tres: str) -> int | None:
@@ -51,5 +62,8 @@ def mismatches(original, new, rung: str | None) -> list[str]:
     """World size and GPUs of the new job against the original's; a difference no rung asked
     for (no rung shrinks or grows a job yet) is a mismatch."""
     a, b = world(original), world(new)
-    return [f"{k}: original {a[k]}, new {b[k]}" for k in a
-            if a[k] is not None and b[k] is not None and a[k] != b[k]]  # fmt: skip
+    return [
+        f"{k}: original {a[k]}, new {b[k]}"
+        for k in a
+        if a[k] is not None and b[k] is not None and a[k] != b[k]
+    ]

@@ -57,8 +57,12 @@ def _shell_safe(value):
 
 
 def _env() -> SandboxedEnvironment:
-    env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                               autoescape=False, finalize=_shell_safe)  # fmt: skip
+    env = SandboxedEnvironment(
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+        finalize=_shell_safe,
+    )
     env.filters["unquoted"] = lambda v: _Unquoted(v)
     return env
 
@@ -281,9 +285,14 @@ class Patch:
     variables: dict | None = None
 
     def diff(self, name: str = "job.sbatch") -> str:
-        return "".join(difflib.unified_diff(
-            self.old.splitlines(keepends=True), self.new.splitlines(keepends=True),
-            fromfile=f"a/{name}", tofile=f"b/{name}"))  # fmt: skip
+        return "".join(
+            difflib.unified_diff(
+                self.old.splitlines(keepends=True),
+                self.new.splitlines(keepends=True),
+                fromfile=f"a/{name}",
+                tofile=f"b/{name}",
+            )
+        )
 
 
 def _maybe(script: str, names: list[str]) -> Hit | None:
@@ -308,25 +317,31 @@ def halve_micro_batch(script: str, knobs) -> tuple[str, list[str], list[str]]:
     micro = _one(script, knobs.micro_batch, "micro-batch")
     m = _int_value(script, micro)
     if m is None:
-        raise RungNotApplicable(f"micro-batch {micro.name}={micro.value} is not a number runbook "
-                                "can halve")  # fmt: skip
+        raise RungNotApplicable(
+            f"micro-batch {micro.name}={micro.value} is not a number runbook can halve"
+        )
     if m < 2 or m % 2:
-        raise RungNotApplicable(f"micro-batch is {m}: it cannot be halved exactly; take the next "
-                                "rung")  # fmt: skip
+        raise RungNotApplicable(
+            f"micro-batch is {m}: it cannot be halved exactly; take the next rung"
+        )
     site = _literal_site(script, micro)
     edits = [(site, str(m // 2))]
     changes = [f"micro-batch {m} -> {m // 2} ({micro.name})"]
     gbs = _maybe(script, knobs.global_batch)
     accum = _maybe(script, knobs.grad_accum)
     if gbs is not None:
-        checks = [f"global batch stated by {gbs.name}={gbs.value}: unchanged; the framework "
-                  "derives accumulation"]  # fmt: skip
+        checks = [
+            f"global batch stated by {gbs.name}={gbs.value}: unchanged; the framework "
+            "derives accumulation"
+        ]
     elif accum is not None:
         a = _int_value(script, accum)
         var_names = [n for n in (micro.name, site.name) if re.fullmatch(r"[A-Za-z_]\w*", n)]
         if a is None and any(re.search(rf"\b{v}\b", accum.value) for v in var_names):
-            checks = [f"accumulation {accum.name}={accum.value} is computed from the micro-batch: "
-                      "it doubles by itself"]  # fmt: skip
+            checks = [
+                f"accumulation {accum.name}={accum.value} is computed from the micro-batch: "
+                "it doubles by itself"
+            ]
         elif a is None:
             raise RungNotApplicable(
                 f"gradient accumulation {accum.name}={accum.value} is neither a number nor "
@@ -335,8 +350,10 @@ def halve_micro_batch(script: str, knobs) -> tuple[str, list[str], list[str]]:
         else:
             edits.append((_literal_site(script, accum), str(a * 2)))
             changes.append(f"gradient accumulation {a} -> {a * 2} ({accum.name})")
-            checks = [f"global batch: {m} x {a} = {m // 2} x {a * 2} = {m * a} per data-parallel "
-                      "rank, unchanged"]  # fmt: skip
+            checks = [
+                f"global batch: {m} x {a} = {m // 2} x {a * 2} = {m * a} per data-parallel "
+                "rank, unchanged"
+            ]
     else:
         raise RungNotApplicable(
             "the script states neither a global batch nor gradient accumulation: halving the "
@@ -462,8 +479,10 @@ def bash_n(text: str, original: str | None = None) -> str:
     if not after:
         return "bash -n: the patched script parses"
     if before and sorted(after) == sorted(before):
-        return (f"bash -n: the ORIGINAL script already fails ({'; '.join(before)}); the patch "
-                "adds no new error")
+        return (
+            f"bash -n: the ORIGINAL script already fails ({'; '.join(before)}); the patch "
+            "adds no new error"
+        )
     if before:
         raise InputError(
             f"the patch would add a bash error: before {before}, after {after}",
@@ -480,8 +499,11 @@ def effective_batch(script: str, knobs) -> dict:
     """Micro-batch, accumulation and global batch as the script states them, read afresh (the
     check after a patch never trusts the list of edits it made)."""
     out: dict[str, int | str | None] = {}
-    for key, names in (("micro", knobs.micro_batch), ("accum", knobs.grad_accum),
-                       ("global", knobs.global_batch)):  # fmt: skip
+    for key, names in (
+        ("micro", knobs.micro_batch),
+        ("accum", knobs.grad_accum),
+        ("global", knobs.global_batch),
+    ):
         hits = _find(script, names)
         out[key] = _int_value(script, hits[0]) if hits else None
         out[key + "_text"] = hits[0].value if hits else None
@@ -496,21 +518,31 @@ def check_global_batch(old: str, new: str, knobs) -> str:
     if a["global"] is not None or b["global"] is not None:
         if a["global"] == b["global"]:
             return f"global batch stated as {a['global']} before and after: unchanged"
-        raise InputError(f"the patch changes the stated global batch ({a['global']} -> "
-                         f"{b['global']})", hint="nothing was written; patch it by hand")  # fmt: skip
+        raise InputError(
+            f"the patch changes the stated global batch ({a['global']} -> {b['global']})",
+            hint="nothing was written; patch it by hand",
+        )
     if None not in (a["micro"], a["accum"], b["micro"], b["accum"]):
         before, after = a["micro"] * a["accum"], b["micro"] * b["accum"]
         if before == after:
-            return (f"global batch re-read from the patched script: {b['micro']} x {b['accum']} "
-                    f"= {a['micro']} x {a['accum']} = {before} per data-parallel rank")
-        raise InputError(f"the patched script's micro-batch x accumulation is {after}, the "
-                         f"original's {before}: the global batch would change",
-                         hint="nothing was written; patch it by hand")  # fmt: skip
+            return (
+                f"global batch re-read from the patched script: {b['micro']} x {b['accum']} "
+                f"= {a['micro']} x {a['accum']} = {before} per data-parallel rank"
+            )
+        raise InputError(
+            f"the patched script's micro-batch x accumulation is {after}, the "
+            f"original's {before}: the global batch would change",
+            hint="nothing was written; patch it by hand",
+        )
     if a["accum"] is None and a["accum_text"] and a["accum_text"] == b["accum_text"]:
-        return (f"accumulation {a['accum_text']} is computed in the script from the micro-batch "
-                "and was left as it is")
-    raise InputError("the global batch of the patched script cannot be re-read to check it",
-                     hint="state the micro-batch and accumulation as numbers, or patch by hand")
+        return (
+            f"accumulation {a['accum_text']} is computed in the script from the micro-batch "
+            "and was left as it is"
+        )
+    raise InputError(
+        "the global batch of the patched script cannot be re-read to check it",
+        hint="state the micro-batch and accumulation as numbers, or patch by hand",
+    )
 
 
 # Script rungs with a patcher of their own; allocator rungs share set_allocator (rungs.REGISTRY
@@ -534,8 +566,9 @@ def _patch_plain(script: str, rung: str, knobs) -> tuple[str, list[str], list[st
     raise RungNotApplicable(f"runbook has no job-script patch for rung {rung}")
 
 
-def _patch_template(script: str, rung: str, template: str, variables: dict,
-                    extra: dict | None = None) -> Patch:  # fmt: skip
+def _patch_template(
+    script: str, rung: str, template: str, variables: dict, extra: dict | None = None
+) -> Patch:
     vars2 = dict(variables)
     vars2.update(extra or {})
     changes: list[str] = []
@@ -602,8 +635,9 @@ def patch(script: str, rung: str, knobs, *, resume=None) -> Patch:
         new, changes, checks = _patch_plain(script, rung, knobs)
         p = Patch(rung, script, new, changes, checks)
     if resume and not extra:
-        p.new, how = set_resume(p.new, resume[0].resume_env, resume[0].resume_flag, resume[1],
-                                knobs)  # fmt: skip
+        p.new, how = set_resume(
+            p.new, resume[0].resume_env, resume[0].resume_flag, resume[1], knobs
+        )
         if how:
             p.changes.append(f"resume from {resume[1]} ({how})")
     if p.new == p.old and rung != "unchanged":

@@ -20,13 +20,19 @@ def mask(value: Any) -> Any:
     """Secrets out of anything that goes into a report: NAME=value pairs whose NAME looks like a
     secret, and the values of such keys in mappings."""
     if isinstance(value, str):
-        return re.sub(r"(?i)\b([A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|AUTH)[A-Z0-9_]*)="
-                      r"([^\s,]+)", r"\1=***", value)  # fmt: skip
+        return re.sub(
+            r"(?i)\b([A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|AUTH)[A-Z0-9_]*)="
+            r"([^\s,]+)",
+            r"\1=***",
+            value,
+        )
     if isinstance(value, list | tuple):
         return [mask(v) for v in value]
     if isinstance(value, dict):
-        return {k: ("***" if isinstance(k, str) and _SECRET_KEY.search(k) and v else mask(v))
-                for k, v in value.items()}  # fmt: skip
+        return {
+            k: ("***" if isinstance(k, str) and _SECRET_KEY.search(k) and v else mask(v))
+            for k, v in value.items()
+        }
     return value
 
 

@@ -30,8 +30,9 @@ class Recorder:
         write_atomic(self.folder / "raw" / name, text)
 
     def stage(self, name: str, data) -> None:
-        write_atomic(self.folder / f"{name}.json", json.dumps(plain(data), indent=2,
-                                                               default=str) + "\n")  # fmt: skip
+        write_atomic(
+            self.folder / f"{name}.json", json.dumps(plain(data), indent=2, default=str) + "\n"
+        )
 
     def save(self) -> None:
         data = self.incident.to_json()

@@ -14,9 +14,12 @@ TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 def _env(autoescape: bool) -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
-        autoescape=autoescape, keep_trailing_newline=True, trim_blocks=False,
-    )  # fmt: skip
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=autoescape,
+        keep_trailing_newline=True,
+        trim_blocks=False,
+    )
     # UTC, said so: a report is read in other time zones than the cluster's.
     env.filters["clock"] = lambda t: time.strftime("%H:%M:%SZ", time.gmtime(t)) if t else ""
     env.filters["took"] = lambda s: (
@@ -28,8 +31,10 @@ def _env(autoescape: bool) -> jinja2.Environment:
 
 
 def _bar(x: float, w: float, color: str, label: str) -> str:
-    return (f'<rect x="{x:.1f}" y="20" width="{max(w, 0):.1f}" height="34" fill="{color}">'
-            f"<title>{escape(label)}</title></rect>")  # fmt: skip
+    return (
+        f'<rect x="{x:.1f}" y="20" width="{max(w, 0):.1f}" height="34" fill="{color}">'
+        f"<title>{escape(label)}</title></rect>"
+    )
 
 
 def memory_svg(oom: dict, width: int = 900) -> str:
@@ -44,31 +49,42 @@ def memory_svg(oom: dict, width: int = 900) -> str:
     others = sum(p["used_mib"] for p in oom.get("other_processes") or [])
     free = oom.get("free_mib") or 0
     rest = max(total - alloc - unalloc - others - free, 0)
-    parts = [("allocated by PyTorch", alloc, "#3b82f6"),
-             ("reserved but unallocated", unalloc, "#f59e0b"),
-             ("other processes / non-PyTorch", others + rest, "#a855f7"),
-             ("free", free, "#d1d5db")]  # fmt: skip
+    parts = [
+        ("allocated by PyTorch", alloc, "#3b82f6"),
+        ("reserved but unallocated", unalloc, "#f59e0b"),
+        ("other processes / non-PyTorch", others + rest, "#a855f7"),
+        ("free", free, "#d1d5db"),
+    ]
     x, rects, legend = 10.0, [], []
     for i, (label, mib, color) in enumerate(parts):
         rects.append(_bar(x, mib * scale, color, f"{label}: {mib:.0f} MiB"))
         lx, ly = 10 + (i % 2) * 440, 80 + (i // 2) * 18  # two columns: long labels fit
-        legend.append(f'<rect x="{lx}" y="{ly}" width="12" height="12" fill="{color}"/>'
-                      f'<text x="{lx + 16}" y="{ly + 11}" font-size="12">{escape(label)} '
-                      f"{mib / 1024:.2f} GiB</text>")  # fmt: skip
+        legend.append(
+            f'<rect x="{lx}" y="{ly}" width="12" height="12" fill="{color}"/>'
+            f'<text x="{lx + 16}" y="{ly + 11}" font-size="12">{escape(label)} '
+            f"{mib / 1024:.2f} GiB</text>"
+        )
         x += mib * scale
     tried = oom.get("tried_mib") or 0
     start = 10 + (alloc + unalloc + others + rest) * scale
     req_w = min(tried * scale, width - start)
     anchor, tx = ("end", start + req_w) if start > width * 0.6 else ("start", start)
-    req = (f'<rect x="{start:.1f}" y="14" width="{req_w:.1f}" height="46" '
-           f'fill="none" stroke="#dc2626" stroke-width="2" stroke-dasharray="5,3">'
-           f"<title>failed request: {tried:.0f} MiB</title></rect>"
-           f'<text x="{tx:.1f}" y="11" font-size="12" fill="#dc2626" text-anchor="{anchor}">'
-           f"failed request {tried / 1024:.2f} GiB</text>")  # fmt: skip
-    return (f'<svg id="memory" xmlns="http://www.w3.org/2000/svg" width="{width}" height="120" '
-            f'role="img" aria-label="GPU memory at the OOM">'
-            f'<rect x="10" y="20" width="{width - 20}" height="34" fill="none" stroke="#555"/>'
-            + "".join(rects) + req + "".join(legend) + "</svg>")  # fmt: skip
+    req = (
+        f'<rect x="{start:.1f}" y="14" width="{req_w:.1f}" height="46" '
+        f'fill="none" stroke="#dc2626" stroke-width="2" stroke-dasharray="5,3">'
+        f"<title>failed request: {tried:.0f} MiB</title></rect>"
+        f'<text x="{tx:.1f}" y="11" font-size="12" fill="#dc2626" text-anchor="{anchor}">'
+        f"failed request {tried / 1024:.2f} GiB</text>"
+    )
+    return (
+        f'<svg id="memory" xmlns="http://www.w3.org/2000/svg" width="{width}" height="120" '
+        f'role="img" aria-label="GPU memory at the OOM">'
+        f'<rect x="10" y="20" width="{width - 20}" height="34" fill="none" stroke="#555"/>'
+        + "".join(rects)
+        + req
+        + "".join(legend)
+        + "</svg>"
+    )
 
 
 def timeline_svg(steps: list[dict], width: int = 900) -> str:
@@ -107,5 +123,8 @@ def render_all(data: dict) -> dict[str, str]:
             i=data, memory_svg=memory_svg(oom), timeline_svg=timeline_svg(data.get("timeline", []))
         )
     )
-    return {"report.md": md, "report.json": json.dumps(data, indent=2, default=str) + "\n",
-            "report.html": html}  # fmt: skip
+    return {
+        "report.md": md,
+        "report.json": json.dumps(data, indent=2, default=str) + "\n",
+        "report.html": html,
+    }

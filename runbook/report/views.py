@@ -18,17 +18,30 @@ from runbook.report.model import Incident, plain
 
 def plan_view(p: ladder.Plan) -> dict:
     return {
-        "verdict": p.verdict, "rung": p.rung, "rung_what": p.rung_what, "why": p.why,
-        "tried": p.tried, "passed_over": p.passed_over, "needs_human": p.needs_human,
-        "human_action": p.human_action, "drain": p.drain, "exclude": p.exclude,
-        "sbatch_args": p.sbatch_args, "env": p.env, "failed_step": p.failed_step,
-        "suspicious": p.suspicious, "readback": p.readback, "allocator": p.allocator,
-        "checkpoint": plain(p.checkpoint), "checkpoints_skipped": plain(p.checkpoints_skipped),
-        "changes": p.patch.changes if p.patch else [], "checks": p.patch.checks if p.patch else [],
+        "verdict": p.verdict,
+        "rung": p.rung,
+        "rung_what": p.rung_what,
+        "why": p.why,
+        "tried": p.tried,
+        "passed_over": p.passed_over,
+        "needs_human": p.needs_human,
+        "human_action": p.human_action,
+        "drain": p.drain,
+        "exclude": p.exclude,
+        "sbatch_args": p.sbatch_args,
+        "env": p.env,
+        "failed_step": p.failed_step,
+        "suspicious": p.suspicious,
+        "readback": p.readback,
+        "allocator": p.allocator,
+        "checkpoint": plain(p.checkpoint),
+        "checkpoints_skipped": plain(p.checkpoints_skipped),
+        "changes": p.patch.changes if p.patch else [],
+        "checks": p.patch.checks if p.patch else [],
         "diff": p.patch.diff("job.sbatch") if p.patch else "",
         "template": p.patch.template if p.patch else None,
         "variables": p.patch.variables if p.patch else None,
-    }  # fmt: skip
+    }
 
 
 def health_view(h: NodeHealth, job_id: str) -> dict:
@@ -39,13 +52,26 @@ def health_view(h: NodeHealth, job_id: str) -> dict:
     apps = None
     if h.apps is not None:
         foreign = {a.pid for a in h.foreign_apps(job_id)}
-        apps = [{"pid": a.pid, "gpu": a.gpu, "used_mib": a.used_mib, "type": a.type,
-                 "owner": h.owners[a.pid].user if a.pid in h.owners else None,
-                 "job": a.pid not in foreign} for a in h.apps]  # fmt: skip
-    return {**view, "error": h.error, "apps": apps, "unavailable": h.unavailable,
-            "unknown": h.unknowns(),
-            "stale_dropped": h.kernel.stale_dropped if h.kernel else 0,
-            "fault_reasons": h.gpu_fault_reasons()}  # fmt: skip
+        apps = [
+            {
+                "pid": a.pid,
+                "gpu": a.gpu,
+                "used_mib": a.used_mib,
+                "type": a.type,
+                "owner": h.owners[a.pid].user if a.pid in h.owners else None,
+                "job": a.pid not in foreign,
+            }
+            for a in h.apps
+        ]
+    return {
+        **view,
+        "error": h.error,
+        "apps": apps,
+        "unavailable": h.unavailable,
+        "unknown": h.unknowns(),
+        "stale_dropped": h.kernel.stale_dropped if h.kernel else 0,
+        "fault_reasons": h.gpu_fault_reasons(),
+    }
 
 
 def command_line(site_flags: list[str], site, *words: str) -> str:
@@ -59,8 +85,16 @@ def command_line(site_flags: list[str], site, *words: str) -> str:
     return " ".join(["runbook", *flags, *(shlex.quote(w) for w in words)])
 
 
-def conclude(inc: Incident, job, d: Diagnosis | None, plan: ladder.Plan | None, results: list,
-             dry: bool, site_flags: list[str], site) -> None:  # fmt: skip
+def conclude(
+    inc: Incident,
+    job,
+    d: Diagnosis | None,
+    plan: ladder.Plan | None,
+    results: list,
+    dry: bool,
+    site_flags: list[str],
+    site,
+) -> None:
     """The summary line, what a person should do next, and the exit code (DESIGN §4.3)."""
     failed = [r for r in results if r.status == "failed"]
     declined = [r for r in results if r.status == "declined"]
@@ -84,9 +118,10 @@ def conclude(inc: Incident, job, d: Diagnosis | None, plan: ladder.Plan | None, 
         elif r.status in ("applied", "dry_run", "skipped") and r.kind == "submit":
             new = r.value or "(dry run)"
             rung = plan.rung if plan else "?"
-            did.append(f"{'would resubmit' if dry else 'resubmitted as'} {new} with rung {rung}"
-                       + (f" from {Path(plan.checkpoint.path).name}"
-                          if plan and plan.checkpoint else ""))  # fmt: skip
+            did.append(
+                f"{'would resubmit' if dry else 'resubmitted as'} {new} with rung {rung}"
+                + (f" from {Path(plan.checkpoint.path).name}" if plan and plan.checkpoint else "")
+            )
     numbers = ""
     if d and d.oom and d.oom.tried_mib is not None:
         numbers = f" (asked {human_mib(d.oom.tried_mib)}, {human_mib(d.oom.free_mib)} free)"
@@ -114,7 +149,9 @@ def conclude(inc: Incident, job, d: Diagnosis | None, plan: ladder.Plan | None, 
     for r in failed:
         nxt.append(f"Failed: `{' '.join(r.argv)}`: {r.message}")
     if inc.new_job_id and not dry:
-        nxt.append(f"Check the rerun later: `{command_line(site_flags, site, 'verify', '--incident', inc.id)}`.")
+        nxt.append(
+            f"Check the rerun later: `{command_line(site_flags, site, 'verify', '--incident', inc.id)}`."
+        )
     if verdict in ("not_oom", "unknown") and job is not None:
         nxt.append("Not an OOM runbook can act on: read the report's evidence and the job log.")
     if dry:

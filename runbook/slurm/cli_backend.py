@@ -28,9 +28,22 @@ from runbook.slurm.text import expand_state, key_values, scontrol_records
 
 SEP = "\x1f"
 SACCT_FIELDS = [
-    "JobIDRaw", "JobID", "JobName", "User", "State", "ExitCode", "NodeList", "Start", "End",
-    "Submit", "WorkDir", "Partition", "AllocTRES", "NNodes", "Comment",
-]  # fmt: skip
+    "JobIDRaw",
+    "JobID",
+    "JobName",
+    "User",
+    "State",
+    "ExitCode",
+    "NodeList",
+    "Start",
+    "End",
+    "Submit",
+    "WorkDir",
+    "Partition",
+    "AllocTRES",
+    "NNodes",
+    "Comment",
+]
 # States a job that died of CUDA OOM can end in: FAILED (exit 1, the usual), TIMEOUT or CANCELLED
 # (ranks wedged in NCCL until the limit or a person), OUT_OF_MEMORY (host RAM), NODE_FAIL.
 FAILED_STATES = "FAILED,OUT_OF_MEMORY,TIMEOUT,CANCELLED,NODE_FAIL"
@@ -83,17 +96,36 @@ class CliSlurm:
             )
         return main[-1]
 
-    def failed_jobs(self, since: datetime, until: datetime | None = None,
-                    partitions: list[str] | None = None) -> list[JobInfo]:  # fmt: skip
+    def failed_jobs(
+        self, since: datetime, until: datetime | None = None, partitions: list[str] | None = None
+    ) -> list[JobInfo]:
         """Every job of every user that ended badly in the window: one accounting query."""
         end = (until or datetime.now()).strftime("%Y-%m-%dT%H:%M:%S")
         extra = ["-r", ",".join(partitions)] if partitions else []
-        return self._sacct(["-a", "-S", since.strftime("%Y-%m-%dT%H:%M:%S"), "-E", end,
-                            "-s", FAILED_STATES, *extra])  # fmt: skip
+        return self._sacct(
+            [
+                "-a",
+                "-S",
+                since.strftime("%Y-%m-%dT%H:%M:%S"),
+                "-E",
+                end,
+                "-s",
+                FAILED_STATES,
+                *extra,
+            ]
+        )
 
     def _sacct(self, selection: list[str]) -> list[JobInfo]:
-        argv = ["sacct", "-X", "-P", "-n", f"--delimiter={SEP}", "-o", ",".join(SACCT_FIELDS),
-                *selection]  # fmt: skip
+        argv = [
+            "sacct",
+            "-X",
+            "-P",
+            "-n",
+            f"--delimiter={SEP}",
+            "-o",
+            ",".join(SACCT_FIELDS),
+            *selection,
+        ]
         r = self._run(argv, "reading accounting")
         return [_from_sacct(line) for line in r.stdout.splitlines() if line.strip()]
 
@@ -110,8 +142,9 @@ class CliSlurm:
         ids = ",".join(check_job_id(j) for j in job_ids)
         r = self._run(["sacct", "-B", "-j", ids], "reading batch scripts from accounting")
         out: dict[str, str] = {}
-        for m in re.finditer(r"Batch Script for (\S+)\s*\n-+\n(.*?)(?=\nBatch Script for |\Z)",
-                             r.stdout, re.S):  # fmt: skip
+        for m in re.finditer(
+            r"Batch Script for (\S+)\s*\n-+\n(.*?)(?=\nBatch Script for |\Z)", r.stdout, re.S
+        ):
             out[m.group(1)] = m.group(2)
         return out
 
@@ -136,8 +169,7 @@ class CliSlurm:
         f = key_values(r.stdout.strip().splitlines()[0] if r.stdout.strip() else "")
         return f.get("State", ""), f.get("Reason", "")
 
-    def find_lineage(self, parent: str, rung: str,
-                     since: datetime) -> list[tuple[str, str, str]]:  # fmt: skip
+    def find_lineage(self, parent: str, rung: str, since: datetime) -> list[tuple[str, str, str]]:
         """(job id, user, comment) of jobs whose comment names this parent and rung; the caller
         judges whether to believe them (runbook.lineage).
 
@@ -145,8 +177,9 @@ class CliSlurm:
         looked for in slurmctld too, finished ones included (`-t all`, kept for MinJobAge): the
         two views together leave no gap for a second resubmission to slip through."""
         tag = f"parent={parent},rung={rung}"
-        r = self._run(["squeue", "-h", "-a", "-t", "all", "-o", f"%i{SEP}%u{SEP}%k"],
-                      "reading the queue")  # fmt: skip
+        r = self._run(
+            ["squeue", "-h", "-a", "-t", "all", "-o", f"%i{SEP}%u{SEP}%k"], "reading the queue"
+        )
         found: dict[str, tuple[str, str, str]] = {}
         for ln in r.stdout.splitlines():
             job_id, _, rest = ln.partition(SEP)
@@ -164,8 +197,13 @@ class CliSlurm:
 
     def drain_argv(self, node: str, reason: str) -> list[str]:
         reason = " ".join(reason.split())  # one line: scontrol takes the rest verbatim
-        return ["scontrol", "update", f"nodename={check_node(node)}", "state=drain",
-                f"reason={reason}"]  # fmt: skip
+        return [
+            "scontrol",
+            "update",
+            f"nodename={check_node(node)}",
+            "state=drain",
+            f"reason={reason}",
+        ]
 
     def submit_argv(self, script: str, args: list[str], env: dict[str, str]) -> list[str]:
         bad = [k for k in env if not _ENV_NAME.match(k)]
@@ -210,35 +248,54 @@ def _nodes(expr: str) -> list[str]:
 
 def _from_scontrol(f: dict[str, str]) -> JobInfo:
     return JobInfo(
-        job_id=f.get("JobId", ""), name=f.get("JobName", ""),
+        job_id=f.get("JobId", ""),
+        name=f.get("JobName", ""),
         user=re.sub(r"\(\d{1,18}(?!\d)\)$", "", f.get("UserId", "")),
-        state=expand_state(f.get("JobState", "")), exit_code=f.get("ExitCode"),
-        nodes=_nodes(f.get("NodeList", "")), node_expr=f.get("NodeList", ""),
-        start=parse_time(f.get("StartTime")), end=parse_time(f.get("EndTime")),
-        submit=parse_time(f.get("SubmitTime")), work_dir=f.get("WorkDir", ""),
-        stdout=f.get("StdOut", ""), stderr=f.get("StdErr", ""), partition=f.get("Partition", ""),
+        state=expand_state(f.get("JobState", "")),
+        exit_code=f.get("ExitCode"),
+        nodes=_nodes(f.get("NodeList", "")),
+        node_expr=f.get("NodeList", ""),
+        start=parse_time(f.get("StartTime")),
+        end=parse_time(f.get("EndTime")),
+        submit=parse_time(f.get("SubmitTime")),
+        work_dir=f.get("WorkDir", ""),
+        stdout=f.get("StdOut", ""),
+        stderr=f.get("StdErr", ""),
+        partition=f.get("Partition", ""),
         tres=f.get("TRES", ""),
         comment="" if f.get("Comment") == "(null)" else f.get("Comment", ""),
         # A pending job shows a range ("NumNodes=2-2"): its lower bound is what it will get.
         num_tasks=_int(f.get("NumTasks")),
         num_nodes=_int((f.get("NumNodes") or "").split("-")[0]),
-        array_job_id=f.get("ArrayJobId"), array_task_id=f.get("ArrayTaskId"),
-        excluded=_nodes(f.get("ExcNodeList", "")), batch_host=f.get("BatchHost", ""),
-        source="scontrol", resources=recorded(f, f.get("JobId", "")),
-    )  # fmt: skip
+        array_job_id=f.get("ArrayJobId"),
+        array_task_id=f.get("ArrayTaskId"),
+        excluded=_nodes(f.get("ExcNodeList", "")),
+        batch_host=f.get("BatchHost", ""),
+        source="scontrol",
+        resources=recorded(f, f.get("JobId", "")),
+    )
 
 
 def _from_sacct(line: str) -> JobInfo:
     f = dict(zip(SACCT_FIELDS, line.split(SEP), strict=False))
     m = re.match(r"^(\d{1,18}(?!\d))_(\d{1,18}(?!\d))$", f.get("JobID", ""))
     return JobInfo(
-        job_id=f.get("JobIDRaw", ""), name=f.get("JobName", ""), user=f.get("User", ""),
-        state=expand_state(f.get("State", "")), exit_code=f.get("ExitCode") or None,
-        nodes=_nodes(f.get("NodeList", "")), node_expr=f.get("NodeList", ""),
-        start=parse_time(f.get("Start")), end=parse_time(f.get("End")),
-        submit=parse_time(f.get("Submit")), work_dir=f.get("WorkDir", ""),
-        partition=f.get("Partition", ""), tres=f.get("AllocTRES", ""),
-        comment=f.get("Comment", ""), num_nodes=_int(f.get("NNodes")),
-        array_job_id=m.group(1) if m else None, array_task_id=m.group(2) if m else None,
+        job_id=f.get("JobIDRaw", ""),
+        name=f.get("JobName", ""),
+        user=f.get("User", ""),
+        state=expand_state(f.get("State", "")),
+        exit_code=f.get("ExitCode") or None,
+        nodes=_nodes(f.get("NodeList", "")),
+        node_expr=f.get("NodeList", ""),
+        start=parse_time(f.get("Start")),
+        end=parse_time(f.get("End")),
+        submit=parse_time(f.get("Submit")),
+        work_dir=f.get("WorkDir", ""),
+        partition=f.get("Partition", ""),
+        tres=f.get("AllocTRES", ""),
+        comment=f.get("Comment", ""),
+        num_nodes=_int(f.get("NNodes")),
+        array_job_id=m.group(1) if m else None,
+        array_task_id=m.group(2) if m else None,
         source="sacct",
-    )  # fmt: skip
+    )

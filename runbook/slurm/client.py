@@ -13,9 +13,18 @@ from runbook.errors import SlurmError, UsageError
 JOB_ID = re.compile(r"^\d+(?:_\d+)?(?:\+\d+)?$")
 NODE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 TERMINAL_STATES = {
-    "BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY",
-    "PREEMPTED", "TIMEOUT", "REVOKED", "SPECIAL_EXIT",
-}  # fmt: skip
+    "BOOT_FAIL",
+    "CANCELLED",
+    "COMPLETED",
+    "DEADLINE",
+    "FAILED",
+    "NODE_FAIL",
+    "OUT_OF_MEMORY",
+    "PREEMPTED",
+    "TIMEOUT",
+    "REVOKED",
+    "SPECIAL_EXIT",
+}
 
 
 def check_job_id(job_id: str) -> str:
@@ -93,8 +102,9 @@ class SlurmClient(Protocol):
 
     def job(self, job_id: str) -> JobInfo: ...
 
-    def failed_jobs(self, since: datetime, until: datetime | None = None,
-                    partitions: list[str] | None = None) -> list[JobInfo]:  # fmt: skip
+    def failed_jobs(
+        self, since: datetime, until: datetime | None = None, partitions: list[str] | None = None
+    ) -> list[JobInfo]:
         """Every job of every user that ended badly in the window: one accounting query."""
         ...
 
@@ -112,8 +122,7 @@ class SlurmClient(Protocol):
         """(State, Reason) of a node."""
         ...
 
-    def find_lineage(self, parent: str, rung: str,
-                     since: datetime) -> list[tuple[str, str, str]]:  # fmt: skip
+    def find_lineage(self, parent: str, rung: str, since: datetime) -> list[tuple[str, str, str]]:
         """(job id, user, comment) of jobs whose comment names this parent and rung."""
         ...
 

@@ -53,9 +53,12 @@ def locate(
         # sbatch pads to at most 10 digits; a longer width in a job's pattern is not one
         pad = min(int(width[-2:]), 10) if width else 0
         number = {
-            "A": array_job_id or job_id, "a": array_task_id, "j": job_id,
-            "J": job_id, "b": str(int(array_task_id) % 10) if array_task_id else None,
-        }.get(letter)  # fmt: skip
+            "A": array_job_id or job_id,
+            "a": array_task_id,
+            "j": job_id,
+            "J": job_id,
+            "b": str(int(array_task_id) % 10) if array_task_id else None,
+        }.get(letter)
         if letter in "AajJb":
             return number.zfill(pad) if number is not None else None
         return {"u": user, "x": job_name, "%": "%"}.get(letter)
@@ -85,8 +88,11 @@ def task_of(location: LogLocation, path: str) -> int | None:
     regex, pos = [], 0
     for m in _TOKEN.finditer(name_pattern):
         regex.append(re.escape(name_pattern[pos : m.start()]))
-        regex.append(r"(?P<t>\d{1,18}(?!\d))" if m.group(2) == "t" and "(?P<t>" not in "".join(regex)
-                     else ".*?")  # fmt: skip
+        regex.append(
+            r"(?P<t>\d{1,18}(?!\d))"
+            if m.group(2) == "t" and "(?P<t>" not in "".join(regex)
+            else ".*?"
+        )
         pos = m.end()
     regex.append(re.escape(name_pattern[pos:]))
     full = re.fullmatch("".join(regex), posixpath.basename(path))
@@ -96,13 +102,54 @@ def task_of(location: LogLocation, path: str) -> int | None:
 # srun options that take a separate value ("-N 2", "--ntasks 4"): a word after one of them is its
 # value, not yet the program. Options given as "--opt=value" need no entry.
 _SRUN_VALUED = {
-    "-A", "-C", "-c", "-D", "-d", "-e", "-G", "-i", "-J", "-m", "-N", "-n", "-o", "-p", "-q",
-    "-t", "-w", "-x", "--account", "--chdir", "--constraint", "--cpu-bind", "--cpus-per-task",
-    "--dependency", "--distribution", "--error", "--export", "--gpus", "--gpus-per-node",
-    "--gpus-per-task", "--gres", "--input", "--job-name", "--mem", "--mem-per-cpu",
-    "--mem-per-gpu", "--mpi", "--nodelist", "--nodes", "--ntasks", "--ntasks-per-node",
-    "--output", "--partition", "--qos", "--time", "--exclude", "--cpus-per-gpu",
-}  # fmt: skip
+    "-A",
+    "-C",
+    "-c",
+    "-D",
+    "-d",
+    "-e",
+    "-G",
+    "-i",
+    "-J",
+    "-m",
+    "-N",
+    "-n",
+    "-o",
+    "-p",
+    "-q",
+    "-t",
+    "-w",
+    "-x",
+    "--account",
+    "--chdir",
+    "--constraint",
+    "--cpu-bind",
+    "--cpus-per-task",
+    "--dependency",
+    "--distribution",
+    "--error",
+    "--export",
+    "--gpus",
+    "--gpus-per-node",
+    "--gpus-per-task",
+    "--gres",
+    "--input",
+    "--job-name",
+    "--mem",
+    "--mem-per-cpu",
+    "--mem-per-gpu",
+    "--mpi",
+    "--nodelist",
+    "--nodes",
+    "--ntasks",
+    "--ntasks-per-node",
+    "--output",
+    "--partition",
+    "--qos",
+    "--time",
+    "--exclude",
+    "--cpus-per-gpu",
+}
 _SRUN_OUT = {"-o": "output", "--output": "output", "-e": "error", "--error": "error"}
 
 

@@ -40,19 +40,25 @@ def _ts(value) -> datetime | None:
 def _job(j, source: str) -> JobInfo:
     nodes = getattr(j, "nodes", None) or ""
     return JobInfo(
-        job_id=str(getattr(j, "id", "")), name=getattr(j, "name", "") or "",
-        user=getattr(j, "user_name", "") or "", state=str(getattr(j, "state", "") or ""),
+        job_id=str(getattr(j, "id", "")),
+        name=getattr(j, "name", "") or "",
+        user=getattr(j, "user_name", "") or "",
+        state=str(getattr(j, "state", "") or ""),
         exit_code=str(getattr(j, "exit_code", "") or "") or None,
-        nodes=expand(nodes) if nodes else [], node_expr=nodes,
-        start=_ts(getattr(j, "start_time", None)), end=_ts(getattr(j, "end_time", None)),
+        nodes=expand(nodes) if nodes else [],
+        node_expr=nodes,
+        start=_ts(getattr(j, "start_time", None)),
+        end=_ts(getattr(j, "end_time", None)),
         submit=_ts(getattr(j, "submit_time", None)),
         work_dir=getattr(j, "working_directory", "") or "",
         stdout=getattr(j, "standard_output", "") or "",
         stderr=getattr(j, "standard_error", "") or "",
-        partition=getattr(j, "partition", "") or "", comment=getattr(j, "comment", "") or "",
-        num_tasks=getattr(j, "ntasks", None), num_nodes=getattr(j, "num_nodes", None),
+        partition=getattr(j, "partition", "") or "",
+        comment=getattr(j, "comment", "") or "",
+        num_tasks=getattr(j, "ntasks", None),
+        num_nodes=getattr(j, "num_nodes", None),
         source=source,
-    )  # fmt: skip
+    )
 
 
 class PyslurmBackend:
@@ -88,8 +94,9 @@ class PyslurmBackend:
         try:
             return _job(self.ps.Job.load(int(job_id.split("_")[0])), "pyslurm")
         except Exception:  # no longer in slurmctld: accounting
-            jobs = self._call("reading accounting", self.ps.db.Jobs.load,
-                              self.ps.db.JobFilter(ids=[job_id]))  # fmt: skip
+            jobs = self._call(
+                "reading accounting", self.ps.db.Jobs.load, self.ps.db.JobFilter(ids=[job_id])
+            )
             if not jobs:
                 raise JobNotFound(
                     f"job {job_id} is unknown to slurmctld and accounting",
@@ -97,13 +104,15 @@ class PyslurmBackend:
                 ) from None
             return _job(list(jobs.values())[-1], "pyslurm-db")
 
-    def failed_jobs(self, since: datetime, until: datetime | None = None,
-                    partitions: list[str] | None = None) -> list[JobInfo]:  # fmt: skip
+    def failed_jobs(
+        self, since: datetime, until: datetime | None = None, partitions: list[str] | None = None
+    ) -> list[JobInfo]:
         flt = self.ps.db.JobFilter(
-            start_time=int(since.timestamp()), end_time=int((until or datetime.now()).timestamp()),
+            start_time=int(since.timestamp()),
+            end_time=int((until or datetime.now()).timestamp()),
             states=["FAILED", "OUT_OF_MEMORY", "TIMEOUT", "CANCELLED", "NODE_FAIL"],
             partitions=partitions or None,
-        )  # fmt: skip
+        )
         jobs = self._call("reading accounting", self.ps.db.Jobs.load, flt)
         return [_job(j, "pyslurm-db") for j in jobs.values()]
 
@@ -117,8 +126,7 @@ class PyslurmBackend:
     def batch_scripts(self, job_ids: list[str]) -> dict[str, str]:
         return self.submitter.batch_scripts(job_ids)
 
-    def find_lineage(self, parent: str, rung: str,
-                     since: datetime) -> list[tuple[str, str, str]]:  # fmt: skip
+    def find_lineage(self, parent: str, rung: str, since: datetime) -> list[tuple[str, str, str]]:
         return self.submitter.find_lineage(parent, rung, since)
 
     def cancel(self, job_id: str):

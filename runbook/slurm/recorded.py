@@ -21,14 +21,23 @@ def recorded(fields: dict[str, str], job_id: str) -> dict[str, str]:
     put("ntasks_per_node", (fields.get("NtasksPerN:B:S:C") or "").split(":")[0])
     put("cpus_per_task", fields.get("CPUs/Task"))
     tpn = fields.get("TresPerNode", "")
-    put("gres", ",".join(p.removeprefix("gres:").replace("gres/", "") for p in tpn.split(","))
-        if tpn else None)  # fmt: skip
+    put(
+        "gres",
+        ",".join(p.removeprefix("gres:").replace("gres/", "") for p in tpn.split(","))
+        if tpn
+        else None,
+    )
     put("mem", fields.get("MinMemoryNode"))
     if "mem" not in out:
         put("mem_per_cpu", fields.get("MinMemoryCPU"))
     put("time", fields.get("TimeLimit"))
-    for key, name in (("partition", "Partition"), ("account", "Account"), ("qos", "QOS"),
-                      ("constraint", "Features"), ("job_name", "JobName")):  # fmt: skip
+    for key, name in (
+        ("partition", "Partition"),
+        ("account", "Account"),
+        ("qos", "QOS"),
+        ("constraint", "Features"),
+        ("job_name", "JobName"),
+    ):
         put(key, fields.get(name))
     for key, name in (("output", "StdOut"), ("error", "StdErr")):
         path = fields.get(name, "")

@@ -14,24 +14,61 @@ from runbook.errors import InputError
 from runbook.slurm.hostlist import expand
 
 JOB_STATES = [
-    "BOOT_FAIL", "CANCELLED", "COMPLETED", "COMPLETING", "CONFIGURING", "DEADLINE", "FAILED",
-    "NODE_FAIL", "OUT_OF_MEMORY", "PENDING", "PREEMPTED", "REQUEUED", "REQUEUE_FED",
-    "REQUEUE_HOLD", "RESIZING", "RESV_DEL_HOLD", "REVOKED", "RUNNING", "SIGNALING", "SPECIAL_EXIT",
-    "STAGE_OUT", "STOPPED", "SUSPENDED", "TIMEOUT",
-]  # fmt: skip
+    "BOOT_FAIL",
+    "CANCELLED",
+    "COMPLETED",
+    "COMPLETING",
+    "CONFIGURING",
+    "DEADLINE",
+    "FAILED",
+    "NODE_FAIL",
+    "OUT_OF_MEMORY",
+    "PENDING",
+    "PREEMPTED",
+    "REQUEUED",
+    "REQUEUE_FED",
+    "REQUEUE_HOLD",
+    "RESIZING",
+    "RESV_DEL_HOLD",
+    "REVOKED",
+    "RUNNING",
+    "SIGNALING",
+    "SPECIAL_EXIT",
+    "STAGE_OUT",
+    "STOPPED",
+    "SUSPENDED",
+    "TIMEOUT",
+]
 
 _EXIT_RE = re.compile(r"^-?\d{1,18}(?!\d):-?\d{1,18}(?!\d)$")
 _JOBID_RE = re.compile(
     r"^\d{1,18}(?!\d)(?:_\d{1,18}(?!\d)|_\[[^\]]*\])?(?:\+\d{1,18}(?!\d))?(?:\.[\w+]+)?\+?$|^[\w\[\]-]+\.(?:bat|ext)\+$"
 )
 _HEADER_NAMES = {
-    "jobid": "jobid", "jobidraw": "jobid", "state": "state", "exitcode": "exit_code",
-    "nodelist": "nodes", "jobname": "name", "user": "user", "partition": "partition",
-    "account": "account", "alloccpus": "alloc_cpus", "start": "start", "end": "end",
-    "elapsed": "elapsed", "comment": "comment", "derivedexitcode": "derived_exit_code",
-    "workdir": "work_dir", "nnodes": "nnodes", "ntasks": "ntasks", "reqtres": "req_tres",
-    "alloctres": "alloc_tres", "maxrss": "max_rss", "submit": "submit", "timelimit": "timelimit",
-}  # fmt: skip
+    "jobid": "jobid",
+    "jobidraw": "jobid",
+    "state": "state",
+    "exitcode": "exit_code",
+    "nodelist": "nodes",
+    "jobname": "name",
+    "user": "user",
+    "partition": "partition",
+    "account": "account",
+    "alloccpus": "alloc_cpus",
+    "start": "start",
+    "end": "end",
+    "elapsed": "elapsed",
+    "comment": "comment",
+    "derivedexitcode": "derived_exit_code",
+    "workdir": "work_dir",
+    "nnodes": "nnodes",
+    "ntasks": "ntasks",
+    "reqtres": "req_tres",
+    "alloctres": "alloc_tres",
+    "maxrss": "max_rss",
+    "submit": "submit",
+    "timelimit": "timelimit",
+}
 
 
 def expand_state(value: str) -> str:
@@ -62,8 +99,12 @@ class SlurmJobText:
     jobs: list[dict[str, str]] = field(default_factory=list)  # sacct: one row per job (no steps)
 
     def contract(self) -> dict:
-        return {"job_id": self.job_id, "state": self.state, "exit_code": self.exit_code,
-                "nodes": self.nodes}  # fmt: skip
+        return {
+            "job_id": self.job_id,
+            "state": self.state,
+            "exit_code": self.exit_code,
+            "nodes": self.nodes,
+        }
 
 
 def _is_step(jobid: str, name: str | None = None) -> bool:
@@ -168,11 +209,29 @@ def _infer_columns(lines: list[str]) -> list[str]:
 # multi-line form Slurm prints the job name last on the first line and each of these keys on a
 # line of its own; in the one-line form (-o) each is followed by the same next keys, in Slurm's
 # fixed order, so a value runs to the first of its successors, never to any "word=".
-_TAIL = ("Command", "WorkDir", "AdminComment", "Comment", "StdErr", "StdIn", "StdOut", "Power",
-         "TresPerNode", "TresPerTask", "MailUser", "MailType", "CpusPerTres", "MemPerTres",
-         "NtasksPerTRES", "Container", "ContainerID", "OOMKillStep")  # fmt: skip
+_TAIL = (
+    "Command",
+    "WorkDir",
+    "AdminComment",
+    "Comment",
+    "StdErr",
+    "StdIn",
+    "StdOut",
+    "Power",
+    "TresPerNode",
+    "TresPerTask",
+    "MailUser",
+    "MailType",
+    "CpusPerTres",
+    "MemPerTres",
+    "NtasksPerTRES",
+    "Container",
+    "ContainerID",
+    "OOMKillStep",
+)
 _FREE_TEXT = {"JobName": ("UserId",)} | {
-    key: _TAIL[i + 1 :] for i, key in enumerate(_TAIL[:7])  # Command .. StdOut
+    key: _TAIL[i + 1 :]
+    for i, key in enumerate(_TAIL[:7])  # Command .. StdOut
 }
 _KEY = r"[A-Za-z][\w/:]*"
 _PAIR = re.compile(r"(?:^|\s)(" + _KEY + r")=(.*?)(?=\s+" + _KEY + r"=|$)")

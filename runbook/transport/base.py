@@ -71,9 +71,17 @@ class CappedBuffer:
         return b"".join(self._parts).decode("utf-8", errors="replace")
 
 
-def captured(host: str, argv, code: int, out: CappedBuffer, err: CappedBuffer,
-             duration_s: float) -> CommandResult:  # fmt: skip
+def captured(
+    host: str, argv, code: int, out: CappedBuffer, err: CappedBuffer, duration_s: float
+) -> CommandResult:
     """The result of a command whose streams were read into capped buffers."""
-    return CommandResult(host=host, argv=tuple(argv), exit_code=code, stdout=out.text(),
-                         stderr=err.text(), duration_s=duration_s, stdout_dropped=out.dropped,
-                         stderr_dropped=err.dropped)  # fmt: skip
+    return CommandResult(
+        host=host,
+        argv=tuple(argv),
+        exit_code=code,
+        stdout=out.text(),
+        stderr=err.text(),
+        duration_s=duration_s,
+        stdout_dropped=out.dropped,
+        stderr_dropped=err.dropped,
+    )

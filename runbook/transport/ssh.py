@@ -85,17 +85,18 @@ def read_ssh_config(path: str) -> paramiko.SSHConfig | None:
     except (OSError, UnicodeDecodeError) as e:
         raise TransportError(
             f"cannot read the SSH client config {path}: {getattr(e, 'strerror', None) or e}",
-            hint="fix its permissions, or set [ssh] config_file = \"\" to ignore it",
+            hint='fix its permissions, or set [ssh] config_file = "" to ignore it',
         ) from None
     except Exception as e:  # paramiko raises ConfigParseError and ValueError for bad lines
         raise TransportError(
             f"the SSH client config {path} cannot be parsed: {e}",
-            hint="`ssh -G HOST` shows how OpenSSH reads it; or set [ssh] config_file = \"\"",
+            hint='`ssh -G HOST` shows how OpenSSH reads it; or set [ssh] config_file = ""',
         ) from None
 
 
-def resolve_endpoint(host: str, s: SshSettings, config: paramiko.SSHConfig | None,
-                     _depth: int = 0) -> Endpoint:  # fmt: skip
+def resolve_endpoint(
+    host: str, s: SshSettings, config: paramiko.SSHConfig | None, _depth: int = 0
+) -> Endpoint:
     """Where and as whom to connect to `host`. Precedence per value: what the site set on purpose
     ([ssh] user, port, identity_file, proxy_jump, addresses) > ssh_config's Host block (HostName,
     User, Port, IdentityFile, ProxyJump) > runbook's defaults. A pure function of its inputs."""
@@ -198,8 +199,14 @@ def _changed_key(host: str, got: paramiko.PKey, expected, known_hosts: str) -> H
 class SshTransport:
     """One connection to one host, opened on first use and reused for every command."""
 
-    def __init__(self, host: str, settings: SshSettings, *, clock=time.monotonic,
-                 ssh_config: paramiko.SSHConfig | None = None):  # fmt: skip
+    def __init__(
+        self,
+        host: str,
+        settings: SshSettings,
+        *,
+        clock=time.monotonic,
+        ssh_config: paramiko.SSHConfig | None = None,
+    ):
         self.host = host
         self.settings = settings
         if ssh_config is None:

@@ -24,11 +24,20 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "nvidia-smi"
 
 def scenario(node: str):
     state = Path(os.environ.get("RUNBOOK_CLUSTER_STATE", "/var/tmp/runbook-devcluster"))
-    apps = next(r for r in corpus_records("ops/nvidia_smi_apps.jsonl")
-                if r["id"] == "apps-gpud-550-h100x8-no-processes")["text"]  # fmt: skip
-    return node_health(state, node, load_site("devcluster", environ={}).probes, kernel="",
-                       ecc=(DATA / "gpud-535.161.08-h100x8-first2.q.txt").read_text(), apps=apps,
-                       source="healthy: tests/data/nvidia-smi (gpud), corpus apps-gpud-550")  # fmt: skip
+    apps = next(
+        r
+        for r in corpus_records("ops/nvidia_smi_apps.jsonl")
+        if r["id"] == "apps-gpud-550-h100x8-no-processes"
+    )["text"]
+    return node_health(
+        state,
+        node,
+        load_site("devcluster", environ={}).probes,
+        kernel="",
+        ecc=(DATA / "gpud-535.161.08-h100x8-first2.q.txt").read_text(),
+        apps=apps,
+        source="healthy: tests/data/nvidia-smi (gpud), corpus apps-gpud-550",
+    )
 
 
 def main(argv: list[str]) -> int:

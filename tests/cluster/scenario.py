@@ -59,8 +59,9 @@ def calls(state_dir: Path, node: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def node_health(state_dir: Path, node: str, probes, *, kernel: str, ecc: str, apps: str,
-                source: str) -> Scenario:  # fmt: skip
+def node_health(
+    state_dir: Path, node: str, probes, *, kernel: str, ecc: str, apps: str, source: str
+) -> Scenario:
     """A node whose kernel log, `nvidia-smi -q -d ROW_REMAPPER,ECC` and process listing replay
     the given recorded outputs, for exactly the invocations runbook's probe makes (the site's
     [probes] section)."""

@@ -30,12 +30,17 @@ def oldest_python() -> str:
     """The oldest supported interpreter on this machine: python3.10 (PATH or pyenv)."""
     want = f"python{OLDEST[0]}.{OLDEST[1]}"
     pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
-    candidates = [str(p / "bin" / "python3")
-                  for p in sorted(pyenv_root.glob(f"{OLDEST[0]}.{OLDEST[1]}.*"), reverse=True)]
+    candidates = [
+        str(p / "bin" / "python3")
+        for p in sorted(pyenv_root.glob(f"{OLDEST[0]}.{OLDEST[1]}.*"), reverse=True)
+    ]
     candidates += [c for c in (shutil.which(want),) if c]  # a pyenv shim may not run: try it
     for cand in candidates:
-        ok = subprocess.run([cand, "-c", "import sys, venv; print(sys.version_info[:2])"],
-                            capture_output=True, text=True)  # fmt: skip
+        ok = subprocess.run(
+            [cand, "-c", "import sys, venv; print(sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+        )
         if ok.returncode == 0 and ok.stdout.strip() == str(OLDEST):
             return cand
     if os.environ.get("CI"):
@@ -44,10 +49,13 @@ def oldest_python() -> str:
 
 
 def run(argv, cwd, env=None, check=True, timeout=600, stdin=None):
-    r = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                       input=stdin)  # fmt: skip
+    r = subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, input=stdin
+    )
     if check and r.returncode != 0:
-        raise AssertionError(f"{argv} exited {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}")
+        raise AssertionError(
+            f"{argv} exited {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}"
+        )
     return r
 
 
@@ -63,8 +71,9 @@ def installed(tmp_path_factory):
     venv = root / "venv"
     run([oldest_python(), "-m", "venv", str(venv)], cwd=root)
     py = venv / "bin" / "python"
-    run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)],
-        cwd=root)  # fmt: skip
+    run(
+        [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)], cwd=root
+    )
     work = root / "work"
     work.mkdir()
     return venv / "bin" / "runbook", py, work, dist
@@ -79,11 +88,16 @@ def clean_env(work: Path) -> dict[str, str]:
 def test_wheel_and_sdist_carry_the_package_data(installed):
     _, _, _, dist = installed
     names = zipfile.ZipFile(next(dist.glob("*.whl"))).namelist()
-    for needed in ("runbook/playbooks/oom.yaml", "runbook/playbooks/xid_catalog.yaml",
-                   "runbook/templates/report.md.j2", "runbook/templates/report.html.j2",
-                   "runbook/site_config/example.toml"):  # fmt: skip
+    for needed in (
+        "runbook/playbooks/oom.yaml",
+        "runbook/playbooks/xid_catalog.yaml",
+        "runbook/templates/report.md.j2",
+        "runbook/templates/report.html.j2",
+        "runbook/site_config/example.toml",
+    ):
         assert needed in names, f"{needed} missing from the wheel"
-    sdist = tarfile.open(next(dist.glob("*.tar.gz"))).getnames()
+    with tarfile.open(next(dist.glob("*.tar.gz"))) as tar:
+        sdist = tar.getnames()
     assert any(n.endswith("runbook/playbooks/oom.yaml") for n in sdist)
 
 
@@ -102,8 +116,12 @@ def test_diagnose_on_the_bundled_example_from_outside_the_checkout(installed):
     r = run([str(exe), "diagnose", "--log", str(log), "--json"], cwd=work, env=clean_env(work))
     doc = json.loads(r.stdout)
     assert doc["verdict"] not in ("unknown", "not_oom") and doc["first_failure"]["ranks"] == [3]
-    piped = run([str(exe), "diagnose", "--log", "-", "--json"], cwd=work, env=clean_env(work),
-                stdin=log.read_text())  # fmt: skip
+    piped = run(
+        [str(exe), "diagnose", "--log", "-", "--json"],
+        cwd=work,
+        env=clean_env(work),
+        stdin=log.read_text(),
+    )
     assert json.loads(piped.stdout)["verdict"] == doc["verdict"]
 
 
@@ -113,8 +131,9 @@ def test_config_init_then_show_from_the_user_config_folder(installed):
     r = run([str(exe), "config", "init", "lab"], cwd=work, env=env)
     made = work / ".config" / "runbook" / "sites" / "lab.toml"
     assert made.is_file() and str(made) in r.stdout
-    shown = json.loads(run([str(exe), "--site", "lab", "config", "show", "--json"], cwd=work,
-                           env=env).stdout)  # fmt: skip
+    shown = json.loads(
+        run([str(exe), "--site", "lab", "config", "show", "--json"], cwd=work, env=env).stdout
+    )
     assert shown["settings"] == str(made)
     assert shown["values"]["site.name"] == {"value": "lab", "origin": f"file {made}"}
     assert shown["values"]["ssh.port"]["origin"] == f"file {made}"  # the starter names every key
@@ -122,8 +141,12 @@ def test_config_init_then_show_from_the_user_config_folder(installed):
     bad.write_text("[ssh\n")
     r = run([str(exe), "--config", str(bad), "config", "show"], cwd=work, env=env, check=False)
     assert r.returncode == 2 and str(bad) in r.stderr and "Traceback" not in r.stderr
-    r = run([str(exe), "--config", str(work / "nope.toml"), "config", "show"], cwd=work, env=env,
-            check=False)  # fmt: skip
+    r = run(
+        [str(exe), "--config", str(work / "nope.toml"), "config", "show"],
+        cwd=work,
+        env=env,
+        check=False,
+    )
     assert r.returncode == 2 and "nope.toml does not exist" in r.stderr
 
 

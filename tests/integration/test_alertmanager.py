@@ -28,9 +28,12 @@ def alertmanager_to_hook(request, cluster):
         pytest.skip("prometheus-alertmanager not installed (scripts/test installs it)")
     hook_port, am_port = free_port(), free_port()
     env = {**os.environ, "RUNBOOK_HOOK_TOKEN": TOKEN, **getattr(request, "param", {})}
-    hook = subprocess.Popen(["runbook", "--site", "devcluster", "hook", "serve", "--port",
-                             str(hook_port)], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
+    hook = subprocess.Popen(
+        ["runbook", "--site", "devcluster", "hook", "serve", "--port", str(hook_port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     work = tempfile.mkdtemp(prefix="am-")
     cfg = os.path.join(work, "alertmanager.yml")
     with open(cfg, "w") as f:
@@ -78,13 +81,27 @@ receivers:
 def test_alertmanager_alert_runs_the_incident(alertmanager_to_hook, cluster):
     job, s = _wedged(cluster, "amjob")
     try:
-        r = subprocess.run(["amtool", "alert", "add", "SlurmJobOOM", f"slurm_job_id={job}",
-                            "severity=page", "--annotation=summary=CUDA OOM on a Slurm job",
-                            f"--alertmanager.url={alertmanager_to_hook}"],
-                           capture_output=True, text=True, timeout=30)  # fmt: skip
+        r = subprocess.run(
+            [
+                "amtool",
+                "alert",
+                "add",
+                "SlurmJobOOM",
+                f"slurm_job_id={job}",
+                "severity=page",
+                "--annotation=summary=CUDA OOM on a Slurm job",
+                f"--alertmanager.url={alertmanager_to_hook}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert r.returncode == 0, r.stderr
-        row = wait_until(lambda: (i := _incident_of(job)) and i["status"] != "running" and i,
-                         180, "the incident Alertmanager's webhook started")  # fmt: skip
+        row = wait_until(
+            lambda: (i := _incident_of(job)) and i["status"] != "running" and i,
+            180,
+            "the incident Alertmanager's webhook started",
+        )
         assert row["source"] == "hook" and row["verdict"] == "fragmentation"
         with open(os.path.join(row["folder"], "report.json")) as fh:
             report = json.load(fh)
@@ -103,9 +120,11 @@ def _freeze(cluster, daemons: list[str], sig: int) -> None:
 
 
 # Short Slurm timeouts and retries for the hook under test, so the outage is seconds long.
-@pytest.mark.parametrize("alertmanager_to_hook", [{"RUNBOOK_SLURM_COMMAND_TIMEOUT_S": "3",
-                                                   "RUNBOOK_HOOK_RETRY_MAX_S": "4"}],
-                         indirect=True)  # fmt: skip
+@pytest.mark.parametrize(
+    "alertmanager_to_hook",
+    [{"RUNBOOK_SLURM_COMMAND_TIMEOUT_S": "3", "RUNBOOK_HOOK_RETRY_MAX_S": "4"}],
+    indirect=True,
+)
 def test_slurm_unreachable_for_a_while_then_one_incident(alertmanager_to_hook, cluster):
     """Slurm stalls (slurmctld and slurmdbd stopped) while Alertmanager delivers: the delivery is
     queued (202), the worker's lookups fail and are retried with backoff, and once Slurm answers
@@ -121,9 +140,19 @@ def test_slurm_unreachable_for_a_while_then_one_incident(alertmanager_to_hook, c
     try:
         _freeze(cluster, daemons, signal.SIGSTOP)
         try:
-            r = subprocess.run(["amtool", "alert", "add", "SlurmJobOOM", f"slurm_job_id={job}",
-                                f"--alertmanager.url={alertmanager_to_hook}"],
-                               capture_output=True, text=True, timeout=30)  # fmt: skip
+            r = subprocess.run(
+                [
+                    "amtool",
+                    "alert",
+                    "add",
+                    "SlurmJobOOM",
+                    f"slurm_job_id={job}",
+                    f"--alertmanager.url={alertmanager_to_hook}",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
             assert r.returncode == 0, r.stderr
             conn = state.site_db(load_site("devcluster", environ={}))
 
@@ -136,16 +165,31 @@ def test_slurm_unreachable_for_a_while_then_one_incident(alertmanager_to_hook, c
         finally:
             _freeze(cluster, daemons, signal.SIGCONT)
             # Both back before anything else runs: the controller answers and accounting too.
-            wait_until(lambda: subprocess.run(["scontrol", "ping"], capture_output=True)
-                       .returncode == 0, 60, "slurmctld to answer again")  # fmt: skip
-            wait_until(lambda: subprocess.run(["sacct", "-n", "-X", "-j", job],
-                                              capture_output=True).returncode == 0, 60,
-                       "slurmdbd to answer again")  # fmt: skip
-        row = wait_until(lambda: (i := _incident_of(job)) and i["status"] != "running" and i,
-                         180, "the incident once Slurm answers again")  # fmt: skip
+            wait_until(
+                lambda: subprocess.run(["scontrol", "ping"], capture_output=True).returncode == 0,
+                60,
+                "slurmctld to answer again",
+            )
+            wait_until(
+                lambda: (
+                    subprocess.run(["sacct", "-n", "-X", "-j", job], capture_output=True).returncode
+                    == 0
+                ),
+                60,
+                "slurmdbd to answer again",
+            )
+        row = wait_until(
+            lambda: (i := _incident_of(job)) and i["status"] != "running" and i,
+            180,
+            "the incident once Slurm answers again",
+        )
         assert row["verdict"] == "fragmentation"
-        deliveries = [dict(d) for d in conn.execute(
-            "SELECT status, attempts FROM deliveries WHERE job_id = ?", (job,))]  # fmt: skip
+        deliveries = [
+            dict(d)
+            for d in conn.execute(
+                "SELECT status, attempts FROM deliveries WHERE job_id = ?", (job,)
+            )
+        ]
         assert len(deliveries) == 1 and deliveries[0]["status"] == "done"
         assert deliveries[0]["attempts"] >= 2
         assert _ledger(job) == [("cancel", "applied"), ("submit", "applied")]

@@ -34,8 +34,12 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def hook(cluster):
     port = free_port()
-    env = {**os.environ, "RUNBOOK_HOOK_SECRET": SECRET, "RUNBOOK_HOOK_TOKEN": "tok-123",
-           "RUNBOOK_HOOK_MAX_BODY_BYTES": "65536"}  # fmt: skip
+    env = {
+        **os.environ,
+        "RUNBOOK_HOOK_SECRET": SECRET,
+        "RUNBOOK_HOOK_TOKEN": "tok-123",
+        "RUNBOOK_HOOK_MAX_BODY_BYTES": "65536",
+    }
     proc = subprocess.Popen(
         ["runbook", "--site", "devcluster", "hook", "serve", "--port", str(port)],
         env=env,
@@ -82,10 +86,13 @@ def test_bad_requests_get_4xx_with_a_reason(hook):
     assert post(hook, body, {"Authorization": "Bearer wrong"})[0] == 403
     assert post(hook, b"{not json", signed(b"{not json"))[0] == 400
     # Bodies of the wrong shape: a 400 that names the field, never a 500 with an exception.
-    for bad in (b'{"alerts": ["x"]}', b'{"alerts": [{"labels": ["a"]}]}',
-                b'{"event": {"event_type": "incident.triggered", "data": [1]}}',
-                b"[" * 20_000 + b"]" * 20_000,
-                b'{"job_id": ' + b"9" * 5000 + b"}"):  # fmt: skip
+    for bad in (
+        b'{"alerts": ["x"]}',
+        b'{"alerts": [{"labels": ["a"]}]}',
+        b'{"event": {"event_type": "incident.triggered", "data": [1]}}',
+        b"[" * 20_000 + b"]" * 20_000,
+        b'{"job_id": ' + b"9" * 5000 + b"}",
+    ):
         code, doc = post(hook, bad, signed(bad))
         assert code == 400 and doc["error"].startswith("webhook body"), (bad[:40], code, doc)
     big = b'{"job_id": "1", "pad": "' + b"x" * 70000 + b'"}'
@@ -99,11 +106,21 @@ def test_bad_requests_get_4xx_with_a_reason(hook):
     got = doc["accepted"][0]
     assert code == 202 and got["incident"].endswith(f"-{unknown}")  # a new incident of that job
     assert {k: got[k] for k in ("job_id", "duplicate", "already_handled")} == {
-        "job_id": unknown, "duplicate": False, "already_handled": False}
+        "job_id": unknown,
+        "duplicate": False,
+        "already_handled": False,
+    }
     site = load_site("devcluster", environ={})
-    wait_until(lambda: state.site_db(site).execute(
-        "SELECT status FROM deliveries WHERE job_id = ?", (unknown,)
-    ).fetchone()[0] == "rejected", 60, "the unknown job's delivery to be rejected")  # fmt: skip
+    wait_until(
+        lambda: (
+            state.site_db(site)
+            .execute("SELECT status FROM deliveries WHERE job_id = ?", (unknown,))
+            .fetchone()[0]
+            == "rejected"
+        ),
+        60,
+        "the unknown job's delivery to be rejected",
+    )
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(hook, timeout=5)
     assert e.value.code == 405
@@ -133,14 +150,19 @@ def _wedged(cluster, name: str) -> tuple[str, Scenario]:
 def _ledger(job: str) -> list[tuple]:
     site = load_site("devcluster", environ={})
     conn = state.open_db(site.path(site.state.dir) / "runbook.db")
-    return [tuple(r) for r in conn.execute(
-        "SELECT kind, status FROM ledger WHERE key IN (?, ?) ORDER BY seq",
-        (f"cancel:{job}", f"submit:{job}:expandable_segments"))]  # fmt: skip
+    return [
+        tuple(r)
+        for r in conn.execute(
+            "SELECT kind, status FROM ledger WHERE key IN (?, ?) ORDER BY seq",
+            (f"cancel:{job}", f"submit:{job}:expandable_segments"),
+        )
+    ]
 
 
 def _incident_of(job: str) -> dict | None:
-    out = subprocess.run(["runbook", "--site", "devcluster", "incidents", "--json"],
-                         capture_output=True, text=True).stdout  # fmt: skip
+    out = subprocess.run(
+        ["runbook", "--site", "devcluster", "incidents", "--json"], capture_output=True, text=True
+    ).stdout
     return next((r for r in json.loads(out) if r["job_id"] == job), None)
 
 
@@ -155,8 +177,11 @@ def test_wedged_job_handled_in_the_background_and_duplicates_answered_alike(hook
         code2, doc2 = post(hook, body, signed(body))
         assert code2 == 202 and doc2["accepted"][0]["incident"] == incident
         assert doc2["accepted"][0]["duplicate"] is True
-        row = wait_until(lambda: (r := _incident_of(job)) and r["status"] != "running" and r, 120,
-                         "the hook's incident to finish")  # fmt: skip
+        row = wait_until(
+            lambda: (r := _incident_of(job)) and r["status"] != "running" and r,
+            120,
+            "the hook's incident to finish",
+        )
         assert row["id"] == incident and row["verdict"] == "fragmentation"
         assert _ledger(job) == [("cancel", "applied"), ("submit", "applied")]
         s.wait_done(row["new_job_id"])
@@ -168,15 +193,26 @@ def test_hook_and_sweep_at_the_same_moment_one_incident_one_scancel_one_resubmit
     job, s = _wedged(cluster, "racejob")
     try:
         body = json.dumps({"job_id": job}).encode()
-        sweep = subprocess.Popen(["runbook", "--site", "devcluster", "sweep", "--since", "1h",
-                                  "--json"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+        sweep = subprocess.Popen(
+            ["runbook", "--site", "devcluster", "sweep", "--since", "1h", "--json"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         code, doc = post(hook, body, signed(body))
         sweep_out = json.loads(sweep.communicate(timeout=300)[0])
         assert code == 202
         wait_until(lambda: (r := _incident_of(job)) and r["status"] != "running", 120, "incident")
-        incidents = [r for r in json.loads(subprocess.run(
-            ["runbook", "--site", "devcluster", "incidents", "--json"], capture_output=True,
-            text=True).stdout) if r["job_id"] == job]  # fmt: skip
+        incidents = [
+            r
+            for r in json.loads(
+                subprocess.run(
+                    ["runbook", "--site", "devcluster", "incidents", "--json"],
+                    capture_output=True,
+                    text=True,
+                ).stdout
+            )
+            if r["job_id"] == job
+        ]
         assert len(incidents) == 1, incidents
         assert _ledger(job) == [("cancel", "applied"), ("submit", "applied")]
         children = [
@@ -184,8 +220,11 @@ def test_hook_and_sweep_at_the_same_moment_one_incident_one_scancel_one_resubmit
             for ln in sh("sacct", "-X", "-n", "-P", "-a", "-o", "JobID,Comment").splitlines()
             if f"parent={job}," in ln
         ]
-        squeued = [ln for ln in sh("squeue", "-h", "-t", "all", "-o", "%i|%k").splitlines()
-                   if f"parent={job}," in ln]  # fmt: skip
+        squeued = [
+            ln
+            for ln in sh("squeue", "-h", "-t", "all", "-o", "%i|%k").splitlines()
+            if f"parent={job}," in ln
+        ]
         assert len({ln.split("|")[0] for ln in children + squeued}) == 1
         lines = [ln for ln in sweep_out["jobs"] if ln["job_id"] == job]
         assert len(lines) <= 1  # the sweep either saw it handled, or handled it itself

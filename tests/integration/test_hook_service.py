@@ -25,9 +25,13 @@ AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
 
 
 def start(port: int, *args: str, env: dict | None = None) -> subprocess.Popen:
-    proc = subprocess.Popen(["runbook", *args, "hook", "serve", "--port", str(port)],
-                            env={**os.environ, "RUNBOOK_HOOK_TOKEN": TOKEN, **(env or {})},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        ["runbook", *args, "hook", "serve", "--port", str(port)],
+        env={**os.environ, "RUNBOOK_HOOK_TOKEN": TOKEN, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}"
 
     def up():
@@ -71,8 +75,11 @@ def test_kill_9_right_after_the_202_loses_nothing_and_does_nothing_twice(cluster
         (row,) = _deliveries(job)
         assert row["incident"] == incident and row["status"] in ("queued", "running")
         proc = start(port, "--site", "devcluster")
-        inc = wait_until(lambda: (r := _incident_of(job)) and r["status"] != "running" and r,
-                         180, "the queued incident to finish after the restart")  # fmt: skip
+        inc = wait_until(
+            lambda: (r := _incident_of(job)) and r["status"] != "running" and r,
+            180,
+            "the queued incident to finish after the restart",
+        )
         assert inc["id"] == incident and inc["verdict"] == "fragmentation"
         assert _ledger(job) == [("cancel", "applied"), ("submit", "applied")]
         assert [d["status"] for d in _deliveries(job)] == ["done"]
@@ -95,7 +102,7 @@ def test_slow_clients_do_not_lock_others_out_and_health_and_metrics_answer(clust
         # connection limit (100), which would leave everyone else waiting for the timeout.
         for _ in range(150):
             c = socket.create_connection(("127.0.0.1", port), timeout=5)
-            c.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"job")
+            c.sendall(b'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"job')
             slow.append(c)
         t0 = time.monotonic()
         code, doc = post(f"{url}/", b'{"job_id": "4242424"}', AUTH)
@@ -113,8 +120,11 @@ def test_slow_clients_do_not_lock_others_out_and_health_and_metrics_answer(clust
         print(f"3 requests answered in {answered_in:.2f}s with 150 slow connections open")
         # The worker asked the real Slurm about 4242424, which it does not know: rejected.
         conn = state.open_db(tmp_path / "state" / "runbook.db")
-        wait_until(lambda: conn.execute("SELECT status FROM deliveries").fetchone()[0]
-                   == "rejected", 60, "the unknown job's delivery to be rejected")  # fmt: skip
+        wait_until(
+            lambda: conn.execute("SELECT status FROM deliveries").fetchone()[0] == "rejected",
+            60,
+            "the unknown job's delivery to be rejected",
+        )
     finally:
         for c in slow:
             c.close()

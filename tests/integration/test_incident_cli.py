@@ -13,8 +13,9 @@ pytestmark = pytest.mark.integration
 
 
 def runbook(*args):
-    r = subprocess.run(["runbook", "--site", "devcluster", *args], capture_output=True, text=True,
-                       timeout=120)  # fmt: skip
+    r = subprocess.run(
+        ["runbook", "--site", "devcluster", *args], capture_output=True, text=True, timeout=120
+    )
     return r.returncode, r.stdout, r.stderr
 
 

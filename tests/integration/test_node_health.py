@@ -30,18 +30,23 @@ def two_nodes(cluster):
     state = Path(cluster["RUNBOOK_CLUSTER_STATE"])
     site = load_site("devcluster", environ={})
     sick = node_health(
-        state, "gpu-01", site.probes,
+        state,
+        "gpu-01",
+        site.probes,
         kernel=record("ops/xid_dmesg.jsonl", "xid-akash-209-79-dmesgT"),
         ecc=record("ops/nvidia_smi_remap_ecc.jsonl", "remap-gpud-80-uncorrectable-pending"),
         apps=record("ops/nvidia_smi_apps.jsonl", "apps-nvitop-152-table-gi-ci-mixed-types"),
         source="corpus: xid-akash-209, remap-gpud-80, apps-nvitop-152",
-    )  # fmt: skip
+    )
     healthy = node_health(
-        state, "gpu-02", site.probes, kernel="",
+        state,
+        "gpu-02",
+        site.probes,
+        kernel="",
         ecc=(DATA / "gpud-535.161.08-h100x8-first2.q.txt").read_text(),
         apps=record("ops/nvidia_smi_apps.jsonl", "apps-gpud-550-h100x8-no-processes"),
         source="tests/data/nvidia-smi (gpud testdata), corpus apps-gpud-550",
-    )  # fmt: skip
+    )
     sick.write()
     healthy.write()
     yield site, state
@@ -63,8 +68,12 @@ def test_probe_two_nodes_one_exec_each(two_nodes):
     reasons = sick.gpu_fault_reasons()
     assert any("Xid 79" in r for r in reasons) and any("row remap pending" in r for r in reasons)
     assert ok.gpu_fault_reasons() == [] and ok.apps == [] and ok.kernel.events == []
-    assert ok.memory.row_remap() == {"pending": False, "failure": False, "correctable": 0,
-                                     "uncorrectable": 0}  # fmt: skip
+    assert ok.memory.row_remap() == {
+        "pending": False,
+        "failure": False,
+        "correctable": 0,
+        "uncorrectable": 0,
+    }
     # No job 999999 on the node: that part is unavailable, in Slurm's words; the rest stands.
     assert "job_pids" in sick.unavailable
     # Every stand-in call was one the scenario expected.
@@ -94,9 +103,11 @@ def test_missing_tool_marks_that_part_unavailable(two_nodes):
 def test_unreachable_node_is_an_error_in_the_evidence_bounded_in_time(two_nodes):
     site, _ = two_nodes
     settings = dataclasses.replace(
-        SshSettings.from_site(site), connect_timeout_s=1.0, connect_retries=1,
+        SshSettings.from_site(site),
+        connect_timeout_s=1.0,
+        connect_retries=1,
         addresses=(("gpu-01", "198.18.0.11"), ("gpu-09", "198.18.0.99")),
-    )  # fmt: skip
+    )
     start = time.monotonic()
     with SshHosts(settings) as hosts:
         health = probe_nodes(hosts, ["gpu-09", "gpu-01"], "1", site.probes, since=None)

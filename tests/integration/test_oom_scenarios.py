@@ -27,14 +27,30 @@ pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO / "examples" / "train_oom" / "train.sbatch.j2"
 DATA = REPO / "tests" / "data" / "nvidia-smi"
-BASE = dict(nodes=2, ranks_per_node=2, mem_mib=400, steps=10, micro_batch=8, grad_accum=2,
-            card_mib=81559, param_mib=20000, act_mib_per_sample=2000, ckpt_every=4,
-            long_step=6, long_factor=1.0)  # fmt: skip
+BASE = dict(
+    nodes=2,
+    ranks_per_node=2,
+    mem_mib=400,
+    steps=10,
+    micro_batch=8,
+    grad_accum=2,
+    card_mib=81559,
+    param_mib=20000,
+    act_mib_per_sample=2000,
+    ckpt_every=4,
+    long_step=6,
+    long_factor=1.0,
+)
 
 
 def runbook(*args: str, check_json: bool = True) -> tuple[int, dict | str]:
-    r = subprocess.run(["runbook", "--site", "devcluster", *args], capture_output=True, text=True,
-                       timeout=300, env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
+    r = subprocess.run(
+        ["runbook", "--site", "devcluster", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     if not check_json:
         return r.returncode, r.stdout + r.stderr
     try:
@@ -78,8 +94,13 @@ class Scenario:
         self.cleanups.append(sc.clear)
 
     def submit(self, *sbatch_args: str) -> str:
-        args = ["submit", str(TEMPLATE), "--sbatch-arg=--nodelist=gpu-[01-02]", "--json",
-                *(f"--sbatch-arg={a}" for a in sbatch_args)]  # fmt: skip
+        args = [
+            "submit",
+            str(TEMPLATE),
+            "--sbatch-arg=--nodelist=gpu-[01-02]",
+            "--json",
+            *(f"--sbatch-arg={a}" for a in sbatch_args),
+        ]
         for k, v in self.vars.items():
             args.append(f"--var={k}={v}")
         code, out = runbook(*args)
@@ -92,8 +113,11 @@ class Scenario:
         )
 
     def wait_done(self, job: str) -> str:
-        row = wait_until(lambda: (r := sacct_row(job)) and r["state"] not in
-                         ("PENDING", "RUNNING", "") and r, 180, f"job {job} to end")  # fmt: skip
+        row = wait_until(
+            lambda: (r := sacct_row(job)) and r["state"] not in ("PENDING", "RUNNING", "") and r,
+            180,
+            f"job {job} to end",
+        )
         log = log_of(self.workdir, job)
         assert row["state"] == "COMPLETED", f"rerun {job} ended {row}:\n{log[-3000:]}"
         return log
@@ -204,12 +228,20 @@ def test_true_oom_halves_micro_batch_then_the_next_rung(scenario):
 def test_gpu_fault_drains_and_resubmits_unchanged_elsewhere(scenario):
     s = scenario("fault")
     s.fake_gpu("gpu-02", {"card_mib": 50000})
-    s.health("gpu-02",
-             kernel="",
-             ecc=next(r["text"] for r in corpus_records("ops/nvidia_smi_remap_ecc.jsonl")
-                      if r["id"] == "remap-gpud-80-uncorrectable-pending"),
-             apps=next(r["text"] for r in corpus_records("ops/nvidia_smi_apps.jsonl")
-                       if r["id"] == "apps-gpud-550-h100x8-no-processes"))  # fmt: skip
+    s.health(
+        "gpu-02",
+        kernel="",
+        ecc=next(
+            r["text"]
+            for r in corpus_records("ops/nvidia_smi_remap_ecc.jsonl")
+            if r["id"] == "remap-gpud-80-uncorrectable-pending"
+        ),
+        apps=next(
+            r["text"]
+            for r in corpus_records("ops/nvidia_smi_apps.jsonl")
+            if r["id"] == "apps-gpud-550-h100x8-no-processes"
+        ),
+    )
     try:
         job = s.submit()
         s.wait_failure(job, "Tried to allocate")
@@ -221,8 +253,11 @@ def test_gpu_fault_drains_and_resubmits_unchanged_elsewhere(scenario):
         reason = sh("sinfo", "-R", "-h", "-n", "gpu-02", "-o", "%E").strip()
         assert "gpu_fault" in reason and "row remap pending" in reason
         report = json.loads((Path(out["folder"]) / "report.json").read_text())
-        added = [ln for ln in report["plan"]["diff"].splitlines()
-                 if ln.startswith("+") and not ln.startswith("+++")]  # fmt: skip
+        added = [
+            ln
+            for ln in report["plan"]["diff"].splitlines()
+            if ln.startswith("+") and not ln.startswith("+++")
+        ]
         # Resubmitted unchanged: only the resume path (and its record in the header) differ.
         assert all("resume_from" in ln or "RUNBOOK_RESUME_FROM" in ln for ln in added), added
         submit = next(a for a in out["actions"] if a["kind"] == "submit")
@@ -237,9 +272,12 @@ def test_gpu_fault_drains_and_resubmits_unchanged_elsewhere(scenario):
 def test_co_tenant_excludes_the_node_and_reports_the_pids(scenario):
     s = scenario("cotenant", param_mib=30000, act_mib_per_sample=2500)
     s.fake_gpu("gpu-02", {"co_tenants": [[297866, 13594]], "gpu": 1, "from_step": 6})
-    s.health("gpu-02", kernel="",
-             ecc=(DATA / "gpud-535.161.08-h100x8-first2.q.txt").read_text(),
-             apps=(DATA / "a800x8-580.95.05-processes.txt").read_text())  # fmt: skip
+    s.health(
+        "gpu-02",
+        kernel="",
+        ecc=(DATA / "gpud-535.161.08-h100x8-first2.q.txt").read_text(),
+        apps=(DATA / "a800x8-580.95.05-processes.txt").read_text(),
+    )
     job = s.submit()
     s.wait_failure(job, "Tried to allocate")
     assert dry_run_changes_nothing(job)["verdict"] == "co_tenant"
@@ -260,8 +298,11 @@ def test_host_ram_oom_raises_mem(scenario):
     )  # the long batches fit the GPU; only host RAM is short
     job = s.submit()
     # The SIGKILLed rank's peers notice its dead sockets and fail; the job ends by itself.
-    wait_until(lambda: (r := sacct_row(job)) and r["state"] not in ("PENDING", "RUNNING", ""),
-               120, "the job to end after the SIGKILL")  # fmt: skip
+    wait_until(
+        lambda: (r := sacct_row(job)) and r["state"] not in ("PENDING", "RUNNING", ""),
+        120,
+        "the job to end after the SIGKILL",
+    )
     assert dry_run_changes_nothing(job)["verdict"] == "host_oom"
     out = act(job)
     assert out["verdict"] == "host_oom"
@@ -305,11 +346,18 @@ def test_kill_9_of_runbook_midway_shows_interrupted_and_oom_resumes_it(scenario)
     job = s.submit()
     s.wait_failure(job, "Tried to allocate")
     conn = state.site_db(load_site("devcluster", environ={}))
-    proc = subprocess.Popen(["runbook", "--site", "devcluster", "oom", job, "--yes", "--json"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    first = wait_until(lambda: conn.execute(
-        "SELECT id FROM incidents WHERE job_id = ? AND status = 'running'", (job,)).fetchone(),
-        60, "runbook's incident to start")["id"]  # fmt: skip
+    proc = subprocess.Popen(
+        ["runbook", "--site", "devcluster", "oom", job, "--yes", "--json"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    first = wait_until(
+        lambda: conn.execute(
+            "SELECT id FROM incidents WHERE job_id = ? AND status = 'running'", (job,)
+        ).fetchone(),
+        60,
+        "runbook's incident to start",
+    )["id"]
     proc.kill()
     proc.wait(30)
     code, rows = runbook("incidents", "--json")
@@ -319,11 +367,18 @@ def test_kill_9_of_runbook_midway_shows_interrupted_and_oom_resumes_it(scenario)
     assert mine[0]["id"] == first and mine[0]["status"] in ("interrupted", "complete")
     out = act(job)
     assert out["incident"] == first and out["verdict"] == "fragmentation" and out["new_job_id"]
-    keys = [r[0] for r in conn.execute(
-        "SELECT key FROM ledger WHERE status = 'applied' AND key LIKE ?", (f"%:{job}%",))]  # fmt: skip
+    keys = [
+        r[0]
+        for r in conn.execute(
+            "SELECT key FROM ledger WHERE status = 'applied' AND key LIKE ?", (f"%:{job}%",)
+        )
+    ]
     assert sorted(k.split(":")[0] for k in keys).count("submit") == 1, keys
-    children = [ln for ln in sh("squeue", "-h", "-t", "all", "-o", "%i|%k").splitlines()
-                if f"parent={job}," in ln]  # fmt: skip
+    children = [
+        ln
+        for ln in sh("squeue", "-h", "-t", "all", "-o", "%i|%k").splitlines()
+        if f"parent={job}," in ln
+    ]
     assert len(children) == 1, children
     s.wait_done(out["new_job_id"])
 
@@ -344,9 +399,14 @@ def test_per_task_logs_of_srun_output_in_a_plain_script(scenario, tmp_path):
     script.write_text(body + "\n")
     # In the debug partition: the sweep tests of the gpu partition must not find it afterwards.
     job = sh("sbatch", "--parsable", "-p", "debug", "--nodelist=gpu-[01-02]", str(script)).strip()
-    wait_until(lambda: any("Tried to allocate" in p.read_text(errors="replace")
-                           for p in s.workdir.glob(f"pertask-{job}-*.out")), 120,
-               "the OOM in a per-task file")  # fmt: skip
+    wait_until(
+        lambda: any(
+            "Tried to allocate" in p.read_text(errors="replace")
+            for p in s.workdir.glob(f"pertask-{job}-*.out")
+        ),
+        120,
+        "the OOM in a per-task file",
+    )
     assert "Tried to allocate" not in log_of(s.workdir, job)  # not in the batch log
     dry = dry_run_changes_nothing(job)
     assert dry["verdict"] == "fragmentation", dry
@@ -361,22 +421,47 @@ def test_options_on_the_sbatch_command_line_come_back_on_the_rerun(scenario, tmp
 
     s = scenario("cmdline", frag_mib_per_step=6000, long_step=1)
     text = render(str(TEMPLATE), s.vars)
-    body = "\n".join(ln for ln in text.splitlines()
-                     if not ln.startswith(("# runbook:", "#SBATCH")))  # fmt: skip
+    body = "\n".join(ln for ln in text.splitlines() if not ln.startswith(("# runbook:", "#SBATCH")))
     script = tmp_path / "job.sh"
     script.write_text(body + "\n")
-    job = sh("sbatch", "--parsable", "-N2", "--ntasks-per-node=2", "--gres=gpu:2", "--mem=400M",
-             "--time=30", "-J", "x", "-o", f"{s.workdir}/x-%j.log", f"--chdir={s.workdir}",
-             "--nodelist=gpu-[01-02]", str(script)).strip()  # fmt: skip
-    wait_until(lambda: "Tried to allocate" in (s.workdir / f"x-{job}.log").read_text(
-        errors="replace") if (s.workdir / f"x-{job}.log").exists() else False, 120,
-        "the OOM in x-JOB.log")  # fmt: skip
+    job = sh(
+        "sbatch",
+        "--parsable",
+        "-N2",
+        "--ntasks-per-node=2",
+        "--gres=gpu:2",
+        "--mem=400M",
+        "--time=30",
+        "-J",
+        "x",
+        "-o",
+        f"{s.workdir}/x-%j.log",
+        f"--chdir={s.workdir}",
+        "--nodelist=gpu-[01-02]",
+        str(script),
+    ).strip()
+    wait_until(
+        lambda: (
+            "Tried to allocate" in (s.workdir / f"x-{job}.log").read_text(errors="replace")
+            if (s.workdir / f"x-{job}.log").exists()
+            else False
+        ),
+        120,
+        "the OOM in x-JOB.log",
+    )
     out = act(job)
     assert out["verdict"] == "fragmentation" and out["new_job_id"], out
     new = out["new_job_id"]
     shown = sh("scontrol", "show", "job", new)
-    for want in ("NumNodes=2", "NumTasks=4", "gres/gpu=4", "MinMemoryNode=400M",
-                 "TimeLimit=00:30:00", "JobName=x\n", f"StdOut={s.workdir}/x-{new}.log"):
+    for want in (
+        "NumNodes=2",
+        "NumTasks=4",
+        "gres/gpu=4",
+        "MinMemoryNode=400M",
+        "TimeLimit=00:30:00",
+        "JobName=x\n",
+        f"StdOut={s.workdir}/x-{new}.log",
+    ):
         assert want in shown, (want, shown)
     report = json.loads((Path(out["folder"]) / "report.json").read_text())
     assert report["plan"]["readback"]["mismatches"] == []

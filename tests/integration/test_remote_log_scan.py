@@ -38,19 +38,35 @@ def oom_job(cluster):
         'if [ "$SLURM_PROCID" = 3 ]; then cat oom.txt >&2; exit 1; fi\n'
         "sleep 300\n"
     )
-    job = sbatch("-N2", "--ntasks-per-node=2", f"--job-name={HOSTILE_NAME}", f"--chdir={work}",
-                 "--output=%x-%j.out",
-                 "--wrap", "srun --output=%x-%j_%t.out bash rank.sh")  # fmt: skip
+    job = sbatch(
+        "-N2",
+        "--ntasks-per-node=2",
+        f"--job-name={HOSTILE_NAME}",
+        f"--chdir={work}",
+        "--output=%x-%j.out",
+        "--wrap",
+        "srun --output=%x-%j_%t.out bash rank.sh",
+    )
     rank3 = work / f"{HOSTILE_NAME}-{job}_3.out"
-    wait_until(lambda: rank3.exists() and "Tried to allocate" in rank3.read_text(), 60,
-               "rank 3's OOM message")  # fmt: skip
+    wait_until(
+        lambda: rank3.exists() and "Tried to allocate" in rank3.read_text(),
+        60,
+        "rank 3's OOM message",
+    )
     assert squeue_state(job) == "RUNNING"  # the survivors hold the allocation: the wedge
     sh("scancel", job)
     # While COMPLETING, scontrol's NodeList shrinks as nodes release, and accounting lags: wait
     # for the job to leave the queue and for sacct to hold its final row.
     wait_until(lambda: squeue_state(job) == "", 60, f"job {job} to leave the queue")
-    wait_until(lambda: (r := sacct_row(job)) and r["state"].startswith("CANCELLED")
-               and r["nodes"] == "gpu-[01-02]", 30, "final accounting row")  # fmt: skip
+    wait_until(
+        lambda: (
+            (r := sacct_row(job))
+            and r["state"].startswith("CANCELLED")
+            and r["nodes"] == "gpu-[01-02]"
+        ),
+        30,
+        "final accounting row",
+    )
     return {"job": job, "work": work}
 
 
@@ -83,8 +99,9 @@ def test_logs_pulled_filtered_over_ssh_and_first_failure_found(cluster, oom_job)
 
     report = scan_parts(
         [(e.text(), task_of(where, p)) for p, e in excerpts.items()],
-        nodes=nodes, tasks_per_node=2,
-    )  # fmt: skip
+        nodes=nodes,
+        tasks_per_node=2,
+    )
     ff = report.first_failure
     assert (ff.kind, ff.ranks, ff.node) == ("oom", [3], "gpu-02")
     oom = report.first_oom
@@ -96,8 +113,9 @@ def test_real_sacct_and_scontrol_outputs_parse(cluster, oom_job):
     fixed = slurm_text.parse(sh("sacct", "-j", job))  # default fixed width, steps included
     assert fixed.format == "sacct-fixed" and fixed.job_id == job
     assert fixed.state == "CANCELLED"
-    parsable = slurm_text.parse(sh("sacct", "-X", "-P", "-j", job, "-o",
-                                   "JobID,JobName,State,ExitCode,NodeList"))  # fmt: skip
+    parsable = slurm_text.parse(
+        sh("sacct", "-X", "-P", "-j", job, "-o", "JobID,JobName,State,ExitCode,NodeList")
+    )
     assert (parsable.job_id, parsable.state, parsable.nodes) == (
         job,
         "CANCELLED",

@@ -58,8 +58,14 @@ def workdir(cluster):
 
 
 def running_job(workdir: Path, name: str = "wedged") -> str:
-    job = sbatch("-N1", f"--job-name={name}", f"--chdir={workdir}", "--output=%x-%j.out",
-                 "--wrap", "sleep 300")  # fmt: skip
+    job = sbatch(
+        "-N1",
+        f"--job-name={name}",
+        f"--chdir={workdir}",
+        "--output=%x-%j.out",
+        "--wrap",
+        "sleep 300",
+    )
     wait_until(lambda: squeue_state(job) == "RUNNING", 30, f"job {job} RUNNING")
     return job
 
@@ -119,9 +125,14 @@ def test_two_processes_racing_on_one_job_one_acts(client, tmp_path, workdir, req
     db_path = tmp_path / "shared.db"
     state.open_db(db_path).close()
     start_at = time.time() + 1.5
-    procs = [subprocess.Popen([sys.executable, "-c", RACER, str(db_path), job, who, str(start_at)],
-                              stdout=subprocess.PIPE, text=True)
-             for who in ("hook", "sweep")]  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, str(db_path), job, who, str(start_at)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for who in ("hook", "sweep")
+    ]
     outs = sorted(p.communicate(timeout=60)[0].strip() for p in procs)
     assert outs == ["applied", "busy"], outs
     conn = state.open_db(db_path)
@@ -129,8 +140,11 @@ def test_two_processes_racing_on_one_job_one_acts(client, tmp_path, workdir, req
 
 
 def _fingerprint(workdir: Path, db_path: Path) -> tuple:
-    files = sorted((p.name, hashlib.sha256(p.read_bytes()).hexdigest())
-                   for p in workdir.iterdir() if p.is_file())  # fmt: skip
+    files = sorted(
+        (p.name, hashlib.sha256(p.read_bytes()).hexdigest())
+        for p in workdir.iterdir()
+        if p.is_file()
+    )
     return files, db_path.read_bytes() if db_path.exists() else None
 
 
@@ -152,9 +166,12 @@ def test_dry_run_changes_nothing(client, tmp_path, workdir):
         ex.run(steps.cancel(client, job)),
         ex.run(steps.drain(client, "gpu-03", "runbook test: dry run", "dry")),
         ex.run(steps.write_file(script, "#!/bin/bash\necho hi\n")),
-        ex.run(steps.submit(client, script, ["-N1"], {}, incident="dry", parent=job,
-                            rung="halve_micro_batch")),
-    ]  # fmt: skip
+        ex.run(
+            steps.submit(
+                client, script, ["-N1"], {}, incident="dry", parent=job, rung="halve_micro_batch"
+            )
+        ),
+    ]
     assert [r.status for r in results] == ["dry_run"] * 4
     assert results[0].argv == ["scancel", job]
     assert results[1].argv[:3] == ["scontrol", "update", "nodename=gpu-03"]
@@ -194,8 +211,9 @@ def test_bad_node_name_is_refused_before_slurm(client):
 def test_template_submit_patch_resubmit_both_in_sacct(client, db, workdir, tmp_path):
     tpl = tmp_path / "echo.sbatch.j2"
     tpl.write_text((DATA / "train.sbatch.j2").read_text().replace("srun python", "srun echo"))
-    v = parse_vars(["nodes=1", "ranks_per_node=1", f"workdir={workdir}", "micro_batch=8",
-                    "grad_accum=2"])  # fmt: skip
+    v = parse_vars(
+        ["nodes=1", "ranks_per_node=1", f"workdir={workdir}", "micro_batch=8", "grad_accum=2"]
+    )
     text = render(str(tpl), v)
     ex = Executor(db, incident="inc-tpl", actor="test")
     first = workdir / "job.v1.sbatch"
@@ -207,9 +225,16 @@ def test_template_submit_patch_resubmit_both_in_sacct(client, db, workdir, tmp_p
     second = workdir / "job.v2.sbatch"
     ex.run(steps.write_file(str(second), p.new))
     env = {"RUNBOOK_RESUME_FROM": str(workdir / "step_10.pt")}
-    resubmit = steps.submit(client, str(second), [f"--chdir={workdir}"], env,
-                            incident="inc-tpl", parent=parent, rung="halve_micro_batch",
-                            **SIGN)  # fmt: skip
+    resubmit = steps.submit(
+        client,
+        str(second),
+        [f"--chdir={workdir}"],
+        env,
+        incident="inc-tpl",
+        parent=parent,
+        rung="halve_micro_batch",
+        **SIGN,
+    )
     sub2 = ex.run(resubmit)
     assert sub2.status == "applied"
     child = sub2.value
@@ -219,15 +244,38 @@ def test_template_submit_patch_resubmit_both_in_sacct(client, db, workdir, tmp_p
     info = client.job(child)
     claim = lineage.read(child, info.comment, info.user, secret=KEY, runbook_user=ME)
     assert claim.trusted and {k: claim.fields[k] for k in ("incident", "parent", "rung")} == {
-        "incident": "inc-tpl", "parent": parent, "rung": "halve_micro_batch"}
+        "incident": "inc-tpl",
+        "parent": parent,
+        "rung": "halve_micro_batch",
+    }
     printed = (workdir / f"job.v2.sbatch-{child}.out").read_text()
     assert "--micro-batch-size 4 --grad-accum 4" in printed
-    again = ex.run(steps.submit(client, str(second), [], {}, incident="inc-tpl-2", parent=parent,
-                                rung="halve_micro_batch", **SIGN))  # fmt: skip
+    again = ex.run(
+        steps.submit(
+            client,
+            str(second),
+            [],
+            {},
+            incident="inc-tpl-2",
+            parent=parent,
+            rung="halve_micro_batch",
+            **SIGN,
+        )
+    )
     assert again.status == "skipped"
     fresh = Executor(state.open_db(Path(tempfile.mkdtemp()) / "f.db"), incident="x", actor="t")
-    live = fresh.run(steps.submit(client, str(second), [], {}, incident="x", parent=parent,
-                                  rung="halve_micro_batch", **SIGN))  # fmt: skip
+    live = fresh.run(
+        steps.submit(
+            client,
+            str(second),
+            [],
+            {},
+            incident="x",
+            parent=parent,
+            rung="halve_micro_batch",
+            **SIGN,
+        )
+    )
     assert live.status == "skipped" and child in live.message  # found through the signed comment
 
 
@@ -241,16 +289,28 @@ def test_a_forged_lineage_comment_does_not_stop_the_resubmission(client, tmp_pat
         f"runbook:incident=x,parent={victim},rung=halve_micro_batch",
         lineage.tag(b"another site's key", "x", victim, "halve_micro_batch"),
     ]
-    held = [sbatch("-p", "debug", "-H", f"--comment={c}", f"--chdir={workdir}", "--wrap", "true")
-            for c in forged]  # fmt: skip
+    held = [
+        sbatch("-p", "debug", "-H", f"--comment={c}", f"--chdir={workdir}", "--wrap", "true")
+        for c in forged
+    ]
     try:
         found = client.find_lineage(victim, "halve_micro_batch", datetime.now() - timedelta(1))
         assert {j for j, _, _ in found} >= set(held)  # Slurm shows them to anyone
         script = workdir / "rerun.sbatch"
         script.write_text("#!/bin/bash\ntrue\n")
         ex = Executor(state.open_db(tmp_path / "f.db"), incident="y", actor="t")
-        r = ex.run(steps.submit(client, str(script), [f"--chdir={workdir}", "-p", "debug"], {},
-                                incident="y", parent=victim, rung="halve_micro_batch", **SIGN))  # fmt: skip
+        r = ex.run(
+            steps.submit(
+                client,
+                str(script),
+                [f"--chdir={workdir}", "-p", "debug"],
+                {},
+                incident="y",
+                parent=victim,
+                rung="halve_micro_batch",
+                **SIGN,
+            )
+        )
         assert r.status == "applied" and r.value not in held
         sh("scancel", r.value, check=False)
     finally:

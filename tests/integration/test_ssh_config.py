@@ -30,8 +30,11 @@ def _site(tmp_path, cluster, ssh_config: str):
 
 
 def test_node_reached_only_through_an_ssh_config_alias(cluster, tmp_path):
-    site = _site(tmp_path, cluster, "Host gpu-02\n  HostName 198.18.0.12\n  User oncall\n"
-                                    "  IdentityFile {key}\n")  # fmt: skip
+    site = _site(
+        tmp_path,
+        cluster,
+        "Host gpu-02\n  HostName 198.18.0.12\n  User oncall\n  IdentityFile {key}\n",
+    )
     cfg = load_site(str(site), environ={})
     assert cfg.ssh.user == "" and not cfg.ssh.addresses  # nothing but ssh_config says how
     with SshHosts(SshSettings.from_site(cfg)) as hosts:
@@ -63,15 +66,18 @@ def test_without_the_alias_the_node_is_unreachable_with_a_clear_error(cluster, t
     site = _site(tmp_path, cluster, "")
     from runbook.errors import TransportError
 
-    with SshHosts(SshSettings.from_site(load_site(str(site), environ={}))) as hosts:
-        with pytest.raises(TransportError, match="gpu-02"):
-            hosts["gpu-02"].run(["hostname"])
+    with (
+        SshHosts(SshSettings.from_site(load_site(str(site), environ={}))) as hosts,
+        pytest.raises(TransportError, match="gpu-02"),
+    ):
+        hosts["gpu-02"].run(["hostname"])
 
 
 def test_config_show_names_where_each_ssh_value_came_from(cluster, tmp_path):
     site = _site(tmp_path, cluster, "")
-    r = CliRunner().invoke(cli, ["--config", str(site), "config", "show", "--json"],
-                           env={"RUNBOOK_SSH_USER": "oncall"})  # fmt: skip
+    r = CliRunner().invoke(
+        cli, ["--config", str(site), "config", "show", "--json"], env={"RUNBOOK_SSH_USER": "oncall"}
+    )
     assert r.exit_code == 0, r.output
     values = json.loads(r.output)["values"]
     assert values["ssh.user"] == {"value": "oncall", "origin": "environment RUNBOOK_SSH_USER"}

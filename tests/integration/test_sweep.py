@@ -23,11 +23,16 @@ OOMS = {r["id"]: r["text"] for r in corpus_records("oom_messages.jsonl")}
 LOGS = {r["id"]: r["text"] for r in corpus_records("ops/launcher_logs.jsonl")}
 # (recorded text, the verdict the sweep must reach)
 CASES = [
-    (OOMS["oom-125"], "fragmentation"), (OOMS["oom-016"], "fragmentation"),
+    (OOMS["oom-125"], "fragmentation"),
+    (OOMS["oom-016"], "fragmentation"),
     # oom-001: a 194.87 MiB pool on a full 23.65 GiB card, 0.8 %: thin, so true_oom (DESIGN §3)
-    (OOMS["oom-032"], "fragmentation"), (OOMS["oom-001"], "true_oom"),
-    (OOMS["oom-130"], "true_oom"), (OOMS["oom-110"], "true_oom"), (OOMS["oom-007"], "true_oom"),
-    (OOMS["oom-094"], "co_tenant"), (OOMS["oom-049"], "co_tenant"),
+    (OOMS["oom-032"], "fragmentation"),
+    (OOMS["oom-001"], "true_oom"),
+    (OOMS["oom-130"], "true_oom"),
+    (OOMS["oom-110"], "true_oom"),
+    (OOMS["oom-007"], "true_oom"),
+    (OOMS["oom-094"], "co_tenant"),
+    (OOMS["oom-049"], "co_tenant"),
     (LOGS["launch-qwen3coder-174-rank3-oom"], "true_oom"),  # 765.81 MiB of 79.10 GiB: thin
     (LOGS["launch-snakemake-371-oom-kill-new"], "host_oom"),
     (LOGS["launch-medalt-9-oom-step-batch"], "host_oom"),
@@ -39,16 +44,21 @@ CASES = [
     (LOGS["launch-accelerate-1473-stderr-prefixed-rootcause"], "not_oom"),
     (LOGS["launch-jadehpc-194-uncorrectable-ecc"], "not_oom"),
     (LOGS["launch-picongpu-198-srun-tasks-range"], "not_oom"),
-    ("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
-     "ValueError: sample 4242 has an empty label sequence\n", "not_oom"),
+    (
+        'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n'
+        "ValueError: sample 4242 has an empty label sequence\n",
+        "not_oom",
+    ),
     (OOMS["oom-040"], "unknown"),
-]  # fmt: skip
+]
 
 
 def site_file(tmp_path: Path, unattended: list[str], partitions: list[str]) -> str:
     text = Path("site_config/devcluster.toml").read_text()
-    text = text.replace('partitions = ["gpu"]', f"partitions = {json.dumps(partitions)}\n"
-                        f'metrics_file = "{tmp_path / "runbook.prom"}"')  # fmt: skip
+    text = text.replace(
+        'partitions = ["gpu"]',
+        f'partitions = {json.dumps(partitions)}\nmetrics_file = "{tmp_path / "runbook.prom"}"',
+    )
     text += f"\n[policy]\nunattended_verdicts = {json.dumps(unattended)}\n"
     text = text.replace("/var/tmp/runbook-devcluster/runbook-state", str(tmp_path / "state"))
     p = tmp_path / "site.toml"
@@ -57,8 +67,12 @@ def site_file(tmp_path: Path, unattended: list[str], partitions: list[str]) -> s
 
 
 def sweep(site: str, *extra) -> tuple[int, dict]:
-    r = subprocess.run(["runbook", "--site", site, "sweep", "--since", "30m", "--json", *extra],
-                       capture_output=True, text=True, timeout=600)  # fmt: skip
+    r = subprocess.run(
+        ["runbook", "--site", site, "sweep", "--since", "30m", "--json", *extra],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     return r.returncode, json.loads(r.stdout)
 
 
@@ -68,8 +82,16 @@ def test_sweep_triages_mixed_failures_in_one_query_one_exec_per_host(cluster, tm
     want = {}
     for n, (text, verdict) in enumerate(CASES):
         (work / f"case{n}.txt").write_text(text + "\n")
-        job = sbatch("-p", "debug", "-N1", f"--chdir={work}", f"--job-name=case{n}",
-                     "--output=%x-%j.out", "--wrap", f"cat case{n}.txt; exit 1")  # fmt: skip
+        job = sbatch(
+            "-p",
+            "debug",
+            "-N1",
+            f"--chdir={work}",
+            f"--job-name=case{n}",
+            "--output=%x-%j.out",
+            "--wrap",
+            f"cat case{n}.txt; exit 1",
+        )
         want[job] = verdict
     for job in want:
         wait_until(lambda j=job: (r := sacct_row(j)) and r["state"] == "FAILED", 60, f"job {job}")
@@ -79,7 +101,9 @@ def test_sweep_triages_mixed_failures_in_one_query_one_exec_per_host(cluster, tm
     # sweeping again is harmless; it is what the overlapping cron windows do.
     code, out = wait_until(
         lambda: (r := sweep(site)) and want.keys() <= {ln["job_id"] for ln in r[1]["jobs"]} and r,
-        90, "the sweep's window query to list every failed job")  # fmt: skip
+        90,
+        "the sweep's window query to list every failed job",
+    )
     got = {ln["job_id"]: ln for ln in out["jobs"] if ln["job_id"] in want}
     assert set(got) == set(want), set(want) - set(got)
     assert {j: ln["verdict"] for j, ln in got.items()} == want
@@ -111,8 +135,9 @@ def own_partition(cluster):
 
 
 def test_sweep_acts_on_a_failed_training_job_per_policy(cluster, tmp_path, own_partition):
-    s = Scenario(cluster, "sweepfrag", frag_mib_per_step=6000, long_step=1,
-                 extra_args="--oom-exits")  # fmt: skip
+    s = Scenario(
+        cluster, "sweepfrag", frag_mib_per_step=6000, long_step=1, extra_args="--oom-exits"
+    )
     try:
         job = s.submit(f"--partition={own_partition}")
         wait_until(lambda: (r := sacct_row(job)) and r["state"] == "FAILED", 120, "the job to fail")
@@ -130,8 +155,10 @@ def test_sweep_acts_on_a_failed_training_job_per_policy(cluster, tmp_path, own_p
         # The next sweep skips the job (handled) and finishes the verification.
         code, out = sweep(site)
         assert not [ln for ln in out["jobs"] if ln["job_id"] == job]
-        assert any(v["incident"] == line["incident"] and v["state"] == "passed"
-                   for v in out["verifications"])  # fmt: skip
+        assert any(
+            v["incident"] == line["incident"] and v["state"] == "passed"
+            for v in out["verifications"]
+        )
     finally:
         s.close()
 
@@ -142,8 +169,9 @@ def test_a_second_sweep_exits_at_once(cluster, tmp_path):
     conn = state.open_db(cfg.path(cfg.state.dir) / "runbook.db")
     assert state.try_lock(conn, "sweep", "another-sweep") is None
     try:
-        r = subprocess.run(["runbook", "--site", site, "sweep"], capture_output=True, text=True,
-                           timeout=60)  # fmt: skip
+        r = subprocess.run(
+            ["runbook", "--site", site, "sweep"], capture_output=True, text=True, timeout=60
+        )
         assert r.returncode == 0 and "another sweep is running" in r.stdout
     finally:
         state.release(conn, "sweep", "another-sweep")

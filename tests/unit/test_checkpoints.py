@@ -93,9 +93,11 @@ def test_only_checkpoints_this_training_run_can_have_written():
     def ck(name, step, mtime):
         return Checkpoint(f"/w/checkpoints/{name}", step, "torch_save", True, "zip intact", mtime)
 
-    found = [ck("step_9.pt", 9, 5000.0),  # another job's, written after ours ended
-             ck("step_6.pt", 6, 2000.0),  # ours
-             ck("step_3.pt", 3, 100.0)]  # an older run's, before our lineage began  # fmt: skip
+    found = [
+        ck("step_9.pt", 9, 5000.0),  # another job's, written after ours ended
+        ck("step_6.pt", 6, 2000.0),  # ours
+        ck("step_3.pt", 3, 100.0),
+    ]  # an older run's, before our lineage began
     scoped = of_lineage(found, since=1000.0, until=3000.0)
     chosen, skipped = newest_valid(scoped)
     assert chosen.path.endswith("step_6.pt")

@@ -20,8 +20,9 @@ GIB = 1024.0
 
 
 def oom(**numbers) -> OomMessage:
-    return OomMessage(format="new", family="caching", device="CUDA", text="CUDA out of memory.",
-                      line=0, **numbers)  # fmt: skip
+    return OomMessage(
+        format="new", family="caching", device="CUDA", text="CUDA out of memory.", line=0, **numbers
+    )
 
 
 def verdict(m: OomMessage):
@@ -32,8 +33,15 @@ def verdict(m: OomMessage):
 def test_full_card_not_near_capacity_is_true_oom():
     # 24 GiB card, tens of MiB free, a request of the same order, no pool: reserved/total is
     # only 0.80 (CUDA context, NCCL and cuDNN hold the rest), yet the card is full.
-    d = verdict(oom(tried_mib=40.0, total_mib=23.65 * GIB, free_mib=28.5,
-                    allocated_by_pytorch_mib=18.9 * GIB, reserved_unallocated_mib=0.0))  # fmt: skip
+    d = verdict(
+        oom(
+            tried_mib=40.0,
+            total_mib=23.65 * GIB,
+            free_mib=28.5,
+            allocated_by_pytorch_mib=18.9 * GIB,
+            reserved_unallocated_mib=0.0,
+        )
+    )
     assert d.verdict == "true_oom", d.reasons
     assert not d.with_allocator
     assert "the card is full" in d.reasons[0]
@@ -41,8 +49,15 @@ def test_full_card_not_near_capacity_is_true_oom():
 
 def test_thin_pool_just_above_the_request_is_true_oom_with_the_allocator():
     # 260 MiB unallocated covers a 200 MiB request, but it is 1.1 % of the card.
-    d = verdict(oom(tried_mib=200.0, total_mib=23.65 * GIB, free_mib=30.0,
-                    allocated_by_pytorch_mib=22.0 * GIB, reserved_unallocated_mib=260.0))  # fmt: skip
+    d = verdict(
+        oom(
+            tried_mib=200.0,
+            total_mib=23.65 * GIB,
+            free_mib=30.0,
+            allocated_by_pytorch_mib=22.0 * GIB,
+            reserved_unallocated_mib=260.0,
+        )
+    )
     assert d.verdict == "true_oom", d.reasons
     assert d.with_allocator
     assert d.alternatives == ["fragmentation"] and d.confidence == "medium"
@@ -50,44 +65,81 @@ def test_thin_pool_just_above_the_request_is_true_oom_with_the_allocator():
 
 def test_pool_below_the_request_topped_up_by_free_memory_is_fragmentation():
     # 5 GiB unallocated, 6 GiB asked, 1.5 GiB free: the allocator setting can win back 6.5 GiB.
-    d = verdict(oom(tried_mib=6 * GIB, total_mib=79.1 * GIB, free_mib=1.5 * GIB,
-                    allocated_by_pytorch_mib=70.0 * GIB, reserved_unallocated_mib=5 * GIB))
+    d = verdict(
+        oom(
+            tried_mib=6 * GIB,
+            total_mib=79.1 * GIB,
+            free_mib=1.5 * GIB,
+            allocated_by_pytorch_mib=70.0 * GIB,
+            reserved_unallocated_mib=5 * GIB,
+        )
+    )
     # 5 GiB is 6.3 % of an 80 GiB card: below the 10 % share, so still a thin pool there...
     assert d.verdict == "true_oom" and d.with_allocator
     # ...and a real share of a 40 GiB card.
-    d = verdict(oom(tried_mib=6 * GIB, total_mib=39.4 * GIB, free_mib=1.5 * GIB,
-                    allocated_by_pytorch_mib=31.0 * GIB, reserved_unallocated_mib=5 * GIB))
+    d = verdict(
+        oom(
+            tried_mib=6 * GIB,
+            total_mib=39.4 * GIB,
+            free_mib=1.5 * GIB,
+            allocated_by_pytorch_mib=31.0 * GIB,
+            reserved_unallocated_mib=5 * GIB,
+        )
+    )
     assert d.verdict == "fragmentation", d.reasons
     assert "can win back" in d.reasons[0]
 
 
 def test_pool_and_free_short_of_the_request_is_true_oom():
-    d = verdict(oom(tried_mib=8 * GIB, total_mib=39.4 * GIB, free_mib=1.0 * GIB,
-                    allocated_by_pytorch_mib=31.0 * GIB, reserved_unallocated_mib=5 * GIB))
+    d = verdict(
+        oom(
+            tried_mib=8 * GIB,
+            total_mib=39.4 * GIB,
+            free_mib=1.0 * GIB,
+            allocated_by_pytorch_mib=31.0 * GIB,
+            reserved_unallocated_mib=5 * GIB,
+        )
+    )
     assert d.verdict == "true_oom" and not d.with_allocator
     assert "fragmentation" not in d.alternatives
 
 
 def test_halving_that_cannot_cover_the_shortfall_lowers_confidence():
     # 3 GiB allocated: halving frees ~1.5 GiB; 10 GiB short.
-    d = verdict(oom(tried_mib=12 * GIB, total_mib=15.7 * GIB, free_mib=2 * GIB,
-                    allocated_by_pytorch_mib=3 * GIB, reserved_unallocated_mib=0.1))
+    d = verdict(
+        oom(
+            tried_mib=12 * GIB,
+            total_mib=15.7 * GIB,
+            free_mib=2 * GIB,
+            allocated_by_pytorch_mib=3 * GIB,
+            reserved_unallocated_mib=0.1,
+        )
+    )
     assert d.confidence == "low"
     assert any("may not be enough" in r for r in d.reasons)
 
 
 def test_card_not_full_with_a_pool_is_fragmentation_as_before():
     # The driver still had memory; a pool bigger than the request: the allocator held it.
-    d = verdict(oom(tried_mib=20.0, total_mib=4096.0, free_mib=2406.4,
-                    allocated_by_pytorch_mib=825.15, reserved_unallocated_mib=24.85))
+    d = verdict(
+        oom(
+            tried_mib=20.0,
+            total_mib=4096.0,
+            free_mib=2406.4,
+            allocated_by_pytorch_mib=825.15,
+            reserved_unallocated_mib=24.85,
+        )
+    )
     assert d.verdict == "fragmentation"
 
 
 def test_allocator_hint_alone_is_an_oom_without_numbers():
     from runbook.evidence.launcher_log import scan
 
-    text = ("[rank2]: If reserved but unallocated memory is large try setting "
-            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.")  # fmt: skip
+    text = (
+        "[rank2]: If reserved but unallocated memory is large try setting "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation."
+    )
     d = classify(Evidence(launch=scan(text)), T)
     assert d.verdict == "unknown" and d.oom is not None and d.oom.family == "hint"
     assert d.evidence.launch.first_failure.ranks == [2]
@@ -101,7 +153,14 @@ def test_pool_share_threshold_is_the_playbooks(share):
     # Everything else on the card is this process's (the context allowance included), so no
     # memory is unexplained and no co-tenant is inferred.
     alloc = total - 10.0 - pool - T.cuda_context_allowance_mib
-    d = verdict(oom(tried_mib=pool * 0.9, total_mib=total, free_mib=10.0,
-                    allocated_by_pytorch_mib=alloc, reserved_unallocated_mib=pool))
+    d = verdict(
+        oom(
+            tried_mib=pool * 0.9,
+            total_mib=total,
+            free_mib=10.0,
+            allocated_by_pytorch_mib=alloc,
+            reserved_unallocated_mib=pool,
+        )
+    )
     want = "fragmentation" if share >= T.fragmentation_min_pool_share else "true_oom"
     assert d.verdict == want

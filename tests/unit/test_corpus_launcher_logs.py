@@ -21,10 +21,14 @@ NOT_IN_TEXT = {
 
 @pytest.mark.parametrize(
     "rec",
-    [pytest.param(r, marks=pytest.mark.xfail(reason=NOT_IN_TEXT[r["id"]], strict=True))
-     if r["id"] in NOT_IN_TEXT else r for r in RECORDS],
+    [
+        pytest.param(r, marks=pytest.mark.xfail(reason=NOT_IN_TEXT[r["id"]], strict=True))
+        if r["id"] in NOT_IN_TEXT
+        else r
+        for r in RECORDS
+    ],
     ids=[r["id"] for r in RECORDS],
-)  # fmt: skip
+)
 def test_record(rec):
     assert corpus_checks.launcher(rec) == []
 
@@ -76,7 +80,8 @@ def test_recorded_sigkill_is_the_cause_not_the_peers_connection_resets():
     errors and srun's exit notices for them are consequences."""
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "data" / "logs" /
-            "train_oom-hostram-sigkill-gloo.out").read_text()  # fmt: skip
+    text = (
+        Path(__file__).resolve().parents[1] / "data" / "logs" / "train_oom-hostram-sigkill-gloo.out"
+    ).read_text()
     ff = scan(text).first_failure
     assert (ff.kind, ff.signal, ff.ranks, ff.node) == ("signal", "SIGKILL", [3], "gpu-02")

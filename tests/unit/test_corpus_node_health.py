@@ -52,8 +52,12 @@ def test_real_full_multi_gpu_capture():
     health = nvsmi.parse_memory_health(text)
     assert health.driver == "535.161.08"
     assert [g.bus_id for g in health.gpus] == ["00000000:19:00.0", "00000000:3B:00.0"]
-    assert health.row_remap() == {"pending": False, "failure": False, "correctable": 0,
-                                  "uncorrectable": 0}  # fmt: skip
+    assert health.row_remap() == {
+        "pending": False,
+        "failure": False,
+        "correctable": 0,
+        "uncorrectable": 0,
+    }
     assert health.ecc() == {"volatile_uncorrectable": 0, "aggregate_uncorrectable": 0}
     assert all(g.retired_single_bit is None for g in health.gpus)  # N/A stays None
 
@@ -68,15 +72,28 @@ def test_probe_sections_from_recorded_outputs():
     kernel = next(r for r in XIDS if r["id"] == "xid-akash-209-79-dmesgT")["text"]
     remap = next(r for r in REMAP if r["id"] == "remap-gpud-80-uncorrectable-pending")["text"]
     apps = next(r for r in APPS if r["id"] == "apps-nvitop-152-table-gi-ci-mixed-types")["text"]
-    out = "\n".join([
-        "@@runbook kernel_log", kernel, "@@exit 0",
-        "@@runbook ecc", remap, "@@exit 0",
-        "@@runbook apps", apps, "@@exit 0",
-        "@@runbook job_pids", "PID      JOBID    STEPID   LOCALID GLOBALID",
-        "10734    42       0        0       0", "@@exit 0",
-        "@@runbook owners", "user 10734 alice", "user 58661 bob", "cgroup 10734 job_42",
-        "@@exit 0",
-    ])  # fmt: skip
+    out = "\n".join(
+        [
+            "@@runbook kernel_log",
+            kernel,
+            "@@exit 0",
+            "@@runbook ecc",
+            remap,
+            "@@exit 0",
+            "@@runbook apps",
+            apps,
+            "@@exit 0",
+            "@@runbook job_pids",
+            "PID      JOBID    STEPID   LOCALID GLOBALID",
+            "10734    42       0        0       0",
+            "@@exit 0",
+            "@@runbook owners",
+            "user 10734 alice",
+            "user 58661 bob",
+            "cgroup 10734 job_42",
+            "@@exit 0",
+        ]
+    )
     h = health_from_sections("gpu-07", split_sections(out))
     assert [e.xid for e in h.kernel.events] == [79]
     assert h.memory.row_remap()["pending"] is True

@@ -26,9 +26,11 @@ def test_slurm_output(rec):
 
 
 def test_scontrol_one_line_reason_with_spaces():
-    line = ("JobId=7 JobName=train UserId=u(1) JobState=FAILED Reason=NonZeroExitCode "
-            "Dependency=(null) ExitCode=1:0 NodeList=gpu-[01-02] BatchHost=gpu-01 "
-            "Comment=runbook:incident=abc,parent=5 StdOut=/w/slurm-7.out")  # fmt: skip
+    line = (
+        "JobId=7 JobName=train UserId=u(1) JobState=FAILED Reason=NonZeroExitCode "
+        "Dependency=(null) ExitCode=1:0 NodeList=gpu-[01-02] BatchHost=gpu-01 "
+        "Comment=runbook:incident=abc,parent=5 StdOut=/w/slurm-7.out"
+    )
     got = slurm_text.parse(line)
     assert (got.job_id, got.state, got.exit_code, got.nodes) == (
         "7",

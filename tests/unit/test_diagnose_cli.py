@@ -28,9 +28,22 @@ KEYS = [
     "log_hardware",
     "next_step",
 ]
-OOM_KEYS = ["format", "text", "rank", "gpu", "tried_mib", "total_mib", "free_mib", "allocated_mib",
-            "reserved_mib", "reserved_unallocated_mib", "process_mib", "limit_mib",
-            "private_pools_mib", "other_processes"]  # fmt: skip
+OOM_KEYS = [
+    "format",
+    "text",
+    "rank",
+    "gpu",
+    "tried_mib",
+    "total_mib",
+    "free_mib",
+    "allocated_mib",
+    "reserved_mib",
+    "reserved_unallocated_mib",
+    "process_mib",
+    "limit_mib",
+    "private_pools_mib",
+    "other_processes",
+]
 
 
 def run(*args):
@@ -123,13 +136,19 @@ def test_slurm_and_log_together_map_rank_to_node(tmp_path):
     log = tmp_path / "job.out"
     log.write_text("[rank5]: " + OOMS["oom-032"]["text"])
     sc = tmp_path / "job.scontrol"
-    sc.write_text("JobId=42 JobName=t JobState=FAILED Reason=NonZeroExitCode ExitCode=1:0 "
-                  "NodeList=gpu-[01-02] NumNodes=2 NumCPUs=8 NumTasks=8\n")  # fmt: skip
+    sc.write_text(
+        "JobId=42 JobName=t JobState=FAILED Reason=NonZeroExitCode ExitCode=1:0 "
+        "NodeList=gpu-[01-02] NumNodes=2 NumCPUs=8 NumTasks=8\n"
+    )
     r = run("--log", str(log), "--slurm", str(sc), "--json")
     doc = json.loads(r.output)
     assert doc["first_failure"] == {"ranks": [5], "node": "gpu-02", "time": None, "kind": "oom"}
-    assert doc["slurm"] == {"job_id": "42", "state": "FAILED", "exit_code": "1:0",
-                            "nodes": ["gpu-01", "gpu-02"]}  # fmt: skip
+    assert doc["slurm"] == {
+        "job_id": "42",
+        "state": "FAILED",
+        "exit_code": "1:0",
+        "nodes": ["gpu-01", "gpu-02"],
+    }
 
 
 def test_human_output_shows_the_numbers_and_one_reason(tmp_path):
@@ -188,19 +207,27 @@ def _files(tmp_path, **texts):
 
 
 def test_pending_row_remap_is_a_gpu_fault_and_the_numbers_are_still_said(tmp_path):
-    args = _files(tmp_path, log=OOMS["oom-125"]["text"],
-                  gpu_health=REMAP["remap-gpud-80-uncorrectable-pending"]["text"])  # fmt: skip
+    args = _files(
+        tmp_path,
+        log=OOMS["oom-125"]["text"],
+        gpu_health=REMAP["remap-gpud-80-uncorrectable-pending"]["text"],
+    )
     doc = json.loads(run(*args, "--json").output)
     assert doc["verdict"] == "gpu_fault"
-    assert doc["gpu_health"]["row_remap"] == {"pending": True, "failure": None,
-                                              "correctable": 0, "uncorrectable": 4}  # fmt: skip
+    assert doc["gpu_health"]["row_remap"] == {
+        "pending": True,
+        "failure": None,
+        "correctable": 0,
+        "uncorrectable": 4,
+    }
     assert any("row remap pending" in r for r in doc["reasons"])
     assert any("numbers alone would say fragmentation" in r for r in doc["reasons"])
 
 
 def test_hardware_xid_is_a_gpu_fault(tmp_path):
-    args = _files(tmp_path, log=OOMS["oom-110"]["text"],
-                  dmesg=XID["xid-akash-209-79-dmesgT"]["text"])  # fmt: skip
+    args = _files(
+        tmp_path, log=OOMS["oom-110"]["text"], dmesg=XID["xid-akash-209-79-dmesgT"]["text"]
+    )
     doc = json.loads(run(*args, "--json").output)
     assert doc["verdict"] == "gpu_fault"
     assert [x["xid"] for x in doc["gpu_health"]["xids"]] == [79]
@@ -208,8 +235,7 @@ def test_hardware_xid_is_a_gpu_fault(tmp_path):
 
 
 def test_app_xid_alone_is_not_a_gpu_fault(tmp_path):
-    args = _files(tmp_path, log=OOMS["oom-110"]["text"],
-                  dmesg=XID["xid-proton-9426-31"]["text"])  # fmt: skip
+    args = _files(tmp_path, log=OOMS["oom-110"]["text"], dmesg=XID["xid-proton-9426-31"]["text"])
     doc = json.loads(run(*args, "--json").output)
     assert doc["verdict"] == "true_oom"
 
@@ -217,15 +243,20 @@ def test_app_xid_alone_is_not_a_gpu_fault(tmp_path):
 def test_ecc_disabled_counts_stay_null_not_zero(tmp_path):
     args = _files(tmp_path, gpu_health=REMAP["remap-gpud-rtx4090-ecc-disabled"]["text"])
     doc = json.loads(run(*args, "--json").output)
-    assert doc["gpu_health"]["ecc"] == {"volatile_uncorrectable": None,
-                                        "aggregate_uncorrectable": None}  # fmt: skip
+    assert doc["gpu_health"]["ecc"] == {
+        "volatile_uncorrectable": None,
+        "aggregate_uncorrectable": None,
+    }
     assert doc["gpu_health"]["row_remap"]["pending"] is False
 
 
 def test_foreign_process_on_the_card_is_a_co_tenant(tmp_path):
     """A 4 GiB card (oom-022) and a 601 MiB process listed by torch.cuda.list_gpu_processes."""
-    args = _files(tmp_path, log=OOMS["oom-022"]["text"],
-                  compute_apps=APPS["apps-pytorch-44616-list-gpu-processes"]["text"])  # fmt: skip
+    args = _files(
+        tmp_path,
+        log=OOMS["oom-022"]["text"],
+        compute_apps=APPS["apps-pytorch-44616-list-gpu-processes"]["text"],
+    )
     doc = json.loads(run(*args, "--json").output)
     assert doc["verdict"] == "co_tenant"
     assert doc["compute_apps"] == [{"pid": 79749, "used_mib": 601.0, "gpu": "0"}]
@@ -233,8 +264,11 @@ def test_foreign_process_on_the_card_is_a_co_tenant(tmp_path):
 
 
 def test_empty_process_table_changes_nothing(tmp_path):
-    args = _files(tmp_path, log=OOMS["oom-125"]["text"],
-                  compute_apps=APPS["apps-gpud-550-h100x8-no-processes"]["text"])  # fmt: skip
+    args = _files(
+        tmp_path,
+        log=OOMS["oom-125"]["text"],
+        compute_apps=APPS["apps-gpud-550-h100x8-no-processes"]["text"],
+    )
     doc = json.loads(run(*args, "--json").output)
     assert doc["verdict"] == "fragmentation" and doc["compute_apps"] == []
 

@@ -110,8 +110,9 @@ def test_two_processes_racing_for_one_job_exactly_one_wins(tmp_path):
     state.open_db(db_path).close()
     out = mp.Queue()
     start_at = time.time() + 0.5
-    procs = [mp.Process(target=_race, args=(db_path, "777", h, start_at, out))
-             for h in ("hook", "sweep")]  # fmt: skip
+    procs = [
+        mp.Process(target=_race, args=(db_path, "777", h, start_at, out)) for h in ("hook", "sweep")
+    ]
     for p in procs:
         p.start()
     for p in procs:
@@ -123,7 +124,9 @@ def test_two_processes_racing_for_one_job_exactly_one_wins(tmp_path):
 
 
 def test_a_dead_holders_lock_is_taken_over(db):
-    db.execute("INSERT INTO locks VALUES ('job:5', 'ghost', ?, 999999999, 0, ?)",
-               (__import__("socket").gethostname(), time.time() + 3600))  # fmt: skip
+    db.execute(
+        "INSERT INTO locks VALUES ('job:5', 'ghost', ?, 999999999, 0, ?)",
+        (__import__("socket").gethostname(), time.time() + 3600),
+    )
     with state.job_lock(db, "5", "me"):
         assert state.holds(db, "job:5", "me")

@@ -8,10 +8,12 @@ from runbook.evidence import launcher_log
 from runbook.evidence.gpu_health import NodeHealth, health_from_sections
 from runbook.playbook import load
 
-OOM = ("[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 "
-       "has a total capacity of 79.15 GiB of which 1.00 GiB is free. Including non-PyTorch "
-       "memory, this process has 78.10 GiB memory in use. Of the allocated memory 60.00 GiB is "
-       "allocated by PyTorch, and 16.00 GiB is reserved by PyTorch but unallocated.")  # fmt: skip
+OOM = (
+    "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 "
+    "has a total capacity of 79.15 GiB of which 1.00 GiB is free. Including non-PyTorch "
+    "memory, this process has 78.10 GiB memory in use. Of the allocated memory 60.00 GiB is "
+    "allocated by PyTorch, and 16.00 GiB is reserved by PyTorch but unallocated."
+)
 
 
 def diagnose(health: NodeHealth):
@@ -26,11 +28,15 @@ def test_unreachable_node_leaves_faults_open():
 
 
 def test_refused_tools_are_named():
-    sections = {"kernel_log": ("stand-in: not told to expect `dmesg -T`", 97),
-                "ecc": ("ECC Errors\n", 0), "apps": ("", 0)}  # fmt: skip
+    sections = {
+        "kernel_log": ("stand-in: not told to expect `dmesg -T`", 97),
+        "ecc": ("ECC Errors\n", 0),
+        "apps": ("", 0),
+    }
     h = health_from_sections("gpu-01", sections)
-    assert h.unknowns() == ["Xid (kernel log): kernel log exited 97: stand-in: not told to "
-                            "expect `dmesg -T`"]  # fmt: skip
+    assert h.unknowns() == [
+        "Xid (kernel log): kernel log exited 97: stand-in: not told to expect `dmesg -T`"
+    ]
     d = diagnose(h)
     assert any("Xid (kernel log)" in r and "cannot be ruled out" in r for r in d.reasons)
 
@@ -46,12 +52,15 @@ def test_report_says_unknown_not_no_xid_events():
     from runbook.report.views import health_view
     from tests.unit.test_report import incident
 
-    refused = health_from_sections("gpu-01", {"kernel_log": ("not told to expect dmesg", 97),
-                                              "ecc": ("", 0), "apps": ("", 0)})  # fmt: skip
+    refused = health_from_sections(
+        "gpu-01", {"kernel_log": ("not told to expect dmesg", 97), "ecc": ("", 0), "apps": ("", 0)}
+    )
     gone = NodeHealth(node="gpu-02", error="cannot connect to gpu-02 (198.18.0.12:22): timed out")
     inc = incident()
-    inc.evidence["node_health"] = {"gpu-01": health_view(refused, "42"),
-                                   "gpu-02": health_view(gone, "42")}  # fmt: skip
+    inc.evidence["node_health"] = {
+        "gpu-01": health_view(refused, "42"),
+        "gpu-02": health_view(gone, "42"),
+    }
     out = render_all(inc.to_json())
     md, html = out["report.md"], out["report.html"]
     assert "Xid events: **unknown** (the kernel log could not be read: kernel log exited 97" in md

@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -56,15 +57,22 @@ def call(app, method="POST", body=b"", path="/", headers=None):
     def start_response(status, hdrs):
         got["status"], got["headers"] = int(status.split()[0]), dict(hdrs)
 
-    environ = {"REQUEST_METHOD": method, "PATH_INFO": path, "CONTENT_LENGTH": str(len(body)),
-               "wsgi.input": io.BytesIO(body), **(headers or {})}  # fmt: skip
+    environ = {
+        "REQUEST_METHOD": method,
+        "PATH_INFO": path,
+        "CONTENT_LENGTH": str(len(body)),
+        "wsgi.input": io.BytesIO(body),
+        **(headers or {}),
+    }
     out = b"".join(app(environ, start_response))
     doc = out if got["headers"]["Content-Type"].startswith("text/plain") else json.loads(out)
     return got["status"], doc, got["headers"]
 
 
 def rows(site):
-    return [dict(r) for r in state.site_db(site).execute("SELECT * FROM deliveries ORDER BY created")]
+    return [
+        dict(r) for r in state.site_db(site).execute("SELECT * FROM deliveries ORDER BY created")
+    ]
 
 
 def test_answers_pagers_act_on(tmp_path):
@@ -99,8 +107,11 @@ def test_503_with_retry_after_when_the_delivery_cannot_be_queued(tmp_path):
 def test_worker_retries_while_slurm_is_down_then_runs_once(tmp_path):
     slurm = Slurm({"7"}, down=True)
     runs = []
-    app = Hook(site_for(tmp_path), client_factory=slurm,
-               run=lambda job, inc, key: runs.append((job, inc)) or ("done", inc))  # fmt: skip
+    app = Hook(
+        site_for(tmp_path),
+        client_factory=slurm,
+        run=lambda job, inc, key: runs.append((job, inc)) or ("done", inc),
+    )
     _, doc, _ = call(app, body=b'{"job_id": "7"}')
     conn = state.site_db(app.site)
     app._one(conn, state.queue_claim(conn, "h:1:1"))
@@ -139,8 +150,11 @@ def test_a_worker_that_died_mid_delivery_leaves_it_to_the_next_start(tmp_path):
     conn = state.site_db(app.site)
     assert state.queue_claim(conn, f"{socket.gethostname()}:{dead.pid}:1") is not None
     alive = f"{socket.gethostname()}:{os.getpid()}:1"
-    conn.execute("INSERT INTO deliveries(key, job_id, incident, source, status, owner) VALUES "
-                 "('k2', '8', 'i2', 'bare', 'running', ?)", (alive,))  # fmt: skip
+    conn.execute(
+        "INSERT INTO deliveries(key, job_id, incident, source, status, owner) VALUES "
+        "('k2', '8', 'i2', 'bare', 'running', ?)",
+        (alive,),
+    )
     assert state.queue_recover(conn) == 1  # the dead owner's only; the live one keeps its own
     assert {r["key"]: r["status"] for r in rows(app.site)} == {"bare:7": "queued", "k2": "running"}
 
@@ -170,14 +184,21 @@ def test_sweep_metrics_textfile_keeps_the_last_success_through_a_failure(tmp_pat
     from runbook.sweep import Line, SweepResult, write_metrics
 
     path = str(tmp_path / "runbook.prom")
-    res = SweepResult(lines=[Line("7", "u", "FAILED", "true_oom", "resubmitted", "inc-1"),
-                             Line("8", "u", "FAILED", "not_oom", "report only")])  # fmt: skip
+    res = SweepResult(
+        lines=[
+            Line("7", "u", "FAILED", "true_oom", "resubmitted", "inc-1"),
+            Line("8", "u", "FAILED", "not_oom", "report only"),
+        ]
+    )
     write_metrics(path, res, 1.5)
-    first = open(path).read()
+    first = Path(path).read_text()
     assert 'runbook_sweep_jobs{incident="yes",verdict="true_oom"} 1.0' in first
     assert "runbook_sweep_success 1.0" in first
-    ok_at = next(ln for ln in first.splitlines()
-                 if ln.startswith("runbook_sweep_last_success_timestamp_seconds "))  # fmt: skip
+    ok_at = next(
+        ln
+        for ln in first.splitlines()
+        if ln.startswith("runbook_sweep_last_success_timestamp_seconds ")
+    )
     write_metrics(path, None, 0.2, "slurmctld down")
-    second = open(path).read()
+    second = Path(path).read_text()
     assert "runbook_sweep_success 0.0" in second and ok_at in second

@@ -11,9 +11,13 @@ import sys
 def serve(tmp_path, *args, env=None):
     site = tmp_path / "site.toml"
     site.write_text(f'[state]\ndir = "{tmp_path / "state"}"\n')
-    return subprocess.run([sys.executable, "-m", "runbook", "--config", str(site), "hook", "serve",
-                           *args], capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", **(env or {})})  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "runbook", "--config", str(site), "hook", "serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", **(env or {})},
+    )
 
 
 def test_port_in_use(tmp_path):

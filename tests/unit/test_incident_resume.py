@@ -20,8 +20,10 @@ def db(tmp_path):
 
 
 def add(conn, iid, job, status):
-    conn.execute("INSERT INTO incidents(id, job_id, status, created) VALUES (?, ?, ?, ?)",
-                 (iid, job, status, float(len(iid))))  # fmt: skip
+    conn.execute(
+        "INSERT INTO incidents(id, job_id, status, created) VALUES (?, ?, ?, ?)",
+        (iid, job, status, float(len(iid))),
+    )
 
 
 def dead_pid() -> int:
@@ -33,8 +35,10 @@ def dead_pid() -> int:
 def test_running_incident_of_a_dead_process_is_interrupted_and_resumable(tmp_path):
     conn = db(tmp_path)
     add(conn, "i-1", "7", "running")
-    conn.execute("INSERT INTO locks VALUES ('job:7', 'cli:x', ?, ?, 0, 9e18)",
-                 (socket.gethostname(), dead_pid()))  # fmt: skip
+    conn.execute(
+        "INSERT INTO locks VALUES ('job:7', 'cli:x', ?, ?, 0, 9e18)",
+        (socket.gethostname(), dead_pid()),
+    )
     row = conn.execute("SELECT * FROM incidents WHERE id = 'i-1'").fetchone()
     assert state.incident_state(conn, row) == "interrupted"
     assert state.resumable_incident(conn, "7") == "i-1"
@@ -43,8 +47,10 @@ def test_running_incident_of_a_dead_process_is_interrupted_and_resumable(tmp_pat
 def test_live_holder_keeps_it_running_and_other_hosts_are_not_judged(tmp_path):
     conn = db(tmp_path)
     add(conn, "i-2", "8", "running")
-    conn.execute("INSERT INTO locks VALUES ('job:8', 'cli:x', ?, ?, 0, 9e18)",
-                 (socket.gethostname(), os.getpid()))  # fmt: skip
+    conn.execute(
+        "INSERT INTO locks VALUES ('job:8', 'cli:x', ?, ?, 0, 9e18)",
+        (socket.gethostname(), os.getpid()),
+    )
     row = conn.execute("SELECT * FROM incidents WHERE id = 'i-2'").fetchone()
     assert state.incident_state(conn, row) == "running"
     assert state.resumable_incident(conn, "8") is None
@@ -73,8 +79,10 @@ def test_old_databases_are_migrated_and_concurrent_opens_do_not_race(tmp_path):
     import sqlite3
 
     old = sqlite3.connect(tmp_path / "runbook.db")
-    old.execute("CREATE TABLE deliveries(key TEXT PRIMARY KEY, job_id TEXT, incident TEXT, "
-                "source TEXT, status TEXT, created REAL)")  # fmt: skip
+    old.execute(
+        "CREATE TABLE deliveries(key TEXT PRIMARY KEY, job_id TEXT, incident TEXT, "
+        "source TEXT, status TEXT, created REAL)"
+    )
     old.commit()
     old.close()
     a = state.open_db(tmp_path / "runbook.db")

@@ -57,11 +57,17 @@ PD_BODIES = [r for r in PD if r["answer"].get("event_type")]  # pd-08 is a heade
 def test_pagerduty_record(rec):
     a = rec["answer"]
     ev = parse_pagerduty(json.loads(rec["text"]))
-    for key, got in [("event_id", ev.event_id), ("event_type", ev.event_type),
-                     ("resource_type", ev.resource_type), ("occurred_at", ev.occurred_at),
-                     ("agent_id", ev.agent_id), ("agent_summary", ev.agent_summary),
-                     ("data_type", ev.data_type), ("incident_id", ev.incident_id),
-                     ("incident_title", ev.incident_title)]:  # fmt: skip
+    for key, got in [
+        ("event_id", ev.event_id),
+        ("event_type", ev.event_type),
+        ("resource_type", ev.resource_type),
+        ("occurred_at", ev.occurred_at),
+        ("agent_id", ev.agent_id),
+        ("agent_summary", ev.agent_summary),
+        ("data_type", ev.data_type),
+        ("incident_id", ev.incident_id),
+        ("incident_title", ev.incident_title),
+    ]:
         if key in a:
             assert got == a[key], key
     assert ev.custom_details == a["custom_details"]  # v3 events carry none

@@ -19,8 +19,9 @@ HF = (DATA / "hf_accelerate.sbatch").read_text()
 
 
 def plan(verdict, script=HF, tried=(), node="gpu-01", **kw):
-    return ladder.plan(verdict, LADDER, script=script, knobs=KNOBS, tried=list(tried), node=node,
-                       **kw)  # fmt: skip
+    return ladder.plan(
+        verdict, LADDER, script=script, knobs=KNOBS, tried=list(tried), node=node, **kw
+    )
 
 
 def test_every_playbook_rung_is_registered_once():
@@ -75,8 +76,7 @@ def test_a_rung_that_cannot_apply_is_passed_over_with_why():
 
 
 def test_human_rung_stops_and_says_so():
-    tried = [("1", "halve_micro_batch"), ("2", "activation_checkpointing"),
-             ("3", "raise_sharding")]  # fmt: skip
+    tried = [("1", "halve_micro_batch"), ("2", "activation_checkpointing"), ("3", "raise_sharding")]
     p = plan("true_oom", tried=tried)
     assert p.needs_human and p.rung == "sequence_length" and not p.acts
 

@@ -25,11 +25,13 @@ def test_signed_tag_round_trip_and_tampering():
 
 def test_the_walk_follows_signed_ancestors_and_names_the_forged_one():
     jobs = {
-        "3": SimpleNamespace(job_id="3", user="svc",
-                             comment=lineage.tag(KEY, "i2", "2", "activation_checkpointing")),
-        "2": SimpleNamespace(job_id="2", user="svc",
-                             comment="runbook:incident=i1,parent=1,rung=halve_micro_batch"),
-    }  # fmt: skip
+        "3": SimpleNamespace(
+            job_id="3", user="svc", comment=lineage.tag(KEY, "i2", "2", "activation_checkpointing")
+        ),
+        "2": SimpleNamespace(
+            job_id="2", user="svc", comment="runbook:incident=i1,parent=1,rung=halve_micro_batch"
+        ),
+    }
     client = SimpleNamespace(job=lambda j: jobs[j])
     tried, suspicious = lineage.walk(client, jobs["3"], secret=KEY, runbook_user="svc")
     assert tried == [("3", "activation_checkpointing")]
@@ -37,8 +39,9 @@ def test_the_walk_follows_signed_ancestors_and_names_the_forged_one():
 
 
 def test_site_secret_is_made_once_and_kept(tmp_path):
-    site = SimpleNamespace(state=SimpleNamespace(lineage_secret="", dir=str(tmp_path)),
-                           path=lambda v: tmp_path)  # fmt: skip
+    site = SimpleNamespace(
+        state=SimpleNamespace(lineage_secret="", dir=str(tmp_path)), path=lambda v: tmp_path
+    )
     first = lineage.site_secret(site)
     assert len(first) == 32 and lineage.site_secret(site) == first
     assert (tmp_path / "lineage.key").stat().st_mode & 0o777 == 0o600

@@ -13,8 +13,9 @@ from tests.conftest import corpus_records
 
 LOGS = corpus_records("ops/launcher_logs.jsonl")
 OOMS = corpus_records("oom_messages.jsonl")
-NOISE = "".join(f"step {i} | loss 2.{i:04d} | mem allocated 70.12 GiB | tokens/s 41234\n"
-                for i in range(50))  # fmt: skip
+NOISE = "".join(
+    f"step {i} | loss 2.{i:04d} | mem allocated 70.12 GiB | tokens/s 41234\n" for i in range(50)
+)
 
 
 def _excerpt(text: str) -> str:

@@ -25,19 +25,53 @@ from runbook.slurm import text as slurm_text
 
 fast = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 LONG = "9" * 5000  # past Python's 4300-digit int-string limit
-OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
-       "capacity of 79.15 GiB of which 1.02 GiB is free.")  # fmt: skip
+OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+    "capacity of 79.15 GiB of which 1.02 GiB is free."
+)
 
 # Text built from the pieces parsers look for, with runs that make naive regexes backtrack.
-pieces = st.sampled_from([
-    "NVRM: Xid (PCI:0000:3b:00): ", "SXid (PCI:0000:05:00): ", "[rank", "]: ", "[Rank ",
-    "] Watchdog caught collective operation timeout", "srun: error: gpu-01: tasks ", ": Killed",
-    "Exited with exit code ", "Tried to allocate ", " GiB", " MiB", "GPU ", "Process ", " has ",
-    "(local_rank: ", "(pid: ", "exitcode: ", "JobId=", " NodeList=gpu-[", "-", ",", "]", ":",
-    "| ", " C ", "python ", "Volatile", "DRAM Uncorrectable", "    ", "\t", "\n", "\r", LONG[:40],
-])  # fmt: skip
-hostile = st.lists(st.one_of(pieces, st.text(max_size=8), st.integers(0, 10**30).map(str)),
-                   max_size=40).map("".join)  # fmt: skip
+pieces = st.sampled_from(
+    [
+        "NVRM: Xid (PCI:0000:3b:00): ",
+        "SXid (PCI:0000:05:00): ",
+        "[rank",
+        "]: ",
+        "[Rank ",
+        "] Watchdog caught collective operation timeout",
+        "srun: error: gpu-01: tasks ",
+        ": Killed",
+        "Exited with exit code ",
+        "Tried to allocate ",
+        " GiB",
+        " MiB",
+        "GPU ",
+        "Process ",
+        " has ",
+        "(local_rank: ",
+        "(pid: ",
+        "exitcode: ",
+        "JobId=",
+        " NodeList=gpu-[",
+        "-",
+        ",",
+        "]",
+        ":",
+        "| ",
+        " C ",
+        "python ",
+        "Volatile",
+        "DRAM Uncorrectable",
+        "    ",
+        "\t",
+        "\n",
+        "\r",
+        LONG[:40],
+    ]
+)
+hostile = st.lists(
+    st.one_of(pieces, st.text(max_size=8), st.integers(0, 10**30).map(str)), max_size=40
+).map("".join)
 
 
 def every_parser(text: str) -> None:
@@ -70,14 +104,23 @@ def test_every_parser_on_any_text(text):
     every_parser(text)
 
 
-@pytest.mark.parametrize("text", [
-    f"[rank{LONG}]: {OOM}", f"[Rank {LONG}] Watchdog caught collective operation timeout",
-    f"srun: error: gpu-01: task 3: Exited with exit code {LONG}",
-    f"srun: error: gpu-01: task {LONG}: Killed", f"NVRM: Xid (PCI:0000:3b:00): {LONG}, pid=1",
-    f"pid, used_gpu_memory [MiB]\n{LONG}, 100 MiB", f"| 0 N/A N/A {LONG} C python {LONG}MiB |",
-    OOM + " " + "1" * 16000, "DRAM Uncorrectable" + " " * 40000 + ": 0",
-    f"JobId=1 JobName=x JobState=FAILED ExitCode={LONG}:0", "%" + LONG + "j",
-], ids=lambda t: t[:30])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"[rank{LONG}]: {OOM}",
+        f"[Rank {LONG}] Watchdog caught collective operation timeout",
+        f"srun: error: gpu-01: task 3: Exited with exit code {LONG}",
+        f"srun: error: gpu-01: task {LONG}: Killed",
+        f"NVRM: Xid (PCI:0000:3b:00): {LONG}, pid=1",
+        f"pid, used_gpu_memory [MiB]\n{LONG}, 100 MiB",
+        f"| 0 N/A N/A {LONG} C python {LONG}MiB |",
+        OOM + " " + "1" * 16000,
+        "DRAM Uncorrectable" + " " * 40000 + ": 0",
+        f"JobId=1 JobName=x JobState=FAILED ExitCode={LONG}:0",
+        "%" + LONG + "j",
+    ],
+    ids=lambda t: t[:30],
+)
 def test_numbers_past_the_digit_limit_are_never_int_parsed(text):
     every_parser(text)
 
@@ -90,8 +133,10 @@ def test_small_int_bounds():
 
 
 def test_ranks_beyond_the_job_are_set_aside_and_said():
-    r = launcher_log.scan("[Rank 100000000] Watchdog caught collective operation timeout: "
-                          "WorkNCCL(SeqNum=1, OpType=ALLREDUCE) ran for 600000 milliseconds")  # fmt: skip
+    r = launcher_log.scan(
+        "[Rank 100000000] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=1, OpType=ALLREDUCE) ran for 600000 milliseconds"
+    )
     assert r.suspect_ranks == [] and any("100000000" in n for n in r.notes)
     r = launcher_log.scan("[Rank 9] Watchdog caught collective operation timeout", world_size=8)
     assert r.timed_out_ranks == [] and any("size of 8" in n for n in r.notes)
@@ -182,8 +227,10 @@ def test_large_file_through_grep_keeps_failure_lines_and_tail(tmp_path, monkeypa
 def test_kernel_log_over_the_whole_size_keeps_xid_lines(tmp_path, monkeypatch):
     monkeypatch.setattr(files, "WHOLE_BELOW", 1 << 12)
     p = tmp_path / "dmesg"
-    p.write_text("[ 1.0] usb 1-1: new device\n" * 1000 +
-                 "[ 9.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n")  # fmt: skip
+    p.write_text(
+        "[ 1.0] usb 1-1: new device\n" * 1000
+        + "[ 9.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n"
+    )
     text = files.read_text_input(str(p), "--dmesg", keep="kernel").text()
     assert [e.xid for e in xid.parse(text).events] == [79]
 

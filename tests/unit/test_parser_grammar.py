@@ -44,23 +44,28 @@ def test_xid_with_the_device_redacted(rec, redaction):
 def test_nvswitch_sxid_is_kept_apart_from_gpu_xids():
     # Format from NVIDIA's Fabric Manager user guide ("nvidia-nvswitchN: SXid (PCI:...): N, ...").
     gpu = next(r for r in XIDS if r["answer"]["xids"] == [79])
-    text = (gpu["text"] + "\n[ 4167.365051] nvidia-nvswitch3: SXid (PCI:0000:c2:00.0): 20034, "
-            "Fatal, Link 32 LTSSM Fault Up\n")  # fmt: skip
+    text = (
+        gpu["text"] + "\n[ 4167.365051] nvidia-nvswitch3: SXid (PCI:0000:c2:00.0): 20034, "
+        "Fatal, Link 32 LTSSM Fault Up\n"
+    )
     log = xid.parse(text)
     assert log.xids == [79] and log.sxids == [20034]
     assert [e.xid for e in log.hardware()] == [79]
     h = NodeHealth(node="gpu-01", kernel=log)
     doc = h.contract()
     assert [x["xid"] for x in doc["xids"]] == [79]
-    assert doc["sxids"] == [{"sxid": 20034, "pci": "0000:c2:00.0", "severity": "fatal",
-                             "time": "4167.365051"}]  # fmt: skip
+    assert doc["sxids"] == [
+        {"sxid": 20034, "pci": "0000:c2:00.0", "severity": "fatal", "time": "4167.365051"}
+    ]
     assert all("20034" not in r for r in h.gpu_fault_reasons())
     assert "fabric error" in h.fabric_notes()[0]
 
 
 def test_sxid_alone_is_no_gpu_fault():
-    log = xid.parse("nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 47 egress "
-                    "non-posted PRIV error (First)")  # fmt: skip
+    log = xid.parse(
+        "nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 47 egress "
+        "non-posted PRIV error (First)"
+    )
     assert log.xids == [] and log.category() is None and log.hardware() == []
 
 
@@ -121,41 +126,57 @@ def test_hostlist_whitespace_is_a_separator_as_in_slurm():
 
 @pytest.mark.parametrize(
     "prompt",
-    ["user@login01:~$ sacct -j 1 -P -o JobID,State,ExitCode,NodeList",
-     "[me@login1 ~]$ sacct -P -j 1", "# sacct --parsable2 -j 1", "$ sacct -P"],
-)  # fmt: skip
+    [
+        "user@login01:~$ sacct -j 1 -P -o JobID,State,ExitCode,NodeList",
+        "[me@login1 ~]$ sacct -P -j 1",
+        "# sacct --parsable2 -j 1",
+        "$ sacct -P",
+    ],
+)
 @pytest.mark.parametrize("rec", SLURM, ids=[r["id"] for r in SLURM])
 def test_slurm_output_pasted_with_its_prompt(rec, prompt):
     a = rec["answer"]
     plain = slurm_text.parse(rec["text"])
     got = slurm_text.parse(f"{prompt}\n{rec['text']}\nuser@login01:~$ ")
-    assert (got.state, got.exit_code, got.nodes) == (a.get("state"), a.get("exit_code"),
-                                                      a.get("nodes"))  # fmt: skip
+    assert (got.state, got.exit_code, got.nodes) == (
+        a.get("state"),
+        a.get("exit_code"),
+        a.get("nodes"),
+    )
     assert got.jobs == plain.jobs and got.rows == plain.rows
 
 
 # -- launcher logs ------------------------------------------------------------------------------
 def test_srun_complement_names_the_task_that_failed_first_and_its_node():
-    text = ("srun: error: gpu-07: tasks 0-57,59-63: Terminated\n"
-            "srun: Force Terminated StepId=1234.0\n")  # fmt: skip
+    text = (
+        "srun: error: gpu-07: tasks 0-57,59-63: Terminated\nsrun: Force Terminated StepId=1234.0\n"
+    )
     rep = launcher_log.scan(text)
     assert rep.suspect_ranks == [58] and rep.first_failure.ranks == [58]
     assert rep.first_failure.node == "gpu-07"
 
 
 def test_suspect_node_from_the_layout_not_from_the_first_consequence():
-    text = ("slurmstepd: error: *** STEP 5.0 ON gpu-01 CANCELLED AT 2024-01-01T00:00:00 ***\n"
-            "srun: error: gpu-01: tasks 0-3: Terminated\n"
-            "srun: error: gpu-02: tasks 4-5,7: Terminated\n")  # fmt: skip
+    text = (
+        "slurmstepd: error: *** STEP 5.0 ON gpu-01 CANCELLED AT 2024-01-01T00:00:00 ***\n"
+        "srun: error: gpu-01: tasks 0-3: Terminated\n"
+        "srun: error: gpu-02: tasks 4-5,7: Terminated\n"
+    )
     rep = launcher_log.scan(text, nodes=["gpu-01", "gpu-02"], tasks_per_node=4)
     assert rep.first_failure.ranks == [6] and rep.first_failure.node == "gpu-02"
 
 
 @pytest.mark.parametrize(
     "prefix",
-    ["2024-11-20 14:37:16 ", "[2024-11-20T14:37:16.123Z] | ", "gpu-01: ", "gpu-01: [rank3]: ",
-     "[1,3]<stderr>:", "rank3: "],
-)  # fmt: skip
+    [
+        "2024-11-20 14:37:16 ",
+        "[2024-11-20T14:37:16.123Z] | ",
+        "gpu-01: ",
+        "gpu-01: [rank3]: ",
+        "[1,3]<stderr>:",
+        "rank3: ",
+    ],
+)
 def test_oom_message_under_collector_prefixes_keeps_its_numbers(prefix):
     rec = OOMS["oom-016"]
     want = rec["fields"]
@@ -169,16 +190,20 @@ def test_oom_message_under_collector_prefixes_keeps_its_numbers(prefix):
 
 
 def test_hard_wrapped_message_with_a_prefix_on_every_line():
-    text = ("gpu-01: [rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 "
-            "GiB. GPU 3 has a total capacity of 15.\n"
-            "gpu-01: [rank3]: 75 GiB of which 98.00 MiB is free.")  # fmt: skip
+    text = (
+        "gpu-01: [rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 "
+        "GiB. GPU 3 has a total capacity of 15.\n"
+        "gpu-01: [rank3]: 75 GiB of which 98.00 MiB is free."
+    )
     m = parse_all(text)[0]
     assert m.rank == 3 and m.total_mib == pytest.approx(15.75 * 1024)
 
 
 def test_hardware_text_in_a_launcher_log_is_flagged_not_trusted():
-    text = ("RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
-            "CUDA kernel errors might be asynchronously reported at some other API call\n")  # fmt: skip
+    text = (
+        "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call\n"
+    )
     d = classify(Evidence(launch=launcher_log.scan(text)), load().thresholds)
     assert d.verdict == "not_oom"  # a job's output cannot drain a node
     assert d.log_hardware == ["RuntimeError: CUDA error: uncorrectable ECC error encountered"]

@@ -17,8 +17,15 @@ from tests.conftest import corpus_records
 
 OOMS = corpus_records("oom_messages.jsonl")
 SINGLE_LINE = [r for r in OOMS if "\n" not in r["text"].strip() and r["fields"].get("tried_mib")]
-NUMERIC = ["tried_mib", "total_mib", "free_mib", "allocated_by_pytorch_mib",
-           "reserved_total_mib", "reserved_unallocated_mib", "this_process_mib"]  # fmt: skip
+NUMERIC = [
+    "tried_mib",
+    "total_mib",
+    "free_mib",
+    "allocated_by_pytorch_mib",
+    "reserved_total_mib",
+    "reserved_unallocated_mib",
+    "this_process_mib",
+]
 
 fast = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

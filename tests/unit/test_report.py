@@ -22,24 +22,52 @@ def incident() -> Incident:
     msg = next(r for r in corpus_records("oom_messages.jsonl") if r["id"] == "oom-032")["text"]
     launch = scan("[rank3]: " + msg, nodes=["gpu-01", "gpu-02"], tasks_per_node=2)
     d = classify(Evidence(launch=launch), load().thresholds)
-    inc = Incident(id="20261121-000000-42", job_id="42", source="cli", actor="runbook oom",
-                   site="golden", started=T0, finished=T0 + 2.5)  # fmt: skip
-    inc.job = {"name": "llama-sft", "user": "alice", "state": "RUNNING", "exit_code": "0:0",
-               "node_expr": "gpu-[01-02]"}  # fmt: skip
-    inc.timeline = [Step(n, T0 + i * 0.25, T0 + i * 0.25 + 0.2, "ok", f"{n} done")
-                    for i, n in enumerate(["job", "logs", "cancel", "node health", "diagnosis",
-                                           "plan", "actions"])]  # fmt: skip
+    inc = Incident(
+        id="20261121-000000-42",
+        job_id="42",
+        source="cli",
+        actor="runbook oom",
+        site="golden",
+        started=T0,
+        finished=T0 + 2.5,
+    )
+    inc.job = {
+        "name": "llama-sft",
+        "user": "alice",
+        "state": "RUNNING",
+        "exit_code": "0:0",
+        "node_expr": "gpu-[01-02]",
+    }
+    inc.timeline = [
+        Step(n, T0 + i * 0.25, T0 + i * 0.25 + 0.2, "ok", f"{n} done")
+        for i, n in enumerate(
+            ["job", "logs", "cancel", "node health", "diagnosis", "plan", "actions"]
+        )
+    ]
     inc.diagnosis = d.contract()
-    inc.evidence = {"first_failure": inc.diagnosis["first_failure"], "timed_out_ranks": [0, 1, 2],
-                    "node_health": {}, "notes": []}  # fmt: skip
-    inc.plan = {"rung": "expandable_segments", "rung_what": "set both allocator variables",
-                "why": "first rung of the fragmentation ladder not yet tried", "tried": [],
-                "passed_over": [], "checkpoint": {"path": "/w/checkpoints/step_4.pt", "step": 4,
-                                                  "reason": "zip directory intact"},
-                "checkpoints_skipped": [], "changes": ["allocator: expandable_segments:True"],
-                "checks": ["bash -n: the patched script parses"],
-                "diff": "--- a/job.sbatch\n+++ b/job.sbatch\n@@ -1 +1,2 @@\n #!/bin/bash\n"
-                        "+export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"}  # fmt: skip
+    inc.evidence = {
+        "first_failure": inc.diagnosis["first_failure"],
+        "timed_out_ranks": [0, 1, 2],
+        "node_health": {},
+        "notes": [],
+    }
+    inc.plan = {
+        "rung": "expandable_segments",
+        "rung_what": "set both allocator variables",
+        "why": "first rung of the fragmentation ladder not yet tried",
+        "tried": [],
+        "passed_over": [],
+        "checkpoint": {
+            "path": "/w/checkpoints/step_4.pt",
+            "step": 4,
+            "reason": "zip directory intact",
+        },
+        "checkpoints_skipped": [],
+        "changes": ["allocator: expandable_segments:True"],
+        "checks": ["bash -n: the patched script parses"],
+        "diff": "--- a/job.sbatch\n+++ b/job.sbatch\n@@ -1 +1,2 @@\n #!/bin/bash\n"
+        "+export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n",
+    }
     inc.actions = [
         {
             "kind": "submit",

@@ -34,9 +34,19 @@ def test_command_line_options_come_back_from_what_slurm_recorded():
     (f,) = scontrol_records(CMDLINE_JOB)
     r = recorded(f, "323")
     assert options(r, "halve_micro_batch") == [
-        "--nodes=2", "--ntasks=4", "--ntasks-per-node=2", "--cpus-per-task=1", "--gres=gpu:2",
-        "--mem=400M", "--time=00:30:00", "--partition=gpu", "--account=root", "--qos=normal",
-        "--job-name=xjob", "--output=/tmp/x-%j.log"]  # fmt: skip
+        "--nodes=2",
+        "--ntasks=4",
+        "--ntasks-per-node=2",
+        "--cpus-per-task=1",
+        "--gres=gpu:2",
+        "--mem=400M",
+        "--time=00:30:00",
+        "--partition=gpu",
+        "--account=root",
+        "--qos=normal",
+        "--job-name=xjob",
+        "--output=/tmp/x-%j.log",
+    ]
     assert "--mem=400M" not in options(r, "raise_mem")  # the rung's own change wins
 
 
@@ -55,15 +65,19 @@ def test_gpus_and_mismatches():
     same = SimpleNamespace(num_nodes=2, num_tasks=4, tres="cpu=4,gres/gpu=4")
     one = SimpleNamespace(num_nodes=1, num_tasks=1, tres="cpu=1")
     assert mismatches(job, same, "halve_micro_batch") == []
-    assert mismatches(job, one, "halve_micro_batch") == ["nodes: original 2, new 1",
-                                                         "tasks: original 4, new 1"]  # fmt: skip
+    assert mismatches(job, one, "halve_micro_batch") == [
+        "nodes: original 2, new 1",
+        "tasks: original 4, new 1",
+    ]
 
 
 def test_log_path_back_to_a_pattern_only_in_the_file_name():
     from runbook.slurm.recorded import as_pattern
 
     # Found by CI on a fresh cluster: job 9 in a folder named racejob-w4a69kn2.
-    assert as_pattern("/w/racejob-w4a69kn2/racejob-9.out", "9") == "/w/racejob-w4a69kn2/racejob-%j.out"
+    assert (
+        as_pattern("/w/racejob-w4a69kn2/racejob-9.out", "9") == "/w/racejob-w4a69kn2/racejob-%j.out"
+    )
     assert as_pattern("/w/run9-9.log", "9") == "/w/run9-%j.log"
     assert as_pattern("/w/x-323.log", "323") == "/w/x-%j.log"
     assert as_pattern("/w/x-3231.log", "323") == "/w/x-3231.log"

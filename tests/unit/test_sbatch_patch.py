@@ -69,22 +69,29 @@ def test_allocator_merges_with_existing_setting_under_both_names():
 
 def test_refusals_say_why():
     with pytest.raises(RungNotApplicable, match="cannot be halved"):
-        patch("#!/bin/bash\nsrun python t.py --micro-batch-size 1 --grad-accum 2\n",
-              "halve_micro_batch", KNOBS)  # fmt: skip
+        patch(
+            "#!/bin/bash\nsrun python t.py --micro-batch-size 1 --grad-accum 2\n",
+            "halve_micro_batch",
+            KNOBS,
+        )
     with pytest.raises(RungNotApplicable, match="would halve the global batch"):
         patch("#!/bin/bash\nsrun python t.py --micro-batch-size 8\n", "halve_micro_batch", KNOBS)
     with pytest.raises(RungNotApplicable, match="no micro-batch knob"):
         patch("#!/bin/bash\nsrun python t.py\n", "halve_micro_batch", KNOBS)
     with pytest.raises(RungNotApplicable, match="already on"):
-        patch("#!/bin/bash\nsrun python t.py --micro-batch-size 8 --gradient-checkpointing\n",
-              "activation_checkpointing", KNOBS)  # fmt: skip
+        patch(
+            "#!/bin/bash\nsrun python t.py --micro-batch-size 8 --gradient-checkpointing\n",
+            "activation_checkpointing",
+            KNOBS,
+        )
 
 
 def test_an_original_that_already_fails_bash_n_is_reported_as_the_originals_fault():
     broken = "#!/bin/bash\nMBS=8\nif true; then\nsrun t.py --micro-batch-size $MBS --grad-accum 2\n"
     p = patch(broken, "halve_micro_batch", KNOBS)
-    assert any("the ORIGINAL script already fails" in c and "adds no new error" in c
-               for c in p.checks)  # fmt: skip
+    assert any(
+        "the ORIGINAL script already fails" in c and "adds no new error" in c for c in p.checks
+    )
     assert "MBS=4" in p.new and "--grad-accum 4" in p.new
 
 
@@ -131,8 +138,9 @@ def test_global_batch_check_rereads_the_patched_script():
 
 def test_template_render_records_template_and_vars_and_patches_exactly(tmp_path):
     tpl = DATA / "train.sbatch.j2"
-    v = parse_vars(["nodes=2", "ranks_per_node=2", f"workdir={tmp_path}", "micro_batch=8",
-                    "grad_accum=2"])  # fmt: skip
+    v = parse_vars(
+        ["nodes=2", "ranks_per_node=2", f"workdir={tmp_path}", "micro_batch=8", "grad_accum=2"]
+    )
     text = render(str(tpl), v)
     assert text.startswith("#!/bin/bash\n# runbook:template=")
     assert read_header(text) == (str(tpl.resolve()), v)
@@ -159,13 +167,16 @@ def test_template_errors(tmp_path):
 def test_rendered_values_are_shell_quoted(tmp_path):
     hostile = str(tmp_path / "ck; $(touch PWNED) 'x'")
     tpl = tmp_path / "t.j2"
-    tpl.write_text("#!/bin/bash\n#SBATCH --output={{ out }}/%j.out\necho {{ resume_from }} "
-                   "{{ n }} {{ args | unquoted }}\n")  # fmt: skip
+    tpl.write_text(
+        "#!/bin/bash\n#SBATCH --output={{ out }}/%j.out\necho {{ resume_from }} "
+        "{{ n }} {{ args | unquoted }}\n"
+    )
     text = render(str(tpl), {"out": hostile, "resume_from": hostile, "n": 4, "args": "--a 1"})
     import subprocess
 
-    r = subprocess.run(["bash", "-c", text.split("\n", 4)[4]], capture_output=True, text=True,
-                       cwd=tmp_path)  # fmt: skip
+    r = subprocess.run(
+        ["bash", "-c", text.split("\n", 4)[4]], capture_output=True, text=True, cwd=tmp_path
+    )
     assert r.stdout.strip() == f"{hostile} 4 --a 1"
     assert not (tmp_path / "PWNED").exists()
 
@@ -173,8 +184,10 @@ def test_rendered_values_are_shell_quoted(tmp_path):
 def test_allocator_replaces_the_scripts_own_empty_export_that_would_win():
     from runbook.planning.sbatch_patch import set_allocator
 
-    script = ("#!/bin/bash\n#SBATCH -N2\nexport PYTORCH_ALLOC_CONF=\n"
-              "export PYTORCH_CUDA_ALLOC_CONF=\nsrun python t.py\n")  # fmt: skip
+    script = (
+        "#!/bin/bash\n#SBATCH -N2\nexport PYTORCH_ALLOC_CONF=\n"
+        "export PYTORCH_CUDA_ALLOC_CONF=\nsrun python t.py\n"
+    )
     new, _, _ = set_allocator(script, "expandable_segments:True")
     assert "export PYTORCH_ALLOC_CONF=expandable_segments:True\n" in new
     assert "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n" in new

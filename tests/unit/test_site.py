@@ -101,8 +101,11 @@ def test_site_search_order_user_folder_before_etc_and_checkout(tmp_path, monkeyp
 
     env = {"RUNBOOK_SITE_DIR": str(tmp_path / "a"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     dirs = site_dirs(env)
-    assert dirs[:3] == [tmp_path / "a", tmp_path / "xdg" / "runbook" / "sites",
-                        Path("/etc/runbook/sites")]  # fmt: skip
+    assert dirs[:3] == [
+        tmp_path / "a",
+        tmp_path / "xdg" / "runbook" / "sites",
+        Path("/etc/runbook/sites"),
+    ]
     assert dirs[3] == Path.cwd() / "site_config"
     (tmp_path / "xdg" / "runbook" / "sites").mkdir(parents=True)
     (tmp_path / "xdg" / "runbook" / "sites" / "prod.toml").write_text('[ssh]\nuser = "u"\n')
@@ -112,11 +115,17 @@ def test_site_search_order_user_folder_before_etc_and_checkout(tmp_path, monkeyp
 
 def test_config_file_and_site_are_exclusive_and_origins_are_kept(tmp_path):
     f = write(tmp_path, '[ssh]\nuser = "from-file"\nport = 2222\n')
-    cfg = load_site(config_file=f, environ={"RUNBOOK_SSH_PORT": "2200", "RUNBOOK_PLAYBOOKS": "/pb"},
-                    overrides={"policy.dry_run": True})  # fmt: skip
+    cfg = load_site(
+        config_file=f,
+        environ={"RUNBOOK_SSH_PORT": "2200", "RUNBOOK_PLAYBOOKS": "/pb"},
+        overrides={"policy.dry_run": True},
+    )
     assert cfg.origins["ssh.user"] == f"file {f}"
     assert (cfg.ssh.port, cfg.origins["ssh.port"]) == (2200, "environment RUNBOOK_SSH_PORT")
-    assert (cfg.playbooks.dir, cfg.origins["playbooks.dir"]) == ("/pb", "environment RUNBOOK_PLAYBOOKS")
+    assert (cfg.playbooks.dir, cfg.origins["playbooks.dir"]) == (
+        "/pb",
+        "environment RUNBOOK_PLAYBOOKS",
+    )
     assert cfg.origins["policy.dry_run"] == "command line"
     assert "ssh.max_parallel" not in cfg.origins  # a default
     with pytest.raises(ConfigError, match="both --site"):

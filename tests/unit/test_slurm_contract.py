@@ -14,15 +14,28 @@ from runbook.slurm.client import SlurmClient
 from runbook.slurm.pyslurm_backend import PyslurmBackend
 
 PROTOCOL = {
-    name: fn for name, fn in vars(SlurmClient).items()
-    if callable(fn) and not name.startswith("_")
-}  # fmt: skip
+    name: fn for name, fn in vars(SlurmClient).items() if callable(fn) and not name.startswith("_")
+}
 
 
 def test_protocol_names_what_the_code_calls():
-    assert {"job", "failed_jobs", "known_jobs", "batch_script", "batch_scripts", "node_state",
-            "find_lineage", "cancel", "drain", "submit", "cancel_argv", "drain_argv",
-            "submit_argv", "ping", "version"} <= set(PROTOCOL)  # fmt: skip
+    assert {
+        "job",
+        "failed_jobs",
+        "known_jobs",
+        "batch_script",
+        "batch_scripts",
+        "node_state",
+        "find_lineage",
+        "cancel",
+        "drain",
+        "submit",
+        "cancel_argv",
+        "drain_argv",
+        "submit_argv",
+        "ping",
+        "version",
+    } <= set(PROTOCOL)
 
 
 @pytest.mark.parametrize("backend", [CliSlurm, PyslurmBackend])
@@ -55,5 +68,8 @@ def test_pyslurm_backend_delegates_what_pyslurm_does_not_carry():
     b.submitter = Submitter()
     assert b.known_jobs() == [] and b.batch_scripts(["1"]) == {}
     assert b.find_lineage("7", "halve_micro_batch", datetime.now()) == []
-    assert calls == ["known_jobs", ("batch_scripts", ["1"]),
-                     ("find_lineage", "7", "halve_micro_batch")]  # fmt: skip
+    assert calls == [
+        "known_jobs",
+        ("batch_scripts", ["1"]),
+        ("find_lineage", "7", "halve_micro_batch"),
+    ]

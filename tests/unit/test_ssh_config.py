@@ -58,8 +58,11 @@ def test_alias_gives_hostname_port_user_key_and_bastion(tmp_path):
 
 
 def test_site_values_set_on_purpose_win_over_ssh_config(tmp_path):
-    s = settings(tmp_path, '[ssh]\nuser = "oncall"\nport = 22\nidentity_file = "/k"\n'
-                           '[ssh.addresses]\n"gpu-07" = "192.0.2.7"\n')  # fmt: skip
+    s = settings(
+        tmp_path,
+        '[ssh]\nuser = "oncall"\nport = 22\nidentity_file = "/k"\n'
+        '[ssh.addresses]\n"gpu-07" = "192.0.2.7"\n',
+    )
     ep = resolve_endpoint("gpu-07", s, cfg())
     assert (ep.address, ep.port, ep.user, ep.key_files) == ("192.0.2.7", 22, "oncall", ("/k",))
     # ProxyJump was not set by the site, so ssh_config's bastion still applies.
@@ -70,7 +73,12 @@ def test_defaults_yield_to_ssh_config_and_apply_without_it(tmp_path):
     s = settings(tmp_path)
     plain = resolve_endpoint("node-1", s, None)
     assert (plain.address, plain.port, plain.user, plain.key_files, plain.jump) == (
-        "node-1", 22, "", (), None)  # fmt: skip
+        "node-1",
+        22,
+        "",
+        (),
+        None,
+    )
     assert resolve_endpoint("direct-1", s, cfg()).jump is None  # ProxyJump none
 
 

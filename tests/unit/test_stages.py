@@ -23,12 +23,39 @@ RUNBOOK = Path(__file__).resolve().parents[2] / "runbook"
 HF = (Path(__file__).resolve().parents[1] / "data" / "sbatch" / "hf_accelerate.sbatch").read_text()
 
 # Stage order (DESIGN data flow): a module may import its own stage and earlier ones only.
-ORDER = ["errors", "units", "site", "rungs", "playbook", "lineage", "transport", "slurm",
-         "checkpoints", "evidence", "diagnosis", "planning", "actions", "report", "verify",
-         "state", "notify", "intake", "pipeline", "sweep", "hook", "commands", "cli"]  # fmt: skip
+ORDER = [
+    "errors",
+    "units",
+    "site",
+    "rungs",
+    "playbook",
+    "lineage",
+    "transport",
+    "slurm",
+    "checkpoints",
+    "evidence",
+    "diagnosis",
+    "planning",
+    "actions",
+    "report",
+    "verify",
+    "state",
+    "notify",
+    "intake",
+    "pipeline",
+    "sweep",
+    "hook",
+    "commands",
+    "cli",
+]
 # Wiring and shared infrastructure that several stages use on purpose.
-STAGE_OF = {"evidence.units": "units", "state": "errors", "report.files": "errors",
-            "report.model": "errors", "instrument": "errors"}  # fmt: skip
+STAGE_OF = {
+    "evidence.units": "units",
+    "state": "errors",
+    "report.files": "errors",
+    "report.model": "errors",
+    "instrument": "errors",
+}
 
 
 def stage(module: str) -> str:
@@ -61,7 +88,8 @@ def test_no_stage_imports_a_later_stage_or_the_cli():
         for imp in imports(path):
             them = stage(imp)
             if them in ("commands", "cli") or (
-                them in ORDER and ORDER.index(them) > ORDER.index(me)
+                them in ORDER
+                and ORDER.index(them) > ORDER.index(me)
                 and them not in ("state", "report")  # the ledger and the folder, below everyone
             ):
                 bad.append(f"{mod} imports {imp}")
@@ -89,16 +117,27 @@ def test_confirm_policy():
 
 
 # -- the plan -----------------------------------------------------------------------------------
-JOB = SimpleNamespace(job_id="41", work_dir="/scratch/run", excluded=["gpu-09"],
-                      resources={"nodes": "2", "ntasks": "4", "gres": "gpu:2"})  # fmt: skip
+JOB = SimpleNamespace(
+    job_id="41",
+    work_dir="/scratch/run",
+    excluded=["gpu-09"],
+    resources={"nodes": "2", "ntasks": "4", "gres": "gpu:2"},
+)
 
 
 def test_make_plan_is_complete_from_values():
     ckpt = SimpleNamespace(path="/scratch/run/ckpt/step_200", step=200, reason="newest valid")
-    p = make_plan(Diagnosis("true_oom"), load(), SiteConfig(), job=JOB, script=HF,
-                  run=LineageEvidence(tried=[("40", "expandable_segments")]),
-                  checkpoints=CheckpointEvidence(ckpt, []), node="gpu-02",
-                  failed_step=201)  # fmt: skip
+    p = make_plan(
+        Diagnosis("true_oom"),
+        load(),
+        SiteConfig(),
+        job=JOB,
+        script=HF,
+        run=LineageEvidence(tried=[("40", "expandable_segments")]),
+        checkpoints=CheckpointEvidence(ckpt, []),
+        node="gpu-02",
+        failed_step=201,
+    )
     assert p.rung == "halve_micro_batch" and p.acts
     assert p.checkpoint is ckpt and p.failed_step == 201
     assert "--chdir=/scratch/run" in p.sbatch_args
@@ -107,16 +146,25 @@ def test_make_plan_is_complete_from_values():
 
 
 def test_make_plan_for_a_gpu_fault_excludes_and_drains_the_node():
-    p = make_plan(Diagnosis("gpu_fault"), load(), SiteConfig(), job=JOB, script=HF,
-                  run=LineageEvidence(), checkpoints=CheckpointEvidence(), node="gpu-02",
-                  failed_step=None)  # fmt: skip
+    p = make_plan(
+        Diagnosis("gpu_fault"),
+        load(),
+        SiteConfig(),
+        job=JOB,
+        script=HF,
+        run=LineageEvidence(),
+        checkpoints=CheckpointEvidence(),
+        node="gpu-02",
+        failed_step=None,
+    )
     assert p.drain == "gpu-02" and "--exclude=gpu-02,gpu-09" in p.sbatch_args
 
 
 # -- the conclusion: summary, next steps, exit code (DESIGN §4.3) --------------------------------
 def result(kind, status, argv=("scancel", "41"), value=None):
-    return SimpleNamespace(kind=kind, status=status, target="41", argv=list(argv), value=value,
-                           message="")  # fmt: skip
+    return SimpleNamespace(
+        kind=kind, status=status, target="41", argv=list(argv), value=value, message=""
+    )
 
 
 @pytest.mark.parametrize(
@@ -133,8 +181,9 @@ def test_exit_codes(results, needs_human, stopped, code):
     inc = Incident(id="i", job_id="41", source="cli", actor="t", site="", dry_run=False)
     if stopped:
         inc.status, inc.stopped_at = "stopped", "logs"
-    plan = SimpleNamespace(needs_human=needs_human, human_action="decide", why="", rung=None,
-                           checkpoint=None)  # fmt: skip
+    plan = SimpleNamespace(
+        needs_human=needs_human, human_action="decide", why="", rung=None, checkpoint=None
+    )
     conclude(inc, JOB, Diagnosis("true_oom"), plan, results, False, [], SiteConfig())
     assert inc.exit_code == code
     assert inc.summary.startswith("true_oom: job 41")

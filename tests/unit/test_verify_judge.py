@@ -19,9 +19,12 @@ def job(state: str):
 
 
 def test_slurm_step_notices_are_not_training_steps():
-    tails = ["step 12 loss 2.1", "slurmstepd: error: *** STEP 77.0 ON gpu-01 CANCELLED AT "
-             "2026-11-23T03:00:00 ***", "[2026-11-23 03:00:01] *** JOB 77 ON gpu-01 CANCELLED AT "
-             "2026-11-23T03:00:01 ***", "srun: error: step 30 was killed"]  # fmt: skip
+    tails = [
+        "step 12 loss 2.1",
+        "slurmstepd: error: *** STEP 77.0 ON gpu-01 CANCELLED AT 2026-11-23T03:00:00 ***",
+        "[2026-11-23 03:00:01] *** JOB 77 ON gpu-01 CANCELLED AT 2026-11-23T03:00:01 ***",
+        "srun: error: step 30 was killed",
+    ]
     assert training_steps(tails, STEP) == 12
 
 

@@ -17,8 +17,18 @@ import re
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-UNITS = {"bytes": 2**-20, "b": 2**-20, "kib": 2**-10, "kb": 2**-10, "mib": 1.0, "mb": 1.0,
-         "gib": 1024.0, "gb": 1024.0, "tib": 2.0**20, "tb": 2.0**20}  # fmt: skip
+UNITS = {
+    "bytes": 2**-20,
+    "b": 2**-20,
+    "kib": 2**-10,
+    "kb": 2**-10,
+    "mib": 1.0,
+    "mb": 1.0,
+    "gib": 1024.0,
+    "gb": 1024.0,
+    "tib": 2.0**20,
+    "tb": 2.0**20,
+}
 
 
 def mib(printed: str | None) -> float | None:
@@ -35,19 +45,30 @@ def split_of(rid: str) -> str:
 
 
 RAW_TO_FIELD = {
-    "tried": "tried_mib", "total": "total_mib", "free": "free_mib",
-    "allocated": "allocated_by_pytorch_mib", "reserved_total": "reserved_total_mib",
-    "unallocated": "reserved_unallocated_mib", "cached": "reserved_unallocated_mib",
-    "this_process": "this_process_mib", "private_pools": "private_pools_mib",
+    "tried": "tried_mib",
+    "total": "total_mib",
+    "free": "free_mib",
+    "allocated": "allocated_by_pytorch_mib",
+    "reserved_total": "reserved_total_mib",
+    "unallocated": "reserved_unallocated_mib",
+    "cached": "reserved_unallocated_mib",
+    "this_process": "this_process_mib",
+    "private_pools": "private_pools_mib",
     "allowed": "limit_mib",
-}  # fmt: skip
+}
 
 
 def oom_record(r: dict) -> dict:
     raw = r["raw"]
     fields = {f: None for f in RAW_TO_FIELD.values()}
-    fields.update(other_process_pids=None, other_process_mib=None, mps_other_allocations_mib=None,
-                  inactive_mib=None, gpu=raw.get("gpu"), rank=raw.get("rank"))  # fmt: skip
+    fields.update(
+        other_process_pids=None,
+        other_process_mib=None,
+        mps_other_allocations_mib=None,
+        inactive_mib=None,
+        gpu=raw.get("gpu"),
+        rank=raw.get("rank"),
+    )
     for k, f in RAW_TO_FIELD.items():
         if k in raw:
             fields[f] = mib(raw[k])
@@ -55,12 +76,18 @@ def oom_record(r: dict) -> dict:
         fields["other_process_pids"] = [p for p, _ in raw["processes"]]
         fields["other_process_mib"] = [mib(s) for _, s in raw["processes"]]
     return {
-        "id": r["id"], "text": r["text"], "source_url": r["url"], "format": r["format"],
-        "fields": fields, "fields_raw": {k: v for k, v in raw.items() if k not in ("gpu", "rank")},
+        "id": r["id"],
+        "text": r["text"],
+        "source_url": r["url"],
+        "format": r["format"],
+        "fields": fields,
+        "fields_raw": {k: v for k, v in raw.items() if k not in ("gpu", "rank")},
         "resolution": r.get("resolution", "not reported"),
-        "resolution_confirmed": r.get("confirmed", False), "label": r.get("label", "unknown"),
-        "notes": r.get("notes"), "split": split_of(r["id"]),
-    }  # fmt: skip
+        "resolution_confirmed": r.get("confirmed", False),
+        "label": r.get("label", "unknown"),
+        "notes": r.get("notes"),
+        "split": split_of(r["id"]),
+    }
 
 
 def write(name: str, records: list[dict]) -> None:
@@ -84,8 +111,12 @@ def main() -> None:
     from records_ops import APPS, LAUNCH, SLURM, XID
 
     write("oom_messages.jsonl", [oom_record(r) for r in OOM])
-    for name, recs in (("ops/launcher_logs.jsonl", LAUNCH), ("ops/xid_dmesg.jsonl", XID),
-                       ("ops/slurm_outputs.jsonl", SLURM), ("ops/nvidia_smi_apps.jsonl", APPS)):  # fmt: skip
+    for name, recs in (
+        ("ops/launcher_logs.jsonl", LAUNCH),
+        ("ops/xid_dmesg.jsonl", XID),
+        ("ops/slurm_outputs.jsonl", SLURM),
+        ("ops/nvidia_smi_apps.jsonl", APPS),
+    ):
         write(name, [{**r, "split": split_of(r["id"])} for r in recs])
 
 
