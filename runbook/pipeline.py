@@ -26,6 +26,7 @@ from runbook.errors import ExitCode, RunbookError
 from runbook.evidence import collect
 from runbook.planning import ladder
 from runbook.planning.plan import make_plan
+from runbook.playbook import Playbook
 from runbook.playbook import load as load_playbook
 from runbook.report.model import Incident, plain
 from runbook.report.recorder import Recorder, Stopped
@@ -62,6 +63,8 @@ class Options:
     # How this run chose its settings (["--site", "prod"]), so that next-step commands in the
     # output and the report can be copied as they stand.
     site_flags: list[str] = field(default_factory=list)
+    # The playbook the caller already loaded for this run (the sweep loads it once for all).
+    playbook: Playbook | None = None
 
 
 @dataclass
@@ -82,7 +85,7 @@ def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Resu
     dry = opts.dry_run or site.policy.dry_run
     client = slurm_client(site)
     job_id = trigger.job_id
-    playbook = load_playbook(site.playbooks.dir)  # once per incident, passed down
+    playbook = opts.playbook or load_playbook(site.playbooks.dir)  # once per run, passed down
     conn = state.site_db(site, dry_run=dry)
     if not dry:
         try:

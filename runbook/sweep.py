@@ -140,14 +140,14 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
         res.stats["script_queries"] = 1
     launches, execs, unreadable = _read_all(site, candidates, scripts)
     res.stats["ssh_execs_per_host"] = execs
-    thresholds = load_playbook(site.playbooks.dir).thresholds
+    playbook = load_playbook(site.playbooks.dir)  # once per sweep, passed to every incident
     for j in sorted(candidates, key=lambda j: int(j.job_id.split("_")[0])):
         try:
             _triage(
                 site,
                 j,
                 launches.get(j.job_id),
-                thresholds,
+                playbook,
                 dry_run,
                 res,
                 unreadable.get(j.job_id, "logs not readable"),
@@ -171,7 +171,7 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
     return res
 
 
-def _triage(site, j, logs, thresholds, dry_run, res, unreadable: str) -> None:
+def _triage(site, j, logs, playbook, dry_run, res, unreadable: str) -> None:
     if logs is None:
         res.lines.append(
             Line(j.job_id, j.user, j.state, "unknown", unreadable, None, int(ExitCode.STEP_FAILED))
@@ -182,14 +182,17 @@ def _triage(site, j, logs, thresholds, dry_run, res, unreadable: str) -> None:
     if j.state in ACTIVE and not (ff and ff.kind in OOM_KINDS):
         return  # a healthy running job is none of the sweep's business
     verdict = classify(
-        Evidence(launch=launch, slurm=collect.slurm_text(j), job_id=j.job_id), thresholds
+        Evidence(launch=launch, slurm=collect.slurm_text(j), job_id=j.job_id),
+        playbook.thresholds,
     ).verdict
     if verdict not in ACTING_VERDICTS:
         res.lines.append(Line(j.job_id, j.user, j.state, verdict, "report only: not an OOM"))
     elif verdict in site.policy.unattended_verdicts:
         # The logs just read are the incident's evidence: not read a second time.
         r = handle_incident(
-            Trigger(j.job_id, "sweep", "runbook sweep", logs=logs), site, Options(dry_run=dry_run)
+            Trigger(j.job_id, "sweep", "runbook sweep", logs=logs),
+            site,
+            Options(dry_run=dry_run, playbook=playbook),
         )
         action = r.summary.split("; ", 1)[1] if "; " in r.summary else r.summary
         res.lines.append(
