@@ -28,8 +28,9 @@ import time
 
 from runbook import intake, state
 from runbook.errors import ConfigError, InputError, JobNotFound, RunbookError
-from runbook.pipeline import Options, Trigger, handle_incident, new_incident_id
+from runbook.pipeline import handle_incident
 from runbook.slurm.factory import slurm_client
+from runbook.trigger import Options, Trigger, new_incident_id
 
 _REASONS = {
     200: "OK",

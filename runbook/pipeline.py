@@ -12,13 +12,11 @@ import contextlib
 import os
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from runbook import state
 from runbook.actions import steps
-from runbook.actions.executor import Action, Executor
+from runbook.actions.executor import Executor
 from runbook.actions.policy import confirm_policy
 from runbook.actions.remediate import apply_plan, outcome
 from runbook.diagnosis import Diagnosis, Evidence, classify
@@ -26,56 +24,13 @@ from runbook.errors import ExitCode, RunbookError
 from runbook.evidence import collect
 from runbook.planning import ladder
 from runbook.planning.plan import make_plan
-from runbook.playbook import Playbook
 from runbook.playbook import load as load_playbook
 from runbook.report.model import Incident, plain
 from runbook.report.recorder import Recorder, Stopped
 from runbook.report.views import conclude, health_view, plan_view
 from runbook.slurm.factory import slurm_client
 from runbook.transport.ssh import SshHosts, SshSettings
-
-ACTIVE = {"RUNNING", "PENDING", "SUSPENDED", "CONFIGURING", "REQUEUED", "RESIZING", "STOPPED"}
-OOM_KINDS = {"oom", "host_oom"}
-
-
-@dataclass
-class Trigger:
-    job_id: str
-    source: str = "cli"  # cli | hook | sweep
-    actor: str = "runbook oom"
-    incident_id: str | None = None  # chosen by the caller (the hook answers with it at once)
-    # The job's logs when the caller has just read them (the sweep reads every candidate's in
-    # one exec per host): the incident's evidence, not read again.
-    logs: collect.JobLogs | None = None
-
-
-def new_incident_id(job_id: str) -> str:
-    return f"{time.strftime('%Y%m%d-%H%M%S')}-{job_id}"
-
-
-@dataclass
-class Options:
-    dry_run: bool = False
-    assume_yes: bool = False
-    confirm: Callable[[Action], bool] | None = None  # a person at a terminal, asked per step
-    progress: Callable[[str], None] = lambda message: None
-    force: bool = False  # handle a job that already has a finished incident
-    # How this run chose its settings (["--site", "prod"]), so that next-step commands in the
-    # output and the report can be copied as they stand.
-    site_flags: list[str] = field(default_factory=list)
-    # The playbook the caller already loaded for this run (the sweep loads it once for all).
-    playbook: Playbook | None = None
-
-
-@dataclass
-class Result:
-    incident: str | None
-    folder: str | None
-    verdict: str | None
-    exit_code: int
-    summary: str
-    new_job_id: str | None = None
-    actions: list = field(default_factory=list)
+from runbook.trigger import ACTIVE, OOM_KINDS, Options, Result, Trigger, new_incident_id
 
 
 def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Result:

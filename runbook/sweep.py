@@ -21,11 +21,12 @@ from runbook import lineage, state
 from runbook.diagnosis import Evidence, classify
 from runbook.errors import ExitCode, RunbookError
 from runbook.evidence import collect
-from runbook.pipeline import ACTIVE, OOM_KINDS, Options, Trigger, handle_incident
+from runbook.pipeline import handle_incident
 from runbook.planning.ladder import ACTING_VERDICTS
 from runbook.playbook import load as load_playbook
 from runbook.slurm.factory import slurm_client
 from runbook.transport.ssh import SshHosts, SshSettings
+from runbook.trigger import ACTIVE, OOM_KINDS, Options, Trigger
 
 
 class SweepBusy(RunbookError):

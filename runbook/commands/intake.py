@@ -10,8 +10,9 @@ import click
 
 from runbook.errors import ExitCode, InputError, RunbookError
 from runbook.intake import triggers
-from runbook.pipeline import Options, Trigger, handle_incident
+from runbook.pipeline import handle_incident
 from runbook.sweep import SweepBusy, parse_since, run_sweep, write_metrics
+from runbook.trigger import Options, Trigger
 
 
 @click.group(invoke_without_command=True)

@@ -7,8 +7,9 @@ import sys
 
 import click
 
-from runbook.pipeline import Options, Trigger, handle_incident
+from runbook.pipeline import handle_incident
 from runbook.slurm.client import check_job_id
+from runbook.trigger import Options, Trigger
 
 
 @click.command()

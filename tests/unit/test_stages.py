@@ -42,6 +42,7 @@ ORDER = [
     "state",
     "notify",
     "intake",
+    "trigger",
     "pipeline",
     "sweep",
     "hook",

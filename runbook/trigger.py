@@ -1,0 +1,55 @@
+"""What starts an incident and what comes back: the trigger (a person, a pager, the sweep), the
+options of the run, and the result, as the intake verbs and the pipeline share them."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from runbook.actions.executor import Action
+from runbook.evidence.collect import JobLogs
+from runbook.playbook import Playbook
+
+ACTIVE = {"RUNNING", "PENDING", "SUSPENDED", "CONFIGURING", "REQUEUED", "RESIZING", "STOPPED"}
+OOM_KINDS = {"oom", "host_oom"}
+
+
+@dataclass
+class Trigger:
+    job_id: str
+    source: str = "cli"  # cli | hook | sweep
+    actor: str = "runbook oom"
+    incident_id: str | None = None  # chosen by the caller (the hook answers with it at once)
+    # The job's logs when the caller has just read them (the sweep reads every candidate's in
+    # one exec per host): the incident's evidence, not read again.
+    logs: JobLogs | None = None
+
+
+def new_incident_id(job_id: str) -> str:
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{job_id}"
+
+
+@dataclass
+class Options:
+    dry_run: bool = False
+    assume_yes: bool = False
+    confirm: Callable[[Action], bool] | None = None  # a person at a terminal, asked per step
+    progress: Callable[[str], None] = lambda message: None
+    force: bool = False  # handle a job that already has a finished incident
+    # How this run chose its settings (["--site", "prod"]), so that next-step commands in the
+    # output and the report can be copied as they stand.
+    site_flags: list[str] = field(default_factory=list)
+    # The playbook the caller already loaded for this run (the sweep loads it once for all).
+    playbook: Playbook | None = None
+
+
+@dataclass
+class Result:
+    incident: str | None
+    folder: str | None
+    verdict: str | None
+    exit_code: int
+    summary: str
+    new_job_id: str | None = None
+    actions: list = field(default_factory=list)
