@@ -54,6 +54,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "report",
         "Re-render one incident's report (Markdown, JSON, HTML) from its report.json.",
     ),
+    "plan": (
+        "runbook.commands.plan",
+        "plan",
+        "Show what each rung of the ladder would change in a job script.",
+    ),
     "submit": (
         "runbook.commands.submit",
         "submit",

@@ -363,6 +363,20 @@ def halve_micro_batch(script: str, knobs) -> tuple[str, list[str], list[str]]:
     return _replace(script, edits), changes, checks
 
 
+def halve_accumulation_only(script: str, knobs, expected: int) -> tuple[str, list[str], list[str]]:
+    """Double the script's gradient accumulation (the micro-batch is halved elsewhere: in a
+    config file the script names)."""
+    accum = _one(script, knobs.grad_accum, "gradient-accumulation")
+    a = _int_value(script, accum)
+    if a is None or a != expected:
+        raise RungNotApplicable(
+            f"accumulation {accum.name}={accum.value} is not a number runbook can double"
+        )
+    site = _literal_site(script, accum)
+    new = _replace(script, [(site, str(a * 2))])
+    return new, [f"accumulation {a} -> {a * 2} ({accum.name})"], []
+
+
 def enable_activation_checkpointing(script: str, knobs) -> tuple[str, list[str], list[str]]:
     present = _flag_present(script, knobs.activation_checkpointing)
     if present:

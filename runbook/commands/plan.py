@@ -1,0 +1,92 @@
+"""`runbook plan SCRIPT`: what runbook would change in a job, rung by rung, without a cluster."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from runbook.errors import ExitCode, InputError
+
+
+@click.command()
+@click.argument("script", metavar="SCRIPT")
+@click.option(
+    "--workdir",
+    metavar="DIR",
+    help="Where the job runs: config paths in the script resolve against it (default: the "
+    "script's folder).",
+)
+@click.option("--rung", metavar="ID", help="Plan only this rung (e.g. halve_micro_batch).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON document: script, configs, knobs (value, file, line, key, kind), "
+    "global_batch (formula, value), rungs (id, applicable, changes with diffs, values_after, "
+    "checks, or reason).",
+)
+@click.pass_obj
+def plan(app, script, workdir, rung, as_json):
+    """Show what each rung of the ladder would change in a job script.
+
+    Finds the training knobs (micro-batch, gradient accumulation, global batch) in the script's
+    flags and variables and in the YAML/TOML/JSON config files it names, then for every rung
+    prints the exact change (diffs of the script and of each config copy; a user's config is
+    never edited in place, a copy beside it is), the values after, and the global-batch check
+    re-read from the patched files; or why the rung cannot apply. Changes nothing.
+
+    \b
+    Examples:
+      runbook plan train.sbatch
+      runbook plan jobs/sft.sbatch --workdir /scratch/me/run1 --rung halve_micro_batch --json
+    Exit codes: 0 at least one rung applies, 4 none does (a person decides), 3 the script
+    cannot be read, 2 usage error.
+    """
+    from runbook.planning.offline import plan_script
+
+    path = Path(script)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(
+            f"job script {script}: cannot be read ({getattr(e, 'strerror', None) or e})",
+            hint="give the path of the sbatch script the job was submitted with",
+        ) from None
+    doc = plan_script(
+        text, path.name, workdir or str(path.parent or "."), app.site().knobs, only=rung
+    )
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        click.echo(render(doc))
+    if not any(r["applicable"] for r in doc["rungs"]):
+        raise SystemExit(int(ExitCode.NEEDS_HUMAN))
+
+
+def render(doc: dict) -> str:
+    lines = [f"script: {doc['script']} (job runs in {doc['workdir']})"]
+    for c in doc["configs"]:
+        lines.append(
+            f"config named: {c['file']}" + ("" if c["read"] else f" (NOT READ: {c['why']})")
+        )
+    lines.append("knobs:")
+    for name, k in doc["knobs"].items():
+        where = (
+            f"{k['key']}={k['as_written']} ({k['kind']}, {k['file']}:{k['line']})"
+            if k
+            else "not found"
+        )
+        lines.append(f"  {name:<14}{where}")
+    g = doc["global_batch"]
+    lines.append(f"global batch: {g['formula']}" + (f" = {g['value']}" if g.get("value") else ""))
+    for r in doc["rungs"]:
+        if not r["applicable"]:
+            lines.append(f"\n[{r['id']}] cannot apply: {r['reason']}")
+            continue
+        lines.append(f"\n[{r['id']}] applies; values after: {r['values_after'] or '-'}")
+        lines.extend(f"  check: {c}" for c in r["checks"])
+        for ch in r["changes"]:
+            lines.append(ch["diff"].rstrip("\n"))
+    return "\n".join(lines)

@@ -1,0 +1,153 @@
+"""Training knobs that live in the config files a job script names (YAML, JSON, TOML).
+
+A script names its recipe on the command line (`--config recipes/x.yaml`, `--deepspeed ds.json`,
+`--job.config_file train.toml`) or in a variable (`CONFIG=...`). Each such file is read as text,
+and a knob is a `key: value` (YAML), `"key": value` (JSON) or `key = value` (TOML) line whose key
+is in the knob catalogue (playbooks/knobs.yaml) and whose value is a number. Edits are made on
+the text, at the value's exact place, so comments and layout survive; the user's file is never
+edited: a patched copy is written beside it (named for the rung) and the script is pointed at it.
+Pure functions of text; reading the files is `read_configs`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runbook.playbook import packaged_dir, read_yaml
+
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
+MAX_CONFIG_BYTES = 4 << 20
+_PATH_TOKEN = re.compile(r"""(?P<q>["']?)(?P<path>[^\s"'=;|&<>()]+\.(?:ya?ml|json|toml))(?P=q)""")
+_VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+_ASSIGN = re.compile(r"""(?m)^[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=(["']?)([^"'\s;]*)\2""")
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    micro_batch: tuple[str, ...]
+    grad_accum: tuple[str, ...]
+    global_batch: tuple[str, ...]
+    activation_checkpointing: tuple[str, ...]
+
+
+def catalogue(path: str | Path | None = None) -> Catalogue:
+    """The knob catalogue shipped with runbook (or the one at `path`)."""
+    p = Path(path) if path else packaged_dir() / "knobs.yaml"
+    data = read_yaml(p, "knob catalogue", "reinstall runbook: the catalogue ships inside it")
+    return Catalogue(**{k: tuple(data.get(k) or ()) for k in Catalogue.__dataclass_fields__})
+
+
+@dataclass
+class ConfigKnob:
+    """One knob in one config file: where it is, as text."""
+
+    file: str  # as the script names it
+    key: str
+    value: str  # as written
+    line: int  # 1-based
+    start: int  # offset of the value in the file's text
+    end: int
+
+    @property
+    def number(self) -> int | None:
+        v = self.value.strip("\"'")
+        return int(v) if re.fullmatch(r"\d{1,9}", v) else None
+
+
+@dataclass
+class ConfigFile:
+    name: str  # as the script names it
+    path: str  # resolved
+    text: str | None  # None: named but not readable
+    why: str = ""  # why not readable
+    knobs: list[ConfigKnob] = field(default_factory=list)
+
+
+def named_configs(script: str) -> list[str]:
+    """Config file paths the script names, with its own simple variables substituted
+    (`CONFIG=recipes/x.yaml ... --config $CONFIG`), in order, each once. A path that still holds
+    a variable (set from the job's arguments or environment) is kept as written: it names a
+    config runbook cannot read from here."""
+    # A variable assigned once, to a literal, is known; one assigned empty, from the job's
+    # arguments, or several times (`MODEL=""` then `MODEL="$2"`) is not.
+    seen: dict[str, set[str]] = {}
+    for m in _ASSIGN.finditer(script):
+        seen.setdefault(m.group(1), set()).add(m.group(3))
+    for m in re.finditer(r"(?m)^[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=[\"']?\$", script):
+        seen.setdefault(m.group(1), set()).add("$")
+    assigns = {
+        k: next(iter(v)) for k, v in seen.items() if len(v) == 1 and next(iter(v)) not in ("", "$")
+    }
+    out: list[str] = []
+    for line in script.splitlines():
+        code = line.split(" #", 1)[0] if not line.lstrip().startswith("#") else ""
+        for m in _PATH_TOKEN.finditer(code):
+            path = _VAR.sub(lambda v: assigns.get(v.group(1), v.group(0)), m.group("path"))
+            if path not in out:
+                out.append(path)
+    return out
+
+
+def _key_pattern(suffix: str, key: str) -> re.Pattern:
+    k = re.escape(key)
+    if suffix == ".json":
+        return re.compile(rf'"{k}"\s*:\s*(?P<v>"[^"\n]*"|-?\d[\d.eE+-]*|true|false|null)')
+    if suffix == ".toml":
+        return re.compile(rf"(?m)^[ \t]*{k}[ \t]*=[ \t]*(?P<v>\"[^\"\n]*\"|[^\s#]+)")
+    return re.compile(rf"(?m)^[ \t-]*{k}[ \t]*:[ \t]*(?P<v>\"[^\"\n]*\"|'[^'\n]*'|[^\s#]+)")
+
+
+def find_knobs(name: str, text: str, keys: tuple[str, ...]) -> list[ConfigKnob]:
+    """Every `keys` entry in a config file's text, in file order."""
+    suffix = Path(name).suffix.lower()
+    suffix = ".yaml" if suffix == ".yml" else suffix
+    found = []
+    for key in keys:
+        for m in _key_pattern(suffix, key).finditer(text):
+            line = text.count("\n", 0, m.start("v")) + 1
+            found.append(ConfigKnob(name, key, m.group("v"), line, m.start("v"), m.end("v")))
+    return sorted(found, key=lambda k: k.start)
+
+
+def read_configs(script: str, workdir: str | Path) -> list[ConfigFile]:
+    """The config files the script names, read from `workdir` (where the job runs)."""
+    out = []
+    for name in named_configs(script):
+        unset = sorted(set(_VAR.findall(name)))
+        if unset:
+            why = f"its path depends on ${', $'.join(unset)}, set only when the job runs"
+            out.append(ConfigFile(name, name, None, why))
+            continue
+        p = Path(name) if Path(name).is_absolute() else Path(workdir) / name
+        try:
+            if p.stat().st_size > MAX_CONFIG_BYTES:
+                out.append(ConfigFile(name, str(p), None, f"larger than {MAX_CONFIG_BYTES} bytes"))
+                continue
+            out.append(ConfigFile(name, str(p), p.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError) as e:
+            out.append(ConfigFile(name, str(p), None, getattr(e, "strerror", None) or str(e)))
+    return out
+
+
+def copy_name(name: str, rung: str) -> str:
+    """The patched copy's name, beside the original: `recipes/x.yaml` -> `recipes/x.runbook-
+    halve_micro_batch.yaml` (a copy of a copy replaces the earlier rung's suffix)."""
+    p = Path(name)
+    stem = re.sub(r"\.runbook-[\w-]+$", "", p.stem)
+    return str(p.with_name(f"{stem}.runbook-{rung}{p.suffix}"))
+
+
+def replace_value(text: str, knob: ConfigKnob, value: int) -> str:
+    """The config text with this knob's value replaced, quoting kept."""
+    old = knob.value
+    q = old[0] if old[:1] in ("'", '"') and old[-1:] == old[:1] else ""
+    return text[: knob.start] + f"{q}{value}{q}" + text[knob.end :]
+
+
+def point_script_at(script: str, old: str, new: str) -> str:
+    """The script with every reference to config `old` replaced by `new` (as a whole token, or
+    in the script's own assignment of a variable that holds it)."""
+    pattern = re.compile(rf"(?<![\w./-]){re.escape(old)}(?![\w./-])")
+    return pattern.sub(lambda _: new, script)

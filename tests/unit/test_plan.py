@@ -1,0 +1,185 @@
+"""`runbook plan`: knobs in the config files a script names, rung by rung, on real scripts and
+configs (tests/data/plan/SOURCES.md), and the config readers on each format."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from runbook.cli import cli
+from runbook.planning import configs as cfg
+from runbook.planning.offline import plan_script
+from runbook.site import SiteConfig
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "plan"
+KNOBS = SiteConfig().knobs
+
+
+def plan(case: str, script: str, rung: str | None = None) -> dict:
+    d = DATA / case
+    return plan_script((d / script).read_text(), script, d, KNOBS, only=rung)
+
+
+def rung(doc: dict, rid: str) -> dict:
+    return next(r for r in doc["rungs"] if r["id"] == rid)
+
+
+def test_hf_recipe_in_a_yaml_config_is_halved_in_a_copy():
+    doc = plan("handbook-smollm", "train.sbatch")
+    k = doc["knobs"]
+    assert (k["micro_batch"]["key"], k["micro_batch"]["value"], k["micro_batch"]["kind"]) == (
+        "per_device_train_batch_size",
+        4,
+        "config",
+    )
+    assert k["micro_batch"]["file"] == "recipes/smollm/sft/config.yaml"
+    assert k["grad_accum"]["value"] == 4
+    assert doc["global_batch"]["per_data_parallel_rank"] == 16
+    r = rung(doc, "halve_micro_batch")
+    assert r["applicable"] and r["values_after"] == {"micro_batch": 2, "grad_accum": 8}
+    assert "global batch 4 x 4 = 2 x 8 per data-parallel rank" in r["checks"]
+    script, config = r["changes"]
+    assert config["new_file"] == "recipes/smollm/sft/config.runbook-halve_micro_batch.yaml"
+    assert "+ACCELERATE_LOG_LEVEL" in script["diff"] and config["new_file"] in script["diff"]
+    changed = [
+        ln for ln in config["diff"].splitlines() if ln[:1] in "+-" and ln[:3] not in ("+++", "---")
+    ]
+    assert changed == [
+        "-gradient_accumulation_steps: 4",
+        "+gradient_accumulation_steps: 8",
+        "-per_device_train_batch_size: 4",
+        "+per_device_train_batch_size: 2",
+    ]
+    # per_device_eval_batch_size is not a training knob: untouched
+    assert "per_device_eval_batch_size" not in "\n".join(changed)
+    # the user's checkpointing is already on: said, not changed
+    assert "already on" in rung(doc, "activation_checkpointing")["reason"]
+
+
+def test_plan_writes_nothing(tmp_path):
+    shutil.copytree(DATA / "handbook-smollm", tmp_path / "case")
+    before = {p: p.read_bytes() for p in (tmp_path / "case").rglob("*") if p.is_file()}
+    plan_script(
+        (tmp_path / "case" / "train.sbatch").read_text(), "train.sbatch", tmp_path / "case", KNOBS
+    )
+    after = {p: p.read_bytes() for p in (tmp_path / "case").rglob("*") if p.is_file()}
+    assert before == after
+
+
+def test_odd_micro_batch_in_toml_is_refused_with_why():
+    r = rung(plan("torchtitan-8b", "train.sbatch"), "halve_micro_batch")
+    assert not r["applicable"]
+    assert "local_batch_size=3" in r["reason"] and "cannot be halved exactly" in r["reason"]
+
+
+def test_config_path_from_the_jobs_arguments_is_named_in_the_refusal():
+    doc = plan("handbook-launch", "launch.slurm")
+    unread = [c for c in doc["configs"] if not c["read"]]
+    assert any("$MODEL" in c["file"] and "set only when the job runs" in c["why"] for c in unread)
+    r = rung(doc, "halve_micro_batch")
+    assert not r["applicable"] and "could not read" in r["reason"] and "$MODEL" in r["reason"]
+
+
+def test_cli_json_contract_and_exit_codes(tmp_path):
+    runner = CliRunner()
+    r = runner.invoke(cli, ["plan", str(DATA / "handbook-smollm" / "train.sbatch"), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    assert list(doc) == ["script", "workdir", "configs", "knobs", "global_batch", "rungs"]
+    assert set(doc["knobs"]) == {"micro_batch", "grad_accum", "global_batch", "data_parallel"}
+    for rr in doc["rungs"]:
+        assert set(rr) in (
+            {"id", "applicable", "reason"},
+            {"id", "applicable", "changes", "values_after", "checks"},
+        )
+    none = runner.invoke(
+        cli, ["plan", str(DATA / "torchtitan-8b" / "train.sbatch"), "--rung", "halve_micro_batch"]
+    )
+    assert none.exit_code == 4 and "cannot apply" in none.output
+    missing = runner.invoke(cli, ["plan", str(tmp_path / "nope.sbatch")])
+    assert missing.exit_code == 3 and "nope.sbatch" in missing.output
+    bad = runner.invoke(cli, ["plan", str(DATA / "torchtitan-8b" / "train.sbatch"), "--rung", "x"])
+    assert bad.exit_code != 0 and "not a rung" in bad.output
+
+
+# -- the config readers, by format --------------------------------------------------------------
+DS = """{
+  "train_batch_size": 256,
+  "train_micro_batch_size_per_gpu": 8,
+  "gradient_accumulation_steps": 4,
+  "zero_optimization": {"stage": 2}
+}"""
+
+
+def test_deepspeed_json_with_all_three_keeps_the_global_batch(tmp_path):
+    (tmp_path / "ds.json").write_text(DS)
+    script = "#!/bin/bash\ndeepspeed --num_gpus=8 train.py --deepspeed ds.json\n"
+    doc = plan_script(script, "job.sh", tmp_path, KNOBS, only="halve_micro_batch")
+    r = doc["rungs"][0]
+    assert r["applicable"] and r["values_after"] == {"micro_batch": 4, "grad_accum": 8}
+    config = r["changes"][1]
+    assert '"train_batch_size": 256' in config["diff"].replace("\n ", "\n")  # context, unchanged
+    assert '+  "train_micro_batch_size_per_gpu": 4,' in config["diff"]
+    assert '+  "gradient_accumulation_steps": 8,' in config["diff"]
+
+
+def test_auto_values_defer_to_the_script():
+    text = '{"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto"}'
+    knobs = cfg.find_knobs("ds.json", text, ("train_micro_batch_size_per_gpu",))
+    assert knobs and knobs[0].number is None  # "auto" is not a knob runbook can change
+
+
+def test_global_batch_stated_means_halving_the_micro_batch_alone(tmp_path):
+    (tmp_path / "train.yaml").write_text("global_batch_size: 512\nmicro_batch_size: 4\n")
+    doc = plan_script(
+        "python pretrain.py --config train.yaml\n",
+        "job.sh",
+        tmp_path,
+        KNOBS,
+        only="halve_micro_batch",
+    )
+    r = doc["rungs"][0]
+    assert r["applicable"] and r["values_after"] == {"micro_batch": 2}
+    assert any("global_batch_size=512: unchanged" in c for c in r["checks"])
+    assert doc["global_batch"]["value"] == 512
+
+
+def test_neither_accumulation_nor_global_batch_is_a_refusal(tmp_path):
+    (tmp_path / "c.toml").write_text("[training]\nlocal_batch_size = 4\n")
+    r = plan_script(
+        "torchrun -m x --job.config_file c.toml\n",
+        "job.sh",
+        tmp_path,
+        KNOBS,
+        only="halve_micro_batch",
+    )["rungs"][0]
+    assert not r["applicable"] and "would change the global batch" in r["reason"]
+
+
+@pytest.mark.parametrize(
+    "text, key, value",
+    [
+        ("per_device_train_batch_size: '8'  # quoted\n", "per_device_train_batch_size", "'8'"),
+        ("  micro_batch_size: 16\n", "micro_batch_size", "16"),
+        ("local_batch_size = 2 # toml\n", "local_batch_size", "2"),
+    ],
+)
+def test_find_and_replace_keep_layout(text, key, value):
+    name = "c.toml" if "=" in text else "c.yaml"
+    (k,) = cfg.find_knobs(name, text, (key,))
+    assert k.value == value
+    new = cfg.replace_value(text, k, 1)
+    assert new.replace(value.strip("'"), "1", 1) == text.replace(value.strip("'"), "1", 1)
+    assert cfg.find_knobs(name, new, (key,))[0].number == 1
+
+
+def test_named_configs_follow_simple_variables_only():
+    script = (
+        'CONFIG=recipes/a.yaml\nMODEL=""\nMODEL="$2"\n'
+        "python t.py --config $CONFIG --other recipes/$MODEL.yaml # see old.yaml\n"
+    )
+    assert cfg.named_configs(script) == ["recipes/a.yaml", "recipes/$MODEL.yaml"]
