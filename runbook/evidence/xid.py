@@ -245,6 +245,16 @@ def _time(line: str, year_hint: int | None) -> tuple[str | None, datetime | None
     return None, None
 
 
+def _fell_off(device: str, i: int, line: str, year_hint: int | None) -> XidEvent:
+    """A GPU lost from the bus, printed without an Xid number: Xid 79's meaning."""
+    dev = _PCI_IN.search(device)
+    ev = XidEvent(
+        xid=79, pci=dev.group("pci") if dev else None, line=i, text=line.strip(), source="fell_off"
+    )
+    ev.time, ev.when = _time(line, year_hint)
+    return ev
+
+
 def parse(text: str, *, year_hint: int | None = None) -> KernelLog:
     """Every Xid event in a kernel log, in order. `year_hint` dates syslog stamps (no year)."""
     out = KernelLog()
@@ -256,16 +266,7 @@ def parse(text: str, *, year_hint: int | None = None) -> KernelLog:
         if (m := _FELL_OFF_HEAD.search(line)) and any(
             _FELL_OFF_TAIL.search(nxt[:65536]) for nxt in lines[i + 1 : i + 4]
         ):
-            dev = _PCI_IN.search(m.group("pci"))
-            ev = XidEvent(
-                xid=79,
-                pci=dev.group("pci") if dev else None,
-                line=i,
-                text=line.strip(),
-                source="fell_off",
-            )
-            ev.time, ev.when = _time(line, year_hint)
-            fell_off.append(ev)
+            fell_off.append(_fell_off(m.group("pci"), i, line, year_hint))
             continue
         if m := _UUID.search(line):
             out.gpu_uuids[m.group("pci")] = m.group("uuid")
@@ -316,16 +317,7 @@ def parse(text: str, *, year_hint: int | None = None) -> KernelLog:
                 prev.line = i  # one event per banner, however many lines it spans
             continue
         if m := _FELL_OFF.search(line):
-            dev = _PCI_IN.search(m.group("pci") or "")
-            ev = XidEvent(
-                xid=79,
-                pci=dev.group("pci") if dev else None,
-                line=i,
-                text=line.strip(),
-                source="fell_off",
-            )
-            ev.time, ev.when = _time(line, year_hint)
-            fell_off.append(ev)
+            fell_off.append(_fell_off(m.group("pci") or "", i, line, year_hint))
     # A "fallen off the bus" line counts as Xid 79 only where no Xid 79 was printed for that GPU
     # (newer drivers print both), and once per GPU.
     seen = {_pci_key(e.pci) for e in out.events if e.xid == 79}

@@ -13,19 +13,12 @@ from runbook.errors import InputError
 from runbook.evidence import launcher_log, oom_message
 from runbook.slurm import hostlist
 from runbook.slurm import text as slurm_text
+from tests import corpus_checks
 from tests.conftest import corpus_records
 
 OOMS = corpus_records("oom_messages.jsonl")
 SINGLE_LINE = [r for r in OOMS if "\n" not in r["text"].strip() and r["fields"].get("tried_mib")]
-NUMERIC = [
-    "tried_mib",
-    "total_mib",
-    "free_mib",
-    "allocated_by_pytorch_mib",
-    "reserved_total_mib",
-    "reserved_unallocated_mib",
-    "this_process_mib",
-]
+NUMERIC = corpus_checks.NUMERIC[:7]  # the sizes every caching-allocator message can print
 
 fast = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
