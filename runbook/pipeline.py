@@ -193,6 +193,7 @@ def _run(
         with rec.step("plan", opts.progress) as s:
             run = collect.lineage_of(site, client, job)
             saved = collect.checkpoints_of(site, job, run)
+            named = collect.configs_of(job, script)
             plan = make_plan(
                 diagnosis,
                 playbook,
@@ -201,6 +202,7 @@ def _run(
                 script=script,
                 run=run,
                 checkpoints=saved,
+                configs=named,
                 node=node,
                 failed_step=failed_step,
             )

@@ -10,6 +10,7 @@ from runbook.actions import steps
 from runbook.actions.executor import Executor
 from runbook.diagnosis import Diagnosis
 from runbook.errors import RunbookError
+from runbook.evidence.configs import point_script_at
 from runbook.planning import ladder, resources
 
 
@@ -29,8 +30,16 @@ def apply_plan(
         if not r.ok:
             return
     assert plan.patch is not None  # a plan that acts has its script
+    text = plan.patch.new
+    # Config copies beside the new script, the script pointed at them by absolute path (the
+    # rerun runs in the original's folder, where the copies are not).
+    for name, copy in plan.patch.files.items():
+        target = str(folder / Path(name).name)
+        if not ex.run(steps.write_file(target, copy)).ok:
+            return
+        text = point_script_at(text, name, target)
     script = str(folder / f"job.{plan.rung}.sbatch")
-    w = ex.run(steps.write_file(script, plan.patch.new))
+    w = ex.run(steps.write_file(script, text))
     if not w.ok:
         return
     sub = ex.run(

@@ -287,3 +287,11 @@ def node_health(site, hosts, job: JobInfo, node: str | None) -> HealthEvidence:
     )
     unknown = {n: h.unknowns() for n, h in health.items() if h.unknowns()}
     return HealthEvidence(health, oom, unknown)
+
+
+def configs_of(job: JobInfo, script: str) -> list:
+    """The config files the job script names, read where the job runs (its working folder;
+    runbook's host sees it over the shared filesystem, as it sees the checkpoints)."""
+    from runbook.evidence.configs import read_configs
+
+    return read_configs(script, job.work_dir or ".")

@@ -63,6 +63,7 @@ def plan(
     resume=None,
     only_sharding: str | None = None,
     with_allocator: bool = False,
+    configs: list | None = None,
 ) -> Plan:
     """Choose the rung and build the patched script; raise nothing for a rung that does not
     apply, say why instead. `only_sharding` (a reason) passes over the activation rungs;
@@ -96,7 +97,7 @@ def plan(
         else:
             script_rung = rung.id
         try:
-            p.patch = patch(script, script_rung, knobs, resume=resume)
+            p.patch = patch(script, script_rung, knobs, resume=resume, configs=configs)
         except RungNotApplicable as e:
             p.passed_over.append((rung.id, e.message))
             p.exclude, p.drain = [], None

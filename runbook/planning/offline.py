@@ -15,7 +15,7 @@ from pathlib import Path
 
 from runbook import rungs
 from runbook.errors import InputError, RunbookError
-from runbook.planning import configs as cfg
+from runbook.evidence import configs as cfg
 from runbook.planning import sbatch_patch as sp
 
 # The rungs that change a job's script or its configs, in ladder order.
@@ -347,3 +347,40 @@ def _checkpointing_in_configs(
                     checks=[sp.bash_n(new_script, original=script)],
                 )
     return None
+
+
+def config_patch(script: str, rung: str, files: list[cfg.ConfigFile], knobs, *, why: str):
+    """The Patch for a rung whose knob is in a config file the script names (for `runbook oom`):
+    the new script pointed at the copies, and the copies. RungNotApplicable (the script's own
+    reason, or the configs') when no config holds the knob."""
+    from runbook.planning.sbatch_patch import Patch, RungNotApplicable
+
+    cat = cfg.catalogue()
+    in_script = script_knobs(script, "job script", knobs)
+    in_configs = config_knobs(files, cat)
+    planned: RungPlan | None = None
+    if (
+        rung == "halve_micro_batch"
+        and "micro_batch" not in in_script
+        and "micro_batch" in in_configs
+    ):
+        planned = _halve_in_configs(script, "job script", files, in_configs, in_script, knobs)
+    elif rung == "activation_checkpointing":
+        planned = _checkpointing_in_configs(script, "job script", files, cat)
+    if planned is None or not planned.applicable:
+        raise RungNotApplicable(planned.reason if planned else why)
+    new_script = planned.changes[0].new
+    copies = planned.changes[1:]
+    changes = [
+        f"{c.file}: a copy {c.new_file} with the change; the script points at it" for c in copies
+    ]
+    changes += [f"{k} -> {v}" for k, v in planned.values_after.items()]
+    return Patch(
+        rung,
+        script,
+        new_script,
+        changes,
+        list(planned.checks),
+        files={c.new_file: c.new for c in copies},
+        file_diffs=[c.view()["diff"] for c in copies],
+    )

@@ -36,6 +36,7 @@ def make_plan(
     script: str,
     run: LineageEvidence,
     checkpoints: CheckpointEvidence,
+    configs: list | None = None,
     node: str | None,
     failed_step: int | None,
 ) -> ladder.Plan:
@@ -51,6 +52,7 @@ def make_plan(
         resume=resume,
         only_sharding=only_sharding(diagnosis),
         with_allocator=diagnosis.with_allocator,
+        configs=configs,
     )
     p.checkpoint, p.checkpoints_skipped, p.failed_step = chosen, checkpoints.skipped, failed_step
     p.suspicious = run.suspicious

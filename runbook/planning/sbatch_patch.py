@@ -283,6 +283,10 @@ class Patch:
     checks: list[str] = field(default_factory=list)  # what was verified before writing
     template: str | None = None
     variables: dict | None = None
+    # Patched copies of config files the script names (their name in the new script -> text),
+    # and each copy's diff against the original: written beside the new script, never in place.
+    files: dict[str, str] = field(default_factory=dict)
+    file_diffs: list[str] = field(default_factory=list)
 
     def diff(self, name: str = "job.sbatch") -> str:
         return "".join(
@@ -292,7 +296,7 @@ class Patch:
                 fromfile=f"a/{name}",
                 tofile=f"b/{name}",
             )
-        )
+        ) + "".join(self.file_diffs)
 
 
 def _maybe(script: str, names: list[str]) -> Hit | None:
@@ -631,10 +635,12 @@ def _patch_template(
     return Patch(rung, script, new, changes, checks, template, vars2)
 
 
-def patch(script: str, rung: str, knobs, *, resume=None) -> Patch:
+def patch(script: str, rung: str, knobs, *, resume=None, configs=None) -> Patch:
     """The job script for `rung` ("unchanged" for a resubmission as is), checked (bash -n,
     global batch) but not written. `resume` (a CheckpointsSection and a path) points the rerun at
-    its checkpoint: the template variable, the script's own assignment, or a flag."""
+    its checkpoint: the template variable, the script's own assignment, or a flag. `configs`
+    (planning.configs.ConfigFile, read where the job runs): a knob the script does not hold is
+    looked for in the config files it names, and changed in copies of them."""
     header = read_header(script)
     extra = {resume[0].resume_var: resume[1]} if resume and resume[0].resume_var else {}
     r = rungs.get(rung)
@@ -646,8 +652,15 @@ def patch(script: str, rung: str, knobs, *, resume=None) -> Patch:
         if extra:
             p.changes.append(f"resume from {resume[1]} ({resume[0].resume_var})")
     else:
-        new, changes, checks = _patch_plain(script, rung, knobs)
-        p = Patch(rung, script, new, changes, checks)
+        try:
+            new, changes, checks = _patch_plain(script, rung, knobs)
+            p = Patch(rung, script, new, changes, checks)
+        except RungNotApplicable as e:
+            if not configs:
+                raise
+            from runbook.planning.offline import config_patch
+
+            p = config_patch(script, rung, configs, knobs, why=e.message)
     if resume and not extra:
         p.new, how = set_resume(
             p.new, resume[0].resume_env, resume[0].resume_flag, resume[1], knobs
@@ -657,6 +670,6 @@ def patch(script: str, rung: str, knobs, *, resume=None) -> Patch:
     if p.new == p.old and rung != "unchanged":
         raise RungNotApplicable(f"rung {rung} would not change the script")
     p.checks.append(bash_n(p.new, original=script))
-    if not header:
+    if not header and not p.files:  # a config patch checked the batch on its copies
         p.checks.append(check_global_batch(script, p.new, knobs))
     return p

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from runbook.cli import cli
-from runbook.planning import configs as cfg
+from runbook.evidence import configs as cfg
 from runbook.planning.offline import plan_script
 from runbook.site import SiteConfig
 
@@ -183,3 +183,44 @@ def test_named_configs_follow_simple_variables_only():
         "python t.py --config $CONFIG --other recipes/$MODEL.yaml # see old.yaml\n"
     )
     assert cfg.named_configs(script) == ["recipes/a.yaml", "recipes/$MODEL.yaml"]
+
+
+def test_runbook_oom_plans_the_same_config_change():
+    """The ladder (what `runbook oom` acts on) takes the knob from the configs, as plan shows."""
+    from runbook.evidence.configs import read_configs
+    from runbook.planning import ladder
+    from runbook.playbook import load
+
+    d = DATA / "handbook-smollm"
+    script = (d / "train.sbatch").read_text()
+    p = ladder.plan(
+        "true_oom",
+        load().ladder,
+        script=script,
+        knobs=KNOBS,
+        tried=[],
+        node="gpu-01",
+        configs=read_configs(script, d),
+    )
+    assert p.acts and p.rung == "halve_micro_batch"
+    ((name, text),) = p.patch.files.items()
+    assert name == "recipes/smollm/sft/config.runbook-halve_micro_batch.yaml"
+    assert "per_device_train_batch_size: 2" in text and "gradient_accumulation_steps: 8" in text
+    assert name in p.patch.new and "+per_device_train_batch_size: 2" in p.patch.diff()
+    # without the configs (not readable where runbook runs) the rung is passed over, with why
+    q = ladder.plan("true_oom", load().ladder, script=script, knobs=KNOBS, tried=[], node="gpu-01")
+    assert q.rung != "halve_micro_batch"
+    assert any(r == "halve_micro_batch" and "micro-batch" in why for r, why in q.passed_over)
+
+
+def test_the_rerun_script_points_at_the_copies_by_absolute_path(tmp_path):
+    script = (
+        "python t.py --config recipes/x.runbook-halve_micro_batch.yaml --other recipes/x.yaml\n"
+    )
+    new = cfg.point_script_at(
+        script,
+        "recipes/x.runbook-halve_micro_batch.yaml",
+        str(tmp_path / "x.runbook-halve_micro_batch.yaml"),
+    )
+    assert f"--config {tmp_path}/x.runbook-halve_micro_batch.yaml" in new
+    assert "--other recipes/x.yaml" in new  # another file's name is not touched
