@@ -95,11 +95,26 @@ def main() -> int:
     ap.add_argument("--step-seconds", type=float, default=0.05)
     ap.add_argument("--fail-with", choices=["oom", "value_error"], default="oom")
     ap.add_argument(
+        "--config",
+        default="",
+        help="a YAML recipe, as HF-style jobs keep their knobs: its "
+        "per_device_train_batch_size and gradient_accumulation_steps win over the flags",
+    )
+    ap.add_argument(
         "--oom-exits",
         action="store_true",
         help="the OOM rank exits (as under torchrun's teardown) instead of wedging",
     )
     args = ap.parse_args()
+    if args.config:
+        import yaml
+
+        with open(args.config, encoding="utf-8") as f:
+            recipe = yaml.safe_load(f) or {}
+        args.micro_batch_size = int(
+            recipe.get("per_device_train_batch_size", args.micro_batch_size)
+        )
+        args.grad_accum = int(recipe.get("gradient_accumulation_steps", args.grad_accum))
 
     rank, world = int(os.environ["SLURM_PROCID"]), int(os.environ["SLURM_NTASKS"])
     local = int(os.environ.get("SLURM_LOCALID", "0"))

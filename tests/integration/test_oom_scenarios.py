@@ -467,3 +467,38 @@ def test_options_on_the_sbatch_command_line_come_back_on_the_rerun(scenario, tmp
     assert report["plan"]["readback"]["mismatches"] == []
     assert report["plan"]["readback"]["new"] == {"nodes": 2, "tasks": 4, "gpus": 4}
     s.wait_done(new)
+
+
+def test_knobs_in_a_recipe_file_change_in_a_copy_and_the_rerun_passes(scenario, tmp_path):
+    """An HF-style job keeps its micro-batch and accumulation in a YAML recipe the script names.
+    runbook halves the micro-batch and doubles the accumulation in a copy written beside the new
+    script (the user's recipe untouched), points the rerun at it, and the rerun passes."""
+    from runbook.planning.sbatch_patch import render
+
+    s = scenario("recipe", long_factor=2.5)  # micro-batch 8 OOMs, 4 fits
+    text = render(str(TEMPLATE), s.vars)
+    body = "\n".join(ln for ln in text.splitlines() if not ln.startswith("# runbook:"))
+    body = body.replace("--micro-batch-size 8 --grad-accum 2", "--config recipe.yaml")
+    assert "--config recipe.yaml" in body and "--micro-batch-size" not in body
+    recipe = s.workdir / "recipe.yaml"
+    original = (
+        "# training\nper_device_train_batch_size: 8  # per GPU\ngradient_accumulation_steps: 2\n"
+    )
+    recipe.write_text(original)
+    script = tmp_path / "train.sbatch"
+    script.write_text(body + "\n")
+    job = sh("sbatch", "--parsable", "-p", "debug", "--nodelist=gpu-[01-02]", str(script)).strip()
+    s.wait_failure(job, "Tried to allocate")
+    out = act(job)
+    assert out["verdict"] == "true_oom" and out["new_job_id"], out
+    folder = Path(out["folder"])
+    plan = json.loads((folder / "report.json").read_text())["plan"]
+    assert plan["rung"] == "halve_micro_batch"
+    assert any("recipe.runbook-halve_micro_batch.yaml" in c for c in plan["changes"])
+    copy = folder / "recipe.runbook-halve_micro_batch.yaml"
+    assert copy.read_text() == original.replace(": 8", ": 4").replace(": 2", ": 4")
+    assert recipe.read_text() == original  # the user's file, untouched
+    rerun_script = (folder / "job.halve_micro_batch.sbatch").read_text()
+    assert f"--config {copy}" in rerun_script
+    log = s.wait_done(out["new_job_id"])
+    assert "micro-batch 4 x grad-accum 4" in log and "training finished at step 10" in log
