@@ -148,8 +148,9 @@ class LaunchReport:
 _TIME_PATTERNS = [
     # [2023-04-14 13:11:27,879]  2024-11-20 14:37:16  2021-08-17T15:09:00
     (re.compile(r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?)"), None),
-    # glog, as NCCL / c10 print it: [E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607]
-    (re.compile(r"\[([EWIF]\d{4} \d\d:\d\d:\d\d)(?:\.\d{1,9})?\s"), None),
+    # glog, as NCCL / c10 print it: [E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607]; c10
+    # leaves the month unpadded: [E321 02:07:08.408271257 ...] is March 21
+    (re.compile(r"\[([EWIF]\d{3,4} \d\d:\d\d:\d\d)(?:\.\d{1,9})?\s"), None),
 ]
 
 
@@ -162,7 +163,7 @@ def line_time(line: str) -> str | None:
 
 
 _ISO_TIME = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T_](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?")
-_GLOG_TIME = re.compile(r"[EWIF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)")
+_GLOG_TIME = re.compile(r"[EWIF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)")
 
 
 @functools.lru_cache(maxsize=4096)  # a pure function of the text; a log repeats its stamps

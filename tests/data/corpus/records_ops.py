@@ -104,6 +104,39 @@ LAUNCH += [
     },
 ]
 
+LAUNCH += [
+    {
+        "id": "own-launch-008",
+        "source_url": "https://github.com/lzhxmu/CPPO/issues/6",
+        "source_kind": "github_issue",
+        "text": "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n============================================================\nsrc/open_r1/grpo_gsm.py FAILED\n------------------------------------------------------------\nFailures:\n  <NO_OTHER_FAILURES>\n------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n  time      : 2025-05-21_15:43:03\n  host      : mlxlab115rp2n7682d40d9-20250521025625-6dyyd3-8nir8b-worker\n  rank      : 0 (local_rank: 0)\n  exitcode  : -9 (pid: 14750)\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID 14750\n============================================================",
+        "answer": {"launcher": "accelerate (torchrun elastic agent)", "failing_ranks": [0],
+                   "host": "mlxlab115rp2n7682d40d9-20250521025625-6dyyd3-8nir8b-worker",
+                   "first_failure_time": "2025-05-21_15:43:03", "is_oom": False,
+                   "note": "SIGKILL with no traceback (the kernel's OOM killer as a rule); no CUDA OOM message in the text"},
+    },
+    {
+        "id": "own-launch-009",
+        "source_url": "https://github.com/hiyouga/LlamaFactory/issues/7396",
+        "source_kind": "github_issue",
+        "text": "[80746] [rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.\n[80747] [rank4]:[E321 02:07:08.414640780 ProcessGroupNCCL.cpp:607] [Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600067 milliseconds before timing out.\n[80748] [rank0]:[E321 02:07:08.465150152 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 0] Exception (either an error or timeout) detected by watchdog at work: 1580, last enqueued NCCL work: 1582, last completed NCCL work: 1579.\n[80749] [rank3]:[E321 02:07:08.465224069 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 3] Exception (either an error or timeout) detected by watchdog at work: 1580, last enqueued NCCL work: 1582, last completed NCCL work: 1579.",
+        "answer": {"launcher": "torchrun (LLaMA-Factory)", "kind": "nccl_watchdog_timeout",
+                   "timed_out_ranks": [0, 4], "failing_ranks": None, "host": None,
+                   "first_failure_time": "E321 02:07:08", "is_oom": False,
+                   "note": "excerpt (first four lines); each line behind a '[NNNNN] ' line counter; c10's glog stamp leaves the month unpadded (E321 = March 21)"},
+    },
+    {
+        "id": "own-launch-010",
+        "source_url": "https://github.com/mila-iqia/milabench/pull/269",
+        "source_kind": "github_pull_request",
+        "text": "dinov2-giant-nodes.cn-d004 [stderr] [rank14]:[E909 09:55:29.307629539 ProcessGroupNCCL.cpp:607] [Rank 14] Watchdog caught collective operation timeout: \nWorkNCCL(SeqNum=2070, OpType=REDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600034 milliseconds before timing out.\ndinov2-giant-nodes.cn-d004 [stderr] [rank12]:[E909 09:55:29.308889145 ProcessGroupNCCL.cpp:607] [Rank 12] Watchdog caught collective operation timeout: \nWorkNCCL(SeqNum=2070, OpType=REDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600036 milliseconds before timing out.",
+        "answer": {"launcher": "milabench (torchrun under a run-name prefix)", "kind": "nccl_watchdog_timeout",
+                   "timed_out_ranks": [14, 12], "failing_ranks": None, "host": None,
+                   "first_failure_time": "E909 09:55:29", "is_oom": False,
+                   "note": "excerpt; every line behind 'run.node [stderr] ', the watchdog sentence hard-wrapped onto a second line"},
+    },
+]
+
 XID = [
     {
         "id": "own-xid-001",
