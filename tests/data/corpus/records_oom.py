@@ -535,13 +535,4 @@ OOM = [
         "resolution": "the test suite caps each process with a memory fraction (1.05 GiB allowed): a test setting",
         "notes": "a CI log line: ISO stamp and pytest's FAILED prefix before the exception; a per-process limit",
     },
-    {
-        "id": "own-oom-038",
-        "url": "https://github.com/pytorch/pytorch/issues/175431",
-        "format": "other",
-        "text": "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 MiB. GPU 7 has a total capacity of 287.98 GiB of which 203.49 GiB is free. Of the allocated memory 68.63 GiB is allocated by PyTorch, and 14.93 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
-        "raw": {"tried": "2.00 MiB", "gpu": 7, "total": "287.98 GiB", "free": "203.49 GiB",
-                "allocated": "68.63 GiB", "unallocated": "14.93 GiB"},
-        "resolution": "open: an allocator problem on ROCm with most of the card free",
-    },
 ]
