@@ -499,15 +499,6 @@ OOM = [
         "notes": "ROCm (HIP) message; a request larger than the card",
     },
     {
-        "id": "own-oom-034",
-        "url": "https://github.com/ROCm/legacy-rocm-build/issues/4358",
-        "format": "other",
-        "text": "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 4.50 GiB. GPU 0 has a total capacity of 15.98 GiB of which 1.40 GiB is free. Of the allocated memory 1.26 GiB is allocated by PyTorch, and 152.50 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n\n[2025-02-10 21:49:50,346]::[InvokeAI]::INFO --> Graph stats: 18f998d3-635e-40cf-add0-eb500c4af8e3",
-        "raw": {"tried": "4.50 GiB", "gpu": 0, "total": "15.98 GiB", "free": "1.40 GiB",
-                "allocated": "1.26 GiB", "unallocated": "152.50 MiB"},
-        "notes": "an application log line after the message",
-    },
-    {
         "id": "own-oom-035",
         "url": "https://github.com/kyuz0/amd-strix-halo-image-video-toolboxes/issues/3",
         "format": "other",
