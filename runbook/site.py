@@ -117,8 +117,10 @@ class ProbesSection:
 @dataclass(frozen=True)
 class KnobsSection:
     """Where plain job scripts (not rendered by runbook) keep their training knobs. Names that
-    start with "-" are command-line flags (`--flag N` or `--flag=N`); others are shell variables
-    (`NAME=N` or `export NAME=N`)."""
+    start with "-" are command-line flags (`--flag N` or `--flag=N`); dotted names are Hydra-style
+    overrides on the command line (`model.micro_batch_size=4`, NeMo, verl); others are shell
+    variables (`NAME=N` or `export NAME=N`). Keys in the config files a script names are in
+    playbooks/knobs.yaml."""
 
     micro_batch: list[str] = field(
         default_factory=lambda: [
@@ -128,6 +130,11 @@ class KnobsSection:
             "--per-device-train-batch-size",
             "--train_micro_batch_size_per_gpu",
             "--batch-size",
+            "--training.local_batch_size",
+            "--micro_train_batch_size",
+            "--batch_size_training",
+            "model.micro_batch_size",
+            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu",
             "MICRO_BATCH_SIZE",
             "MICRO_BATCH",
             "MBS",
@@ -138,6 +145,7 @@ class KnobsSection:
             "--gradient_accumulation_steps",
             "--gradient-accumulation-steps",
             "--grad-accum",
+            "--accum-freq",
             "GRADIENT_ACCUMULATION_STEPS",
             "GRAD_ACCUM",
             "GRAD_ACC",
@@ -147,6 +155,8 @@ class KnobsSection:
         default_factory=lambda: [
             "--global-batch-size",
             "--global_batch_size",
+            "--training.global_batch_size",
+            "model.global_batch_size",
             "GLOBAL_BATCH_SIZE",
             "GBS",
         ]

@@ -214,6 +214,8 @@ def _find(script: str, names: list[str]) -> list[Hit]:
     for name in names:
         if name.startswith("-"):
             pattern = rf"(?<![\w-]){re.escape(name)}(?:=|[ \t]+)(?P<v>[^\s\\;|&]+)"
+        elif "." in name:  # a Hydra-style override anywhere on the command line (+, ++ too)
+            pattern = rf"(?<![\w.-])\+{{0,2}}{re.escape(name)}=(?P<v>[^\s\\;|&\"']+)"
         else:
             # $(( arithmetic )) and quoted values may hold spaces
             # An empty assignment (`export PYTORCH_ALLOC_CONF=`) is one too: it wins over an

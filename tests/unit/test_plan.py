@@ -224,3 +224,47 @@ def test_the_rerun_script_points_at_the_copies_by_absolute_path(tmp_path):
     )
     assert f"--config {tmp_path}/x.runbook-halve_micro_batch.yaml" in new
     assert "--other recipes/x.yaml" in new  # another file's name is not touched
+
+
+@pytest.mark.parametrize(
+    "line, before, after, values",
+    [
+        # NeMo / Hydra overrides: the global batch is stated, the micro-batch alone is halved
+        (
+            "python megatron_gpt_pretraining.py model.micro_batch_size=4 model.global_batch_size=256",
+            "model.micro_batch_size=4",
+            "model.micro_batch_size=2",
+            {"micro_batch": 2, "global_batch": 256},
+        ),
+        # torchtitan's command-line override of its TOML
+        (
+            "torchrun -m torchtitan.train --job.config_file x.toml --training.local_batch_size 8 "
+            "--training.global_batch_size 64",
+            "--training.local_batch_size 8",
+            "--training.local_batch_size 4",
+            {"micro_batch": 4, "global_batch": 64},
+        ),
+        # OpenRLHF
+        (
+            "deepspeed --module openrlhf.cli.train_sft --micro_train_batch_size 4 "
+            "--gradient_accumulation_steps 2",
+            "--micro_train_batch_size 4",
+            "--micro_train_batch_size 2",
+            {"micro_batch": 2, "grad_accum": 4},
+        ),
+        # OpenCLIP
+        (
+            "python -m open_clip_train.main --batch-size 256 --accum-freq 2",
+            "--accum-freq 2",
+            "--accum-freq 4",
+            {"micro_batch": 128, "grad_accum": 4},
+        ),
+    ],
+)
+def test_framework_overrides_on_the_command_line(tmp_path, line, before, after, values):
+    r = plan_script(f"#!/bin/bash\n{line}\n", "job.sh", tmp_path, KNOBS, only="halve_micro_batch")[
+        "rungs"
+    ][0]
+    assert r["applicable"] and r["values_after"] == values
+    diff = r["changes"][0]["diff"]
+    assert before in diff and after in diff
