@@ -91,6 +91,15 @@ class InstrumentLine:
 _INSTRUMENT = re.compile(r"RUNBOOK_INSTRUMENT (start|oom-dump|peak) rank=(\S+)(.*)$")
 
 
+def _marker_rank(lines: list[str]) -> int | None:
+    """The rank of a log whose lines carry none, from runbook.instrument's own lines in it: every
+    rank prints its start line, so a log holding one rank's markers only is that rank's (a
+    per-rank file named without %t, or a launcher that lets one rank's output through). A log with
+    several ranks' markers says nothing: its unlabelled lines could be anyone's."""
+    ranks = {m.rank for m in instrument_lines(ln for ln in lines if "RUNBOOK_INSTRUMENT" in ln)}
+    return ranks.pop() if len(ranks) == 1 else None
+
+
 def instrument_lines(lines) -> list[InstrumentLine]:
     out = []
     for line in lines:
@@ -352,6 +361,8 @@ def scan_parts(
     offset = 0
     for text, rank in parts:
         raw = log_lines(text or "")
+        if rank is None:
+            rank = _marker_rank(raw)
         _collect(report, raw, set(nodes or []), rank, offset)
         offset += len(raw)
     if any(_TOO_LONG.search(text or "") for text, _ in parts):

@@ -35,3 +35,22 @@ def test_not_oom_needs_logs_read_completely():
     d = classify(Evidence(launch=launch), t)
     assert d.verdict == "unknown" and d.evidence_incomplete
     assert any(r.startswith("Evidence incomplete: no log of the job was found") for r in d.reasons)
+
+
+def test_unlabelled_per_rank_file_takes_the_rank_of_its_instrument_lines():
+    """A per-rank file named without %t (torchrun --log-dir, a wrapper's own naming): the rank
+    comes from runbook.instrument's start line in it; a log with several ranks' markers gives
+    none."""
+    from runbook.evidence.launcher_log import scan_parts
+
+    oom = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+        "total capacity of 79.15 GiB of which 1.00 GiB is free."
+    )
+    mine = "RUNBOOK_INSTRUMENT start rank=3 alloc_conf=\n" + oom
+    other = "RUNBOOK_INSTRUMENT start rank=1 alloc_conf=\nstep 4 loss 2.1\n"
+    assert scan_parts([(mine, None), (other, None)]).first_failure.ranks == [3]
+    both = "RUNBOOK_INSTRUMENT start rank=3\nRUNBOOK_INSTRUMENT start rank=1\n" + oom
+    assert scan_parts([(both, None)]).first_failure.ranks == []
+    # a rank the file name gives wins
+    assert scan_parts([(mine, 5)]).first_failure.ranks == [5]
