@@ -54,6 +54,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "report",
         "Re-render one incident's report (Markdown, JSON, HTML) from its report.json.",
     ),
+    "nodes": (
+        "runbook.commands.nodes",
+        "nodes",
+        "List each node's history across incidents.",
+    ),
     "plan": (
         "runbook.commands.plan",
         "plan",

@@ -21,7 +21,7 @@ from runbook.actions.policy import confirm_policy
 from runbook.actions.remediate import apply_plan, outcome
 from runbook.diagnosis import Diagnosis, Evidence, classify
 from runbook.errors import ExitCode, RunbookError
-from runbook.evidence import collect
+from runbook.evidence import collect, node_history
 from runbook.planning import ladder
 from runbook.planning.plan import make_plan
 from runbook.playbook import load as load_playbook
@@ -189,6 +189,20 @@ def _run(
             inc.diagnosis = diagnosis.contract()
             rec.stage("diagnosis", inc.diagnosis)
             s.detail = diagnosis.verdict
+            history = (
+                0
+                if dry
+                else node_history.record(
+                    conn,
+                    site,
+                    health,
+                    node,
+                    incident=inc.id,
+                    verdict=diagnosis.verdict,
+                    job_id=job.job_id,
+                    now=time.time(),
+                )
+            )
 
         with rec.step("plan", opts.progress) as s:
             run = collect.lineage_of(site, client, job)
@@ -205,6 +219,7 @@ def _run(
                 configs=named,
                 node=node,
                 failed_step=failed_step,
+                node_events=history,
             )
             inc.plan = plan_view(plan)
             for note in plan.suspicious:  # said where a reader looks first

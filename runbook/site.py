@@ -86,6 +86,16 @@ class StateSection:
 
 
 @dataclass(frozen=True)
+class NodesSection:
+    # A node with this many events (Xid, remap, ECC, co-tenant, OOM; each counted once) in the
+    # window is drained with a reason instead of only excluded. 0: never (the default).
+    drain_after_events: int = 0
+    window_days: float = 30.0
+    # Kernel lines stamped this soon after boot are the boot's own, not failures.
+    boot_grace_s: float = 300.0
+
+
+@dataclass(frozen=True)
 class PlaybooksSection:
     # A folder holding the site's own oom.yaml. Empty: the playbooks shipped inside runbook.
     # RUNBOOK_PLAYBOOKS (older name) and RUNBOOK_PLAYBOOKS_DIR set it from the environment.
@@ -260,6 +270,7 @@ class SiteConfig:
     hook: HookSection = field(default_factory=HookSection)
     notify: NotifySection = field(default_factory=NotifySection)
     sweep: SweepSection = field(default_factory=SweepSection)
+    nodes: NodesSection = field(default_factory=NodesSection)
     source: str = "built-in defaults"  # where the values came from, for messages
     # "section.key" -> where its value came from ("file PATH", "environment VAR", "command line");
     # keys not listed have their default.

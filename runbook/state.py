@@ -33,6 +33,10 @@ CREATE TABLE IF NOT EXISTS outbox(
   last_error TEXT, created REAL, sent REAL);
 CREATE TABLE IF NOT EXISTS locks(
   name TEXT PRIMARY KEY, holder TEXT, host TEXT, pid INTEGER, acquired REAL, expires REAL);
+CREATE TABLE IF NOT EXISTS node_events(
+  key TEXT PRIMARY KEY, node TEXT NOT NULL, kind TEXT, gpu TEXT, detail TEXT, incident TEXT,
+  at REAL);
+CREATE INDEX IF NOT EXISTS node_events_node ON node_events(node, at);
 """
 
 
@@ -238,6 +242,29 @@ def close_incident(
         "UPDATE incidents SET status = ?, verdict = ?, new_job_id = ?, data = ? WHERE id = ?",
         (status, verdict, new_job_id, summary, incident_id),
     )
+
+
+def record_node_events(conn: sqlite3.Connection, events) -> int:
+    """Each event once (its key): a burst of Xid lines, or the same pending remap seen by
+    several incidents, is one event. Returns how many were new."""
+    before = conn.total_changes
+    conn.executemany(
+        "INSERT OR IGNORE INTO node_events(key, node, kind, gpu, detail, incident, at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(e.key, e.node, e.kind, e.gpu, e.detail, e.incident, e.at) for e in events],
+    )
+    return conn.total_changes - before
+
+
+def node_events(conn: sqlite3.Connection, *, since: float, node: str | None = None) -> list:
+    """Events since `since` (epoch seconds), newest first; one node's, or every node's."""
+    if node:
+        return conn.execute(
+            "SELECT * FROM node_events WHERE node = ? AND at >= ? ORDER BY at DESC", (node, since)
+        ).fetchall()
+    return conn.execute(
+        "SELECT * FROM node_events WHERE at >= ? ORDER BY node, at DESC", (since,)
+    ).fetchall()
 
 
 def check_free_space(directory: Path, min_free_mib: float, *, usage=None) -> None:

@@ -39,7 +39,10 @@ def make_plan(
     configs: list | None = None,
     node: str | None,
     failed_step: int | None,
+    node_events: int = 0,
 ) -> ladder.Plan:
+    """`node_events`: events in the failing node's history within the site's window (runbook
+    nodes); at [nodes] drain_after_events or more, a rung that only excludes the node drains it."""
     chosen = checkpoints.chosen
     resume = (site.checkpoints, chosen.path) if chosen else None
     p = ladder.plan(
@@ -56,6 +59,14 @@ def make_plan(
     )
     p.checkpoint, p.checkpoints_skipped, p.failed_step = chosen, checkpoints.skipped, failed_step
     p.suspicious = run.suspicious
+    limit = site.nodes.drain_after_events
+    if p.acts and node and p.exclude and not p.drain and limit and node_events >= limit:
+        p.drain = node
+        p.why += (
+            f"; {node} has {node_events} events in its history within "
+            f"{site.nodes.window_days:g} days ([nodes] drain_after_events = {limit}): drained, "
+            "not only excluded"
+        )
     if p.acts:
         exclude = sorted(set(job.excluded) | set(p.exclude))
         p.sbatch_args = [f"--chdir={job.work_dir}"] if job.work_dir else []
