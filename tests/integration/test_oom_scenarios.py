@@ -262,6 +262,13 @@ def test_gpu_fault_drains_and_resubmits_unchanged_elsewhere(scenario):
         assert all("resume_from" in ln or "RUNBOOK_RESUME_FROM" in ln for ln in added), added
         submit = next(a for a in out["actions"] if a["kind"] == "submit")
         assert "--exclude=gpu-02" in submit["argv"]
+        # The node's history now holds what this incident saw there.
+        code, nodes = runbook("nodes", "--node", "gpu-02", "--json")
+        (entry,) = nodes["nodes"]
+        assert {"row_remap", "oom"} <= set(entry["kinds"]), entry
+        assert any(
+            h["kind"] == "oom" and h["incident"] == out["incident"] for h in entry["history"]
+        )
         log = s.wait_done(out["new_job_id"])
         assert "training finished at step 10" in log
         assert "gpu-02" not in sh("sacct", "-X", "-n", "-j", out["new_job_id"], "-o", "NodeList")
