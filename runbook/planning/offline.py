@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runbook import rungs
-from runbook.errors import InputError, RunbookError
+from runbook.errors import RunbookError, UsageError
 from runbook.evidence import configs as cfg
 from runbook.planning import sbatch_patch as sp
 
@@ -262,7 +262,7 @@ def plan_script(
     plans = []
     for rid in PLAN_RUNGS if only is None else (only,):
         if rungs.get(rid) is None:
-            raise InputError(
+            raise UsageError(
                 f"--rung {rid}: not a rung runbook knows", hint=f"one of {', '.join(PLAN_RUNGS)}"
             )
         plans.append(_plan_rung(rid, script, name, files, in_script, in_configs, knobs, cat))

@@ -103,7 +103,7 @@ def test_cli_json_contract_and_exit_codes(tmp_path):
     missing = runner.invoke(cli, ["plan", str(tmp_path / "nope.sbatch")])
     assert missing.exit_code == 3 and "nope.sbatch" in missing.output
     bad = runner.invoke(cli, ["plan", str(DATA / "torchtitan-8b" / "train.sbatch"), "--rung", "x"])
-    assert bad.exit_code != 0 and "not a rung" in bad.output
+    assert bad.exit_code == 2 and "not a rung" in bad.output
 
 
 # -- the config readers, by format --------------------------------------------------------------
