@@ -59,6 +59,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "nodes",
         "List each node's history across incidents.",
     ),
+    "stats": (
+        "runbook.commands.stats",
+        "stats",
+        "Sum what incidents cost: counts and GPU-hours lost by verdict, rung and node.",
+    ),
     "plan": (
         "runbook.commands.plan",
         "plan",

@@ -82,6 +82,7 @@ class Incident:
     next_steps: list[str] = field(default_factory=list)
     verification: dict = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    cost: dict = field(default_factory=dict)  # runbook.report.cost: times and GPU-hours lost
 
     def to_json(self) -> dict:
         data = plain(self)

@@ -13,6 +13,7 @@ from runbook.errors import ExitCode
 from runbook.evidence import xid
 from runbook.evidence.gpu_health import NodeHealth
 from runbook.planning import ladder
+from runbook.report.cost import incident_cost
 from runbook.report.model import Incident, plain
 
 
@@ -162,3 +163,4 @@ def conclude(
         inc.exit_code = int(ExitCode.NEEDS_HUMAN)
     else:
         inc.exit_code = int(ExitCode.OK)
+    inc.cost = incident_cost(inc.to_json())

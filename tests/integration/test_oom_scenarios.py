@@ -186,6 +186,13 @@ def test_fragmentation_gets_expandable_segments_under_both_names(scenario):
     assert report["diagnosis"]["oom"]["rank"] == 3
     assert report["diagnosis"]["first_failure"]["node"] == "gpu-02"
     assert report["plan"]["checkpoint"]["step"] == 4
+    # What it cost, from Slurm's own figures: 2 nodes x 2 GPUs, from the step-4 checkpoint to
+    # the scancel; detection and resubmission times of this incident.
+    cost = report["cost"]
+    assert cost["gpus"] == 4 and cost["lost_gpu_hours"] is not None and cost["lost_gpu_hours"] > 0
+    assert cost["resubmission_s"] is not None and cost["diagnosis_s"] is not None
+    code, st = runbook("stats", "--json")
+    assert code == 0 and st["by_verdict"]["fragmentation"]["incidents"] >= 1
     log = s.wait_done(out["new_job_id"])
     assert "allocator expandable_segments:True" in log
     assert "resumed from" in log and "step_4.pt at step 4" in log

@@ -1,0 +1,119 @@
+"""What an incident cost, from its own record (report.json): values in, values out.
+
+- detection: from the failure (the job's end as Slurm records it, or the first failure's stamp
+  in the logs for a job still wedged) to the incident's start;
+- diagnosis and resubmission: from the incident's start to the end of its diagnosis step and to
+  the applied `sbatch`;
+- GPU-hours lost: the job's GPUs (Slurm's TRES) x the time from the last valid checkpoint (the
+  job's start when there is none) to when the GPUs were freed (the applied `scancel`, else the
+  job's end).
+A number runbook cannot read from the record is None ("unknown"), never guessed; `basis` says
+what each figure came from.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+
+def _ts(value) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    text = str(value).replace("_", "T")
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return dt.timestamp()
+
+
+def _gpus(tres: str) -> int | None:
+    from runbook.planning.resources import gpus
+
+    return gpus(tres or "")
+
+
+def incident_cost(report: dict) -> dict:
+    job = report.get("job") or {}
+    plan = report.get("plan") or {}
+    actions = report.get("actions") or []
+    basis: list[str] = []
+    started = _ts(report.get("started"))
+    failure_at = _ts(job.get("end"))
+    if failure_at is not None:
+        basis.append("failure: the job's end in Slurm")
+    else:
+        ff = (report.get("evidence") or {}).get("first_failure") or {}
+        failure_at = _ts(ff.get("time"))
+        if failure_at is not None:
+            basis.append("failure: the first failure's stamp in the logs")
+
+    def applied(kind: str) -> float | None:
+        hit = next(
+            (a for a in actions if a.get("kind") == kind and a.get("status") == "applied"), None
+        )
+        return _ts(hit.get("at")) if hit else None
+
+    diagnosed = next(
+        (s.get("finished") for s in report.get("timeline") or [] if s.get("name") == "diagnosis"),
+        None,
+    )
+    resubmitted = applied("submit")
+    freed = applied("cancel") or failure_at
+    ckpt = (plan.get("checkpoint") or {}).get("mtime")
+    if ckpt:
+        basis.append("lost work: since the last valid checkpoint")
+    else:
+        ckpt = _ts(job.get("start"))
+        if ckpt is not None:
+            basis.append("lost work: since the job's start (no valid checkpoint)")
+    gpus = _gpus(job.get("tres", ""))
+    lost = None
+    if gpus is not None and freed is not None and ckpt is not None and freed >= ckpt:
+        lost = round(gpus * (freed - ckpt) / 3600.0, 3)
+
+    def since_start(t: float | None) -> float | None:
+        return round(t - started, 1) if t is not None and started is not None else None
+
+    return {
+        "failure_at": failure_at,
+        "detection_s": round(started - failure_at, 1)
+        if started is not None and failure_at is not None
+        else None,
+        "diagnosis_s": since_start(diagnosed),
+        "resubmission_s": since_start(resubmitted),
+        "gpus": gpus,
+        "lost_gpu_hours": lost,
+        "basis": basis,
+    }
+
+
+def aggregate(reports: list[dict]) -> dict:
+    """`runbook stats`: counts and GPU-hours lost by verdict, by rung and by node, and how often
+    a rung's rerun passed its verification."""
+    out: dict = {
+        "incidents": len(reports),
+        "lost_gpu_hours": 0.0,
+        "by_verdict": {},
+        "by_rung": {},
+        "by_node": {},
+    }
+    for r in reports:
+        cost = r.get("cost") or incident_cost(r)
+        lost = cost.get("lost_gpu_hours") or 0.0
+        out["lost_gpu_hours"] = round(out["lost_gpu_hours"] + lost, 3)
+        verdict = (r.get("diagnosis") or {}).get("verdict") or "not reached"
+        rung = (r.get("plan") or {}).get("rung") or "none"
+        ff = (r.get("evidence") or {}).get("first_failure") or {}
+        node = ff.get("node") or "unknown"
+        for table, key in (("by_verdict", verdict), ("by_rung", rung), ("by_node", node)):
+            row = out[table].setdefault(key, {"incidents": 0, "lost_gpu_hours": 0.0})
+            row["incidents"] += 1
+            row["lost_gpu_hours"] = round(row["lost_gpu_hours"] + lost, 3)
+        state = (r.get("verification") or {}).get("state")
+        if rung != "none" and state in ("passed", "failed"):
+            row = out["by_rung"][rung]
+            row[state] = row.get(state, 0) + 1
+    return out
