@@ -28,6 +28,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "oom",
         "Run the whole runbook for one job that died of CUDA OOM.",
     ),
+    "hang": (
+        "runbook.commands.hang",
+        "hang",
+        "Run the hung-job runbook for one RUNNING job whose ranks make no progress.",
+    ),
     "diagnose": (
         "runbook.commands.diagnose",
         "diagnose",

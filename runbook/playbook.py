@@ -72,40 +72,79 @@ def read_yaml(path: Path, what: str, fix: str):
         raise ConfigError(f"{what} {path} is not valid YAML: {e}", hint=fix) from None
 
 
-def load(site_dir: str = "", *, path: str | Path | None = None) -> Playbook:
-    """The OOM playbook: from `path`, else `site_dir`/oom.yaml, else the packaged one."""
-    p = Path(path) if path else playbook_dir(site_dir) / "oom.yaml"
+def _ladder(data, p: Path) -> dict[str, tuple[Rung, ...]]:
+    ladder = {
+        verdict: tuple(Rung(**rung) for rung in rungs) for verdict, rungs in data["ladder"].items()
+    }
+    from runbook.rungs import REGISTRY
+
+    unknown = sorted({r.id for rungs in ladder.values() for r in rungs} - set(REGISTRY))
+    if unknown:
+        raise ConfigError(
+            f"playbook {p}: rung(s) {', '.join(unknown)} are not rungs runbook knows",
+            hint=f"use ids from runbook's rung registry: {', '.join(sorted(REGISTRY))}",
+        )
+    return ladder
+
+
+def _thresholds(cls_, data, p: Path):
+    cls = data["classification"]
+    want = set(cls_.__dataclass_fields__)
+    if set(cls) != want:
+        raise ConfigError(
+            f"playbook {p}: [classification] must hold exactly {sorted(want)}, found {sorted(cls)}",
+            hint="add or remove keys so the section names each threshold once",
+        )
+    return cls_(**{k: float(v) for k, v in cls.items()})
+
+
+def _read(site_dir: str, path, name: str):
+    p = Path(path) if path else playbook_dir(site_dir) / name
     fix = (
-        "point [playbooks] dir (or RUNBOOK_PLAYBOOKS) at a folder holding oom.yaml, or unset it "
+        f"point [playbooks] dir (or RUNBOOK_PLAYBOOKS) at a folder holding {name}, or unset it "
         "to use the playbooks shipped with runbook"
     )
-    data = read_yaml(p, "playbook", fix)
-    try:
-        cls = data["classification"]
-        want = set(Thresholds.__dataclass_fields__)
-        if set(cls) != want:
-            raise ConfigError(
-                f"playbook {p}: [classification] must hold exactly {sorted(want)}, found "
-                f"{sorted(cls)}",
-                hint="add or remove keys so the section names each threshold once",
-            )
-        thresholds = Thresholds(**{k: float(v) for k, v in cls.items()})
-        ladder = {
-            verdict: tuple(Rung(**rung) for rung in rungs)
-            for verdict, rungs in data["ladder"].items()
-        }
-        from runbook.rungs import REGISTRY
+    return p, read_yaml(p, "playbook", fix)
 
-        unknown = sorted({r.id for rungs in ladder.values() for r in rungs} - set(REGISTRY))
-        if unknown:
-            raise ConfigError(
-                f"playbook {p}: rung(s) {', '.join(unknown)} are not rungs runbook knows",
-                hint=f"use ids from runbook's rung registry: {', '.join(sorted(REGISTRY))}",
-            )
+
+def _malformed(p: Path, e: Exception) -> ConfigError:
+    return ConfigError(
+        f"playbook {p} is malformed: {e}",
+        hint=f"compare with the {p.name} shipped with runbook (`runbook --version` says "
+        "where), or unset [playbooks] dir",
+    )
+
+
+def load(site_dir: str = "", *, path: str | Path | None = None) -> Playbook:
+    """The OOM playbook: from `path`, else `site_dir`/oom.yaml, else the packaged one."""
+    p, data = _read(site_dir, path, "oom.yaml")
+    try:
+        return Playbook(str(p), _thresholds(Thresholds, data, p), _ladder(data, p))
     except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise ConfigError(
-            f"playbook {p} is malformed: {e}",
-            hint="compare with the oom.yaml shipped with runbook (`runbook --version` says "
-            "where), or unset [playbooks] dir",
-        ) from None
-    return Playbook(str(p), thresholds, ladder)
+        raise _malformed(p, e) from None
+
+
+@dataclass(frozen=True)
+class HangThresholds:
+    straggler_max_share: float
+
+
+@dataclass(frozen=True)
+class HangPlaybook:
+    path: str
+    thresholds: HangThresholds
+    ladder: dict[str, tuple[Rung, ...]]
+    debug_env: dict[str, str]
+
+
+def load_hang(site_dir: str = "", *, path: str | Path | None = None) -> HangPlaybook:
+    """The hung-job playbook: `site_dir`/hang.yaml, else the packaged one."""
+    p, data = _read(site_dir, path, "hang.yaml")
+    try:
+        env = {str(k): str(v) for k, v in (data.get("debug_env") or {}).items()}
+        bad = [k for k in env if not k.replace("_", "").isalnum() or k[0].isdigit()]
+        if bad:
+            raise ValueError(f"debug_env names that are not variable names: {bad}")
+        return HangPlaybook(str(p), _thresholds(HangThresholds, data, p), _ladder(data, p), env)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise _malformed(p, e) from None

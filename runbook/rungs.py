@@ -35,6 +35,8 @@ class RungDef:
     shrinks_activations: bool = False
     drains: bool = False
     continues_with: str | None = None  # CONTINUE: the verdict whose ladder follows
+    debug_env: bool = False  # the rerun gets the playbook's debug_env (the hang runbook)
+    needs_node: bool = True  # NODE: excludes the failing node, so it must be known
 
 
 def _alloc(value: str) -> str:
@@ -108,7 +110,22 @@ REGISTRY: dict[str, RungDef] = {
         RungDef(
             "raise_mem", SCRIPT, "double the job's --mem (host RAM)", template_vars=("mem_mib",)
         ),
-        RungDef("unchanged", NODE, "resubmit the job as it is"),
+        RungDef("unchanged", NODE, "resubmit the job as it is", needs_node=False),
+        RungDef(
+            "exclude_suspect",
+            NODE,
+            "resubmit from the last valid checkpoint with --exclude=<suspect node> and the "
+            "playbook's debug settings (flight recorder, NCCL_DEBUG=INFO)",
+            debug_env=True,
+        ),
+        RungDef(
+            "resubmit_debug",
+            NODE,
+            "resubmit from the last valid checkpoint with the playbook's debug settings "
+            "(flight recorder, NCCL_DEBUG=INFO)",
+            debug_env=True,
+            needs_node=False,
+        ),
     )
 }
 

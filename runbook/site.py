@@ -96,6 +96,20 @@ class NodesSection:
 
 
 @dataclass(frozen=True)
+class HangSection:
+    # runbook sweep: a RUNNING job whose logs printed no new training step, and whose log files
+    # were not written, for this many minutes is hung. 0: the sweep does not look for hung jobs.
+    stall_minutes: float = 0.0
+    # py-spy on the nodes (pip install py-spy): a name on PATH or a path.
+    py_spy: str = "py-spy"
+    # Run `py-spy dump --pid N` and `scontrol listpids` under `sudo -n`: reading another user's
+    # processes needs root (or CAP_SYS_PTRACE); the README says what a site grants.
+    sudo: bool = False
+    # Each py-spy dump is killed after this long; a node answers within about this time.
+    py_spy_timeout_s: float = 20.0
+
+
+@dataclass(frozen=True)
 class PlaybooksSection:
     # A folder holding the site's own oom.yaml. Empty: the playbooks shipped inside runbook.
     # RUNBOOK_PLAYBOOKS (older name) and RUNBOOK_PLAYBOOKS_DIR set it from the environment.
@@ -271,6 +285,7 @@ class SiteConfig:
     notify: NotifySection = field(default_factory=NotifySection)
     sweep: SweepSection = field(default_factory=SweepSection)
     nodes: NodesSection = field(default_factory=NodesSection)
+    hang: HangSection = field(default_factory=HangSection)
     source: str = "built-in defaults"  # where the values came from, for messages
     # "section.key" -> where its value came from ("file PATH", "environment VAR", "command line");
     # keys not listed have their default.

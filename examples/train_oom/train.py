@@ -39,6 +39,7 @@ import datetime
 import json
 import os
 import signal
+import socket
 import sys
 import time
 
@@ -73,6 +74,14 @@ def oom_message(
     )
 
 
+def fetch_shard_from_storage(step: int) -> None:
+    """A data-loading read that never completes (a stuck filesystem): the rank stops here while
+    its peers wait in the all-reduce, so their stacks differ from this one's."""
+    print(f"loading shard {step} from storage", flush=True)
+    while True:
+        time.sleep(1.0)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=24)
@@ -99,6 +108,12 @@ def main() -> int:
         default="",
         help="a YAML recipe, as HF-style jobs keep their knobs: its "
         "per_device_train_batch_size and gradient_accumulation_steps win over the flags",
+    )
+    ap.add_argument(
+        "--hang-node",
+        default="",
+        help="from --long-step on, --long-rank blocks in data loading (a stuck storage read) "
+        "when it runs on this node, while the others wait in the all-reduce: a hung job",
     )
     ap.add_argument(
         "--oom-exits",
@@ -164,7 +179,7 @@ def main() -> int:
         print(
             f"model: card {card:.0f} MiB, micro-batch {args.micro_batch_size} x grad-accum "
             f"{args.grad_accum}, checkpointing {args.gradient_checkpointing}, allocator "
-            f"{alloc_conf or 'default'}",
+            f"{alloc_conf or 'default'}, NCCL_DEBUG {os.environ.get('NCCL_DEBUG', 'unset')}",
             flush=True,
         )
     for step in range(start + 1, args.steps + 1):
@@ -173,6 +188,8 @@ def main() -> int:
         if mem_limit and host_need > mem_limit:
             sys.stdout.flush()
             os.kill(os.getpid(), signal.SIGKILL)  # what the kernel's OOM killer does, silently
+        if args.hang_node == socket.gethostname() and long:
+            fetch_shard_from_storage(step)  # never returns: a read that hangs
         if long and args.fail_with == "value_error":
             raise ValueError(f"sample {step * 97} has an empty label sequence")
         act = activations(step)

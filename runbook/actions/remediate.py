@@ -11,11 +11,18 @@ from runbook.actions.executor import Executor
 from runbook.diagnosis import Diagnosis
 from runbook.errors import RunbookError
 from runbook.evidence.configs import point_script_at
+from runbook.hang_diagnosis import HangDiagnosis
 from runbook.planning import ladder, resources
 
 
 def apply_plan(
-    ex: Executor, client, site, job, plan: ladder.Plan, folder: Path, d: Diagnosis
+    ex: Executor,
+    client,
+    site,
+    job,
+    plan: ladder.Plan,
+    folder: Path,
+    d: Diagnosis | HangDiagnosis,
 ) -> None:
     """Drain (when the rung says so), write the patched script into the incident folder, submit it
     with the lineage tag, and read the new job back: the same world size and GPUs, or it is

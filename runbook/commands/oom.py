@@ -12,24 +12,40 @@ from runbook.slurm.client import check_job_id
 from runbook.trigger import Options, Trigger
 
 
+def incident_options(f):
+    """The options every runbook verb takes (oom, hang): the job, dry run, --yes, --force,
+    --json."""
+    for deco in reversed(
+        [
+            click.argument("job_arg", metavar="[JOB_ID]", required=False),
+            click.option(
+                "--job",
+                "job_id",
+                metavar="ID",
+                help="Slurm job id (or give it as the argument: `runbook oom 123456`).",
+            ),
+            click.option(
+                "--dry-run",
+                is_flag=True,
+                help="Gather evidence and show the plan, the exact commands and the diff; change "
+                "nothing (the report goes to a temporary folder).",
+            ),
+            click.option("--yes", is_flag=True, help="Apply mutating steps without asking."),
+            click.option(
+                "--force", is_flag=True, help="Handle a job that already has a finished incident."
+            ),
+            click.option(
+                "--json", "as_json", is_flag=True, help="Print one machine-readable result."
+            ),
+            click.pass_obj,
+        ]
+    ):
+        f = deco(f)
+    return f
+
+
 @click.command()
-@click.argument("job_arg", metavar="[JOB_ID]", required=False)
-@click.option(
-    "--job",
-    "job_id",
-    metavar="ID",
-    help="Slurm job id that died (or give it as the argument: `runbook oom 123456`).",
-)
-@click.option(
-    "--dry-run",
-    is_flag=True,
-    help="Gather evidence and show the plan, the exact commands and the diff; change "
-    "nothing (the report goes to a temporary folder).",
-)
-@click.option("--yes", is_flag=True, help="Apply mutating steps without asking.")
-@click.option("--force", is_flag=True, help="Handle a job that already has a finished incident.")
-@click.option("--json", "as_json", is_flag=True, help="Print one machine-readable result.")
-@click.pass_obj
+@incident_options
 def oom(app, job_arg, job_id, dry_run, yes, force, as_json):
     """Run the whole runbook for one job that died of CUDA OOM.
 
@@ -48,11 +64,17 @@ def oom(app, job_arg, job_id, dry_run, yes, force, as_json):
     Exit codes: 0 done (or nothing to do), 1 a step failed (the report says which),
     4 a person is needed (declined step, human-only rung, exhausted ladder).
     """
+    run_verb(app, handle_incident, "oom", job_arg, job_id, dry_run, yes, force, as_json)
+
+
+def run_verb(app, handler, verb, job_arg, job_id, dry_run, yes, force, as_json) -> None:
+    """One incident through `handler` (pipeline.handle_incident, hang.handle_hang), with the
+    person at the terminal asked per mutating step, and the result printed or as JSON."""
     if job_arg and job_id and job_arg != job_id:
         raise click.UsageError(f"two job ids given ({job_arg} and --job {job_id}); give one")
     job_id = job_id or job_arg
     if not job_id:
-        raise click.UsageError("which job? give its id: `runbook oom 123456` (or --job 123456)")
+        raise click.UsageError(f"which job? give its id: `runbook {verb} 123456` (or --job 123456)")
     site = app.site()
     interactive = sys.stdin.isatty() and not as_json and not yes
 
@@ -71,7 +93,7 @@ def oom(app, job_arg, job_id, dry_run, yes, force, as_json):
         confirm=confirm if interactive else None,
         site_flags=app.site_flags(),
     )
-    result = handle_incident(Trigger(check_job_id(job_id), "cli", "runbook oom"), site, opts)
+    result = handler(Trigger(check_job_id(job_id), "cli", f"runbook {verb}"), site, opts)
     if as_json:
         click.echo(
             json.dumps(

@@ -69,7 +69,7 @@ def plan(
     apply, say why instead. `only_sharding` (a reason) passes over the activation rungs;
     `with_allocator` (a thin unallocated pool) adds expandable_segments to a script rung."""
     p = Plan(verdict=verdict, tried=tried)
-    if verdict not in ACTING_VERDICTS:
+    if verdict not in ladder:  # the playbook's ladder names the verdicts it acts on
         p.why = f"verdict {verdict}: report only, nothing is changed"
         return p
     done = {r for _, r in tried}
@@ -88,11 +88,12 @@ def plan(
             p.why = f"next rung `{rung.id}` is for a person: {rung.what}"
             return p
         if r is not None and r.kind == rungs.NODE:
-            if not node:
-                p.passed_over.append((rung.id, "the failing node is not known"))
-                continue
-            p.exclude = [node]
-            p.drain = node if r.drains else None
+            if r.needs_node:
+                if not node:
+                    p.passed_over.append((rung.id, "the failing node is not known"))
+                    continue
+                p.exclude = [node]
+                p.drain = node if r.drains else None
             script_rung = "unchanged"
         else:
             script_rung = rung.id

@@ -67,6 +67,13 @@ def make_plan(
             f"{site.nodes.window_days:g} days ([nodes] drain_after_events = {limit}): drained, "
             "not only excluded"
         )
+    return _resubmission(p, site, job, chosen)
+
+
+def _resubmission(p: ladder.Plan, site, job, chosen) -> ladder.Plan:
+    """The rerun's sbatch arguments and environment, for a plan that acts: the original's
+    folder and recorded resources (less what the rung changes), the nodes it excludes, and the
+    checkpoint to resume from."""
     if p.acts:
         exclude = sorted(set(job.excluded) | set(p.exclude))
         p.sbatch_args = [f"--chdir={job.work_dir}"] if job.work_dir else []
@@ -77,4 +84,48 @@ def make_plan(
             p.sbatch_args.append(f"--exclude={','.join(exclude)}")
         if chosen and site.checkpoints.resume_env:
             p.env = {site.checkpoints.resume_env: chosen.path}
+    return p
+
+
+def make_hang_plan(
+    diagnosis,
+    playbook,
+    site,
+    *,
+    job,
+    script: str,
+    run: LineageEvidence,
+    checkpoints: CheckpointEvidence,
+) -> ladder.Plan:
+    """The hung-job runbook's plan (playbooks/hang.yaml): the first rung of the verdict's ladder
+    not yet tried on the lineage (so a repeat escalates), the suspect node excluded when the
+    suspects stand on one node, the playbook's debug settings on the rerun for a rung that asks
+    for them."""
+    from runbook import rungs
+
+    nodes = diagnosis.suspect_nodes
+    node = nodes[0] if len(nodes) == 1 else None
+    chosen = checkpoints.chosen
+    p = ladder.plan(
+        diagnosis.verdict,
+        playbook.ladder,
+        script=script,
+        knobs=site.knobs,
+        tried=run.tried,
+        node=node,
+        resume=(site.checkpoints, chosen.path) if chosen else None,
+    )
+    if len(nodes) > 1:
+        p.passed_over = [
+            (rung, f"{why}: the suspects stand on {len(nodes)} nodes ({', '.join(nodes)})")
+            if why == "the failing node is not known"
+            else (rung, why)
+            for rung, why in p.passed_over
+        ]
+    p.checkpoint, p.checkpoints_skipped = chosen, checkpoints.skipped
+    p.suspicious = run.suspicious
+    _resubmission(p, site, job, chosen)
+    r = rungs.get(p.rung or "")
+    if p.acts and r is not None and r.debug_env:
+        p.env.update(playbook.debug_env)
     return p

@@ -95,21 +95,35 @@ def conclude(
     dry: bool,
     site_flags: list[str],
     site,
+    *,
+    verb: str = "oom",
 ) -> None:
-    """The summary line, what a person should do next, and the exit code (DESIGN §4.3)."""
+    """The summary line, what a person should do next, and the exit code (DESIGN §4.3). `verb`
+    is the runbook (oom, hang): `d` is its diagnosis."""
     failed = [r for r in results if r.status == "failed"]
     declined = [r for r in results if r.status == "declined"]
-    if inc.status == "running" and d is not None and d.evidence_incomplete and d.evidence.launch:
+    oom_d = d if isinstance(d, Diagnosis) else None
+    if (
+        inc.status == "running"
+        and oom_d is not None
+        and oom_d.evidence_incomplete
+        and oom_d.evidence.launch
+    ):
         # Not handled: the next `runbook oom`, hook delivery or sweep tries again.
         inc.status, inc.stopped_at = "stopped", "logs"
-        inc.errors.append("logs: evidence incomplete: " + "; ".join(d.evidence.launch.incomplete))
+        inc.errors.append(
+            "logs: evidence incomplete: " + "; ".join(oom_d.evidence.launch.incomplete)
+        )
     if inc.status == "running":
         inc.status = "complete"
     verdict = d.verdict if d else "not reached"
-    ff = d.evidence.launch.first_failure if d and d.evidence.launch else None
+    ff = oom_d.evidence.launch.first_failure if oom_d and oom_d.evidence.launch else None
     where = ""
     if ff and ff.ranks:
         where = f"rank {', '.join(map(str, ff.ranks))}" + (f" on {ff.node}" if ff.node else "")
+    for s in getattr(d, "suspects", None) or []:  # the hang runbook's ranks that stand apart
+        rank = s["rank"] if s["rank"] is not None else "?"
+        where += (", " if where else "suspect ") + f"rank {rank} on {s['node'] or '?'}"
     did = []
     for r in results:
         if r.status in ("applied", "dry_run") and r.kind == "cancel":
@@ -124,8 +138,9 @@ def conclude(
                 + (f" from {Path(plan.checkpoint.path).name}" if plan and plan.checkpoint else "")
             )
     numbers = ""
-    if d and d.oom and d.oom.tried_mib is not None:
-        numbers = f" (asked {human_mib(d.oom.tried_mib)}, {human_mib(d.oom.free_mib)} free)"
+    if oom_d and oom_d.oom and oom_d.oom.tried_mib is not None:
+        oom = oom_d.oom
+        numbers = f" (asked {human_mib(oom.tried_mib)}, {human_mib(oom.free_mib)} free)"
     inc.summary = (
         f"{verdict}: job {inc.job_id}"
         + (f", {where}" if where else "")
@@ -138,7 +153,7 @@ def conclude(
     if inc.status == "stopped":
         nxt.append(
             f"Fix what stopped the runbook at `{inc.stopped_at}` (see Errors), then run "
-            f"`{command_line(site_flags, site, 'oom', inc.job_id)}` again: steps already done are skipped."
+            f"`{command_line(site_flags, site, verb, inc.job_id)}` again: steps already done are skipped."
         )
     if plan and plan.needs_human:
         nxt.append(f"A person decides: {plan.human_action or plan.why}")
@@ -153,8 +168,13 @@ def conclude(
         nxt.append(
             f"Check the rerun later: `{command_line(site_flags, site, 'verify', '--incident', inc.id)}`."
         )
-    if verdict in ("not_oom", "unknown") and job is not None:
+    if verb == "oom" and verdict in ("not_oom", "unknown") and job is not None:
         nxt.append("Not an OOM runbook can act on: read the report's evidence and the job log.")
+    if verb == "hang" and verdict == "unknown" and job is not None:
+        nxt.append(
+            "No rank stands out: read the rank groups and the capture's unread parts in the "
+            "report; the rerun (if any) carries the debug settings so a repeat names the culprit."
+        )
     if dry:
         nxt.append("This was a dry run: nothing was changed. Run without --dry-run to act.")
     if inc.status == "stopped" or failed:

@@ -51,6 +51,14 @@ def command_line(argv: list[str] | tuple[str, ...]) -> str:
     return shlex.join(str(a) for a in argv)
 
 
+def brief(argv: list[str] | tuple[str, ...], limit: int = 120) -> str:
+    """argv for a message: an argument longer than `limit` (a probe's script) is named by its
+    size, so the message says which command failed without printing the script."""
+    return shlex.join(
+        a if len(a) <= limit else f"<script of {len(a)} chars>" for a in map(str, argv)
+    )
+
+
 class CappedBuffer:
     """Keeps the first `cap` bytes of a stream and counts the rest."""
 

@@ -7,7 +7,7 @@ import threading
 import time
 
 from runbook.errors import TransportError
-from runbook.transport.base import CappedBuffer, CommandResult, captured
+from runbook.transport.base import CappedBuffer, CommandResult, brief, captured
 
 
 class LocalTransport:
@@ -44,7 +44,7 @@ class LocalTransport:
             proc.kill()
             proc.wait()
             raise TransportError(
-                f"`{' '.join(argv)}` did not finish within {timeout:g}s on this host; killed",
+                f"`{brief(argv)}` did not finish within {timeout:g}s on this host; killed",
                 hint="raise the command timeout in the site config if the host is just slow",
             ) from None
         finally:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import paramiko
 
 from runbook.errors import HostKeyError, TransportError
-from runbook.transport.base import CappedBuffer, CommandResult, captured, command_line
+from runbook.transport.base import CappedBuffer, CommandResult, brief, captured, command_line
 
 
 @dataclass(frozen=True)
@@ -345,7 +345,7 @@ class SshTransport:
                     break
                 if self._clock() - start > timeout:
                     raise TransportError(
-                        f"`{command_line(argv)}` on {self.host} did not finish within {timeout:g}s",
+                        f"`{brief(argv)}` on {self.host} did not finish within {timeout:g}s",
                         hint="the node may be hung (D-state processes, a stuck GPU driver); try "
                         "it by hand, or raise [ssh] command_timeout_s",
                     )

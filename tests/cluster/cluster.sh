@@ -62,7 +62,7 @@ stop_pidfile() { # pidfile: TERM, wait, KILL; always removes the file
 
 cmd_install() {
   local pkgs=(slurm-wlm slurmdbd munge mariadb-server openssh-server openssh-client iproute2
-    util-linux procps)
+    util-linux procps sudo)
   if dpkg-query -W -f='${Status}\n' "${pkgs[@]}" 2>/dev/null | grep -vq 'install ok installed' ||
     [[ $(dpkg-query -W -f='${Status}\n' "${pkgs[@]}" 2>/dev/null | wc -l) -ne ${#pkgs[@]} ]]; then
     log "installing ${pkgs[*]}"
@@ -209,6 +209,25 @@ write_node_bin() { # node: per-node /usr/local/bin with the stand-ins, the host'
   done
 }
 
+write_pyspy() {
+  # runbook hang reads the ranks' stacks with py-spy, as the on-call account: a site grants it
+  # exactly two commands as root through sudo (README, "What a site grants for runbook hang"):
+  # py-spy dump of a PID and scontrol listpids. The job runs as root here, the account does not.
+  local tools=$STATE/tools/py-spy
+  if [[ ! -x $tools/bin/py-spy ]]; then
+    python3 -m pip install -q --disable-pip-version-check --target "$tools" 'py-spy==0.4.3' 2>&1 |
+      grep -v '^WARNING' || true
+  fi
+  [[ -x $tools/bin/py-spy ]] || die "py-spy could not be installed into $tools"
+  chmod -R a+rX "$STATE/tools"
+  local rule=/etc/sudoers.d/runbook-devcluster
+  printf '%s ALL=(root) NOPASSWD: %s dump --pid *, %s listpids *\n' \
+    "$SSH_USER" "$tools/bin/py-spy" "$(command -v scontrol)" >"$rule.tmp"
+  chmod 440 "$rule.tmp"
+  visudo -cq -f "$rule.tmp" || die "sudoers rule for $SSH_USER rejected by visudo"
+  mv "$rule.tmp" "$rule"
+}
+
 start_munge() {
   pid_alive "$STATE/run/munged.pid" && return 0
   mkdir -p /run/munge && chown munge:munge /run/munge && chmod 755 /run/munge
@@ -269,6 +288,12 @@ start_node() { # i
   stop_pidfile "$STATE/run/sshd-$n.pid"
   write_node_bin "$n"
   mkdir -p "$STATE/slurm/spool/$n"
+  # Every node resolves the node names, as on a real cluster: without it each `sudo` on a node
+  # waits for DNS to fail on its own hostname (seconds), which runbook hang's capture pays per rank.
+  local j
+  { grep -v ' gpu-[0-9]*$' /etc/hosts || true
+    for ((j = 1; j <= NODES; j++)); do printf '%s %s\n' "$(node_addr "$j")" "$(node_name "$j")"; done
+  } >"$STATE/nodes/$n/hosts"
   # nsenter keeps /sys as it is (ip netns exec remounts it and slurmd loses the cgroup mount);
   # unshare gives the node its own hostname and a private mount table for the per-node
   # /usr/local/bin (stand-ins) and /var/log. sshd and slurmd daemonize and keep the namespaces alive.
@@ -278,6 +303,7 @@ start_node() { # i
       hostname "$1"
       mount --bind "$2/bin" /usr/local/bin
       mount --bind "$2/log" /var/log
+      mount --bind "$2/hosts" /etc/hosts
       mkdir -p /run/sshd
       /usr/sbin/sshd -f "$2/sshd_config" -E "$3/sshd-$1.log"
       exec slurmd -N "$1"
@@ -308,6 +334,7 @@ cmd_up() {
   cmd_install
   write_configs
   write_ssh
+  write_pyspy
   start_munge
   start_mariadb
   stop_pidfile "$STATE/run/slurmdbd.pid"
@@ -365,6 +392,7 @@ cmd_down() {
     stop_pidfile "$STATE/run/munged.pid"
     # Job ids restart at 1 with a wiped StateSaveLocation, so the accounting DB goes with it.
     rm -rf "$STATE"
+    rm -f /etc/sudoers.d/runbook-devcluster
     log "down, state purged"
   else
     log "down (state kept in $STATE)"

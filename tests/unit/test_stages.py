@@ -56,6 +56,9 @@ STAGE_OF = {
     "report.files": "errors",
     "report.model": "errors",
     "instrument": "errors",
+    "engine": "pipeline",
+    "hang_diagnosis": "diagnosis",
+    "hang": "pipeline",
 }
 
 

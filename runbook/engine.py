@@ -1,0 +1,159 @@
+"""The engine every runbook runs on (the OOM runbook in pipeline.py, the hung job in hang.py).
+
+One incident per job: an incident that stopped, or whose process died, is resumed; the job's
+lock is held for the whole run; the incident folder is written after every stage; every mutation
+goes through the one executor (dry run, ledger, idempotency, confirmation); the SSH connections
+are shared by the stages. A runbook brings its body (its stages, in order) and its conclusion
+(summary, next steps, exit code); the engine saves, closes and notifies whatever happened.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runbook import state
+from runbook.actions.executor import Executor
+from runbook.errors import ExitCode
+from runbook.planning import ladder
+from runbook.report.model import Incident, plain
+from runbook.report.recorder import Recorder, Stopped
+from runbook.slurm.factory import slurm_client
+from runbook.transport.ssh import SshHosts, SshSettings
+from runbook.trigger import Options, Result, Trigger, new_incident_id
+
+
+@dataclass
+class Run:
+    """One incident in progress: what every stage of a runbook's body reads and writes. The
+    body fills job, diagnosis and plan as it goes; its conclusion reads them."""
+
+    trigger: Trigger
+    site: Any
+    playbook: Any
+    opts: Options
+    client: Any
+    conn: Any
+    rec: Recorder
+    ex: Executor
+    hosts: SshHosts
+    dry: bool
+    job: Any = None
+    diagnosis: Any = None
+    plan: ladder.Plan | None = None
+
+
+def run_incident(
+    trigger: Trigger,
+    site,
+    opts: Options,
+    playbook,
+    body: Callable[[Run], None],
+    finish: Callable[[Run], None],
+) -> Result:
+    """The engine every runbook runs on: one incident per job (resumed when one stopped), the
+    job's lock, the incident folder, the executor and the SSH connections; then `body` runs the
+    runbook's stages and `finish` writes its conclusion, and the incident is saved, closed and
+    notified whatever happened."""
+    dry = opts.dry_run or site.policy.dry_run
+    client = slurm_client(site)
+    job_id = trigger.job_id
+    conn = state.site_db(site, dry_run=dry)
+    if not dry:
+        try:
+            state.check_free_space(site.path(site.state.dir), site.state.min_free_mib)
+        except state.StateUnavailable as e:
+            return Result(None, None, None, int(ExitCode.STEP_FAILED), e.message)
+    # An incident of this job that stopped or whose process died is resumed, not started anew:
+    # the ledger skips what it already did.
+    resumed = None if dry or trigger.incident_id else state.resumable_incident(conn, job_id)
+    incident_id = trigger.incident_id or resumed or new_incident_id(job_id)
+    holder = f"{trigger.source}:{os.getpid()}:{incident_id}"
+    try:
+        lock = contextlib.nullcontext(None) if dry else state.job_lock(conn, job_id, holder)
+        with lock as lock_name:
+            if not opts.force and (done := state.handled_incident(conn, job_id)) is not None:
+                msg = (
+                    f"job {job_id} was already handled by incident {done['id']} "
+                    f"({done['verdict']}, new job {done['new_job_id'] or 'none'})"
+                )
+                return Result(
+                    done["id"], None, done["verdict"], int(ExitCode.OK), msg, done["new_job_id"]
+                )
+            base = (
+                Path(tempfile.mkdtemp(prefix="runbook-dry-run-"))
+                if dry
+                else site.path(site.state.dir) / "incidents"
+            )
+            folder = base / incident_id
+            inc = Incident(
+                id=incident_id,
+                job_id=job_id,
+                source=trigger.source,
+                actor=trigger.actor,
+                site=site.site.name,
+                dry_run=dry,
+            )
+            rec = Recorder(folder, inc)
+            if not dry:
+                # The same incident id again (the hook's queue after a crash mid-incident, whose
+                # lock the dead holder lost above) resumes that incident: the ledger skips the
+                # steps it already applied.
+                state.open_incident(conn, incident_id, job_id, trigger.source, str(folder))
+            ex = Executor(
+                conn,
+                incident=inc.id,
+                actor=f"{trigger.source}:{trigger.actor}",
+                dry_run=dry,
+                lock=lock_name,
+                lock_holder=holder,
+            )
+            hosts = SshHosts(SshSettings.from_site(site))
+            r = Run(trigger, site, playbook, opts, client, conn, rec, ex, hosts, dry)
+            return _run_body(r, body, finish)
+    except state.LockBusy as e:
+        return Result(None, None, None, int(ExitCode.OK), e.message)
+
+
+def _run_body(r: Run, body, finish) -> Result:
+    inc, rec, conn, site = r.rec.incident, r.rec, r.conn, r.site
+    try:
+        body(r)
+    except Stopped:
+        pass
+    finally:
+        inc.evidence["ssh"] = r.hosts.stats()
+        r.hosts.close()
+        inc.actions = [plain(x) for x in r.ex.results]
+        finish(r)
+        code = int(inc.exit_code if inc.exit_code is not None else ExitCode.STEP_FAILED)
+        inc.finished = time.time()
+        rec.save()
+        if not r.dry:
+            state.close_incident(
+                conn,
+                inc.id,
+                exit_code=code,
+                verdict=inc.diagnosis.get("verdict"),
+                new_job_id=inc.new_job_id,
+                summary=inc.summary,
+            )
+            from runbook import notify
+
+            notify.queue(conn, site, inc.id, inc.summary, str(rec.folder))
+            notify.flush(conn, site)
+    return Result(
+        inc.id,
+        str(rec.folder),
+        inc.diagnosis.get("verdict"),
+        code,
+        inc.summary,
+        inc.new_job_id,
+        inc.actions,
+    )

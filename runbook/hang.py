@@ -1,0 +1,173 @@
+"""handle_hang: the hung-job runbook, on the same engine as the OOM runbook.
+
+trigger -> job (Slurm; it must still run) -> logs (last progress, watchdog and transport lines)
+-> capture (one exec per node: every rank's py-spy stack, the step's processes, nvidia-smi and
+the Xid window; bounded in time) -> diagnosis (who is different) -> scancel (the capture is taken
+first: the stacks die with the job) -> plan (playbooks/hang.yaml, the lineage, the checkpoint)
+-> actions (through the executor) -> report.
+"""
+
+from __future__ import annotations
+
+import time
+
+from runbook import engine
+from runbook.actions import steps
+from runbook.actions.policy import confirm_policy
+from runbook.actions.remediate import apply_plan, outcome
+from runbook.errors import RunbookError
+from runbook.evidence import collect, stacks
+from runbook.hang_diagnosis import HangDiagnosis, classify_hang
+from runbook.planning.plan import make_hang_plan
+from runbook.playbook import load_hang
+from runbook.report.model import plain
+from runbook.report.views import conclude, health_view, plan_view
+from runbook.trigger import ACTIVE, Options, Result, Trigger
+
+
+def handle_hang(trigger: Trigger, site, opts: Options | None = None) -> Result:
+    """Run the hung-job runbook for one job. Never raises for what happens on the cluster."""
+    opts = opts or Options()
+    playbook = load_hang(site.playbooks.dir)
+    return engine.run_incident(trigger, site, opts, playbook, _run, _conclude)
+
+
+def _conclude(r: engine.Run) -> None:
+    conclude(
+        r.rec.incident,
+        r.job,
+        r.diagnosis,
+        r.plan,
+        r.ex.results,
+        r.dry,
+        r.opts.site_flags,
+        r.site,
+        verb="hang",
+    )
+
+
+def _run(ctx: engine.Run) -> None:
+    site, playbook, opts, client = ctx.site, ctx.playbook, ctx.opts, ctx.client
+    rec, ex, hosts = ctx.rec, ctx.ex, ctx.hosts
+    inc = rec.incident
+    inc.evidence["runbook"] = "hang"
+    with rec.step("job", opts.progress) as s:
+        job = ctx.job = client.job(inc.job_id)
+        inc.job = plain(job)
+        script = client.batch_script(inc.job_id)
+        rec.raw("batch_script.sh", script)
+        rec.stage("job", job)
+        s.detail = f"{job.state} on {job.node_expr or '?'} ({job.source})"
+        if job.state not in ACTIVE or not job.nodes:
+            d = ctx.diagnosis = HangDiagnosis(verdict="not_running")
+            d.reasons.append(
+                f"job {job.job_id} is {job.state}: live stacks exist only while it runs (for a "
+                "job that ended, `runbook oom` reads what it left)"
+            )
+            inc.diagnosis = d.contract()
+            s.detail += ": nothing to capture"
+            return
+
+    with rec.step("logs", opts.progress) as s:
+        logs: collect.JobLogs | None = None
+        try:
+            logs = ctx.trigger.logs or collect.read_logs(site, job, script, hosts)
+        except RunbookError as e:  # the stacks matter more than the log: go on without it
+            s.status, s.detail = "unknown", f"logs not read: {e}"
+            inc.evidence.setdefault("notes", []).append(f"logs not read: {e}")
+        lines: list[str] = []
+        if logs is not None:
+            rec.raw("log-excerpt.txt", logs.raw)
+            lines = [ln for ln in logs.raw.splitlines() if not ln.startswith("@@")]
+            last = logs.failed_step - 1 if logs.failed_step else None
+            inc.evidence["last_step"] = last
+            s.detail = f"last training step printed: {last if last is not None else 'none'}"
+
+    with rec.step("capture", opts.progress) as s:
+        started = time.time()
+        caps = stacks.capture_nodes(
+            hosts,
+            job.nodes,
+            job.job_id,
+            site.probes,
+            site.hang,
+            job.start,
+            max_parallel=site.ssh.max_parallel,
+        )
+        for node, cap in caps.items():
+            for name, text in cap.raw.items():
+                rec.raw(f"{node}.{name.replace(' ', '-')}.txt", text)
+        inc.evidence["node_health"] = {
+            n: health_view(c.health, job.job_id) for n, c in caps.items() if c.health is not None
+        }
+        seen = sum(len(c.ranks) for c in caps.values())
+        inc.evidence["capture"] = {
+            "seconds": round(time.time() - started, 2),
+            "execs_per_node": 1,
+            "nodes": {
+                n: {"ranks": len(c.ranks), "error": c.error, "unavailable": c.unavailable}
+                for n, c in caps.items()
+            },
+        }
+        s.detail = f"{seen} rank stack(s) from {len(caps)} node(s)"
+        if seen == 0:
+            s.status = "unknown"
+
+    with rec.step("diagnosis", opts.progress) as s:
+        d = ctx.diagnosis = classify_hang(
+            caps,
+            log_lines=lines,
+            world_size=job.num_tasks,
+            nodes=job.nodes,
+            tasks_per_node=job.tasks_per_node,
+            straggler_max_share=playbook.thresholds.straggler_max_share,
+        )
+        inc.diagnosis = d.contract()
+        rec.stage("diagnosis", inc.diagnosis)
+        s.detail = d.verdict + (
+            f": suspects {', '.join(_who(x) for x in d.suspects)}" if d.suspects else ""
+        )
+
+    ex.confirm = confirm_policy(site, d.verdict, assume_yes=opts.assume_yes, confirm=opts.confirm)
+    with rec.step("cancel", opts.progress) as s:
+        r = ex.run(steps.cancel(client, job.job_id))
+        s.status = "ok" if r.ok else ("skipped" if r.status == "declined" else "failed")
+        s.detail = f"{r.status}: {r.message}"
+        if r.status == "failed":
+            raise RunbookError(
+                f"scancel {job.job_id} failed: {r.message}",
+                hint=f"cancel it by hand (scancel {job.job_id}): the stacks are already in the "
+                "incident folder",
+            )
+        if not r.ok:  # declined: the job still runs, a rerun beside it would share its data
+            ctx.plan = None
+            return
+
+    with rec.step("plan", opts.progress) as s:
+        run = collect.lineage_of(site, client, job)
+        saved = collect.checkpoints_of(site, job, run)
+        plan = ctx.plan = make_hang_plan(
+            d, playbook, site, job=job, script=script, run=run, checkpoints=saved
+        )
+        inc.plan = plan_view(plan)
+        for note in plan.suspicious:
+            inc.evidence.setdefault("notes", []).append(f"SUSPICIOUS: {note}")
+        rec.stage("plan", inc.plan)
+        s.detail = (
+            f"rung {plan.rung}"
+            if plan.acts
+            else ("needs a person: " + plan.why if plan.needs_human else plan.why)
+        )
+
+    with rec.step("actions", opts.progress) as s:
+        if plan.acts:
+            apply_plan(ex, client, site, job, plan, rec.folder, d)
+            inc.plan = plan_view(plan)
+            inc.new_job_id, s.status, s.detail = outcome(ex.results, plan)
+        else:
+            s.status, s.detail = "skipped", "nothing to change"
+
+
+def _who(s: dict) -> str:
+    rank = s["rank"] if s["rank"] is not None else "?"
+    return f"rank {rank} on {s['node'] or '?'}"
