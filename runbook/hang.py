@@ -51,6 +51,8 @@ def _run(ctx: engine.Run) -> None:
     rec, ex, hosts = ctx.rec, ctx.ex, ctx.hosts
     inc = rec.incident
     inc.evidence["runbook"] = "hang"
+    if ctx.trigger.reason:
+        inc.evidence["detected_by"] = ctx.trigger.reason
     with rec.step("job", opts.progress) as s:
         job = ctx.job = client.job(inc.job_id)
         inc.job = plain(job)

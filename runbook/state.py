@@ -37,6 +37,8 @@ CREATE TABLE IF NOT EXISTS node_events(
   key TEXT PRIMARY KEY, node TEXT NOT NULL, kind TEXT, gpu TEXT, detail TEXT, incident TEXT,
   at REAL);
 CREATE INDEX IF NOT EXISTS node_events_node ON node_events(node, at);
+CREATE TABLE IF NOT EXISTS job_progress(
+  job_id TEXT PRIMARY KEY, step INTEGER, since REAL, seen REAL);
 """
 
 
@@ -254,6 +256,23 @@ def record_node_events(conn: sqlite3.Connection, events) -> int:
         [(e.key, e.node, e.kind, e.gpu, e.detail, e.incident, e.at) for e in events],
     )
     return conn.total_changes - before
+
+
+def step_unchanged_for(conn: sqlite3.Connection, job_id: str, step: int, now: float) -> float:
+    """Seconds the job's last printed training step has stood still, across sweeps: the first
+    sweep that sees a step records it (0 s); a later one that sees the same step measures."""
+    with conn:
+        row = conn.execute(
+            "SELECT step, since FROM job_progress WHERE job_id = ?", (job_id,)
+        ).fetchone()
+        if row is not None and row["step"] == step:
+            conn.execute("UPDATE job_progress SET seen = ? WHERE job_id = ?", (now, job_id))
+            return max(0.0, now - row["since"])
+        conn.execute(
+            "INSERT OR REPLACE INTO job_progress(job_id, step, since, seen) VALUES (?, ?, ?, ?)",
+            (job_id, step, now, now),
+        )
+    return 0.0
 
 
 def node_events(conn: sqlite3.Connection, *, since: float, node: str | None = None) -> list:

@@ -21,6 +21,7 @@ from runbook import lineage, state
 from runbook.diagnosis import Evidence, classify
 from runbook.errors import ExitCode, RunbookError
 from runbook.evidence import collect
+from runbook.hang_diagnosis import WATCHDOG
 from runbook.pipeline import handle_incident
 from runbook.planning.ladder import ACTING_VERDICTS
 from runbook.playbook import load as load_playbook
@@ -146,6 +147,7 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
         try:
             _triage(
                 site,
+                conn,
                 j,
                 launches.get(j.job_id),
                 playbook,
@@ -172,7 +174,7 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
     return res
 
 
-def _triage(site, j, logs, playbook, dry_run, res, unreadable: str) -> None:
+def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> None:
     if logs is None:
         res.lines.append(
             Line(j.job_id, j.user, j.state, "unknown", unreadable, None, int(ExitCode.STEP_FAILED))
@@ -181,6 +183,27 @@ def _triage(site, j, logs, playbook, dry_run, res, unreadable: str) -> None:
     launch = logs.launch
     ff = launch.first_failure
     if j.state in ACTIVE and not (ff and ff.kind in OOM_KINDS):
+        why = stalled(site, conn, j, logs, time.time())
+        if why:  # the hung-job runbook: the capture reads only; acting follows [policy]
+            from runbook.hang import handle_hang
+
+            r = handle_hang(
+                Trigger(j.job_id, "sweep", "runbook sweep", logs=logs, reason=why),
+                site,
+                Options(dry_run=dry_run),
+            )
+            action = r.summary.split("; ", 1)[1] if "; " in r.summary else r.summary
+            res.lines.append(
+                Line(
+                    j.job_id,
+                    j.user,
+                    j.state,
+                    r.verdict or "unknown",
+                    f"hung ({why}): {action}",
+                    r.incident,
+                    r.exit_code,
+                )
+            )
         return  # a healthy running job is none of the sweep's business
     verdict = classify(
         Evidence(launch=launch, slurm=collect.slurm_text(j), job_id=j.job_id),
@@ -211,6 +234,28 @@ def _triage(site, j, logs, playbook, dry_run, res, unreadable: str) -> None:
                 int(ExitCode.NEEDS_HUMAN),
             )
         )
+
+
+def stalled(site, conn, j, logs, now: float) -> str | None:
+    """Why a RUNNING job counts as hung, or None ([hang] stall_minutes; 0: never). A watchdog
+    timeout in its log while it runs; else no new training step for the stall time, across
+    sweeps (the step pattern); else, when it prints no step, no write to its logs for as long."""
+    minutes = site.hang.stall_minutes
+    if j.state != "RUNNING" or minutes <= 0:
+        return None
+    watchdog = [ln for ln in logs.raw.splitlines() if WATCHDOG.search(ln)]
+    if watchdog:
+        return f"a collective timed out while the job runs: {watchdog[0].strip()[:160]}"
+    limit = minutes * 60
+    last = logs.failed_step - 1 if logs.failed_step else None
+    if last is not None:
+        held = state.step_unchanged_for(conn, j.job_id, last, now)
+        if held >= limit:
+            return f"no new training step for {held / 60:.1f} min (still step {last})"
+        return None
+    if logs.quiet_s is not None and logs.quiet_s >= limit:
+        return f"no step printed and no log written for {logs.quiet_s / 60:.1f} min"
+    return None
 
 
 def _read_all(site, candidates, scripts) -> tuple[dict, dict, dict]:

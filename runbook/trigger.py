@@ -24,6 +24,8 @@ class Trigger:
     # The job's logs when the caller has just read them (the sweep reads every candidate's in
     # one exec per host): the incident's evidence, not read again.
     logs: JobLogs | None = None
+    # Why the caller thinks the job needs the runbook (the sweep's stall check), for the report.
+    reason: str = ""
 
 
 def new_incident_id(job_id: str) -> str:

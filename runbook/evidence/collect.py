@@ -22,7 +22,12 @@ from runbook.evidence.launcher_log import LaunchReport, scan_parts
 
 if TYPE_CHECKING:  # node health (Xid, nvidia-smi parsers) loads only where a probe runs
     from runbook.evidence.gpu_health import NodeHealth
-from runbook.evidence.log_filter import parse_grep_output, remote_grep_many_argv, split_locations
+from runbook.evidence.log_filter import (
+    host_now,
+    parse_grep_output,
+    remote_grep_many_argv,
+    split_locations,
+)
 from runbook.evidence.progress import training_steps
 from runbook.slurm.client import JobInfo
 from runbook.slurm.paths import locate, srun_log_patterns, task_of
@@ -39,6 +44,9 @@ class JobLogs:
     failed_step: int | None = None
     notes: list[str] = field(default_factory=list)
     raw: str = ""
+    # Seconds since any of the job's log files was last written, on their host's clock (None
+    # when the host did not say): the stall check of a job that prints no step.
+    quiet_s: float | None = None
 
 
 def slurm_text(job) -> SlurmJobText:
@@ -127,12 +135,14 @@ def read_logs_many(
     tails: dict[str, list[str]] = {}
     notes: dict[str, list[str]] = {}
     raw: dict[str, list[str]] = {}
+    quiet: dict[str, float] = {}
     unreadable: dict[str, RunbookError] = {}
     for host, items, out, err in done:
         if out is None:
             for job, _ in items:
                 unreadable[job.job_id] = err
             continue
+        now = host_now(out)
         per_loc = split_locations(out)
         for n, (job, where) in enumerate(items):
             jid = job.job_id
@@ -144,6 +154,8 @@ def read_logs_many(
                     f"no log file matched {where.pattern} on {host or 'this host'}"
                 )
             for path, e in sorted(excerpts.items()):
+                if now is not None and e.mtime is not None:
+                    quiet[jid] = min(quiet.get(jid, now - e.mtime), now - e.mtime)
                 parts[jid].append((e.text(), task_of(where, path)))
                 tails.setdefault(jid, []).extend(e.tail)
                 if e.truncated:
@@ -170,7 +182,11 @@ def read_logs_many(
         if step_pattern:
             last = training_steps(launch.tails, step_pattern)
         read[jid] = JobLogs(
-            launch, last + 1 if last is not None else None, job_notes, "\n".join(raw.get(jid, []))
+            launch,
+            last + 1 if last is not None else None,
+            job_notes,
+            "\n".join(raw.get(jid, [])),
+            quiet.get(jid),
         )
     return read, unreadable
 

@@ -83,6 +83,7 @@ class Excerpt:
     # What the numbers in `lines` count: "line" (1-based line numbers) or "byte" (the offset of
     # the line's start: a large local file read by grep -b, which need not count newlines).
     numbering: str = "line"
+    mtime: float | None = None  # when the file was last written (epoch s, the host's clock)
 
     def text(self) -> str:
         return "\n".join(t for _, t in self.lines)
@@ -122,7 +123,9 @@ _SCAN_ONE_LOCATION = (
     'head -c "$cap"; '
     'if [ "$tail" -gt 0 ]; then '
     'find "$dir" -maxdepth 1 -type f -name "$glob" -print0 2>/dev/null | sort -z | '
-    'xargs -0 -r -I{} sh -c \'printf "\\n@@tail %s\\0\\n" "$1"; tail -n "$2" -- "$1"\' '
+    # "@@tail PATH\0MTIME": the file's modification time (epoch s), as its host says it.
+    'xargs -0 -r -I{} sh -c \'printf "\\n@@tail %s\\0%s\\n" "$1" "$(stat -c %Y -- "$1")"; '
+    'tail -n "$2" -- "$1"\' '
     'tail {} "$tail" | head -c "$cap"; fi'
 )
 
@@ -160,6 +163,8 @@ def remote_grep_many_argv(
     on a host in one round trip. Each location's output follows an `@@loc N` line."""
     script = (
         "b=$1; a=$2; cap=$3; pats=$4; tail=$5; shift 5; n=0; "
+        # The host's clock, so a log's age is measured on the clock that stamped it.
+        'printf "@@now %s\\n" "$(date +%s)"; '
         'while [ "$#" -ge 2 ]; do dir=$1; glob=$2; shift 2; printf "@@loc %s\\n" "$n"; '
         + _SCAN_ONE_LOCATION
         + "; n=$((n + 1)); done"
@@ -177,6 +182,12 @@ def remote_grep_many_argv(
         str(tail),
         *flat,
     ]
+
+
+def host_now(out: str) -> float | None:
+    """The host's clock at the read (remote_grep_many_argv's first line), else None."""
+    m = re.match(r"@@now (\d{9,11})\n", out)
+    return float(m.group(1)) if m else None
 
 
 def split_locations(out: str) -> dict[int, str]:
@@ -198,9 +209,10 @@ def parse_grep_output(out: str, cap: int = REMOTE_CAP_BYTES) -> dict[str, Excerp
     excerpts: dict[str, Excerpt] = {}
     tail_of: Excerpt | None = None
     for line in out.split("\n"):
-        if line.startswith("@@tail ") and line.endswith("\0"):
-            path = line[len("@@tail ") : -1]
+        if line.startswith("@@tail ") and "\0" in line:
+            path, _, mtime = line[len("@@tail ") :].partition("\0")
             tail_of = excerpts.setdefault(path, Excerpt(path))
+            tail_of.mtime = float(mtime) if mtime.strip().isdigit() else None
             continue
         if tail_of is not None:
             tail_of.tail.append(line)

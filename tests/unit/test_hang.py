@@ -320,3 +320,61 @@ def test_recorded_captures_of_the_test_cluster_name_the_hung_rank():
     assert [(s["rank"], s["node"]) for s in d.suspects] == [(3, "gpu-02")]
     # the stand-ins were told nothing: node health is unknown, and said to be
     assert any("ecc" in u for u in d.unknown)
+
+
+# -- the sweep's stall check ---------------------------------------------------------------------
+def stall_site(minutes: float):
+    import dataclasses
+
+    site = SiteConfig()
+    return dataclasses.replace(site, hang=dataclasses.replace(site.hang, stall_minutes=minutes))
+
+
+def job_logs(raw: str, step: int | None, quiet_s: float | None = None):
+    from runbook.evidence.collect import JobLogs
+    from runbook.evidence.launcher_log import LaunchReport
+
+    return JobLogs(LaunchReport(), step + 1 if step is not None else None, [], raw, quiet_s)
+
+
+RUNNING = SimpleNamespace(job_id="77", state="RUNNING")
+
+
+def test_a_step_that_stands_still_across_sweeps_is_a_stall(tmp_path):
+    from runbook import state
+    from runbook.sweep import stalled
+
+    conn = state.open_db(tmp_path / "runbook.db")
+    site = stall_site(10)
+    logs = job_logs("0: step 5/10 loss 0.2", 5, quiet_s=3600)
+    assert stalled(site, conn, RUNNING, logs, now=1000.0) is None  # first seen: 0 s
+    assert stalled(site, conn, RUNNING, logs, now=1000.0 + 9 * 60) is None
+    why = stalled(site, conn, RUNNING, logs, now=1000.0 + 11 * 60)
+    assert why is not None and "still step 5" in why
+    moved = job_logs("0: step 6/10", 6)
+    assert stalled(site, conn, RUNNING, moved, now=1000.0 + 12 * 60) is None  # progress resets
+
+
+def test_without_steps_the_logs_age_decides_and_zero_minutes_never_looks(tmp_path):
+    from runbook import state
+    from runbook.sweep import stalled
+
+    conn = state.open_db(tmp_path / "runbook.db")
+    assert stalled(stall_site(10), conn, RUNNING, job_logs("", None, 601), 0.0) is not None
+    assert stalled(stall_site(10), conn, RUNNING, job_logs("", None, 599), 0.0) is None
+    assert stalled(stall_site(10), conn, RUNNING, job_logs("", None, None), 0.0) is None
+    assert stalled(stall_site(0), conn, RUNNING, job_logs("", None, 10**6), 0.0) is None
+
+
+def test_a_watchdog_timeout_while_the_job_runs_is_a_hang_at_once(tmp_path):
+    from runbook import state
+    from runbook.sweep import stalled
+
+    conn = state.open_db(tmp_path / "runbook.db")
+    # A real log of the shared corpus whose ranks timed out in an all-reduce.
+    text = corpus("ops/launcher_logs.jsonl", "launch-diffusers-12422-blocking-wait")
+    line = next(ln for ln in text.splitlines() if "Watchdog caught" in ln)
+    why = stalled(stall_site(30), conn, RUNNING, job_logs(line, 40), 0.0)
+    assert why is not None and "timed out" in why
+    ended = SimpleNamespace(job_id="78", state="FAILED")
+    assert stalled(stall_site(30), conn, ended, job_logs(line, 40), 0.0) is None
