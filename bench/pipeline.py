@@ -53,7 +53,9 @@ def run(*argv: str, check: bool = True) -> subprocess.CompletedProcess:
     return r
 
 
-def failing_job(name: str) -> tuple[str, Path]:
+def failing_job(
+    name: str, vars_: dict = VARS, marker: str = "Tried to allocate"
+) -> tuple[str, Path]:
     work = Path(tempfile.mkdtemp(prefix=f"bench-{name}-", dir=STATE / "jobs"))
     os.chmod(work, 0o755)
     args = [
@@ -68,20 +70,20 @@ def failing_job(name: str) -> tuple[str, Path]:
         f"--var=workdir={work}",
         f"--var=program={REPO}/examples/train_oom/train.py",
     ]
-    args += [f"--var={k}={v}" for k, v in VARS.items()]
+    args += [f"--var={k}={v}" for k, v in vars_.items()]
     job = json.loads(run(*args).stdout)["job_id"]
     log = work / f"{name}-{job}.out"
     deadline = time.time() + 180
-    while "Tried to allocate" not in (log.read_text() if log.exists() else ""):
+    while marker not in (log.read_text() if log.exists() else ""):
         if time.time() > deadline:
-            raise SystemExit(f"job {job} did not OOM")
+            raise SystemExit(f"job {job}'s log never showed {marker!r}")
         time.sleep(0.5)
     return job, work
 
 
-def bare(job: str, work: Path, site) -> tuple[float, dict]:
-    """What an engineer types, in order, each as its own command."""
-    ssh = [
+def ssh_argv(site) -> list[str]:
+    """ssh as an engineer runs it against the test cluster: its key, its known_hosts, no prompt."""
+    return [
         "ssh",
         "-i",
         site.ssh.identity_file,
@@ -92,6 +94,11 @@ def bare(job: str, work: Path, site) -> tuple[float, dict]:
         "-o",
         "BatchMode=yes",
     ]
+
+
+def bare(job: str, work: Path, site) -> tuple[float, dict]:
+    """What an engineer types, in order, each as its own command."""
+    ssh = ssh_argv(site)
     addr = site.ssh.addresses
     t0, steps = time.perf_counter(), {}
 
