@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -25,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.pipeline import VARS, failing_job, run, ssh_argv  # noqa: E402
+from bench.pipeline import VARS, failing_job, run, ssh_argv, summary  # noqa: E402
 from runbook.site import load_site  # noqa: E402
 
 HANG = {**VARS, "frag_mib_per_step": 0, "long_step": 6, "extra_args": "--hang-node gpu-02"}
@@ -103,20 +102,9 @@ def main() -> int:
             bare_steps.setdefault(k, []).append(v)
         for line in run("squeue", "-h", "-o", "%i").stdout.split():
             run("scancel", line, check=False)
-    med = statistics.median
-    print("runbook hang, per step (median):")
-    for k, v in step_times.items():
-        print(f"  {k:<14} {med(v) * 1000:7.1f} ms")
-    print("bare commands, per step (median, summed over nodes and ranks):")
-    for k, v in bare_steps.items():
-        print(f"  {k:<18} {med(v) * 1000:7.1f} ms")
-    print(f"runbook hang (invocation to resubmitted job): median {med(ours):.2f}s {ours}")
-    print(f"bare commands in sequence:                    median {med(base):.2f}s {base}")
-    ratio = med(ours) / med(base)
-    print(f"ratio runbook / bare: {ratio:.2f}x (target <= 1.5x)")
-    print(f"SSH execs per host per incident: {execs} (the log host's read + one capture per node)")
-    print("PASS" if ratio <= 1.5 else "FAIL")
-    return 0 if ratio <= 1.5 else 1
+    return summary(
+        "runbook hang", step_times, bare_steps, ours, base, execs, "log read + one capture per node"
+    )
 
 
 if __name__ == "__main__":

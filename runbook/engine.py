@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from runbook import state
+from runbook.actions import steps
 from runbook.actions.executor import Executor
-from runbook.errors import ExitCode
+from runbook.errors import ExitCode, RunbookError
 from runbook.planning import ladder
 from runbook.report.model import Incident, plain
 from runbook.report.recorder import Recorder, Stopped
+from runbook.report.views import plan_view
 from runbook.slurm.factory import slurm_client
 from runbook.transport.ssh import SshHosts, SshSettings
 from runbook.trigger import Options, Result, Trigger, new_incident_id
@@ -156,4 +158,31 @@ def _run_body(r: Run, body, finish) -> Result:
         inc.summary,
         inc.new_job_id,
         inc.actions,
+    )
+
+
+def cancel(ctx: Run, s, *, hint: str):
+    """The job's scancel, through the executor, as a step of the timeline; a scancel that failed
+    stops the run (the report says so, with `hint`)."""
+    job = ctx.job
+    r = ctx.ex.run(steps.cancel(ctx.client, job.job_id))
+    s.status = "ok" if r.ok else ("skipped" if r.status == "declined" else "failed")
+    s.detail = f"{r.status}: {r.message}"
+    if r.status == "failed":
+        raise RunbookError(f"scancel {job.job_id} failed: {r.message}", hint=hint)
+    return r
+
+
+def record_plan(ctx: Run, plan: ladder.Plan, s) -> None:
+    """The plan into the incident (its view, suspicious lineage claims first among the notes)
+    and the timeline."""
+    inc = ctx.rec.incident
+    inc.plan = plan_view(plan)
+    for note in plan.suspicious:  # said where a reader looks first
+        inc.evidence.setdefault("notes", []).append(f"SUSPICIOUS: {note}")
+    ctx.rec.stage("plan", inc.plan)
+    s.detail = (
+        f"rung {plan.rung}"
+        if plan.acts
+        else ("needs a person: " + plan.why if plan.needs_human else plan.why)
     )

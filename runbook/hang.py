@@ -12,11 +12,10 @@ from __future__ import annotations
 import time
 
 from runbook import engine
-from runbook.actions import steps
 from runbook.actions.policy import confirm_policy
 from runbook.actions.remediate import apply_plan, outcome
 from runbook.errors import RunbookError
-from runbook.evidence import collect, stacks
+from runbook.evidence import collect, node_history, stacks
 from runbook.hang_diagnosis import HangDiagnosis, classify_hang
 from runbook.planning.plan import make_hang_plan
 from runbook.playbook import load_hang
@@ -126,21 +125,30 @@ def _run(ctx: engine.Run) -> None:
         )
         inc.diagnosis = d.contract()
         rec.stage("diagnosis", inc.diagnosis)
+        if not ctx.dry:  # what the capture saw on each node joins the nodes' history
+            probed = {n: c.health for n, c in caps.items() if c.health is not None}
+            node_history.record(
+                ctx.conn,
+                site,
+                collect.HealthEvidence(probed),
+                None,
+                incident=inc.id,
+                verdict=None,
+                job_id=job.job_id,
+                now=time.time(),
+            )
         s.detail = d.verdict + (
             f": suspects {', '.join(_who(x) for x in d.suspects)}" if d.suspects else ""
         )
 
     ex.confirm = confirm_policy(site, d.verdict, assume_yes=opts.assume_yes, confirm=opts.confirm)
     with rec.step("cancel", opts.progress) as s:
-        r = ex.run(steps.cancel(client, job.job_id))
-        s.status = "ok" if r.ok else ("skipped" if r.status == "declined" else "failed")
-        s.detail = f"{r.status}: {r.message}"
-        if r.status == "failed":
-            raise RunbookError(
-                f"scancel {job.job_id} failed: {r.message}",
-                hint=f"cancel it by hand (scancel {job.job_id}): the stacks are already in the "
-                "incident folder",
-            )
+        r = engine.cancel(
+            ctx,
+            s,
+            hint=f"cancel it by hand (scancel {job.job_id}): the stacks are already in the "
+            "incident folder",
+        )
         if not r.ok:  # declined: the job still runs, a rerun beside it would share its data
             ctx.plan = None
             return
@@ -151,15 +159,7 @@ def _run(ctx: engine.Run) -> None:
         plan = ctx.plan = make_hang_plan(
             d, playbook, site, job=job, script=script, run=run, checkpoints=saved
         )
-        inc.plan = plan_view(plan)
-        for note in plan.suspicious:
-            inc.evidence.setdefault("notes", []).append(f"SUSPICIOUS: {note}")
-        rec.stage("plan", inc.plan)
-        s.detail = (
-            f"rung {plan.rung}"
-            if plan.acts
-            else ("needs a person: " + plan.why if plan.needs_human else plan.why)
-        )
+        engine.record_plan(ctx, plan, s)
 
     with rec.step("actions", opts.progress) as s:
         if plan.acts:

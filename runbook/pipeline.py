@@ -11,11 +11,9 @@ from __future__ import annotations
 import time
 
 from runbook import engine
-from runbook.actions import steps
 from runbook.actions.policy import confirm_policy
 from runbook.actions.remediate import apply_plan, outcome
 from runbook.diagnosis import Evidence, classify
-from runbook.errors import RunbookError
 from runbook.evidence import collect, node_history
 from runbook.planning.plan import make_plan
 from runbook.playbook import load as load_playbook
@@ -89,15 +87,12 @@ def _run(ctx: engine.Run) -> None:
     )
     with rec.step("cancel", opts.progress) as s:
         if wedged:
-            r = ex.run(steps.cancel(client, job.job_id))
-            s.status = "ok" if r.ok else ("skipped" if r.status == "declined" else "failed")
-            s.detail = f"{r.status}: {r.message}"
-            if r.status == "failed":
-                raise RunbookError(
-                    f"scancel {job.job_id} failed: {r.message}",
-                    hint=f"cancel it by hand (scancel {job.job_id}) so its ranks "
-                    "free the GPUs, then run `runbook oom` again",
-                )
+            engine.cancel(
+                ctx,
+                s,
+                hint=f"cancel it by hand (scancel {job.job_id}) so its ranks "
+                "free the GPUs, then run `runbook oom` again",
+            )
         else:
             s.status = "skipped"
             s.detail = (
@@ -166,15 +161,7 @@ def _run(ctx: engine.Run) -> None:
             failed_step=failed_step,
             node_events=history,
         )
-        inc.plan = plan_view(plan)
-        for note in plan.suspicious:  # said where a reader looks first
-            inc.evidence.setdefault("notes", []).append(f"SUSPICIOUS: {note}")
-        rec.stage("plan", inc.plan)
-        s.detail = (
-            f"rung {plan.rung}"
-            if plan.acts
-            else ("needs a person: " + plan.why if plan.needs_human else plan.why)
-        )
+        engine.record_plan(ctx, plan, s)
 
     ex.confirm = confirm_policy(
         site, diagnosis.verdict, assume_yes=opts.assume_yes, confirm=opts.confirm
