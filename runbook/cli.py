@@ -161,6 +161,10 @@ def _version_text(app: AppContext) -> str:
     except RunbookError as e:
         lines.append(f"settings: not loaded ({e.message})")
         lines.append(f"playbooks: {describe_source('')}")
+    from importlib import resources
+
+    epilog = resources.files("runbook") / "site_config" / "slurmctld_epilog.sh"
+    lines.append(f"slurmctld epilog (the Slurm trigger, to copy and edit): {epilog}")
     return "\n".join(lines)
 
 

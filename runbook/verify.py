@@ -14,6 +14,7 @@ from pathlib import Path
 from runbook.errors import UsageError
 from runbook.evidence.launcher_log import LaunchReport
 from runbook.evidence.progress import training_steps
+from runbook.report.cost import incident_cost
 from runbook.report.files import write_reports
 from runbook.slurm.client import TERMINAL_STATES
 
@@ -76,14 +77,23 @@ def judge(plan: dict, job, launch: LaunchReport, tails: list[str], step_pattern:
     else:
         state = "pending"
         details.append(f"the rerun is {job.state}; not past step {failed_step} yet")
+    submitted = job.submit.timestamp() if job.submit else None
+    started = job.start.timestamp() if job.start else None
+    now = time.time()
     return {
         "state": state,
         "job_id": job.job_id,
+        # The rerun's wait in the queue, as Slurm records it (None until it starts).
+        "submitted": submitted,
+        "started": started,
+        "queue_wait_s": round(started - submitted, 1) if submitted and started else None,
+        # When runbook first saw the rerun past the failed step: an upper bound of the moment.
+        "passed_at": now if state == "passed" else None,
         "last_step": last,
         "failed_step": failed_step,
         "allocator_applied": applied,
         "details": details,
-        "at": time.time(),
+        "at": now,
     }
 
 
@@ -119,7 +129,11 @@ def append(folder: str, verification: dict) -> dict:
     """Add the verification to the incident's report and render it again."""
     path = Path(folder) / "report.json"
     data = json.loads(path.read_text())
+    before = data.get("verification") or {}
+    if before.get("passed_at") and verification.get("passed_at"):
+        verification["passed_at"] = before["passed_at"]  # the first time it was seen past
     data["verification"] = verification
+    data["cost"] = incident_cost(data)  # now with the rerun's queue wait and pass
     write_reports(folder, data)
     return data
 

@@ -6,7 +6,9 @@
   the applied `sbatch`;
 - GPU-hours lost: the job's GPUs (Slurm's TRES) x the time from the last valid checkpoint (the
   job's start when there is none) to when the GPUs were freed (the applied `scancel`, else the
-  job's end).
+  job's end);
+- once `runbook verify` has judged the rerun: its queue wait (Slurm's submit and start times) and
+  the time from the failure to when runbook saw it past the failed step.
 A number runbook cannot read from the record is None ("unknown"), never guessed; `basis` says
 what each figure came from.
 """
@@ -77,6 +79,23 @@ def incident_cost(report: dict) -> dict:
     def since_start(t: float | None) -> float | None:
         return round(t - started, 1) if t is not None and started is not None else None
 
+    ver = report.get("verification") or {}
+    passed = _ts(ver.get("passed_at"))
+    if ver.get("queue_wait_s") is not None:
+        basis.append("rerun queue wait: Slurm's submit and start times of the rerun")
+    # The picture's marks: each moment the record holds, in order.
+    marks = [
+        (label, t)
+        for label, t in (
+            ("failure", failure_at),
+            ("detected", started),
+            ("diagnosed", diagnosed),
+            ("resubmitted", resubmitted),
+            ("rerun started", _ts(ver.get("started"))),
+            ("rerun past the failed step", passed),
+        )
+        if t is not None
+    ]
     return {
         "failure_at": failure_at,
         "detection_s": round(started - failure_at, 1)
@@ -86,6 +105,12 @@ def incident_cost(report: dict) -> dict:
         "resubmission_s": since_start(resubmitted),
         "gpus": gpus,
         "lost_gpu_hours": lost,
+        "rerun_queue_s": ver.get("queue_wait_s"),
+        # From the failure to when runbook saw the rerun past the failed step (an upper bound).
+        "recovered_s": round(passed - failure_at, 1)
+        if passed is not None and failure_at is not None
+        else None,
+        "marks": [{"label": label, "at": t} for label, t in marks],
         "basis": basis,
     }
 

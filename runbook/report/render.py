@@ -112,6 +112,31 @@ def timeline_svg(steps: list[dict], width: int = 900) -> str:
     )
 
 
+def cost_svg(cost: dict | None, width: int = 900) -> str:
+    """The incident's cost as a picture: failure, detection, diagnosis, resubmission, the rerun's
+    start and its pass, each where it happened on one time axis (labels alternate above and below
+    the axis, so moments a second apart stay legible)."""
+    marks = [m for m in (cost or {}).get("marks") or [] if isinstance(m.get("at"), int | float)]
+    if len(marks) < 2:
+        return ""
+    t0 = marks[0]["at"]
+    span = max(max(m["at"] for m in marks) - t0, 1e-3)
+    items = [f'<line x1="20" y1="40" x2="{width - 20}" y2="40" stroke="#6b7280"/>']
+    for n, m in enumerate(marks):
+        x = 20 + (m["at"] - t0) / span * (width - 40)
+        y = 24 if n % 2 == 0 else 64
+        label = f"{m['label']} (+{m['at'] - t0:.0f} s)" if n else m["label"]
+        items.append(
+            f'<circle cx="{x:.1f}" cy="40" r="5" fill="#2563eb"/>'
+            f'<text x="{x:.1f}" y="{y}" font-size="11" text-anchor="middle">{escape(label)}</text>'
+        )
+    return (
+        f'<svg id="cost" xmlns="http://www.w3.org/2000/svg" width="{width}" height="80">'
+        + "".join(items)
+        + "</svg>"
+    )
+
+
 def render_all(data: dict) -> dict[str, str]:
     """{"report.md": ..., "report.json": ..., "report.html": ...} from the incident's JSON."""
     md = _env(False).get_template("report.md.j2").render(i=data)
@@ -120,7 +145,10 @@ def render_all(data: dict) -> dict[str, str]:
         _env(True)
         .get_template("report.html.j2")
         .render(
-            i=data, memory_svg=memory_svg(oom), timeline_svg=timeline_svg(data.get("timeline", []))
+            i=data,
+            memory_svg=memory_svg(oom),
+            timeline_svg=timeline_svg(data.get("timeline", [])),
+            cost_svg=cost_svg(data.get("cost")),
         )
     )
     return {

@@ -131,7 +131,12 @@ Waittime=0
 $nodelines
 PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 PartitionName=debug Nodes=ALL Default=NO MaxTime=INFINITE State=UP
+# Jobs here are handed to runbook by slurmctld itself when they fail (runbook's shipped
+# EpilogSlurmctld, limited to this partition so other tests' jobs are left to them).
+PartitionName=trigger Nodes=ALL Default=NO MaxTime=INFINITE State=UP
+EpilogSlurmctld=$STATE/runbook-epilog.sh
 EOF
+  write_trigger
   printf 'Name=gpu Type=h100 File=/dev/fakegpu/nvidia[0-%d]\n' $((GPUS_PER_NODE - 1)) \
     >/etc/slurm/gres.conf
   cat >/etc/slurm/slurmdbd.conf <<EOF
@@ -153,6 +158,26 @@ EOF
   for ((i = 0; i < GPUS_PER_NODE; i++)); do
     [[ -c /dev/fakegpu/nvidia$i ]] || mknod -m 666 "/dev/fakegpu/nvidia$i" c 195 "$i"
   done
+}
+
+write_trigger() {
+  # The site's copy of runbook's EpilogSlurmctld, edited as a site edits it: this host's runbook
+  # (absolute: epilogs run without a search path), a site file whose state is its own, and the
+  # trigger partition only.
+  local rb site=$STATE/trigger-site.toml
+  rb=$(python3 -c 'import os, sys; print(os.path.join(os.path.dirname(sys.executable), "runbook"))')
+  { sed -e "s|/var/tmp/runbook-devcluster/runbook-state|$STATE/trigger-state|" \
+      "$HERE/../../site_config/devcluster.toml"
+    # Diagnose and report, never act: reruns started in the background by slurmctld would meet
+    # the other tests' jobs.
+    printf '\n[policy]\nunattended_verdicts = []\n'
+  } >"$site"
+  sed -e "s|^RUNBOOK=.*|RUNBOOK=$rb|" \
+    -e "s|^SITE_FLAGS=.*|SITE_FLAGS=\"--config $site\"|" \
+    -e 's|^PARTITIONS=.*|PARTITIONS="trigger"|' \
+    -e "s|^LOG=.*|LOG=$STATE/log/runbook-trigger.log|" \
+    "$HERE/../../runbook/site_config/slurmctld_epilog.sh" >"$STATE/runbook-epilog.sh"
+  chmod 755 "$STATE/runbook-epilog.sh"
 }
 
 write_ssh() {
@@ -313,7 +338,7 @@ start_node() { # i
 is_ready() {
   pid_alive "$STATE/run/slurmctld.pid" && pid_alive "$STATE/run/slurmdbd.pid" || return 1
   local i out
-  scontrol show partition debug >/dev/null 2>&1 || return 1  # a config from before it existed
+  scontrol show partition trigger >/dev/null 2>&1 || return 1  # a config from before it existed
   out=$(sinfo -h -N -o '%N %t' 2>/dev/null) || return 1
   for ((i = 1; i <= NODES; i++)); do
     grep -Eq "^$(node_name "$i") (idle|mix|alloc|comp|drain|drng)$" <<<"$out" || return 1

@@ -108,6 +108,12 @@ def test_version_names_the_packaged_playbooks_on_the_oldest_python(installed):
     assert f"python {OLDEST[0]}.{OLDEST[1]}" in r.stdout or oldest_python() == sys.executable
     playbooks = next(ln for ln in r.stdout.splitlines() if ln.startswith("playbooks:"))
     assert "site-packages" in playbooks and str(REPO) not in playbooks
+    # The Slurm trigger ships in the wheel too, where --version says, and runs as a shell reads it.
+    epilog = Path(
+        next(ln for ln in r.stdout.splitlines() if "slurmctld epilog" in ln).split(": ")[-1]
+    )
+    assert "site-packages" in str(epilog) and epilog.is_file()
+    assert subprocess.run(["sh", "-n", str(epilog)]).returncode == 0
 
 
 def test_diagnose_on_the_bundled_example_from_outside_the_checkout(installed):

@@ -85,3 +85,21 @@ def test_stats_verb_reads_the_incident_folders(tmp_path, monkeypatch):
     doc = json.loads(r.output)
     assert doc["incidents"] == 1 and doc["by_verdict"]["true_oom"]["incidents"] == 1
     assert doc["lost_gpu_hours"] > 0
+
+
+def test_the_cost_picture_places_each_moment_on_one_axis():
+    from runbook.report.render import cost_svg
+
+    svg = cost_svg(
+        {
+            "marks": [
+                {"label": "failure", "at": 100.0},
+                {"label": "detected", "at": 160.0},
+                {"label": "resubmitted", "at": 175.0},
+            ]
+        }
+    )
+    assert svg.startswith("<svg") and svg.count("<circle") == 3
+    assert "detected (+60 s)" in svg and "resubmitted (+75 s)" in svg
+    assert cost_svg({"marks": [{"label": "failure", "at": 1.0}]}) == ""  # nothing to place
+    assert cost_svg(None) == ""

@@ -14,8 +14,8 @@ STEP = LogsSection().step_pattern
 PLAN = {"rung": "halve_micro_batch", "failed_step": 20}
 
 
-def job(state: str):
-    return SimpleNamespace(job_id="77", state=state)
+def job(state: str, submit=None, start=None):
+    return SimpleNamespace(job_id="77", state=state, submit=submit, start=start)
 
 
 def test_slurm_step_notices_are_not_training_steps():
@@ -48,3 +48,31 @@ def test_past_the_failing_step_is_passed_even_if_later_cancelled():
 
 def test_a_step_number_past_the_digit_limit_is_not_a_step():
     assert training_steps(["step " + "9" * 5000], STEP) is None
+
+
+def test_the_reruns_queue_wait_and_pass_reach_the_cost():
+    from datetime import datetime, timedelta
+
+    from runbook.report.cost import incident_cost
+    from runbook.verify import judge
+
+    submit = datetime(2026, 11, 23, 7, 0, 0)
+    r = judge(
+        {"failed_step": 5},
+        job("COMPLETED", submit=submit, start=submit + timedelta(seconds=42)),
+        LaunchReport(),
+        ["0: step 9/10 loss 0.1"],
+        LogsSection().step_pattern,
+    )
+    assert r["state"] == "passed" and r["queue_wait_s"] == 42.0 and r["passed_at"]
+    cost = incident_cost(
+        {
+            "job": {"end": submit.timestamp() - 60},
+            "started": submit.timestamp() - 30,
+            "verification": r,
+        }
+    )
+    assert cost["rerun_queue_s"] == 42.0
+    assert cost["recovered_s"] is not None and cost["recovered_s"] > 60
+    labels = [m["label"] for m in cost["marks"]]
+    assert labels[0] == "failure" and labels[-1] == "rerun past the failed step"
