@@ -157,7 +157,16 @@ def _run(ctx: engine.Run) -> None:
         run = collect.lineage_of(site, client, job)
         saved = collect.checkpoints_of(site, job, run)
         plan = ctx.plan = make_hang_plan(
-            d, playbook, site, job=job, script=script, run=run, checkpoints=saved
+            d,
+            playbook,
+            site,
+            job=job,
+            script=script,
+            run=run,
+            checkpoints=saved,
+            capacity=collect.capacity_of(
+                client, job, d.suspect_nodes[0] if len(d.suspect_nodes) == 1 else None
+            ),
         )
         engine.record_plan(ctx, plan, s)
 

@@ -160,6 +160,7 @@ def _run(ctx: engine.Run) -> None:
             node=node,
             failed_step=failed_step,
             node_events=history,
+            capacity=collect.capacity_of(client, job, node),
         )
         engine.record_plan(ctx, plan, s)
 

@@ -23,6 +23,7 @@ ALLOCATOR = "allocator"  # an allocator setting, under both variable names
 NODE = "node"  # the job resubmitted as it is, without the node (drained or not)
 HUMAN = "human"  # stops for a person
 CONTINUE = "continue"  # continues with another verdict's ladder
+SHRINK = "shrink"  # the job on fewer nodes without the failing one, the global batch kept
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,14 @@ REGISTRY: dict[str, RungDef] = {
             "raise_mem", SCRIPT, "double the job's --mem (host RAM)", template_vars=("mem_mib",)
         ),
         RungDef("unchanged", NODE, "resubmit the job as it is", needs_node=False),
+        RungDef(
+            "shrink_world",
+            SHRINK,
+            "drain <node>, resubmit on one node fewer with gradient accumulation raised by "
+            "old/new nodes (only when exact), the global batch unchanged",
+            template_vars=("grad_accum", "nodes"),
+            drains=True,
+        ),
         RungDef(
             "exclude_suspect",
             NODE,

@@ -71,7 +71,7 @@ def apply_plan(
         plan.needs_human = True
         plan.human_action = f"check new job {sub.value} by hand: it could not be read back ({e})"
         return
-    wrong = resources.mismatches(job, new, plan.rung)
+    wrong = resources.mismatches(job, new, plan.rung, plan.world)
     plan.readback = {
         "original": resources.world(job),
         "new": resources.world(new),

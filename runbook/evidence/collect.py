@@ -305,6 +305,25 @@ def node_health(site, hosts, job: JobInfo, node: str | None) -> HealthEvidence:
     return HealthEvidence(health, oom, unknown)
 
 
+def capacity_of(client, job: JobInfo, node: str | None) -> int | None:
+    """How many nodes of the job's partition could run it without the failing node (and the
+    nodes it already excluded): up, not drained, responding. None when Slurm cannot say, so a
+    plan never shrinks a job on a guess."""
+    from runbook.slurm.client import usable_state
+
+    partition = (job.partition or "").split(",")[0]
+    if not node or not partition:
+        return None
+    try:
+        states = client.partition_nodes(partition)
+    except RunbookError:
+        return None
+    if node not in states:
+        return None
+    gone = {node, *job.excluded}
+    return sum(1 for n, st in states.items() if n not in gone and usable_state(st))
+
+
 def configs_of(job: JobInfo, script: str) -> list:
     """The config files the job script names, read where the job runs (its working folder;
     runbook's host sees it over the shared filesystem, as it sees the checkpoints)."""

@@ -43,6 +43,9 @@ class Plan:
     # The allocator setting the rerun runs with: an allocator rung's, or the one a thin pool adds
     # to the first true-OOM rung (DESIGN §3); verify checks it was in force.
     allocator: str | None = None
+    # shrink_world: the job's nodes before and after (the sbatch arguments and the read-back
+    # follow it).
+    world: tuple[int, int] | None = None
 
     @property
     def acts(self) -> bool:
@@ -64,10 +67,15 @@ def plan(
     only_sharding: str | None = None,
     with_allocator: bool = False,
     configs: list | None = None,
+    nodes: int | None = None,
+    capacity: int | None = None,
 ) -> Plan:
     """Choose the rung and build the patched script; raise nothing for a rung that does not
     apply, say why instead. `only_sharding` (a reason) passes over the activation rungs;
-    `with_allocator` (a thin unallocated pool) adds expandable_segments to a script rung."""
+    `with_allocator` (a thin unallocated pool) adds expandable_segments to a script rung.
+    `nodes` is the job's node count and `capacity` how many of its partition's nodes could run
+    it without the failing one (None: unknown): a rung that keeps the job's size is passed over
+    when the partition cannot hold it any more, and shrink_world is taken only then."""
     p = Plan(verdict=verdict, tried=tried)
     if verdict not in ladder:  # the playbook's ladder names the verdicts it acts on
         p.why = f"verdict {verdict}: report only, nothing is changed"
@@ -87,7 +95,32 @@ def plan(
             p.human_action = rung.what
             p.why = f"next rung `{rung.id}` is for a person: {rung.what}"
             return p
-        if r is not None and r.kind == rungs.NODE:
+        world = None
+        if r is not None and r.kind == rungs.SHRINK:
+            why_not = _cannot_shrink(node, nodes, capacity)
+            if why_not:
+                p.passed_over.append((rung.id, why_not))
+                continue
+            assert node is not None and nodes is not None
+            world = (nodes, nodes - 1)
+            p.exclude, p.drain = [node], node
+            script_rung = rung.id
+        elif r is not None and r.kind == rungs.NODE:
+            if (
+                r.needs_node
+                and node
+                and nodes is not None
+                and capacity is not None
+                and capacity < nodes
+            ):
+                p.passed_over.append(
+                    (
+                        rung.id,
+                        f"the partition has {capacity} usable node(s) without {node}, the job "
+                        f"needs {nodes}: the rerun would wait for a node that will not come",
+                    )
+                )
+                continue
             if r.needs_node:
                 if not node:
                     p.passed_over.append((rung.id, "the failing node is not known"))
@@ -98,12 +131,13 @@ def plan(
         else:
             script_rung = rung.id
         try:
-            p.patch = patch(script, script_rung, knobs, resume=resume, configs=configs)
+            p.patch = patch(script, script_rung, knobs, resume=resume, configs=configs, world=world)
         except RungNotApplicable as e:
             p.passed_over.append((rung.id, e.message))
             p.exclude, p.drain = [], None
             continue
         p.rung, p.rung_what = rung.id, rung.what
+        p.world = world
         p.allocator = r.allocator if r is not None else None
         if with_allocator and r is not None and r.kind == rungs.SCRIPT:
             _add_allocator(p, rungs.EXPANDABLE)
@@ -117,6 +151,23 @@ def plan(
     p.why = "the ladder is exhausted: " + "; ".join(f"{r}: {w}" for r, w in p.passed_over)
     p.human_action = "decide by hand: every automatic rung was tried or cannot apply"
     return p
+
+
+def _cannot_shrink(node: str | None, nodes: int | None, capacity: int | None) -> str | None:
+    """Why the job cannot (or need not) continue on one node fewer; None when it should."""
+    if not node:
+        return "the failing node is not known"
+    if nodes is None or nodes < 2:
+        return f"the job runs on {nodes or '?'} node(s): there is no smaller world"
+    if capacity is None:
+        return "the partition's usable nodes are not known: the job keeps its size"
+    if capacity >= nodes:
+        return (
+            f"the partition has {capacity} usable node(s) without {node}: the job keeps its {nodes}"
+        )
+    if capacity < nodes - 1:
+        return f"the partition has {capacity} usable node(s), fewer than {nodes - 1}"
+    return None
 
 
 def _add_allocator(p: Plan, setting: str) -> None:

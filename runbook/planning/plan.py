@@ -40,9 +40,11 @@ def make_plan(
     node: str | None,
     failed_step: int | None,
     node_events: int = 0,
+    capacity: int | None = None,
 ) -> ladder.Plan:
     """`node_events`: events in the failing node's history within the site's window (runbook
-    nodes); at [nodes] drain_after_events or more, a rung that only excludes the node drains it."""
+    nodes); at [nodes] drain_after_events or more, a rung that only excludes the node drains it.
+    `capacity`: the partition's usable nodes without the failing one (collect.capacity_of)."""
     chosen = checkpoints.chosen
     resume = (site.checkpoints, chosen.path) if chosen else None
     p = ladder.plan(
@@ -56,6 +58,8 @@ def make_plan(
         only_sharding=only_sharding(diagnosis),
         with_allocator=diagnosis.with_allocator,
         configs=configs,
+        nodes=job.num_nodes,
+        capacity=capacity,
     )
     p.checkpoint, p.checkpoints_skipped, p.failed_step = chosen, checkpoints.skipped, failed_step
     p.suspicious = run.suspicious
@@ -80,6 +84,8 @@ def _resubmission(p: ladder.Plan, site, job, chosen) -> ladder.Plan:
         # The same job: the resources Slurm recorded for it, given again (command-line options
         # of the original sbatch are in no script), less what the rung itself changes.
         p.sbatch_args += resources.options(job.resources, p.rung)
+        if p.world:
+            p.sbatch_args += resources.shrunk(job, *p.world)
         if exclude:
             p.sbatch_args.append(f"--exclude={','.join(exclude)}")
         if chosen and site.checkpoints.resume_env:
@@ -96,6 +102,7 @@ def make_hang_plan(
     script: str,
     run: LineageEvidence,
     checkpoints: CheckpointEvidence,
+    capacity: int | None = None,
 ) -> ladder.Plan:
     """The hung-job runbook's plan (playbooks/hang.yaml): the first rung of the verdict's ladder
     not yet tried on the lineage (so a repeat escalates), the suspect node excluded when the
@@ -114,6 +121,8 @@ def make_hang_plan(
         tried=run.tried,
         node=node,
         resume=(site.checkpoints, chosen.path) if chosen else None,
+        nodes=job.num_nodes,
+        capacity=capacity,
     )
     if len(nodes) > 1:
         p.passed_over = [

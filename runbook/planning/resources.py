@@ -8,7 +8,7 @@ Pure functions of JobInfo values; the pipeline reads the jobs and acts.
 from __future__ import annotations
 
 # What each rung changes on purpose, so that the original's value is not given again for it.
-RUNG_CHANGES = {"raise_mem": {"mem", "mem_per_cpu"}}
+RUNG_CHANGES = {"raise_mem": {"mem", "mem_per_cpu"}, "shrink_world": {"nodes", "ntasks"}}
 
 # (recorded key, sbatch option)
 _OPTIONS = (
@@ -39,6 +39,15 @@ def options(resources: dict[str, str], rung: str | None) -> list[str]:
     ]
 
 
+def shrunk(job, before: int, after: int) -> list[str]:
+    """sbatch options for the job on `after` of its `before` nodes: the nodes, and the tasks in
+    the same proportion (the tasks per node stay)."""
+    out = [f"--nodes={after}"]
+    if job.num_tasks and (job.num_tasks * after) % before == 0:
+        out.append(f"--ntasks={job.num_tasks * after // before}")
+    return out
+
+
 def gpus(tres: str) -> int | None:
     """GPUs in all from Slurm's TRES string: `gres/gpu=4` is the total (typed entries such as
     `gres/gpu:h100=4` repeat it by type, and are summed only when no total is given)."""
@@ -58,10 +67,14 @@ def world(job) -> dict[str, int | None]:
     return {"nodes": job.num_nodes, "tasks": job.num_tasks, "gpus": gpus(job.tres)}
 
 
-def mismatches(original, new, rung: str | None) -> list[str]:
-    """World size and GPUs of the new job against the original's; a difference no rung asked
-    for (no rung shrinks or grows a job yet) is a mismatch."""
+def mismatches(original, new, rung: str | None, shrink: tuple[int, int] | None = None) -> list[str]:
+    """World size and GPUs of the new job against the original's; a difference the rung did not
+    ask for is a mismatch. `shrink` (nodes before, after): shrink_world's new size is expected,
+    every figure in the same proportion."""
     a, b = world(original), world(new)
+    if shrink:
+        before, after = shrink
+        a = {k: (v * after // before if v is not None else None) for k, v in a.items()}
     return [
         f"{k}: original {a[k]}, new {b[k]}"
         for k in a

@@ -369,6 +369,83 @@ def halve_micro_batch(script: str, knobs) -> tuple[str, list[str], list[str]]:
     return _replace(script, edits), changes, checks
 
 
+def shrink_world(script: str, knobs, world: tuple[int, int]) -> tuple[str, list[str], list[str]]:
+    """Fewer nodes, the same global batch: the data-parallel size falls by old/new (nodes hold
+    equal shares of it), so gradient accumulation rises by old/new, only when that is exact.
+    A script that states the global batch lets the framework derive accumulation; it must then
+    still divide."""
+    old, new = world
+    micro = _maybe(script, knobs.micro_batch)
+    m = _int_value(script, micro) if micro is not None else None
+    gbs = _maybe(script, knobs.global_batch)
+    if gbs is not None:
+        g = _int_value(script, gbs)
+        if g is None or m is None:
+            raise RungNotApplicable(
+                f"the global batch {gbs.name}={gbs.value} or the micro-batch is not a number: "
+                "runbook cannot check it still divides on fewer nodes"
+            )
+        edits, changes = _launcher_world(script, old, new)
+        return (
+            _replace(script, edits),
+            changes,
+            [
+                f"global batch stated by {gbs.name}={g}: unchanged on {new} of {old} nodes; "
+                f"the framework derives accumulation (micro-batch {m})"
+            ],
+        )
+    accum = _maybe(script, knobs.grad_accum)
+    a = _int_value(script, accum) if accum is not None else None
+    if accum is None or a is None:
+        raise RungNotApplicable(
+            "the script states neither a global batch nor a numeric gradient accumulation: "
+            "fewer nodes would shrink the global batch (it changes the science)"
+        )
+    if (a * old) % new:
+        raise RungNotApplicable(
+            f"accumulation {a} x {old}/{new} nodes = {a * old / new:g} is not a whole number: "
+            "the global batch cannot stay the same on fewer nodes"
+        )
+    b = a * old // new
+    edits = [(_literal_site(script, accum), str(b))]
+    changes = [f"gradient accumulation {a} -> {b} ({accum.name}) for {new} of {old} nodes"]
+    more, more_changes = _launcher_world(script, old, new)
+    return (
+        _replace(script, edits + more),
+        changes + more_changes,
+        [f"global batch per node-share: {a} x {old} = {b} x {new} = {a * old}, unchanged"],
+    )
+
+
+# Launcher flags that state the world size as numbers (accelerate, torchrun, deepspeed); a flag
+# that reads Slurm's own variables ($SLURM_NNODES) follows the new allocation by itself.
+NODE_COUNT_FLAGS = ["--num_machines", "--num-machines", "--nnodes", "--num_nodes", "--num-nodes"]
+PROCESS_COUNT_FLAGS = ["--num_processes", "--num-processes"]
+
+
+def _launcher_world(script: str, old: int, new: int) -> tuple[list[tuple[Hit, str]], list[str]]:
+    """The launcher's own node and process counts, scaled to `new` of `old` nodes."""
+    edits, changes = [], []
+    for hit in _find(script, NODE_COUNT_FLAGS + PROCESS_COUNT_FLAGS):
+        v = _int_value(script, hit)
+        if v is None:
+            continue
+        if hit.name in NODE_COUNT_FLAGS:
+            if v != old:
+                raise RungNotApplicable(
+                    f"{hit.name} is {v} while the job has {old} nodes: runbook cannot tell "
+                    "the launcher's world from here"
+                )
+            nv = new
+        elif (v * new) % old:
+            raise RungNotApplicable(f"{hit.name} {v} x {new}/{old} nodes is not a whole number")
+        else:
+            nv = v * new // old
+        edits.append((_literal_site(script, hit), str(nv)))
+        changes.append(f"{hit.name} {v} -> {nv}")
+    return edits, changes
+
+
 def halve_accumulation_only(script: str, knobs, expected: int) -> tuple[str, list[str], list[str]]:
     """Double the script's gradient accumulation (the micro-batch is halved elsewhere: in a
     config file the script names)."""
@@ -575,10 +652,16 @@ RUNG_PATCHERS = {
 }
 
 
-def _patch_plain(script: str, rung: str, knobs) -> tuple[str, list[str], list[str]]:
+def _patch_plain(
+    script: str, rung: str, knobs, world: tuple[int, int] | None = None
+) -> tuple[str, list[str], list[str]]:
     r = rungs.get(rung)
     if rung == "unchanged":
         return script, [], []
+    if rung == "shrink_world":
+        if not world:
+            raise RungNotApplicable("the job's node count is not known")
+        return shrink_world(script, knobs, world)
     if r is not None and r.allocator:
         return set_allocator(script, r.allocator)
     if rung in RUNG_PATCHERS:
@@ -587,7 +670,12 @@ def _patch_plain(script: str, rung: str, knobs) -> tuple[str, list[str], list[st
 
 
 def _patch_template(
-    script: str, rung: str, template: str, variables: dict, extra: dict | None = None
+    script: str,
+    rung: str,
+    template: str,
+    variables: dict,
+    extra: dict | None = None,
+    world: tuple[int, int] | None = None,
 ) -> Patch:
     vars2 = dict(variables)
     vars2.update(extra or {})
@@ -619,6 +707,25 @@ def _patch_template(
             raise RungNotApplicable(f"the template's mem_mib is {mem!r}, not a number to raise")
         vars2["mem_mib"] = mem * 2
         changes.append(f"mem_mib {mem} -> {mem * 2}")
+    elif rung == "shrink_world":
+        before, after = world or (0, 0)
+        a, n = vars2.get("grad_accum"), vars2.get("nodes")
+        if "global_batch" in vars2:
+            checks.append(f"global_batch={vars2['global_batch']} unchanged on {after} nodes")
+        elif not isinstance(a, int) or not before or (a * before) % after:
+            raise RungNotApplicable(
+                f"grad_accum {a!r} x {before}/{after} nodes is not a whole number: the global batch "
+                "cannot stay the same on fewer nodes"
+            )
+        else:
+            vars2["grad_accum"] = a * before // after
+            changes.append(f"grad_accum {a} -> {vars2['grad_accum']} for {after} of {before} nodes")
+            checks.append(
+                f"global batch {a} x {before} = {vars2['grad_accum']} x {after}, unchanged"
+            )
+        if isinstance(n, int):
+            vars2["nodes"] = after
+            changes.append(f"nodes {n} -> {after}")
     elif rung == "unchanged":
         pass
     elif (setting := rungs.allocator_setting(rung)) is not None:
@@ -637,12 +744,13 @@ def _patch_template(
     return Patch(rung, script, new, changes, checks, template, vars2)
 
 
-def patch(script: str, rung: str, knobs, *, resume=None, configs=None) -> Patch:
+def patch(script: str, rung: str, knobs, *, resume=None, configs=None, world=None) -> Patch:
     """The job script for `rung` ("unchanged" for a resubmission as is), checked (bash -n,
     global batch) but not written. `resume` (a CheckpointsSection and a path) points the rerun at
     its checkpoint: the template variable, the script's own assignment, or a flag. `configs`
     (planning.configs.ConfigFile, read where the job runs): a knob the script does not hold is
-    looked for in the config files it names, and changed in copies of them."""
+    looked for in the config files it names, and changed in copies of them. `world` (nodes
+    before, after) is for shrink_world."""
     header = read_header(script)
     extra = {resume[0].resume_var: resume[1]} if resume and resume[0].resume_var else {}
     r = rungs.get(rung)
@@ -650,12 +758,12 @@ def patch(script: str, rung: str, knobs, *, resume=None, configs=None) -> Patch:
         template, variables = header
         if resume and resume[0].resume_var not in template_variables(template):
             extra = {}
-        p = _patch_template(script, rung, template, variables, extra)
+        p = _patch_template(script, rung, template, variables, extra, world)
         if extra:
             p.changes.append(f"resume from {resume[1]} ({resume[0].resume_var})")
     else:
         try:
-            new, changes, checks = _patch_plain(script, rung, knobs)
+            new, changes, checks = _patch_plain(script, rung, knobs, world)
             p = Patch(rung, script, new, changes, checks)
         except RungNotApplicable as e:
             if not configs:
@@ -672,6 +780,7 @@ def patch(script: str, rung: str, knobs, *, resume=None, configs=None) -> Patch:
     if p.new == p.old and rung != "unchanged":
         raise RungNotApplicable(f"rung {rung} would not change the script")
     p.checks.append(bash_n(p.new, original=script))
-    if not header and not p.files:  # a config patch checked the batch on its copies
+    if not header and not p.files and rung != "shrink_world":
+        # a config patch checked the batch on its copies; shrink_world checks with the nodes
         p.checks.append(check_global_batch(script, p.new, knobs))
     return p

@@ -169,6 +169,19 @@ class CliSlurm:
         f = key_values(r.stdout.strip().splitlines()[0] if r.stdout.strip() else "")
         return f.get("State", ""), f.get("Reason", "")
 
+    def partition_nodes(self, partition: str) -> dict[str, str]:
+        """{node: state} of a partition's nodes (`sinfo -N`, one line per node)."""
+        r = self._run(
+            ["sinfo", "-h", "-N", "-p", partition, "-o", f"%N{SEP}%T"],
+            f"reading partition {partition}",
+        )
+        out: dict[str, str] = {}
+        for ln in r.stdout.splitlines():
+            node, _, st = ln.partition(SEP)
+            if node.strip():
+                out[node.strip()] = st.strip()
+        return out
+
     def find_lineage(self, parent: str, rung: str, since: datetime) -> list[tuple[str, str, str]]:
         """(job id, user, comment) of jobs whose comment names this parent and rung; the caller
         judges whether to believe them (runbook.lineage).

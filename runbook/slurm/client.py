@@ -126,6 +126,10 @@ class SlurmClient(Protocol):
         """(job id, user, comment) of jobs whose comment names this parent and rung."""
         ...
 
+    def partition_nodes(self, partition: str) -> dict[str, str]:
+        """{node: state} of a partition's nodes, Slurm's long state names (idle, drained...)."""
+        ...
+
     def cancel_argv(self, job_id: str) -> list[str]: ...
 
     def drain_argv(self, node: str, reason: str) -> list[str]: ...
@@ -137,6 +141,19 @@ class SlurmClient(Protocol):
     def drain(self, node: str, reason: str): ...
 
     def submit(self, script: str, args: list[str], env: dict[str, str]) -> str: ...
+
+
+# Node states in which a node can run a job now or soon (sinfo's long names, without the flags
+# that follow a "+" or the "*", "~", "#", "!", "%", "$", "@", "^", "-" suffixes).
+_USABLE_STATES = {"idle", "allocated", "mixed", "completing", "planned", "reserved"}
+
+
+def usable_state(state: str) -> bool:
+    """A node Slurm could schedule on: up, not draining or drained, responding."""
+    s = state.strip().lower()
+    if not s or s[-1] in "*~#!%$@^-" or "drain" in s or "maint" in s:
+        return False
+    return s.split("+")[0] in _USABLE_STATES
 
 
 def parse_time(value: str | None) -> datetime | None:

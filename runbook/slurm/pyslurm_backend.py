@@ -129,6 +129,9 @@ class PyslurmBackend:
     def find_lineage(self, parent: str, rung: str, since: datetime) -> list[tuple[str, str, str]]:
         return self.submitter.find_lineage(parent, rung, since)
 
+    def partition_nodes(self, partition: str) -> dict[str, str]:
+        return self.submitter.partition_nodes(partition)
+
     def cancel(self, job_id: str):
         job_id = check_job_id(job_id)
         return self._call(f"cancelling job {job_id}", self.ps.Job(int(job_id)).cancel)

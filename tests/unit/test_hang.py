@@ -240,7 +240,13 @@ def test_more_outliers_than_the_straggler_share_are_not_named():
 
 # -- the plan -----------------------------------------------------------------------------------
 JOB = SimpleNamespace(
-    job_id="41", work_dir="/scratch/run", excluded=[], resources={"nodes": "2", "ntasks": "4"}
+    job_id="41",
+    work_dir="/scratch/run",
+    excluded=[],
+    resources={"nodes": "2", "ntasks": "4"},
+    num_nodes=2,
+    num_tasks=4,
+    partition="gpu",
 )
 
 

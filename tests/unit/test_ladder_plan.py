@@ -28,7 +28,14 @@ def test_every_playbook_rung_is_registered_once():
     ids = [r.id for rs in LADDER.values() for r in rs]
     assert set(ids) <= set(rungs.REGISTRY)
     for r in rungs.REGISTRY.values():
-        assert r.kind in {rungs.SCRIPT, rungs.ALLOCATOR, rungs.NODE, rungs.HUMAN, rungs.CONTINUE}
+        assert r.kind in {
+            rungs.SCRIPT,
+            rungs.ALLOCATOR,
+            rungs.NODE,
+            rungs.HUMAN,
+            rungs.CONTINUE,
+            rungs.SHRINK,
+        }
         assert (r.allocator is not None) == (r.kind == rungs.ALLOCATOR)
         assert r.setting
 
@@ -112,3 +119,81 @@ def test_next_step_names_the_exact_setting():
     n = rungs.next_step("true_oom", LADDER, with_allocator=True)
     assert n["rung"] == "halve_micro_batch" and "expandable_segments:True" in n["setting"]
     assert rungs.next_step("unknown", LADDER) is None
+
+
+# -- shrink_world: fewer nodes, the same global batch (issue 20) ---------------------------------
+def shrink(script=HF, nodes=2, capacity=1, tried=()):
+    return plan("gpu_fault", script, tried=tried, nodes=nodes, capacity=capacity)
+
+
+def test_with_no_node_to_replace_the_faulty_one_the_job_shrinks_and_keeps_its_global_batch():
+    p = shrink(tried=())
+    assert ("drain_and_exclude", p.passed_over[0][1]) == p.passed_over[0]
+    assert "would wait for a node that will not come" in p.passed_over[0][1]
+    assert p.rung == "shrink_world" and p.world == (2, 1)
+    assert p.drain == "gpu-01" and p.exclude == ["gpu-01"]
+    new = p.patch.new
+    # accelerate's own world follows: 16 processes on 2 machines -> 8 on 1; accumulation x 2
+    assert "--gradient_accumulation_steps 8" in new
+    assert "--num_machines 1" in new and "--num_processes 8" in new
+    assert any("unchanged" in c for c in p.patch.checks)
+
+
+def test_with_a_spare_node_the_job_keeps_its_size():
+    p = shrink(capacity=2)
+    assert p.rung == "drain_and_exclude" and p.world is None
+
+
+def test_unknown_capacity_never_shrinks_a_job():
+    p = shrink(capacity=None)
+    assert p.rung == "drain_and_exclude"
+    p2 = shrink(capacity=None, tried=[("40", "drain_and_exclude")])
+    assert p2.needs_human  # escalate: shrinking on a guess is not an option
+    assert any("not known" in why for r, why in p2.passed_over if r == "shrink_world")
+
+
+def test_accumulation_that_does_not_divide_stops_with_the_reason():
+    script = HF.replace("--gradient_accumulation_steps 4", "--gradient_accumulation_steps 1")
+    p = shrink(script=script, nodes=3, capacity=2)
+    assert p.needs_human and p.rung == "escalate"
+    why = dict(p.passed_over)["shrink_world"]
+    assert "not a whole number" in why
+
+
+def test_a_template_job_gets_its_nodes_and_accumulation_from_the_variables():
+    from runbook.planning.sbatch_patch import render
+
+    template = str(DATA / "train.sbatch.j2")
+    variables = {
+        "nodes": 3,
+        "ranks_per_node": 2,
+        "micro_batch": 8,
+        "grad_accum": 2,
+        "workdir": "/scratch/run",
+        "alloc_conf": "",
+    }
+    script = render(template, variables)
+    p = shrink(script=script, nodes=3, capacity=2)
+    assert p.rung == "shrink_world" and p.patch.variables["grad_accum"] == 3
+    assert p.patch.variables["nodes"] == 2
+
+
+def test_resources_follow_the_smaller_world_and_the_readback_expects_it():
+    from types import SimpleNamespace
+
+    from runbook.planning import resources
+
+    job = SimpleNamespace(num_nodes=3, num_tasks=6, tres="cpu=6,gres/gpu=6")
+    assert resources.shrunk(job, 3, 2) == ["--nodes=2", "--ntasks=4"]
+    new = SimpleNamespace(num_nodes=2, num_tasks=4, tres="cpu=4,gres/gpu=4")
+    assert resources.mismatches(job, new, "shrink_world", (3, 2)) == []
+    assert resources.mismatches(job, new, "unchanged") != []  # not asked for: a mismatch
+
+
+def test_usable_node_states():
+    from runbook.slurm.client import usable_state
+
+    assert all(usable_state(s) for s in ("idle", "allocated", "mixed", "completing"))
+    assert not any(
+        usable_state(s) for s in ("drained", "draining", "down", "idle*", "down*", "maint", "")
+    )

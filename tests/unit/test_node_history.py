@@ -94,7 +94,9 @@ def test_threshold_turns_exclude_into_drain():
     from runbook.playbook import load
 
     script = Path(__file__).resolve().parents[1] / "data" / "sbatch" / "hf_accelerate.sbatch"
-    job = SimpleNamespace(job_id="9", work_dir="", excluded=[], resources={})
+    job = SimpleNamespace(
+        job_id="9", work_dir="", excluded=[], resources={}, num_nodes=1, num_tasks=1
+    )
     s = dataclasses.replace(
         SiteConfig(), nodes=dataclasses.replace(SiteConfig().nodes, drain_after_events=3)
     )

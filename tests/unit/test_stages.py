@@ -126,6 +126,8 @@ JOB = SimpleNamespace(
     work_dir="/scratch/run",
     excluded=["gpu-09"],
     resources={"nodes": "2", "ntasks": "4", "gres": "gpu:2"},
+    num_nodes=2,
+    num_tasks=4,
 )
 
 
