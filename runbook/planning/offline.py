@@ -10,6 +10,7 @@ Reads the script and its configs; writes nothing.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +27,7 @@ PLAN_RUNGS = (
     "activation_checkpointing",
     "raise_sharding",
     "raise_mem",
+    "shrink_world",  # the gpu_fault rung for a partition with no spare node: one node fewer
 )
 KNOB_NAMES = ("micro_batch", "grad_accum", "global_batch")
 
@@ -284,9 +286,30 @@ def _value(k) -> int | None:
     return k.value if isinstance(k, Knob) else k.number
 
 
+def script_nodes(script: str) -> int | None:
+    """The node count the script asks for (`#SBATCH --nodes=N`, `-N N`, a template's `nodes`);
+    a range (`--nodes=2-4`) or nothing: None."""
+    header = sp.read_header(script)
+    if header and isinstance(header[1].get("nodes"), int):
+        return header[1]["nodes"]
+    m = re.search(r"(?m)^#SBATCH[ \t]+(?:--nodes(?:=|[ \t]+)|-N[ \t]*)(\d{1,6})[ \t]*$", script)
+    return int(m.group(1)) if m else None
+
+
 def _plan_rung(rid, script, name, files, in_script, in_configs, knobs, cat) -> RungPlan:
+    world = None
+    if rid == "shrink_world":
+        n = script_nodes(script)
+        if n is None or n < 2:
+            return RungPlan(
+                rid,
+                False,
+                f"the script asks for {n if n else 'no fixed number of'} node(s) "
+                "(#SBATCH --nodes): there is no smaller world to plan",
+            )
+        world = (n, n - 1)
     try:
-        p = sp.patch(script, rid, knobs)
+        p = sp.patch(script, rid, knobs, world=world)
     except RunbookError as e:
         why = str(e).splitlines()[0]
         if (

@@ -283,6 +283,50 @@ def test_gpu_fault_drains_and_resubmits_unchanged_elsewhere(scenario):
         sh("scontrol", "update", "nodename=gpu-02", "state=resume", check=False)
 
 
+def test_gpu_fault_with_no_spare_node_resumes_on_fewer_nodes_with_the_same_global_batch(scenario):
+    """Issue 20: a 3-node job, gpu-02 faulty (a pending row remap, recorded), and no node to
+    replace it (the partition has 3): drain_and_exclude would wait forever, so the job resumes on
+    2 nodes with accumulation 2 x 3/2 = 3: 8 x 2 x 6 ranks = 8 x 3 x 4 ranks."""
+    s = scenario("shrink", nodes=3)
+    s.fake_gpu("gpu-02", {"card_mib": 50000})
+    s.health(
+        "gpu-02",
+        kernel="",
+        ecc=next(
+            r["text"]
+            for r in corpus_records("ops/nvidia_smi_remap_ecc.jsonl")
+            if r["id"] == "remap-gpud-80-uncorrectable-pending"
+        ),
+        apps=next(
+            r["text"]
+            for r in corpus_records("ops/nvidia_smi_apps.jsonl")
+            if r["id"] == "apps-gpud-550-h100x8-no-processes"
+        ),
+    )
+    try:
+        job = s.submit("--nodelist=gpu-[01-03]")
+        s.wait_failure(job, "Tried to allocate")
+        out = act(job)
+        assert out["verdict"] == "gpu_fault", out
+        report = json.loads((Path(out["folder"]) / "report.json").read_text())
+        plan = report["plan"]
+        assert plan["rung"] == "shrink_world", plan
+        assert any(
+            r == "drain_and_exclude" and "will not come" in w for r, w in plan["passed_over"]
+        )
+        submit = next(a for a in out["actions"] if a["kind"] == "submit")
+        assert "--nodes=2" in submit["argv"] and "--ntasks=4" in submit["argv"]
+        assert "--exclude=gpu-02" in submit["argv"]
+        assert "gpu_fault" in sh("sinfo", "-R", "-h", "-n", "gpu-02", "-o", "%E")
+        # Slurm's own view of the rerun: 2 nodes, 4 tasks, and the read-back agreed.
+        assert plan["readback"]["new"]["nodes"] == 2 and not plan["readback"]["mismatches"]
+        log = s.wait_done(out["new_job_id"])
+        assert "micro-batch 8 x grad-accum 3" in log and "resumed from" in log
+        assert "training finished at step 10" in log
+    finally:
+        sh("scontrol", "update", "nodename=gpu-02", "state=resume", check=False)
+
+
 def test_co_tenant_excludes_the_node_and_reports_the_pids(scenario):
     s = scenario("cotenant", param_mib=30000, act_mib_per_sample=2500)
     s.fake_gpu("gpu-02", {"co_tenants": [[297866, 13594]], "gpu": 1, "from_step": 6})
