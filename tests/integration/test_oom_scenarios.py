@@ -232,8 +232,9 @@ def test_true_oom_halves_micro_batch_then_the_next_rung(scenario):
     assert code == 0 and v["state"] == "passed" and v["job_id"] == again["new_job_id"]
 
 
-def test_gpu_fault_drains_and_resubmits_unchanged_elsewhere(scenario):
-    s = scenario("fault")
+def faulty_gpu02(s: Scenario) -> None:
+    """gpu-02's card is smaller (its ranks OOM) and its node health, replayed from the corpus,
+    shows an uncorrectable error with a row remap pending: a GPU fault."""
     s.fake_gpu("gpu-02", {"card_mib": 50000})
     s.health(
         "gpu-02",
@@ -249,6 +250,11 @@ def test_gpu_fault_drains_and_resubmits_unchanged_elsewhere(scenario):
             if r["id"] == "apps-gpud-550-h100x8-no-processes"
         ),
     )
+
+
+def test_gpu_fault_drains_and_resubmits_unchanged_elsewhere(scenario):
+    s = scenario("fault")
+    faulty_gpu02(s)
     try:
         job = s.submit()
         s.wait_failure(job, "Tried to allocate")
@@ -288,21 +294,7 @@ def test_gpu_fault_with_no_spare_node_resumes_on_fewer_nodes_with_the_same_globa
     replace it (the partition has 3): drain_and_exclude would wait forever, so the job resumes on
     2 nodes with accumulation 2 x 3/2 = 3: 8 x 2 x 6 ranks = 8 x 3 x 4 ranks."""
     s = scenario("shrink", nodes=3)
-    s.fake_gpu("gpu-02", {"card_mib": 50000})
-    s.health(
-        "gpu-02",
-        kernel="",
-        ecc=next(
-            r["text"]
-            for r in corpus_records("ops/nvidia_smi_remap_ecc.jsonl")
-            if r["id"] == "remap-gpud-80-uncorrectable-pending"
-        ),
-        apps=next(
-            r["text"]
-            for r in corpus_records("ops/nvidia_smi_apps.jsonl")
-            if r["id"] == "apps-gpud-550-h100x8-no-processes"
-        ),
-    )
+    faulty_gpu02(s)
     try:
         job = s.submit("--nodelist=gpu-[01-03]")
         s.wait_failure(job, "Tried to allocate")
