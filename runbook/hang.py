@@ -170,6 +170,9 @@ def _run(ctx: engine.Run) -> None:
         )
         engine.record_plan(ctx, plan, s)
 
+    ex.confirm = confirm_policy(
+        site, d.verdict, rung=plan.rung, assume_yes=opts.assume_yes, confirm=opts.confirm
+    )
     with rec.step("actions", opts.progress) as s:
         if plan.acts:
             apply_plan(ex, client, site, job, plan, rec.folder, d)

@@ -165,7 +165,7 @@ def _run(ctx: engine.Run) -> None:
         engine.record_plan(ctx, plan, s)
 
     ex.confirm = confirm_policy(
-        site, diagnosis.verdict, assume_yes=opts.assume_yes, confirm=opts.confirm
+        site, diagnosis.verdict, rung=plan.rung, assume_yes=opts.assume_yes, confirm=opts.confirm
     )
     with rec.step("actions", opts.progress) as s:
         if plan.acts:

@@ -123,6 +123,9 @@ class PolicySection:
     # Verdicts whose first rung may be applied without a person confirming it.
     unattended_verdicts: list[str] = field(default_factory=lambda: ["fragmentation", "true_oom"])
     drain_faulty_nodes: bool = True
+    # shrink_world runs a job on fewer nodes (same global batch, longer steps): unattended only
+    # when the site says so; otherwise a person confirms (or --yes).
+    unattended_shrink: bool = False
 
 
 @dataclass(frozen=True)

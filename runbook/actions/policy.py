@@ -11,16 +11,20 @@ def confirm_policy(
     site,
     verdict: str | None,
     *,
+    rung: str | None = None,
     assume_yes: bool = False,
     confirm: Callable[[Action], bool] | None = None,
 ):
     """Who says yes to a mutating step: --yes; a person at the terminal; or the site policy, which
-    names the verdicts that may act unattended. Otherwise the step is declined and a person is
-    needed (exit 4), with the exact commands in the report."""
+    names the verdicts that may act unattended (and whether a job may be shrunk unattended:
+    [policy] unattended_shrink). Otherwise the step is declined and a person is needed (exit 4),
+    with the exact commands in the report."""
     if assume_yes or site.policy.assume_yes:
         return None
     if confirm is not None:
         return confirm
+    if rung == "shrink_world" and not site.policy.unattended_shrink:
+        return lambda action: False
     if verdict in site.policy.unattended_verdicts:
         return None
     return lambda action: False

@@ -195,3 +195,20 @@ def test_exit_codes(results, needs_human, stopped, code):
     assert inc.summary.startswith("true_oom: job 41")
     if code == 4 and results:
         assert any("needs confirmation" in n for n in inc.next_steps)
+
+
+def test_a_shrink_needs_a_person_unless_the_site_allows_it_unattended():
+    import dataclasses
+
+    site = SiteConfig()
+    site = dataclasses.replace(
+        site, policy=dataclasses.replace(site.policy, unattended_verdicts=["gpu_fault"])
+    )
+    assert confirm_policy(site, "gpu_fault", rung="drain_and_exclude") is None
+    held = confirm_policy(site, "gpu_fault", rung="shrink_world")
+    assert held is not None and held(object()) is False
+    allowed = dataclasses.replace(
+        site, policy=dataclasses.replace(site.policy, unattended_shrink=True)
+    )
+    assert confirm_policy(allowed, "gpu_fault", rung="shrink_world") is None
+    assert confirm_policy(site, "gpu_fault", rung="shrink_world", assume_yes=True) is None
