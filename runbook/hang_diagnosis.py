@@ -44,6 +44,7 @@ class RankView:
     rank: int | None
     frames: list[str]  # innermost first
     signature: tuple[str, ...] = ()
+    collective: str = ""  # the flight recorder's last collective, when the job keeps one
 
 
 @dataclass
@@ -59,6 +60,7 @@ class Group:
             "members": [{"rank": m.rank, "node": m.node, "pid": m.pid} for m in self.members],
             "majority": self.majority,
             "where": self.signature[0] if self.signature else "",
+            "collective": rep.collective or None,
             "stack": rep.frames,
         }
 
@@ -77,6 +79,7 @@ class HangDiagnosis:
     unknown: list[str] = field(default_factory=list)  # what could not be read, and why
     ranks_seen: int = 0
     world_size: int | None = None
+    flight: dict[int, dict] = field(default_factory=dict)  # rank -> its last collective
 
     def contract(self) -> dict:
         return {
@@ -93,6 +96,7 @@ class HangDiagnosis:
             "unknown": self.unknown,
             "ranks_seen": self.ranks_seen,
             "world_size": self.world_size,
+            "flight_recorder": self.flight,
         }
 
 
@@ -138,14 +142,26 @@ def classify_hang(
                 d.gpu_faults[node] = reasons
             for part, why in cap.health.unavailable.items():
                 d.unknown.append(f"{node}: {part}: {why}")
+        for rank, fr in cap.flight.items():
+            d.flight[rank] = {
+                "last_seq": fr.last_seq,
+                "last_op": fr.last_op,
+                "state": fr.state,
+                "error": fr.error or None,
+            }
         for r in cap.ranks:
             main = r.stack.main_thread()
             if main is None:
                 continue
+            sig = signature(main.frames)
+            fr = cap.flight.get(r.rank) if r.rank is not None else None
+            collective = ""
+            if fr is not None and fr.last_seq is not None:
+                # Ranks in the same code but at another collective are not in the same place.
+                collective = f"{fr.last_op} #{fr.last_seq} ({fr.state})"
+                sig = (*sig, f"collective #{fr.last_seq}")
             views.append(
-                RankView(
-                    node, r.pid, r.rank, [f.text() for f in main.frames], signature(main.frames)
-                )
+                RankView(node, r.pid, r.rank, [f.text() for f in main.frames], sig, collective)
             )
     d.ranks_seen = len(views)
     d.network_lines = [ln.strip()[:300] for ln in log_lines if NETWORK.search(ln)][:20]
@@ -171,8 +187,14 @@ def classify_hang(
                         "rank": m.rank,
                         "node": m.node,
                         "pid": m.pid,
-                        "why": f"in {m.frames[0] if m.frames else '?'}, while "
-                        f"{len(groups[0].members)} ranks wait in {where}",
+                        "why": f"in {m.frames[0] if m.frames else '?'}"
+                        + (f" (last collective {m.collective})" if m.collective else "")
+                        + f", while {len(groups[0].members)} ranks wait in {where}"
+                        + (
+                            f" (last collective {groups[0].members[0].collective})"
+                            if groups[0].members[0].collective
+                            else ""
+                        ),
                     }
                 )
     elif groups:

@@ -12,6 +12,12 @@ memory_reserved, the peaks, mem_get_info, memory_summary(), the allocator settin
 snapshot if RUNBOOK_OOM_SNAPSHOT=1) into $RUNBOOK_OOM_DUMP_DIR (default: the job's working
 directory, beside the log), prints one marker line the log scanner recognises, and re-raises.
 Without CUDA every device number is null: the dump still says which rank failed, when and how.
+
+When the job enables PyTorch's flight recorder (TORCH_FR_BUFFER_SIZE, or TORCH_NCCL_TRACE_BUFFER_SIZE
+for NCCL), a daemon thread serves `runbook hang`: when the request file in
+/tmp/runbook-fr-<job id>/ changes, it writes this rank's recorder as JSON beside it
+(rank<N>.json). A thread, because a hung rank's main thread never returns to Python; the
+collective it waits in releases the GIL.
 """
 
 from __future__ import annotations
@@ -21,7 +27,10 @@ import contextlib
 import json
 import os
 import socket
+import stat
 import sys
+import tempfile
+import threading
 import time
 
 MARKER = "RUNBOOK_INSTRUMENT"  # upper case: a rare first byte keeps the node-side grep fast
@@ -153,6 +162,63 @@ def _peak_line() -> None:
         )
 
 
+FR_VARS = ("TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE")
+FR_BASE = "/tmp"  # runbook.evidence.stacks reads the same place on the node
+
+
+def flight_recorder_dir(job_id: str) -> str:
+    return os.path.join(FR_BASE, f"runbook-fr-{job_id}")
+
+
+def _serve_flight_recorder() -> None:
+    """Start the thread that dumps this rank's flight recorder on request (see the docstring)."""
+    job, rank = os.environ.get("SLURM_JOB_ID", ""), _rank()
+    enabled = any(os.environ.get(v, "0").strip() not in ("", "0") for v in FR_VARS)
+    if not (enabled and job.isdigit() and rank is not None):
+        return
+    d = flight_recorder_dir(job)
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(d, 0o700)
+        st = os.lstat(d)
+        # Ours, a real folder: never write into one another user planted.
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            return
+        os.chmod(d, 0o1777)  # the on-call account drops its request; the sticky bit keeps ours
+    except OSError:
+        return
+    request, target = os.path.join(d, "request"), os.path.join(d, f"rank{rank}.json")
+
+    def serve() -> None:
+        served = 0.0
+        while True:
+            time.sleep(1.0)
+            try:
+                asked = os.stat(request).st_mtime
+            except OSError:
+                continue
+            if asked <= served:
+                continue
+            served = asked
+            try:
+                import torch._C._distributed_c10d as c10d
+
+                # (include collectives, only active ones: False): the recent history too.
+                data = getattr(c10d, "_dump_fr_trace_json")(True, False)  # noqa: B009 (private)
+            except Exception as e:  # an old torch, no process group yet: say so
+                data = json.dumps({"error": f"{type(e).__name__}: {e}"}).encode()
+            try:
+                fd, tmp = tempfile.mkstemp(dir=d, prefix=f".rank{rank}-")
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.chmod(tmp, 0o644)
+                os.replace(tmp, target)  # replaces a planted link, never follows it
+            except OSError:
+                continue
+
+    threading.Thread(target=serve, daemon=True, name="runbook-flight-recorder").start()
+
+
 def install(model=None) -> None:
     """Print the allocator settings in force; dump on an uncaught OOM; print the peak at exit."""
     import torch
@@ -180,3 +246,4 @@ def install(model=None) -> None:
 
     sys.excepthook = hook
     atexit.register(_peak_line)
+    _serve_flight_recorder()

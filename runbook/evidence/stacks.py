@@ -41,6 +41,7 @@ for p in $pids; do
 done
 echo "@@exit 0"
 d=$(mktemp -d 2>/dev/null) || d=""
+n=0
 if [ -n "$d" ]; then
   for p in $pids; do
     case $(tr -d '\n' <"/proc/$p/comm" 2>/dev/null) in
@@ -48,7 +49,24 @@ if [ -n "$d" ]; then
     esac
     ( timeout -k 2 "$tmo" $sudo "$spy" dump --pid "$p" >"$d/$p" 2>&1
       printf '\n@@exit %s\n' "$?" >>"$d/$p" ) &
+    n=$((n + 1))
   done
+  # The flight recorder, where the job serves it (runbook.instrument): ask, and wait a moment
+  # for each rank's dump, while py-spy reads the stacks.
+  fr=/tmp/runbook-fr-$job
+  if [ -d "$fr" ] && [ ! -L "$fr" ] && touch "$fr/request" 2>/dev/null; then
+    i=0
+    while [ "$i" -lt 10 ]; do
+      sleep 0.5; i=$((i + 1))
+      [ "$(find "$fr" -maxdepth 1 -name 'rank*.json' -newer "$fr/request" | wc -l)" -ge "$n" ] &&
+        break
+    done
+    for f in $(find "$fr" -maxdepth 1 -name 'rank*.json' -newer "$fr/request"); do
+      echo "@@runbook fr ${f##*/}"
+      head -c 1000000 "$f"
+      printf '\n@@exit 0\n'
+    done
+  fi
   wait
   for f in "$d"/*; do
     [ -f "$f" ] || continue
@@ -190,11 +208,53 @@ class RankStack:
     parent: int | None = None
 
 
+@dataclass(frozen=True)
+class FlightRecord:
+    """One rank's flight recorder, as far as who-is-behind needs it: the last collective it
+    entered (its sequence number and name) per process group, and that entry's state."""
+
+    rank: int
+    last_seq: int | None
+    last_op: str = ""
+    state: str = ""
+    error: str = ""
+
+
+def parse_flight_record(rank: int, text: str) -> FlightRecord:
+    """PyTorch's flight recorder as JSON (`_dump_fr_trace_json`): entries with collective_seq_id,
+    profiling_name, state, pg_id. Written by the job: read as data, bounded, never trusted to
+    name anything but its own rank."""
+    import json
+
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        return FlightRecord(rank, None, error=f"not JSON: {e}"[:200])
+    if not isinstance(doc, dict):
+        return FlightRecord(rank, None, error="not a flight recorder dump")
+    if "error" in doc and "entries" not in doc:
+        return FlightRecord(rank, None, error=str(doc["error"])[:200])
+    entries = [e for e in doc.get("entries") or [] if isinstance(e, dict)]
+    # The default process group (pg_id 0) is the one every rank shares.
+    main = [e for e in entries if e.get("pg_id", 0) == 0 and not e.get("is_p2p")]
+    seqs = [e for e in main if isinstance(e.get("collective_seq_id"), int)]
+    if not seqs:
+        return FlightRecord(rank, None, error="no collective recorded")
+    last = max(seqs, key=lambda e: e["collective_seq_id"])
+    return FlightRecord(
+        rank,
+        last["collective_seq_id"],
+        str(last.get("profiling_name", ""))[:100],
+        str(last.get("state", ""))[:40],
+    )
+
+
 @dataclass
 class NodeCapture:
     node: str
     error: str | None = None  # the node could not be reached at all
     ranks: list[RankStack] = field(default_factory=list)
+    flight: dict[int, FlightRecord] = field(default_factory=dict)
     health: gpu_health.NodeHealth | None = None
     unavailable: dict[str, str] = field(default_factory=dict)
     raw: dict[str, str] = field(default_factory=dict)
@@ -211,6 +271,9 @@ def capture_from_sections(node: str, sections: dict, *, since=None) -> NodeCaptu
     """The node's capture from the sections of its one exec."""
     cap = NodeCapture(node=node, raw={k: v[0] for k, v in sections.items()})
     cap.health = gpu_health.health_from_sections(node, sections, since=since)
+    for name, (text, _) in sections.items():
+        if m := re.fullmatch(r"fr rank(\d{1,7})\.json", name):
+            cap.flight[int(m.group(1))] = parse_flight_record(int(m.group(1)), text)
     text, code = sections.get("step_pids", ("", None))
     if code != 0:
         cap.unavailable["step_pids"] = (

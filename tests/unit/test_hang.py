@@ -384,3 +384,35 @@ def test_a_watchdog_timeout_while_the_job_runs_is_a_hang_at_once(tmp_path):
     assert why is not None and "timed out" in why
     ended = SimpleNamespace(job_id="78", state="FAILED")
     assert stalled(stall_site(30), conn, ended, job_logs(line, 40), 0.0) is None
+
+
+# -- the flight recorder, served by runbook.instrument (tests/data/hang/SOURCES.md) -------------
+def test_a_recorded_flight_record_gives_the_last_collective():
+    fr = stacks.parse_flight_record(3, recorded("fr-rank3.json"))
+    assert (fr.last_seq, fr.last_op, fr.error) == (2, "gloo:all_reduce", "")
+    assert stacks.parse_flight_record(0, recorded("fr-rank0.json")).last_seq == 3
+    bad = stacks.parse_flight_record(1, "not json {")
+    assert bad.last_seq is None and bad.error.startswith("not JSON")
+    old = stacks.parse_flight_record(1, '{"error": "AttributeError: no _dump_fr_trace_json"}')
+    assert old.last_seq is None and "AttributeError" in old.error
+
+
+def with_flight(caps, same_stack=False):
+    for cap in caps.values():
+        for r in cap.ranks:
+            cap.flight[r.rank] = stacks.parse_flight_record(
+                r.rank, recorded(f"fr-rank{r.rank}.json")
+            )
+            if same_stack:  # every rank in all_reduce: only the recorder tells them apart
+                r.stack = stacks.parse_pyspy(recorded("pyspy-dump0.txt"))
+    return caps
+
+
+def test_the_flight_recorder_names_the_rank_behind_when_the_stacks_alone_cannot():
+    d = classify(with_flight(four_ranks(), same_stack=True))
+    assert d.verdict == "straggler_rank"
+    assert [(s["rank"], s["node"]) for s in d.suspects] == [(3, "gpu-02")]
+    assert "#2" in d.suspects[0]["why"] and "#3" in d.suspects[0]["why"]
+    assert d.flight[3]["last_seq"] == 2 and d.flight[0]["last_seq"] == 3
+    majority = next(g for g in d.groups if g.majority)
+    assert majority.contract()["collective"].startswith("gloo:all_reduce #3")
