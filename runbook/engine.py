@@ -21,6 +21,8 @@ from typing import Any
 from runbook import state
 from runbook.actions import steps
 from runbook.actions.executor import Executor
+from runbook.actions.policy import confirm_policy
+from runbook.actions.remediate import apply_plan, outcome
 from runbook.errors import ExitCode, RunbookError
 from runbook.planning import ladder
 from runbook.report.model import Incident, plain
@@ -186,3 +188,24 @@ def record_plan(ctx: Run, plan: ladder.Plan, s) -> None:
         if plan.acts
         else ("needs a person: " + plan.why if plan.needs_human else plan.why)
     )
+
+
+def act(ctx: Run, plan: ladder.Plan, diagnosis) -> None:
+    """The actions step both runbooks end with: who may say yes (the verdict's policy, and the
+    rung's: shrinking waits for a person unless the site allows it), then the plan through the
+    executor, and the new job as Slurm reads it back."""
+    ctx.ex.confirm = confirm_policy(
+        ctx.site,
+        diagnosis.verdict,
+        rung=plan.rung,
+        assume_yes=ctx.opts.assume_yes,
+        confirm=ctx.opts.confirm,
+    )
+    inc = ctx.rec.incident
+    with ctx.rec.step("actions", ctx.opts.progress) as s:
+        if plan.acts:
+            apply_plan(ctx.ex, ctx.client, ctx.site, ctx.job, plan, ctx.rec.folder, diagnosis)
+            inc.plan = plan_view(plan)  # with the read-back of the new job
+            inc.new_job_id, s.status, s.detail = outcome(ctx.ex.results, plan)
+        else:
+            s.status, s.detail = "skipped", "nothing to change"

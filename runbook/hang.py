@@ -13,14 +13,13 @@ import time
 
 from runbook import engine
 from runbook.actions.policy import confirm_policy
-from runbook.actions.remediate import apply_plan, outcome
 from runbook.errors import RunbookError
 from runbook.evidence import collect, node_history, stacks
 from runbook.hang_diagnosis import HangDiagnosis, classify_hang
 from runbook.planning.plan import make_hang_plan
 from runbook.playbook import load_hang
 from runbook.report.model import plain
-from runbook.report.views import conclude, health_view, plan_view
+from runbook.report.views import conclude, health_view
 from runbook.trigger import ACTIVE, Options, Result, Trigger
 
 
@@ -170,16 +169,7 @@ def _run(ctx: engine.Run) -> None:
         )
         engine.record_plan(ctx, plan, s)
 
-    ex.confirm = confirm_policy(
-        site, d.verdict, rung=plan.rung, assume_yes=opts.assume_yes, confirm=opts.confirm
-    )
-    with rec.step("actions", opts.progress) as s:
-        if plan.acts:
-            apply_plan(ex, client, site, job, plan, rec.folder, d)
-            inc.plan = plan_view(plan)
-            inc.new_job_id, s.status, s.detail = outcome(ex.results, plan)
-        else:
-            s.status, s.detail = "skipped", "nothing to change"
+    engine.act(ctx, plan, d)
 
 
 def _who(s: dict) -> str:

@@ -12,13 +12,12 @@ import time
 
 from runbook import engine
 from runbook.actions.policy import confirm_policy
-from runbook.actions.remediate import apply_plan, outcome
 from runbook.diagnosis import Evidence, classify
 from runbook.evidence import collect, node_history
 from runbook.planning.plan import make_plan
 from runbook.playbook import load as load_playbook
 from runbook.report.model import plain
-from runbook.report.views import conclude, health_view, plan_view
+from runbook.report.views import conclude, health_view
 from runbook.trigger import ACTIVE, OOM_KINDS, Options, Result, Trigger
 
 
@@ -164,13 +163,4 @@ def _run(ctx: engine.Run) -> None:
         )
         engine.record_plan(ctx, plan, s)
 
-    ex.confirm = confirm_policy(
-        site, diagnosis.verdict, rung=plan.rung, assume_yes=opts.assume_yes, confirm=opts.confirm
-    )
-    with rec.step("actions", opts.progress) as s:
-        if plan.acts:
-            apply_plan(ex, client, site, job, plan, rec.folder, diagnosis)
-            inc.plan = plan_view(plan)  # with the read-back of the new job
-            inc.new_job_id, s.status, s.detail = outcome(ex.results, plan)
-        else:
-            s.status, s.detail = "skipped", "nothing to change"
+    engine.act(ctx, plan, diagnosis)

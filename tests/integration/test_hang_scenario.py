@@ -28,7 +28,7 @@ def _record(relpath: str, record_id: str) -> str:
     return next(r["text"] for r in corpus_records(relpath) if r["id"] == record_id)
 
 
-def hung_job(scenario):  # noqa: F811
+def hung_job(scenario, *sbatch_args):  # noqa: F811
     s = scenario("hang", long_step=6, extra_args="--hang-node gpu-02")
     for node in ("gpu-01", "gpu-02"):
         s.health(
@@ -39,7 +39,7 @@ def hung_job(scenario):  # noqa: F811
             ),
             apps=_record("ops/nvidia_smi_apps.jsonl", "apps-gpud-550-h100x8-no-processes"),
         )
-    job = s.submit()
+    job = s.submit(*sbatch_args)
     s.wait_failure(job, "loading shard 6")  # rank 3 entered its read; the others block
     return s, job
 
@@ -47,7 +47,8 @@ def hung_job(scenario):  # noqa: F811
 def test_hang_names_the_hung_rank_from_live_stacks_then_resubmits_without_its_node(
     scenario,  # noqa: F811
 ):
-    s, job = hung_job(scenario)
+    # The job keeps PyTorch's flight recorder; runbook.instrument serves it on request.
+    s, job = hung_job(scenario, "--export=ALL,TORCH_FR_BUFFER_SIZE=2000")
     code, dry = runbook("hang", job, "--dry-run", "--json")
     assert code == 0 and dry["verdict"] == "straggler_rank", dry
     assert squeue_state(job) == "RUNNING"  # the dry run stopped nothing
@@ -64,6 +65,10 @@ def test_hang_names_the_hung_rank_from_live_stacks_then_resubmits_without_its_no
     outlier = next(g for g in d["groups"] if not g["majority"])
     assert outlier["stack"][0].startswith("fetch_shard_from_storage")
     assert report["evidence"]["capture"]["execs_per_node"] == 1
+    # The flight recorder, read in the same exec: rank 3 one collective behind the others.
+    fr = {int(k): v for k, v in d["flight_recorder"].items()}
+    assert sorted(fr) == [0, 1, 2, 3], fr
+    assert fr[3]["last_seq"] < fr[0]["last_seq"] == fr[1]["last_seq"] == fr[2]["last_seq"]
     md = (Path(out["folder"]) / "report.md").read_text()
     assert "OUTLIER" in md and "fetch_shard_from_storage" in md
     # Cancelled in Slurm, after the capture.
