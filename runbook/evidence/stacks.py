@@ -267,6 +267,18 @@ _LAUNCHER = re.compile(
 )
 
 
+def _fix_for(error: str) -> str:
+    """What to do about a py-spy that could not read a rank, in the words of its error."""
+    low = error.lower()
+    if "not found" in low and "process" not in low:
+        return " (py-spy is not on the node: pip install py-spy there, or set [hang] py_spy)"
+    if "permission denied" in low:
+        return " (reading another user's process needs root: [hang] sudo = true and the README's sudo rule)"
+    if "sudo:" in low or "password is required" in low:
+        return " (sudo refused: grant the README's rule for py-spy dump to runbook's account)"
+    return ""
+
+
 def capture_from_sections(node: str, sections: dict, *, since=None) -> NodeCapture:
     """The node's capture from the sections of its one exec."""
     cap = NodeCapture(node=node, raw={k: v[0] for k, v in sections.items()})
@@ -298,7 +310,7 @@ def capture_from_sections(node: str, sections: dict, *, since=None) -> NodeCaptu
             # Not Python (a shell, a compiled launcher): nothing to read there, nothing unknown.
             not_python = "Failed to find python version" in st.error
             if task is not None and task.global_id is not None and st.error and not not_python:
-                cap.unavailable[f"pid {pid}"] = f"py-spy: {st.error}"
+                cap.unavailable[f"pid {pid}"] = f"py-spy: {st.error}{_fix_for(st.error)}"
             continue
         if _LAUNCHER.search(st.command):
             continue  # the launcher's own stack says nothing about the collective

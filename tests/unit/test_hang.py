@@ -416,3 +416,12 @@ def test_the_flight_recorder_names_the_rank_behind_when_the_stacks_alone_cannot(
     assert d.flight[3]["last_seq"] == 2 and d.flight[0]["last_seq"] == 3
     majority = next(g for g in d.groups if g.majority)
     assert majority.contract()["collective"].startswith("gloo:all_reduce #3")
+
+
+def test_a_refused_py_spy_says_what_to_grant():
+    sec = sections_for("gpu-01", {16724: "pyspy-err_perm.txt"}, listpids([(16724, 0)]))
+    cap = stacks.capture_from_sections("gpu-01", sec)
+    why = cap.unavailable["pid 16724"]
+    assert "Permission Denied" in why and "[hang] sudo = true" in why
+    d = classify({"gpu-01": cap}, world=1)
+    assert d.verdict == "unknown" and d.ranks_seen == 0
