@@ -319,6 +319,10 @@ start_node() { # i
   { grep -v ' gpu-[0-9]*$' /etc/hosts || true
     for ((j = 1; j <= NODES; j++)); do printf '%s %s\n' "$(node_addr "$j")" "$(node_name "$j")"; done
   } >"$STATE/nodes/$n/hosts"
+  # No name server is reachable from a node's namespace: ask one that answers "no" at once
+  # (nothing listens on the node's loopback), instead of waiting for the host's to time out.
+  # c10d looks up every peer's name at rendezvous (seconds per lookup otherwise).
+  printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' >"$STATE/nodes/$n/resolv.conf"
   # nsenter keeps /sys as it is (ip netns exec remounts it and slurmd loses the cgroup mount);
   # unshare gives the node its own hostname and a private mount table for the per-node
   # /usr/local/bin (stand-ins) and /var/log. sshd and slurmd daemonize and keep the namespaces alive.
@@ -329,6 +333,7 @@ start_node() { # i
       mount --bind "$2/bin" /usr/local/bin
       mount --bind "$2/log" /var/log
       mount --bind "$2/hosts" /etc/hosts
+      mount --bind "$2/resolv.conf" /etc/resolv.conf
       mkdir -p /run/sshd
       /usr/sbin/sshd -f "$2/sshd_config" -E "$3/sshd-$1.log"
       exec slurmd -N "$1"
