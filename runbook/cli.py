@@ -33,6 +33,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "hang",
         "Run the hung-job runbook for one RUNNING job whose ranks make no progress.",
     ),
+    "grow": (
+        "runbook.commands.grow",
+        "grow",
+        "Return a job runbook shrank to its lineage's original node count.",
+    ),
     "diagnose": (
         "runbook.commands.diagnose",
         "diagnose",
@@ -78,6 +83,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "runbook.commands.submit",
         "submit",
         "Render a job from a jinja2 template and submit it.",
+    ),
+    "state": (
+        "runbook.commands.state",
+        "state",
+        "Show or migrate runbook's state database.",
     ),
     "config": (
         "runbook.commands.config",

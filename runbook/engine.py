@@ -27,7 +27,7 @@ from runbook.errors import ExitCode, RunbookError
 from runbook.planning import ladder
 from runbook.report.model import Incident, plain
 from runbook.report.recorder import Recorder, Stopped
-from runbook.report.views import plan_view
+from runbook.report.views import conclude, plan_view
 from runbook.slurm.factory import slurm_client
 from runbook.transport.ssh import SshHosts, SshSettings
 from runbook.trigger import Options, Result, Trigger, new_incident_id
@@ -51,6 +51,9 @@ class Run:
     job: Any = None
     diagnosis: Any = None
     plan: ladder.Plan | None = None
+    # False when the runbook only looked and found nothing to do yet (grow_world waiting for
+    # nodes): the incident is closed as `observed`, and the job may be handled later.
+    handled: bool = True
 
 
 def run_incident(
@@ -80,7 +83,11 @@ def run_incident(
     incident_id = trigger.incident_id or resumed or new_incident_id(job_id)
     holder = f"{trigger.source}:{os.getpid()}:{incident_id}"
     try:
-        lock = contextlib.nullcontext(None) if dry else state.job_lock(conn, job_id, holder)
+        lock = (
+            contextlib.nullcontext(None)
+            if dry
+            else state.job_lock(conn, job_id, holder, ttl_s=site.state.lease_s)
+        )
         with lock as lock_name:
             if not opts.force and (done := state.handled_incident(conn, job_id)) is not None:
                 msg = (
@@ -125,6 +132,26 @@ def run_incident(
         return Result(None, None, None, int(ExitCode.OK), e.message)
 
 
+def concluder(verb: str) -> Callable[[Run], None]:
+    """A runbook's conclusion (summary, next steps, exit code) from what its body left in the
+    Run; `verb` is the runbook's command (oom, hang, grow), for the next steps it names."""
+
+    def finish(r: Run) -> None:
+        conclude(
+            r.rec.incident,
+            r.job,
+            r.diagnosis,
+            r.plan,
+            r.ex.results,
+            r.dry,
+            r.opts.site_flags,
+            r.site,
+            verb=verb,
+        )
+
+    return finish
+
+
 def _run_body(r: Run, body, finish) -> Result:
     inc, rec, conn, site = r.rec.incident, r.rec, r.conn, r.site
     try:
@@ -147,6 +174,7 @@ def _run_body(r: Run, body, finish) -> Result:
                 verdict=inc.diagnosis.get("verdict"),
                 new_job_id=inc.new_job_id,
                 summary=inc.summary,
+                handled=r.handled,
             )
             from runbook import notify
 

@@ -19,7 +19,7 @@ from runbook.hang_diagnosis import HangDiagnosis, classify_hang
 from runbook.planning.plan import make_hang_plan
 from runbook.playbook import load_hang
 from runbook.report.model import plain
-from runbook.report.views import conclude, health_view
+from runbook.report.views import health_view
 from runbook.trigger import ACTIVE, Options, Result, Trigger
 
 
@@ -27,21 +27,7 @@ def handle_hang(trigger: Trigger, site, opts: Options | None = None) -> Result:
     """Run the hung-job runbook for one job. Never raises for what happens on the cluster."""
     opts = opts or Options()
     playbook = load_hang(site.playbooks.dir)
-    return engine.run_incident(trigger, site, opts, playbook, _run, _conclude)
-
-
-def _conclude(r: engine.Run) -> None:
-    conclude(
-        r.rec.incident,
-        r.job,
-        r.diagnosis,
-        r.plan,
-        r.ex.results,
-        r.dry,
-        r.opts.site_flags,
-        r.site,
-        verb="hang",
-    )
+    return engine.run_incident(trigger, site, opts, playbook, _run, engine.concluder("hang"))
 
 
 def _run(ctx: engine.Run) -> None:
@@ -66,6 +52,7 @@ def _run(ctx: engine.Run) -> None:
             )
             inc.diagnosis = d.contract()
             s.detail += ": nothing to capture"
+            ctx.handled = False  # a later `runbook oom` of the ended job is not "handled"
             return
 
     with rec.step("logs", opts.progress) as s:

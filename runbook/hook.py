@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sqlite3
 import threading
 import time
 
@@ -112,7 +111,11 @@ class Hook:
     # -- workers --------------------------------------------------------------------------------
     def start(self) -> int:
         """Put back deliveries a dead process of this host left running; start the workers."""
-        back = state.queue_recover(state.site_db(self.site))
+        try:
+            back = state.queue_recover(state.site_db(self.site), self.site.state.lease_s)
+        except state.STATE_ERRORS:
+            back = 0  # the state database is down: requests get 503, workers retry it
+
         for i in range(self.n_workers):
             t = threading.Thread(target=self._work, name=f"runbook-worker-{i}", daemon=True)
             t.start()
@@ -127,13 +130,21 @@ class Hook:
             t.join(timeout)
 
     def _work(self) -> None:
-        conn = state.site_db(self.site)
+        conn = None
         owner = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+        lease = self.site.state.lease_s
+        recovered = time.monotonic()
         while not self._stop.is_set():
             try:
+                conn = conn or state.site_db(self.site)
+                if time.monotonic() - recovered > lease / 2:
+                    # Deliveries a worker of another host left when it died (its lease ran
+                    # out) are taken up here: several hook hosts cover for each other.
+                    recovered = time.monotonic()
+                    state.queue_recover(conn, lease)
                 row = state.queue_claim(conn, owner)
-            except sqlite3.Error:
-                row = None  # busy or unwritable for now: the next turn tries again
+            except state.STATE_ERRORS:
+                row, conn = None, None  # busy, unwritable or unreachable: try again shortly
             if row is None:
                 self._wake.wait(0.5)
                 self._wake.clear()
@@ -178,7 +189,7 @@ class Hook:
     def _depth(self) -> float:
         try:
             return float(state.queue_depth(state.site_db(self.site)))
-        except (RunbookError, sqlite3.Error):
+        except state.STATE_ERRORS:
             return float("nan")
 
     # -- HTTP -----------------------------------------------------------------------------------
@@ -234,7 +245,7 @@ class Hook:
             return 200, {"status": "nothing to do", "ignored": parsed.ignored}, []
         try:
             accepted = [self._accept(c) for c in parsed.candidates]
-        except (state.StateUnavailable, ConfigError, sqlite3.Error) as e:
+        except state.STATE_ERRORS as e:
             retry = str(self.site.hook.retry_after_s)
             why = getattr(e, "message", None) or str(e)
             return (
@@ -323,10 +334,11 @@ class Hook:
     def _check_state(self) -> dict:
         try:
             conn = state.site_db(self.site)
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute("ROLLBACK")
+            with conn.write():  # the write lock taken and given back: writable, not busy
+                pass
+            conn.close()
             return {"ok": True}
-        except (RunbookError, sqlite3.Error) as e:
+        except state.STATE_ERRORS as e:
             return {"ok": False, "error": getattr(e, "message", None) or str(e)}
 
     def _check_slurm(self) -> dict:

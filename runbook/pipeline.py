@@ -17,7 +17,7 @@ from runbook.evidence import collect, node_history
 from runbook.planning.plan import make_plan
 from runbook.playbook import load as load_playbook
 from runbook.report.model import plain
-from runbook.report.views import conclude, health_view
+from runbook.report.views import health_view
 from runbook.trigger import ACTIVE, OOM_KINDS, Options, Result, Trigger
 
 
@@ -26,13 +26,7 @@ def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Resu
     outcome, the exit code and the report say it."""
     opts = opts or Options()
     playbook = opts.playbook or load_playbook(site.playbooks.dir)  # once per run, passed down
-    return engine.run_incident(trigger, site, opts, playbook, _run, _conclude)
-
-
-def _conclude(r: engine.Run) -> None:
-    conclude(
-        r.rec.incident, r.job, r.diagnosis, r.plan, r.ex.results, r.dry, r.opts.site_flags, r.site
-    )
+    return engine.run_incident(trigger, site, opts, playbook, _run, engine.concluder("oom"))
 
 
 def _run(ctx: engine.Run) -> None:

@@ -24,6 +24,8 @@ NODE = "node"  # the job resubmitted as it is, without the node (drained or not)
 HUMAN = "human"  # stops for a person
 CONTINUE = "continue"  # continues with another verdict's ladder
 SHRINK = "shrink"  # the job on fewer nodes without the failing one, the global batch kept
+GROW = "grow"  # a shrunk job back on its lineage's original node count, the global batch kept
+RESIZE = (SHRINK, GROW)  # the rungs that change the node count (accumulation follows)
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,15 @@ REGISTRY: dict[str, RungDef] = {
             drains=True,
         ),
         RungDef(
+            "grow_world",
+            GROW,
+            "when the nodes are back and the job has saved a checkpoint: cancel it, resubmit on "
+            "the lineage's original node count from that checkpoint with gradient accumulation "
+            "lowered by old/new nodes (only when exact), the global batch unchanged",
+            template_vars=("grad_accum", "nodes"),
+            needs_node=False,
+        ),
+        RungDef(
             "exclude_suspect",
             NODE,
             "resubmit from the last valid checkpoint with --exclude=<suspect node> and the "
@@ -141,6 +152,13 @@ REGISTRY: dict[str, RungDef] = {
 
 def get(rung_id: str) -> RungDef | None:
     return REGISTRY.get(rung_id)
+
+
+def resizes_world(rung_id: str | None) -> bool:
+    """Whether a rung changes the job's node count (the patcher scales accumulation and the
+    launcher's counts, the resubmission gives --nodes and --ntasks, the read-back expects them)."""
+    r = REGISTRY.get(rung_id or "")
+    return r is not None and r.kind in RESIZE
 
 
 def allocator_setting(rung_id: str | None) -> str | None:

@@ -83,6 +83,13 @@ class StateSection:
     # Key of the signatures on lineage tags (job comments). Empty: a random key kept in the state
     # dir. Agent hosts that share work set the same value (prefer RUNBOOK_STATE_LINEAGE_SECRET).
     lineage_secret: str = ""
+    # PostgreSQL shared by several agent hosts (hook, sweep, people), as a libpq URL:
+    # postgresql://runbook@db.example/runbook (a password goes in ~/.pgpass, or prefer
+    # RUNBOOK_STATE_URL). Empty: SQLite in `dir`. Incident folders stay in `dir` either way.
+    url: str = ""
+    # A lock's lease: a holder renews it every third of this; one killed midway (or whose host
+    # died) is taken over by another process this long after its last renewal.
+    lease_s: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -126,6 +133,9 @@ class PolicySection:
     # shrink_world runs a job on fewer nodes (same global batch, longer steps): unattended only
     # when the site says so; otherwise a person confirms (or --yes).
     unattended_shrink: bool = False
+    # grow_world cancels a shrunk job that trains well to rerun it at full size: unattended only
+    # when the site says so (then `runbook sweep` grows shrunk jobs whose nodes are back).
+    unattended_grow: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,11 @@
-"""runbook's own state: one SQLite database (WAL) for incidents, the action ledger and per-job
-locks. WAL lets the pager hook, the cron sweep and a person's CLI read while one of them writes;
-locks are rows taken inside `BEGIN IMMEDIATE`, so exactly one process wins a job."""
+"""runbook's own state: incidents, the action ledger, per-job locks, the hook's queue, node
+history. One SQLite database (WAL) on one agent host, or one PostgreSQL database shared by several
+(`[state] url`); runbook.store holds the connection and the dialects, this module what is kept.
+
+A lock is a row with a lease: its holder renews it while it lives (a heartbeat thread), and a
+lock whose lease ran out is taken over by the next process that asks, on any host. Locks are
+taken in a write transaction that no other writer interleaves with, so exactly one process wins
+a job."""
 
 from __future__ import annotations
 
@@ -13,34 +18,11 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from runbook import store
 from runbook.errors import ConfigError, RunbookError
+from runbook.store import DB_ERRORS, STATE_ERRORS, Db, StateUnavailable
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS incidents(
-  id TEXT PRIMARY KEY, job_id TEXT NOT NULL, source TEXT, created REAL, status TEXT,
-  verdict TEXT, folder TEXT, parent_incident TEXT, new_job_id TEXT, data TEXT);
-CREATE INDEX IF NOT EXISTS incidents_job ON incidents(job_id);
-CREATE TABLE IF NOT EXISTS ledger(
-  seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, incident TEXT, kind TEXT,
-  target TEXT, argv TEXT, status TEXT, exit_code INTEGER, output_tail TEXT, duration_s REAL,
-  actor TEXT, message TEXT, value TEXT, at REAL);
-CREATE UNIQUE INDEX IF NOT EXISTS ledger_applied_once ON ledger(key) WHERE status = 'applied';
-CREATE TABLE IF NOT EXISTS deliveries(
-  key TEXT PRIMARY KEY, job_id TEXT, incident TEXT, source TEXT, status TEXT, created REAL,
-  title TEXT, attempts INTEGER DEFAULT 0, next_at REAL, last_error TEXT, owner TEXT, updated REAL);
-CREATE TABLE IF NOT EXISTS outbox(
-  id INTEGER PRIMARY KEY AUTOINCREMENT, sink TEXT, incident TEXT, payload TEXT, attempts INTEGER,
-  last_error TEXT, created REAL, sent REAL);
-CREATE TABLE IF NOT EXISTS locks(
-  name TEXT PRIMARY KEY, holder TEXT, host TEXT, pid INTEGER, acquired REAL, expires REAL);
-CREATE TABLE IF NOT EXISTS node_events(
-  key TEXT PRIMARY KEY, node TEXT NOT NULL, kind TEXT, gpu TEXT, detail TEXT, incident TEXT,
-  at REAL);
-CREATE INDEX IF NOT EXISTS node_events_node ON node_events(node, at);
-CREATE TABLE IF NOT EXISTS job_progress(
-  job_id TEXT PRIMARY KEY, step INTEGER, since REAL, seen REAL);
-"""
-
+__all__ = ["DB_ERRORS", "STATE_ERRORS", "Db", "StateUnavailable"]  # with the functions below
 
 # Filesystems whose locking SQLite cannot rely on (its FAQ: "SQLite uses reader/writer locks ...
 # many NFS implementations are known to have bugs in their locking"). Names as /proc/mounts
@@ -108,69 +90,29 @@ def check_state_dir(directory: Path, *, allow_network_fs: bool, mounts_file="/pr
         )
 
 
-# Columns added to tables of older state databases, in order (SQLite adds columns in place).
-_MIGRATIONS = {
-    "deliveries": [
-        ("title", "TEXT"),
-        ("attempts", "INTEGER DEFAULT 0"),
-        ("next_at", "REAL"),
-        ("last_error", "TEXT"),
-        ("owner", "TEXT"),
-        ("updated", "REAL"),
-    ],
-}
-
-
-def _migrate(conn: sqlite3.Connection) -> None:
-    """Add the columns an older database lacks. Several processes may open one database at the
-    same moment (the hook, a sweep, a person): a column another one added first is fine."""
-    for table, columns in _MIGRATIONS.items():
-        have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
-        for name, decl in columns:
-            if name not in have:
-                try:
-                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
-                except sqlite3.OperationalError as e:
-                    if "duplicate column" not in str(e):
-                        raise
-
-
-class StateUnavailable(RunbookError):
-    """The state database cannot be written now (disk full, locked too long, unreadable)."""
-
-
 class LockBusy(RunbookError):
     """Another runbook process holds the lock (the hook, the sweep or a person on this job)."""
 
 
-def open_db(path: str | Path) -> sqlite3.Connection:
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA busy_timeout=30000")
-        conn.executescript(SCHEMA)
-        _migrate(conn)
-    except (OSError, sqlite3.Error) as e:
-        raise ConfigError(
-            f"cannot open runbook's state database {path}: {e}",
-            hint="check [state] dir in the site config and its permissions",
-        ) from None
-    conn.row_factory = sqlite3.Row
-    return conn
+def open_db(path: str | Path) -> Db:
+    """The SQLite state database at `path` (made, or brought up to date, when opened)."""
+    return store.connect(str(path))
 
 
-def site_db(site, *, dry_run: bool = False) -> sqlite3.Connection:
-    """The site's state database. A dry run that finds none works on an empty in-memory one, so
-    it leaves no file behind (a dry run changes nothing, the state folder included)."""
+def site_db(site, *, dry_run: bool = False) -> Db:
+    """The site's state database: [state] url (PostgreSQL, shared by agent hosts), else SQLite
+    in [state] dir. A dry run that finds no SQLite file works on an empty in-memory one, so it
+    leaves no file behind (a dry run changes nothing, the state folder included)."""
+    if site.state.url:
+        return store.connect(site.state.url)
     path = site.path(site.state.dir) / "runbook.db"
     check_state_dir(path.parent, allow_network_fs=site.state.allow_network_fs)
     if dry_run and not path.exists():
-        conn = sqlite3.connect(":memory:", isolation_level=None)
-        conn.executescript(SCHEMA)
-        conn.row_factory = sqlite3.Row
-        return conn
+        raw = sqlite3.connect(":memory:", isolation_level=None)
+        raw.row_factory = sqlite3.Row
+        db = Db(raw, "sqlite", ":memory:")
+        store.migrate(db)
+        return db
     return open_db(path)
 
 
@@ -184,18 +126,23 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def lock_is_live(conn: sqlite3.Connection, name: str) -> bool | None:
-    """True when a live process holds `name`, False when nobody does or its holder died on this
-    host, None when another host holds it (its liveness cannot be seen from here)."""
+def _stale(conn: Db, row, now: float) -> bool:
+    """A lock nobody holds any more: its lease ran out (its holder stopped renewing it: killed,
+    crashed, its host gone), or, on one host's SQLite, its holder's process is gone (seen at once,
+    without waiting for the lease)."""
+    if row["expires"] < now:
+        return True
+    return conn.kind == "sqlite" and row["host"] == socket.gethostname() and not _alive(row["pid"])
+
+
+def lock_is_live(conn: Db, name: str) -> bool:
+    """True while a holder keeps `name`'s lease (or, on SQLite, its process on this host
+    lives); False when nobody holds it."""
     row = conn.execute("SELECT * FROM locks WHERE name = ?", (name,)).fetchone()
-    if row is None or row["expires"] < time.time():
-        return False
-    if row["host"] != socket.gethostname():
-        return None
-    return _alive(row["pid"])
+    return row is not None and not _stale(conn, row, time.time())
 
 
-def incident_state(conn: sqlite3.Connection, row) -> str:
+def incident_state(conn: Db, row) -> str:
     """An incident's status as a person should read it: a `running` one whose process is gone
     (kill -9, a crash, a reboot) is `interrupted`; `runbook oom --job` resumes it."""
     if row["status"] == "running" and lock_is_live(conn, f"job:{row['job_id']}") is False:
@@ -203,7 +150,7 @@ def incident_state(conn: sqlite3.Connection, row) -> str:
     return row["status"]
 
 
-def resumable_incident(conn: sqlite3.Connection, job_id: str) -> str | None:
+def resumable_incident(conn: Db, job_id: str) -> str | None:
     """The newest incident of `job_id` that stopped or was interrupted: its id, to resume."""
     row = conn.execute(
         "SELECT id, job_id, status FROM incidents WHERE job_id = ? AND status IN ('running', "
@@ -215,7 +162,7 @@ def resumable_incident(conn: sqlite3.Connection, job_id: str) -> str | None:
     return row["id"] if incident_state(conn, row) in ("interrupted", "stopped") else None
 
 
-def handled_incident(conn: sqlite3.Connection, job_id: str):
+def handled_incident(conn: Db, job_id: str):
     """The newest incident that handled `job_id` (complete, or handed to a person), or None."""
     return conn.execute(
         "SELECT id, new_job_id, verdict FROM incidents WHERE job_id = ? AND status IN "
@@ -224,9 +171,7 @@ def handled_incident(conn: sqlite3.Connection, job_id: str):
     ).fetchone()
 
 
-def open_incident(
-    conn: sqlite3.Connection, incident_id: str, job_id: str, source: str, folder: str
-) -> None:
+def open_incident(conn: Db, incident_id: str, job_id: str, source: str, folder: str) -> None:
     """Record an incident as running; the same id again (a resumed incident) runs again."""
     conn.execute(
         "INSERT INTO incidents(id, job_id, source, created, status, folder) VALUES (?, ?, ?, ?, "
@@ -236,32 +181,38 @@ def open_incident(
 
 
 def close_incident(
-    conn: sqlite3.Connection, incident_id: str, *, exit_code: int, verdict, new_job_id, summary: str
+    conn: Db,
+    incident_id: str,
+    *,
+    exit_code: int,
+    verdict,
+    new_job_id,
+    summary: str,
+    handled: bool = True,
 ) -> None:
-    """complete: handled; needs_human: a person decides; failed/stopped: worth another run."""
-    status = {0: "complete", 4: "needs_human"}.get(exit_code, "failed")
+    """complete: handled; needs_human: a person decides; failed/stopped: worth another run;
+    observed: looked at, nothing to do yet (the job is not counted as handled)."""
+    status = {0: "complete" if handled else "observed", 4: "needs_human"}.get(exit_code, "failed")
     conn.execute(
         "UPDATE incidents SET status = ?, verdict = ?, new_job_id = ?, data = ? WHERE id = ?",
         (status, verdict, new_job_id, summary, incident_id),
     )
 
 
-def record_node_events(conn: sqlite3.Connection, events) -> int:
+def record_node_events(conn: Db, events) -> int:
     """Each event once (its key): a burst of Xid lines, or the same pending remap seen by
     several incidents, is one event. Returns how many were new."""
-    before = conn.total_changes
-    conn.executemany(
+    return conn.executemany(
         "INSERT OR IGNORE INTO node_events(key, node, kind, gpu, detail, incident, at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         [(e.key, e.node, e.kind, e.gpu, e.detail, e.incident, e.at) for e in events],
     )
-    return conn.total_changes - before
 
 
-def step_unchanged_for(conn: sqlite3.Connection, job_id: str, step: int, now: float) -> float:
+def step_unchanged_for(conn: Db, job_id: str, step: int, now: float) -> float:
     """Seconds the job's last printed training step has stood still, across sweeps: the first
     sweep that sees a step records it (0 s); a later one that sees the same step measures."""
-    with conn:
+    with conn.write():
         row = conn.execute(
             "SELECT step, since FROM job_progress WHERE job_id = ?", (job_id,)
         ).fetchone()
@@ -269,13 +220,15 @@ def step_unchanged_for(conn: sqlite3.Connection, job_id: str, step: int, now: fl
             conn.execute("UPDATE job_progress SET seen = ? WHERE job_id = ?", (now, job_id))
             return max(0.0, now - row["since"])
         conn.execute(
-            "INSERT OR REPLACE INTO job_progress(job_id, step, since, seen) VALUES (?, ?, ?, ?)",
+            "INSERT INTO job_progress(job_id, step, since, seen) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(job_id) DO UPDATE SET step = excluded.step, since = excluded.since, "
+            "seen = excluded.seen",
             (job_id, step, now, now),
         )
     return 0.0
 
 
-def node_events(conn: sqlite3.Connection, *, since: float, node: str | None = None) -> list:
+def node_events(conn: Db, *, since: float, node: str | None = None) -> list:
     """Events since `since` (epoch seconds), newest first; one node's, or every node's."""
     if node:
         return conn.execute(
@@ -307,41 +260,82 @@ def check_free_space(directory: Path, min_free_mib: float, *, usage=None) -> Non
         )
 
 
-def try_lock(conn: sqlite3.Connection, name: str, holder: str, ttl_s: float = 3600) -> dict | None:
-    """Take `name` for `holder`. Returns None on success, else the row of whoever holds it. A lock
-    whose holder died (same host, pid gone) or whose lease ran out is taken over."""
+def try_lock(conn: Db, name: str, holder: str, ttl_s: float = 3600) -> dict | None:
+    """Take `name` for `holder` with a lease of `ttl_s` seconds. Returns None on success, else
+    the row of whoever holds it. A lock whose lease ran out (or, on SQLite, whose holder's
+    process on this host is gone) is taken over."""
     now, host = time.time(), socket.gethostname()
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with conn.write():
         row = conn.execute("SELECT * FROM locks WHERE name = ?", (name,)).fetchone()
-        if row is not None and row["holder"] != holder:
-            stale = row["expires"] < now or (row["host"] == host and not _alive(row["pid"]))
-            if not stale:
-                conn.execute("ROLLBACK")
-                return dict(row)
+        if row is not None and row["holder"] != holder and not _stale(conn, row, now):
+            return dict(row)
         conn.execute(
-            "INSERT OR REPLACE INTO locks(name, holder, host, pid, acquired, expires) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO locks(name, holder, host, pid, acquired, expires) VALUES "
+            "(?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET holder = excluded.holder, "
+            "host = excluded.host, pid = excluded.pid, acquired = excluded.acquired, "
+            "expires = excluded.expires",
             (name, holder, host, os.getpid(), now, now + ttl_s),
         )
-        conn.execute("COMMIT")
-        return None
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    return None
 
 
-def release(conn: sqlite3.Connection, name: str, holder: str) -> None:
+def renew(conn: Db, name: str, holder: str, ttl_s: float) -> bool:
+    """Extend `holder`'s lease on `name`; False when it no longer holds it (taken over)."""
+    cur = conn.execute(
+        "UPDATE locks SET expires = ? WHERE name = ? AND holder = ?",
+        (time.time() + ttl_s, name, holder),
+    )
+    return cur.rowcount == 1
+
+
+def release(conn: Db, name: str, holder: str) -> None:
     conn.execute("DELETE FROM locks WHERE name = ? AND holder = ?", (name, holder))
 
 
-def holds(conn: sqlite3.Connection, name: str, holder: str) -> bool:
+def holds(conn: Db, name: str, holder: str) -> bool:
     row = conn.execute("SELECT holder FROM locks WHERE name = ?", (name,)).fetchone()
     return row is not None and row["holder"] == holder
 
 
+class Heartbeat:
+    """Renews a lease every third of its length, on a connection of its own, until stopped: a
+    lock stays held exactly as long as its holder lives. A renewal that fails (the database
+    unreachable a moment) is tried again; a lease lost to another holder stops the heartbeat,
+    and the executor then refuses every further step (it checks `holds` before each)."""
+
+    def __init__(self, conn: Db, name: str, holder: str, ttl_s: float):
+        import threading
+
+        self.name, self.holder, self.ttl_s = name, holder, ttl_s
+        self._conn_of = conn.reopen if conn.target != ":memory:" else (lambda: conn)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"lease {name}", daemon=True)
+        self._thread.start()
+
+    def _beat(self) -> None:
+        conn = None
+        while not self._stop.wait(self.ttl_s / 3):
+            try:
+                conn = conn or self._conn_of()
+                if not renew(conn, self.name, self.holder, self.ttl_s):
+                    return
+            except RunbookError:
+                conn = None
+            except DB_ERRORS:
+                conn = None
+        if conn is not None:
+            with contextlib.suppress(*DB_ERRORS):
+                conn.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+
 @contextmanager
-def job_lock(conn: sqlite3.Connection, job_id: str, holder: str, ttl_s: float = 3600):
+def job_lock(conn: Db, job_id: str, holder: str, ttl_s: float = 60):
+    """The job's lock, held (its lease renewed) for the whole block; released at its end. A
+    holder killed midway stops renewing: another process takes over after `ttl_s`."""
     name = f"job:{job_id}"
     other = try_lock(conn, name, holder, ttl_s)
     if other is not None:
@@ -351,13 +345,15 @@ def job_lock(conn: sqlite3.Connection, job_id: str, holder: str, ttl_s: float = 
             f"{other['host']}, since {since}); nothing was done",
             hint="wait for it to finish; `runbook incidents` shows its incident",
         )
+    beat = Heartbeat(conn, name, holder, ttl_s)
     try:
         yield name
     finally:
+        beat.stop()
         release(conn, name, holder)
 
 
-def record(conn: sqlite3.Connection, **row) -> None:
+def record(conn: Db, **row) -> None:
     row = {k: (json.dumps(v) if isinstance(v, list | dict) else v) for k, v in row.items()}
     cols = ", ".join(row)
     conn.execute(
@@ -365,7 +361,7 @@ def record(conn: sqlite3.Connection, **row) -> None:
     )
 
 
-def applied(conn: sqlite3.Connection, key: str) -> dict | None:
+def applied(conn: Db, key: str) -> dict | None:
     row = conn.execute(
         "SELECT * FROM ledger WHERE key = ? AND status = 'applied' ORDER BY seq LIMIT 1", (key,)
     ).fetchone()
@@ -381,7 +377,7 @@ QUEUE_OPEN = ("queued", "running")
 
 
 def queue_put(
-    conn: sqlite3.Connection,
+    conn: Db,
     *,
     key: str,
     job_id: str,
@@ -393,54 +389,44 @@ def queue_put(
     """Queue one delivery unless its key is known. (incident id, duplicate?)"""
     now = time.time() if now is None else now
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        row = conn.execute("SELECT incident FROM deliveries WHERE key = ?", (key,)).fetchone()
-        if row is not None:
-            conn.execute("ROLLBACK")
-            return row["incident"], True
-        conn.execute(
-            "INSERT INTO deliveries(key, job_id, incident, source, status, created, title, "
-            "attempts, next_at, updated) VALUES (?, ?, ?, ?, 'queued', ?, ?, 0, ?, ?)",
-            (key, job_id, incident, source, now, title, now, now),
-        )
-        conn.execute("COMMIT")
+        with conn.write():
+            row = conn.execute("SELECT incident FROM deliveries WHERE key = ?", (key,)).fetchone()
+            if row is not None:
+                return row["incident"], True
+            conn.execute(
+                "INSERT INTO deliveries(key, job_id, incident, source, status, created, title, "
+                "attempts, next_at, updated) VALUES (?, ?, ?, ?, 'queued', ?, ?, 0, ?, ?)",
+                (key, job_id, incident, source, now, title, now, now),
+            )
         return incident, False
-    except sqlite3.Error as e:
-        with contextlib.suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
+    except DB_ERRORS as e:
         raise StateUnavailable(
             f"cannot queue the delivery in the state database: {e}",
             hint="check the state dir's disk space and permissions",
         ) from None
 
 
-def queue_claim(conn: sqlite3.Connection, owner: str, now: float | None = None) -> dict | None:
+def queue_claim(conn: Db, owner: str, now: float | None = None) -> dict | None:
     """Take the oldest due delivery for `owner` (host:pid:thread), or None."""
     now = time.time() if now is None else now
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with conn.write():
         row = conn.execute(
             "SELECT * FROM deliveries WHERE status = 'queued' AND COALESCE(next_at, 0) <= ? "
             "ORDER BY next_at, created LIMIT 1",
             (now,),
         ).fetchone()
         if row is None:
-            conn.execute("COMMIT")
             return None
         conn.execute(
             "UPDATE deliveries SET status = 'running', owner = ?, updated = ?, "
             "attempts = COALESCE(attempts, 0) + 1 WHERE key = ?",
             (owner, now, row["key"]),
         )
-        conn.execute("COMMIT")
-        return dict(row) | {"attempts": (row["attempts"] or 0) + 1}
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    return dict(row) | {"attempts": (row["attempts"] or 0) + 1}
 
 
 def queue_finish(
-    conn: sqlite3.Connection,
+    conn: Db,
     key: str,
     status: str,
     *,
@@ -454,7 +440,7 @@ def queue_finish(
     )
 
 
-def queue_retry(conn: sqlite3.Connection, key: str, error: str, delay_s: float) -> None:
+def queue_retry(conn: Db, key: str, error: str, delay_s: float) -> None:
     now = time.time()
     conn.execute(
         "UPDATE deliveries SET status = 'queued', last_error = ?, next_at = ?, "
@@ -463,27 +449,36 @@ def queue_retry(conn: sqlite3.Connection, key: str, error: str, delay_s: float) 
     )
 
 
-def queue_recover(conn: sqlite3.Connection) -> int:
-    """Deliveries left `running` by a process of this host that is gone (kill -9, a crash) go
-    back to the queue. Returns how many."""
-    host = socket.gethostname()
+def queue_recover(conn: Db, lease_s: float = 60) -> int:
+    """Deliveries left `running` by a worker that is gone go back to the queue: on this host, a
+    process that no longer exists; on another host, one claimed more than `lease_s` ago whose
+    job nobody holds the lock of (its worker was killed, or its host died: the lease ran out). A
+    worker that lives holds the job's lock while it works, so its delivery stays its own.
+    Returns how many."""
+    host, now = socket.gethostname(), time.time()
     back = 0
     for row in conn.execute(
-        "SELECT key, owner FROM deliveries WHERE status = 'running'"
+        "SELECT key, owner, job_id, updated FROM deliveries WHERE status = 'running'"
     ).fetchall():
         o_host, _, rest = (row["owner"] or "").partition(":")
         pid = rest.partition(":")[0]
-        if o_host == host and pid.isdigit() and not _alive(int(pid)):
-            conn.execute(
-                "UPDATE deliveries SET status = 'queued', owner = NULL, next_at = ? "
-                "WHERE key = ? AND status = 'running'",
-                (time.time(), row["key"]),
+        if o_host == host and pid.isdigit():  # this host's worker: its process says it all
+            gone = not _alive(int(pid))
+        else:
+            gone = (row["updated"] or 0) < now - lease_s and not lock_is_live(
+                conn, f"job:{row['job_id']}"
             )
-            back += 1
+        if gone:
+            cur = conn.execute(
+                "UPDATE deliveries SET status = 'queued', owner = NULL, next_at = ? "
+                "WHERE key = ? AND status = 'running' AND owner = ?",
+                (now, row["key"], row["owner"]),
+            )
+            back += max(cur.rowcount, 0)
     return back
 
 
-def queue_depth(conn: sqlite3.Connection) -> int:
+def queue_depth(conn: Db) -> int:
     return conn.execute(
         "SELECT COUNT(*) FROM deliveries WHERE status IN ('queued', 'running')"
     ).fetchone()[0]

@@ -78,17 +78,20 @@ def run_sweep(
 ) -> SweepResult:
     conn = state.site_db(site, dry_run=dry_run)
     holder = f"sweep:{os.getpid()}:{time.time()}"
-    other = None if dry_run else state.try_lock(conn, "sweep", holder, ttl_s=3600)
+    lease = site.state.lease_s
+    other = None if dry_run else state.try_lock(conn, "sweep", holder, ttl_s=lease)
     if other is not None:
         raise SweepBusy(
             f"another sweep is running (pid {other['pid']} on {other['host']}, since "
             f"{time.strftime('%H:%M:%S', time.localtime(other['acquired']))}); "
             "this one exits"
         )
+    beat = None if dry_run else state.Heartbeat(conn, "sweep", holder, lease)
     try:
         return _sweep(site, conn, since, dry_run, progress)
     finally:
-        if not dry_run:
+        if beat is not None:
+            beat.stop()
             state.release(conn, "sweep", holder)
 
 
@@ -167,6 +170,7 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
                     int(ExitCode.STEP_FAILED),
                 )
             )
+    res.lines.extend(_shrunk_jobs(site, client, known.values(), handled, dry_run))
     if not dry_run:
         res.verifications = _verify_pending(site, conn)
     res.stats["seconds"] = round(time.monotonic() - t0, 3)
@@ -234,6 +238,50 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
                 int(ExitCode.NEEDS_HUMAN),
             )
         )
+
+
+def _shrunk_jobs(site, client, known, handled, dry_run) -> list[Line]:
+    """Jobs runbook shrank (signed shrink_world tags) that run while their partition has a
+    node more than they use: grown back by `runbook grow` when [policy] unattended_grow allows
+    it (it waits for a checkpoint and the lineage's full size itself), else named for a person.
+    One sinfo per partition; a partition whose nodes never came back costs nothing more."""
+    from runbook.evidence.collect import usable_nodes
+    from runbook.planning.grow import SHRINK_RUNGS
+
+    secret, me = lineage.site_secret(site), lineage.runbook_user(site)
+    out: list[Line] = []
+    usable: dict[str, set[str] | None] = {}
+    for j in known:
+        if j.state != "RUNNING" or j.job_id in handled or not j.num_nodes:
+            continue
+        claim = lineage.read(j.job_id, j.comment, j.user, secret=secret, runbook_user=me)
+        if claim is None or not claim.trusted or claim.fields.get("rung") not in SHRINK_RUNGS:
+            continue
+        part = (j.partition or "").split(",")[0]
+        if part not in usable:
+            usable[part] = usable_nodes(client, j)
+        nodes = usable[part]
+        if nodes is None or len(nodes) <= j.num_nodes:
+            continue
+        if not site.policy.unattended_grow:
+            out.append(
+                Line(
+                    j.job_id,
+                    j.user,
+                    j.state,
+                    "shrunk",
+                    f"nodes may be back: runbook grow --job {j.job_id}",
+                )
+            )
+            continue
+        from runbook.grow import handle_grow
+
+        r = handle_grow(Trigger(j.job_id, "sweep", "runbook sweep"), site, Options(dry_run=dry_run))
+        action = r.summary.split("; ", 1)[1] if "; " in r.summary else r.summary
+        out.append(
+            Line(j.job_id, j.user, j.state, r.verdict or "unknown", action, r.incident, r.exit_code)
+        )
+    return out
 
 
 def stalled(site, conn, j, logs, now: float) -> str | None:

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from runbook.actions.executor import Action
 from runbook.evidence.collect import JobLogs
 from runbook.playbook import Playbook
+from runbook.slurm.client import ACTIVE
 
-ACTIVE = {"RUNNING", "PENDING", "SUSPENDED", "CONFIGURING", "REQUEUED", "RESIZING", "STOPPED"}
+__all__ = ["ACTIVE", "OOM_KINDS", "Options", "Result", "Trigger", "new_incident_id"]
 OOM_KINDS = {"oom", "host_oom"}
 
 

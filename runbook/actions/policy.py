@@ -17,12 +17,14 @@ def confirm_policy(
 ):
     """Who says yes to a mutating step: --yes; a person at the terminal; or the site policy, which
     names the verdicts that may act unattended (and whether a job may be shrunk unattended:
-    [policy] unattended_shrink). Otherwise the step is declined and a person is needed (exit 4),
+    [policy] unattended_shrink, and grown back: unattended_grow). Otherwise the step is declined and a person is needed (exit 4),
     with the exact commands in the report."""
     if assume_yes or site.policy.assume_yes:
         return None
     if confirm is not None:
         return confirm
+    if rung == "grow_world":  # cancels a job that trains well: only a site that said so
+        return None if site.policy.unattended_grow else (lambda action: False)
     if rung == "shrink_world" and not site.policy.unattended_shrink:
         return lambda action: False
     if verdict in site.policy.unattended_verdicts:

@@ -229,6 +229,9 @@ class LineageEvidence:
     tried: list[tuple[str, str]] = field(default_factory=list)
     suspicious: list[str] = field(default_factory=list)
     start: float | None = None
+    # The node count of the run's first job, as Slurm recorded it (None: not known): the size
+    # grow_world returns a shrunk job to.
+    root_nodes: int | None = None
 
 
 def lineage_of(site, client, job: JobInfo) -> LineageEvidence:
@@ -248,7 +251,9 @@ def lineage_of(site, client, job: JobInfo) -> LineageEvidence:
         except (RunbookError, KeyError):
             root = None
     t = (root.start or root.submit) if root is not None else None
-    return LineageEvidence(tried, suspicious, t.timestamp() if t else None)
+    return LineageEvidence(
+        tried, suspicious, t.timestamp() if t else None, root.num_nodes if root else None
+    )
 
 
 @dataclass
@@ -322,6 +327,21 @@ def capacity_of(client, job: JobInfo, node: str | None) -> int | None:
         return None
     gone = {node, *job.excluded}
     return sum(1 for n, st in states.items() if n not in gone and usable_state(st))
+
+
+def usable_nodes(client, job: JobInfo) -> set[str] | None:
+    """The nodes of the job's partition Slurm could schedule on now (up, not drained,
+    responding), the job's own included; None when Slurm cannot say."""
+    from runbook.slurm.client import usable_state
+
+    partition = (job.partition or "").split(",")[0]
+    if not partition:
+        return None
+    try:
+        states = client.partition_nodes(partition)
+    except RunbookError:
+        return None
+    return {n for n, st in states.items() if usable_state(st)} if states else None
 
 
 def configs_of(job: JobInfo, script: str) -> list:

@@ -46,6 +46,9 @@ class Plan:
     # shrink_world: the job's nodes before and after (the sbatch arguments and the read-back
     # follow it).
     world: tuple[int, int] | None = None
+    # Nodes the job excluded that may run it again (grow_world: drained, then returned to
+    # service): the rerun no longer excludes them.
+    readmit: list[str] = field(default_factory=list)
 
     @property
     def acts(self) -> bool:

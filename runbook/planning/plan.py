@@ -71,21 +71,21 @@ def make_plan(
             f"{site.nodes.window_days:g} days ([nodes] drain_after_events = {limit}): drained, "
             "not only excluded"
         )
-    return _resubmission(p, site, job, chosen)
+    return resubmission(p, site, job, chosen)
 
 
-def _resubmission(p: ladder.Plan, site, job, chosen) -> ladder.Plan:
+def resubmission(p: ladder.Plan, site, job, chosen) -> ladder.Plan:
     """The rerun's sbatch arguments and environment, for a plan that acts: the original's
     folder and recorded resources (less what the rung changes), the nodes it excludes, and the
     checkpoint to resume from."""
     if p.acts:
-        exclude = sorted(set(job.excluded) | set(p.exclude))
+        exclude = sorted((set(job.excluded) | set(p.exclude)) - set(p.readmit))
         p.sbatch_args = [f"--chdir={job.work_dir}"] if job.work_dir else []
         # The same job: the resources Slurm recorded for it, given again (command-line options
         # of the original sbatch are in no script), less what the rung itself changes.
         p.sbatch_args += resources.options(job.resources, p.rung)
         if p.world:
-            p.sbatch_args += resources.shrunk(job, *p.world)
+            p.sbatch_args += resources.resized(job, *p.world)
         if exclude:
             p.sbatch_args.append(f"--exclude={','.join(exclude)}")
         if chosen and site.checkpoints.resume_env:
@@ -133,7 +133,7 @@ def make_hang_plan(
         ]
     p.checkpoint, p.checkpoints_skipped = chosen, checkpoints.skipped
     p.suspicious = run.suspicious
-    _resubmission(p, site, job, chosen)
+    resubmission(p, site, job, chosen)
     r = rungs.get(p.rung or "")
     if p.acts and r is not None and r.debug_env:
         p.env.update(playbook.debug_env)

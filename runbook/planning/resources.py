@@ -8,7 +8,11 @@ Pure functions of JobInfo values; the pipeline reads the jobs and acts.
 from __future__ import annotations
 
 # What each rung changes on purpose, so that the original's value is not given again for it.
-RUNG_CHANGES = {"raise_mem": {"mem", "mem_per_cpu"}, "shrink_world": {"nodes", "ntasks"}}
+RUNG_CHANGES = {
+    "raise_mem": {"mem", "mem_per_cpu"},
+    "shrink_world": {"nodes", "ntasks"},
+    "grow_world": {"nodes", "ntasks"},
+}
 
 # (recorded key, sbatch option)
 _OPTIONS = (
@@ -39,7 +43,7 @@ def options(resources: dict[str, str], rung: str | None) -> list[str]:
     ]
 
 
-def shrunk(job, before: int, after: int) -> list[str]:
+def resized(job, before: int, after: int) -> list[str]:
     """sbatch options for the job on `after` of its `before` nodes: the nodes, and the tasks in
     the same proportion (the tasks per node stay)."""
     out = [f"--nodes={after}"]
@@ -69,7 +73,7 @@ def world(job) -> dict[str, int | None]:
 
 def mismatches(original, new, rung: str | None, shrink: tuple[int, int] | None = None) -> list[str]:
     """World size and GPUs of the new job against the original's; a difference the rung did not
-    ask for is a mismatch. `shrink` (nodes before, after): shrink_world's new size is expected,
+    ask for is a mismatch. `shrink` (nodes before, after): a resized world is expected,
     every figure in the same proportion."""
     a, b = world(original), world(new)
     if shrink:

@@ -369,11 +369,11 @@ def halve_micro_batch(script: str, knobs) -> tuple[str, list[str], list[str]]:
     return _replace(script, edits), changes, checks
 
 
-def shrink_world(script: str, knobs, world: tuple[int, int]) -> tuple[str, list[str], list[str]]:
-    """Fewer nodes, the same global batch: the data-parallel size falls by old/new (nodes hold
-    equal shares of it), so gradient accumulation rises by old/new, only when that is exact.
-    A script that states the global batch lets the framework derive accumulation; it must then
-    still divide."""
+def resize_world(script: str, knobs, world: tuple[int, int]) -> tuple[str, list[str], list[str]]:
+    """Another node count, the same global batch: the data-parallel size changes by new/old
+    (nodes hold equal shares of it), so gradient accumulation changes by old/new, only when that
+    is exact. A script that states the global batch lets the framework derive accumulation; it
+    must then still divide. Shrinking (shrink_world) and growing back (grow_world) alike."""
     old, new = world
     micro = _maybe(script, knobs.micro_batch)
     m = _int_value(script, micro) if micro is not None else None
@@ -383,7 +383,7 @@ def shrink_world(script: str, knobs, world: tuple[int, int]) -> tuple[str, list[
         if g is None or m is None:
             raise RungNotApplicable(
                 f"the global batch {gbs.name}={gbs.value} or the micro-batch is not a number: "
-                "runbook cannot check it still divides on fewer nodes"
+                f"runbook cannot check it still divides on {new} nodes"
             )
         edits, changes = _launcher_world(script, old, new)
         return (
@@ -399,12 +399,12 @@ def shrink_world(script: str, knobs, world: tuple[int, int]) -> tuple[str, list[
     if accum is None or a is None:
         raise RungNotApplicable(
             "the script states neither a global batch nor a numeric gradient accumulation: "
-            "fewer nodes would shrink the global batch (it changes the science)"
+            f"{new} nodes instead of {old} would change the global batch (it changes the science)"
         )
     if (a * old) % new:
         raise RungNotApplicable(
             f"accumulation {a} x {old}/{new} nodes = {a * old / new:g} is not a whole number: "
-            "the global batch cannot stay the same on fewer nodes"
+            f"the global batch cannot stay the same on {new} nodes"
         )
     b = a * old // new
     edits = [(_literal_site(script, accum), str(b))]
@@ -658,10 +658,10 @@ def _patch_plain(
     r = rungs.get(rung)
     if rung == "unchanged":
         return script, [], []
-    if rung == "shrink_world":
+    if rungs.resizes_world(rung):
         if not world:
             raise RungNotApplicable("the job's node count is not known")
-        return shrink_world(script, knobs, world)
+        return resize_world(script, knobs, world)
     if r is not None and r.allocator:
         return set_allocator(script, r.allocator)
     if rung in RUNG_PATCHERS:
@@ -707,7 +707,7 @@ def _patch_template(
             raise RungNotApplicable(f"the template's mem_mib is {mem!r}, not a number to raise")
         vars2["mem_mib"] = mem * 2
         changes.append(f"mem_mib {mem} -> {mem * 2}")
-    elif rung == "shrink_world":
+    elif rungs.resizes_world(rung):
         before, after = world or (0, 0)
         a, n = vars2.get("grad_accum"), vars2.get("nodes")
         if "global_batch" in vars2:
@@ -715,7 +715,7 @@ def _patch_template(
         elif not isinstance(a, int) or not before or (a * before) % after:
             raise RungNotApplicable(
                 f"grad_accum {a!r} x {before}/{after} nodes is not a whole number: the global batch "
-                "cannot stay the same on fewer nodes"
+                f"cannot stay the same on {after} nodes"
             )
         else:
             vars2["grad_accum"] = a * before // after
@@ -750,7 +750,7 @@ def patch(script: str, rung: str, knobs, *, resume=None, configs=None, world=Non
     its checkpoint: the template variable, the script's own assignment, or a flag. `configs`
     (planning.configs.ConfigFile, read where the job runs): a knob the script does not hold is
     looked for in the config files it names, and changed in copies of them. `world` (nodes
-    before, after) is for shrink_world."""
+    before, after) is for the rungs that resize the world (shrink_world, grow_world)."""
     header = read_header(script)
     extra = {resume[0].resume_var: resume[1]} if resume and resume[0].resume_var else {}
     r = rungs.get(rung)
@@ -780,7 +780,7 @@ def patch(script: str, rung: str, knobs, *, resume=None, configs=None, world=Non
     if p.new == p.old and rung != "unchanged":
         raise RungNotApplicable(f"rung {rung} would not change the script")
     p.checks.append(bash_n(p.new, original=script))
-    if not header and not p.files and rung != "shrink_world":
-        # a config patch checked the batch on its copies; shrink_world checks with the nodes
+    if not header and not p.files and not rungs.resizes_world(rung):
+        # a config patch checked the batch on its copies; a resize checks with the nodes
         p.checks.append(check_global_batch(script, p.new, knobs))
     return p

@@ -157,10 +157,17 @@ def conclude(
         )
     if plan and plan.needs_human:
         nxt.append(f"A person decides: {plan.human_action or plan.why}")
+    allow = {
+        "grow_world": "set [policy] unattended_grow = true",
+        "shrink_world": "set [policy] unattended_shrink = true",
+    }.get(
+        plan.rung if plan and plan.rung else "",
+        f"allow verdict {verdict} in [policy] unattended_verdicts",
+    )
     for r in declined:
         nxt.append(
             f"Not done (needs confirmation): `{' '.join(r.argv)}`. Run it by hand, or "
-            f"rerun with --yes, or allow verdict {verdict} in [policy] unattended_verdicts."
+            f"rerun with --yes, or {allow}."
         )
     for r in failed:
         nxt.append(f"Failed: `{' '.join(r.argv)}`: {r.message}")

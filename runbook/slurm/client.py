@@ -145,6 +145,9 @@ class SlurmClient(Protocol):
 
 # Node states in which a node can run a job now or soon (sinfo's long names, without the flags
 # that follow a "+" or the "*", "~", "#", "!", "%", "$", "@", "^", "-" suffixes).
+# Job states of a job that still holds (or waits for) its allocation.
+ACTIVE = {"RUNNING", "PENDING", "SUSPENDED", "CONFIGURING", "REQUEUED", "RESIZING", "STOPPED"}
+
 _USABLE_STATES = {"idle", "allocated", "mixed", "completing", "planned", "reserved"}
 
 

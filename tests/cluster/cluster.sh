@@ -10,6 +10,9 @@
 #   cluster.sh status         exit 0 when every part answers, else 1 with what is missing
 #   cluster.sh env            print the shell variables tests and the site config use
 #
+# Also a PostgreSQL (Debian's postgresql) on $CTLD_ADDR:5433, database and role `runbook`, for
+# the state several agent hosts share ([state] url); trust authentication, test use only.
+#
 # Traffic stays on loopback and on 198.18.0.0/24 (the benchmarking range), which exists only inside
 # the namespaces and on the bridge this script creates.
 set -euo pipefail
@@ -24,6 +27,8 @@ CLUSTER=devcluster
 SSH_USER=oncall
 GPUS_PER_NODE=4
 CTLD_HOST=$(hostname -s)
+PG_PORT=5433
+PG_URL="postgresql://runbook@$CTLD_ADDR:$PG_PORT/runbook"
 
 log() { printf '[cluster] %s\n' "$*" >&2; }
 die() { printf '[cluster] error: %s\n' "$*" >&2; exit 1; }
@@ -62,7 +67,7 @@ stop_pidfile() { # pidfile: TERM, wait, KILL; always removes the file
 
 cmd_install() {
   local pkgs=(slurm-wlm slurmdbd munge mariadb-server openssh-server openssh-client iproute2
-    util-linux procps sudo)
+    util-linux procps sudo postgresql)
   if dpkg-query -W -f='${Status}\n' "${pkgs[@]}" 2>/dev/null | grep -vq 'install ok installed' ||
     [[ $(dpkg-query -W -f='${Status}\n' "${pkgs[@]}" 2>/dev/null | wc -l) -ne ${#pkgs[@]} ]]; then
     log "installing ${pkgs[*]}"
@@ -281,6 +286,40 @@ start_mariadb() {
   wait_for MariaDB 60 mariadb --socket=/run/mysqld/mysqld.sock -e 'select 1'
 }
 
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
+
+start_postgres() { # after start_net: it listens on the bridge, where the nodes reach it
+  local bin dd=$STATE/pg sock=$STATE/pgsock
+  bin=$(pg_bin)
+  [[ -n $bin ]] || die "no PostgreSQL server binaries (cluster.sh install)"
+  mkdir -p "$sock" && chown postgres:postgres "$sock"
+  if [[ ! -s $dd/PG_VERSION ]]; then
+    log "initialising PostgreSQL in $dd"
+    mkdir -p "$dd" && chown postgres:postgres "$dd" && chmod 700 "$dd"
+    runuser -u postgres -- "$bin/initdb" -D "$dd" -A trust -U postgres --no-sync \
+      >"$STATE/log/postgres-init.log" 2>&1
+    printf '%s\n' 'local all all trust' 'host all all 127.0.0.1/32 trust' \
+      "host all all $NET.0/24 trust" >"$dd/pg_hba.conf"
+  fi
+  if ! runuser -u postgres -- "$bin/pg_ctl" -D "$dd" status >/dev/null 2>&1; then
+    runuser -u postgres -- "$bin/pg_ctl" -D "$dd" -l "$dd/server.log" -w -t 60 \
+      -o "-p $PG_PORT -k $sock -c listen_addresses=127.0.0.1,$CTLD_ADDR -c fsync=off" start \
+      >>"$STATE/log/postgres.start.log" 2>&1 || die "PostgreSQL did not start (see $dd/server.log)"
+  fi
+  local psql=("$bin/psql" -h "$sock" -p "$PG_PORT" -U postgres -qAt)
+  [[ $("${psql[@]}" -c "SELECT 1 FROM pg_roles WHERE rolname = 'runbook'") == 1 ]] ||
+    "${psql[@]}" -c "CREATE ROLE runbook LOGIN" >/dev/null
+  [[ $("${psql[@]}" -c "SELECT 1 FROM pg_database WHERE datname = 'runbook'") == 1 ]] ||
+    "${psql[@]}" -c "CREATE DATABASE runbook OWNER runbook" >/dev/null
+}
+
+stop_postgres() {
+  local bin
+  bin=$(pg_bin)
+  [[ -n $bin && -s $STATE/pg/PG_VERSION ]] || return 0
+  runuser -u postgres -- "$bin/pg_ctl" -D "$STATE/pg" -m fast -w stop >/dev/null 2>&1 || true
+}
+
 start_net() {
   ip link show "$BRIDGE" >/dev/null 2>&1 || ip link add "$BRIDGE" type bridge
   ip addr show dev "$BRIDGE" | grep -q "inet $CTLD_ADDR/" || ip addr add "$CTLD_ADDR/24" dev "$BRIDGE"
@@ -350,6 +389,7 @@ is_ready() {
     (exec 3<>"/dev/tcp/$(node_addr "$i")/22") 2>/dev/null || return 1
   done
   sacct -n -X -j 1 -o JobID >/dev/null 2>&1 || return 1
+  "$(pg_bin)/pg_isready" -q -h "$CTLD_ADDR" -p "$PG_PORT" || return 1
 }
 
 cmd_up() {
@@ -373,6 +413,7 @@ cmd_up() {
   sacctmgr -n -P show cluster format=cluster | grep -qx "$CLUSTER" ||
     sacctmgr -i add cluster "$CLUSTER" >/dev/null
   start_net
+  start_postgres
   slurmctld
   wait_for slurmctld 30 scontrol ping
   local i
@@ -397,6 +438,7 @@ cmd_down_quiet() {
   stop_pidfile "$STATE/run/slurmctld.pid"
   stop_pidfile "$STATE/run/slurmdbd.pid"
   stop_pidfile "$STATE/run/mariadb.pid"
+  stop_postgres
   # munged is shared with anything else on the host that uses munge; leave it to --purge.
   # Everything still living in a node (slurmstepd, job processes) goes with it: left behind in
   # a deleted namespace it could never reach slurmctld again and would hold the node COMPLETING.
@@ -441,6 +483,11 @@ cmd_status() {
       "$(pid_alive "$STATE/run/sshd-$n.pid" && echo running || echo stopped)" \
       "$(sinfo -h -n "$n" -o '%t' 2>/dev/null | head -1 || true)"
   done
+  if "$(pg_bin)/pg_isready" -q -h "$CTLD_ADDR" -p "$PG_PORT" 2>/dev/null; then
+    echo "postgresql: running ($PG_URL)"
+  else
+    echo "postgresql: stopped"; ok=1
+  fi
   is_ready && echo "ready" || { echo "not ready"; ok=1; }
   return $ok
 }
@@ -453,6 +500,7 @@ RUNBOOK_CLUSTER_SSH_USER=$SSH_USER
 RUNBOOK_CLUSTER_SSH_KEY=$STATE/ssh/id_ed25519
 RUNBOOK_CLUSTER_KNOWN_HOSTS=$STATE/ssh/known_hosts
 RUNBOOK_CLUSTER_JOBS=$STATE/jobs
+RUNBOOK_CLUSTER_PG_URL=$PG_URL
 EOF
 }
 

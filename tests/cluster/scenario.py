@@ -20,6 +20,7 @@ class Canned:
     source: str
     stderr: str = ""
     exit: int = 0
+    delay_s: float = 0.0  # the stand-in answers this late (a node under load)
 
 
 @dataclass
@@ -60,7 +61,15 @@ def calls(state_dir: Path, node: str) -> list[dict]:
 
 
 def node_health(
-    state_dir: Path, node: str, probes, *, kernel: str, ecc: str, apps: str, source: str
+    state_dir: Path,
+    node: str,
+    probes,
+    *,
+    kernel: str,
+    ecc: str,
+    apps: str,
+    source: str,
+    delay_s: float = 0.0,
 ) -> Scenario:
     """A node whose kernel log, `nvidia-smi -q -d ROW_REMAPPER,ECC` and process listing replay
     the given recorded outputs, for exactly the invocations runbook's probe makes (the site's
@@ -72,7 +81,7 @@ def node_health(
         else ["--query-compute-apps=pid,used_memory,gpu_uuid", "--format=csv"]
     )
     sc = Scenario(state_dir, node)
-    sc.expect(Canned(kernel_tool, kernel_args, kernel, source))
+    sc.expect(Canned(kernel_tool, kernel_args, kernel, source, delay_s=delay_s))
     sc.expect(Canned("nvidia-smi", ["-q", "-d", "ROW_REMAPPER,ECC"], ecc, source))
     sc.expect(Canned("nvidia-smi", apps_args, apps, source))
     return sc

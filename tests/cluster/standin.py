@@ -38,6 +38,8 @@ def main() -> int:
             f" (scenario {path}; expected: {expected or 'nothing'})\n"
         )
         return REFUSED
+    # A slow answer, as a node under load gives one (a test needs a step that takes a while).
+    time.sleep(float(match.get("delay_s", 0)))
     sys.stdout.write(match.get("stdout", ""))
     sys.stderr.write(match.get("stderr", ""))
     return int(match.get("exit", 0))

@@ -319,6 +319,54 @@ def test_gpu_fault_with_no_spare_node_resumes_on_fewer_nodes_with_the_same_globa
         sh("scontrol", "update", "nodename=gpu-02", "state=resume", check=False)
 
 
+def test_a_shrunk_job_grows_back_to_full_size_once_the_node_returns(scenario):
+    """Issue 20, the way back: the job shrank to 2 nodes (gpu-02 faulty, no spare); while
+    gpu-02 is drained `runbook grow` changes nothing; once it returns to service (its card
+    replaced) and the shrunk job has saved a checkpoint, the job is cancelled and resubmitted on
+    3 nodes and 6 tasks with accumulation 3 x 2/3 = 2 (8 x 3 x 4 = 8 x 2 x 6), from that
+    checkpoint, and finishes."""
+    s = scenario("grow", nodes=3, steps=24, extra_args="--step-seconds 1")
+    faulty_gpu02(s)
+    try:
+        job = s.submit("--nodelist=gpu-[01-03]")
+        s.wait_failure(job, "Tried to allocate")
+        shrunk = act(job)["new_job_id"]
+        assert shrunk, "shrink_world made no rerun"
+        code, early = runbook("grow", "--job", shrunk, "--yes", "--json")
+        assert code == 0 and early["verdict"] == "nodes_not_back", early
+        assert not early["actions"] and squeue_state(shrunk) in ("PENDING", "RUNNING")
+
+        sh("scontrol", "update", "nodename=gpu-02", "state=resume")
+        s.close()  # gpu-02's card is whole again
+        saved = s.workdir / "checkpoints" / "step_8.pt"
+        wait_until(saved.exists, 120, "the shrunk job's checkpoint at step 8")
+        before = (squeue_state(shrunk), _ledger_rows())
+        code, dry = runbook("grow", "--job", shrunk, "--dry-run", "--json")
+        assert code == 0 and dry["verdict"] == "grow", dry
+        assert [a["kind"] for a in dry["actions"]] == ["cancel", "write_file", "submit"]
+        assert (squeue_state(shrunk), _ledger_rows()) == before  # the dry run changed nothing
+
+        code, out = runbook("grow", "--job", shrunk, "--yes", "--json")
+        assert code == 0 and out["verdict"] == "grow", out
+        submit = next(a for a in out["actions"] if a["kind"] == "submit")
+        assert "--nodes=3" in submit["argv"] and "--ntasks=6" in submit["argv"]
+        assert not any(a.startswith("--exclude") for a in submit["argv"])
+        report = json.loads((Path(out["folder"]) / "report.json").read_text())
+        assert report["plan"]["readback"]["new"]["nodes"] == 3
+        assert not report["plan"]["readback"]["mismatches"]
+        log = s.wait_done(out["new_job_id"])
+        assert "micro-batch 8 x grad-accum 2" in log
+        resumed = int(log.split("resumed from ")[1].split(" at step ")[1].split()[0])
+        assert resumed >= 8, log[-2000:]  # from the shrunk job's own progress
+        assert "training finished at step 24" in log
+        assert sacct_row(shrunk)["state"].startswith("CANCELLED")
+        # Asked again, the grown job is none of grow's business.
+        code, again = runbook("grow", "--job", out["new_job_id"], "--json")
+        assert code == 0 and again["verdict"] in ("not_running", "not_shrunk"), again
+    finally:
+        sh("scontrol", "update", "nodename=gpu-02", "state=resume", check=False)
+
+
 def test_co_tenant_excludes_the_node_and_reports_the_pids(scenario):
     s = scenario("cotenant", param_mib=30000, act_mib_per_sample=2500)
     s.fake_gpu("gpu-02", {"co_tenants": [[297866, 13594]], "gpu": 1, "from_step": 6})

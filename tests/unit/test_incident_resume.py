@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from runbook import state
+from runbook import state, store
 
 
 def db(tmp_path):
@@ -89,4 +89,4 @@ def test_old_databases_are_migrated_and_concurrent_opens_do_not_race(tmp_path):
     b = state.open_db(tmp_path / "runbook.db")  # a second process opening it too
     cols = {r[1] for r in b.execute("PRAGMA table_info(deliveries)")}
     assert {"attempts", "next_at", "owner"} <= cols
-    state._migrate(a)  # columns already there (another process won the race): no error
+    store.migrate(a)  # columns already there (another process won the race): no error

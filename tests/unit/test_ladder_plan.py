@@ -35,6 +35,7 @@ def test_every_playbook_rung_is_registered_once():
             rungs.HUMAN,
             rungs.CONTINUE,
             rungs.SHRINK,
+            rungs.GROW,
         }
         assert (r.allocator is not None) == (r.kind == rungs.ALLOCATOR)
         assert r.setting
@@ -184,7 +185,7 @@ def test_resources_follow_the_smaller_world_and_the_readback_expects_it():
     from runbook.planning import resources
 
     job = SimpleNamespace(num_nodes=3, num_tasks=6, tres="cpu=6,gres/gpu=6")
-    assert resources.shrunk(job, 3, 2) == ["--nodes=2", "--ntasks=4"]
+    assert resources.resized(job, 3, 2) == ["--nodes=2", "--ntasks=4"]
     new = SimpleNamespace(num_nodes=2, num_tasks=4, tres="cpu=4,gres/gpu=4")
     assert resources.mismatches(job, new, "shrink_world", (3, 2)) == []
     assert resources.mismatches(job, new, "unchanged") != []  # not asked for: a mismatch

@@ -59,6 +59,7 @@ STAGE_OF = {
     "engine": "pipeline",
     "hang_diagnosis": "diagnosis",
     "hang": "pipeline",
+    "grow": "pipeline",
 }
 
 
