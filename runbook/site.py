@@ -50,6 +50,10 @@ class SlurmSection:
     command_timeout_s: float = 60.0
     # The user runbook's sbatch runs as (lineage tags count only on its jobs); empty: this user.
     submit_user: str = ""
+    # Where one slurmdbd serves several clusters: this site's ClusterName, passed as `-M NAME`
+    # to every Slurm command. It also scopes the shared state ([state] url): incidents, locks,
+    # the hook's queue and node history of each cluster apart. Empty: the local cluster.
+    cluster: str = ""
 
 
 @dataclass(frozen=True)

@@ -104,7 +104,7 @@ def site_db(site, *, dry_run: bool = False) -> Db:
     in [state] dir. A dry run that finds no SQLite file works on an empty in-memory one, so it
     leaves no file behind (a dry run changes nothing, the state folder included)."""
     if site.state.url:
-        return store.connect(site.state.url)
+        return store.connect(site.state.url, schema=site.slurm.cluster)
     path = site.path(site.state.dir) / "runbook.db"
     check_state_dir(path.parent, allow_network_fs=site.state.allow_network_fs)
     if dry_run and not path.exists():

@@ -128,8 +128,8 @@ class Db:
     for a read-then-write that must not interleave with another process's; `reopen()` for a
     second connection to the same database (another thread: a lease's heartbeat)."""
 
-    def __init__(self, raw, kind: str, target: str):
-        self.raw, self.kind, self.target = raw, kind, target
+    def __init__(self, raw, kind: str, target: str, schema: str = ""):
+        self.raw, self.kind, self.target, self.schema = raw, kind, target, schema
 
     def execute(self, sql: str, params: tuple | list = ()) -> Any:
         if self.kind == "sqlite":
@@ -165,7 +165,7 @@ class Db:
             yield self
 
     def reopen(self) -> Db:
-        return connect(self.target)
+        return connect(self.target, schema=self.schema)
 
     def close(self) -> None:
         self.raw.close()
@@ -180,11 +180,13 @@ def is_postgres(target: str) -> bool:
     return target.startswith(("postgresql://", "postgres://"))
 
 
-def connect(target: str, *, migrate: bool | None = None) -> Db:
+def connect(target: str, *, migrate: bool | None = None, schema: str = "") -> Db:
     """Open the state database `target` (a SQLite path, or a postgresql:// URL) and check its
     schema version. `migrate`: bring an older schema up to date (default: SQLite yes, a shared
-    PostgreSQL no: `runbook state migrate` does that)."""
-    db = open_unchecked(target)
+    PostgreSQL no: `runbook state migrate` does that). `schema`: on PostgreSQL, the cluster's
+    own schema ([slurm] cluster), so several clusters share one database without sharing job
+    ids, locks, queues or node names."""
+    db = open_unchecked(target, schema=schema)
     try:
         ensure_schema(db, migrate=(db.kind == "sqlite") if migrate is None else migrate)
     except BaseException:
@@ -208,7 +210,7 @@ def _connect_sqlite(path: Path) -> Db:
     return Db(raw, "sqlite", str(path))
 
 
-def _connect_pg(url: str) -> Db:
+def _connect_pg(url: str, schema: str = "") -> Db:
     try:
         import psycopg
     except ImportError:
@@ -236,12 +238,26 @@ def _connect_pg(url: str) -> Db:
             hint="check that PostgreSQL runs and [state] url (host, port, user, database, "
             "password in ~/.pgpass or the URL) is right; nothing was done",
         ) from None
-    return Db(raw, "postgresql", url)
+    return Db(raw, "postgresql", url, schema)
 
 
-def open_unchecked(target: str) -> Db:
+def open_unchecked(target: str, *, schema: str = "") -> Db:
     """A connection that does not check the schema version: for `runbook state migrate`."""
-    return _connect_pg(target) if is_postgres(target) else _connect_sqlite(Path(target))
+    if not is_postgres(target):
+        return _connect_sqlite(Path(target))
+    db = _connect_pg(target, schema)
+    if schema:
+        db.execute(f"SET search_path TO {_ident(schema)}")
+    return db
+
+
+def _ident(name: str) -> str:
+    """A PostgreSQL identifier, quoted; only names a Slurm cluster can have get here."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}", name):
+        raise ConfigError(
+            f"{name!r} cannot name a PostgreSQL schema", hint="use the Slurm cluster's name"
+        )
+    return '"' + name + '"'
 
 
 def _statements(kind: str) -> list[str]:
@@ -288,6 +304,8 @@ def migrate(db: Db) -> tuple[int | None, int]:
     one lacks. Safe to run while other runbook processes use the database, and twice. Returns
     (version before, version after)."""
     with db.write():
+        if db.schema:
+            db.execute(f"CREATE SCHEMA IF NOT EXISTS {_ident(db.schema)}")
         before = version(db)
         if before is not None and before > SCHEMA_VERSION:
             raise _too_new(db, before)
@@ -301,6 +319,19 @@ def migrate(db: Db) -> tuple[int | None, int]:
         db.execute("DELETE FROM schema_version")
         db.execute("INSERT INTO schema_version(version) VALUES (?)", (SCHEMA_VERSION,))
     return before, SCHEMA_VERSION
+
+
+def schemas_with_state(db: Db) -> list[str]:
+    """On a shared PostgreSQL: every schema that holds runbook's state (one per cluster)."""
+    if db.kind != "postgresql":
+        return []
+    return [
+        r[0]
+        for r in db.execute(
+            "SELECT table_schema FROM information_schema.tables WHERE table_name = 'incidents' "
+            "ORDER BY table_schema"
+        )
+    ]
 
 
 def _too_new(db: Db, found: int) -> ConfigError:

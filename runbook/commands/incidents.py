@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from runbook import state
+from runbook import state, store
 from runbook import verify as verifying
-from runbook.errors import ExitCode, InputError
+from runbook.errors import ExitCode, InputError, UsageError
 from runbook.report.files import write_reports
 from runbook.state import site_db
 
@@ -56,38 +56,62 @@ def verify(app, incident_id, as_json):
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable list.")
 @click.option("--limit", default=50, show_default=True, help="How many, newest first.")
+@click.option(
+    "--all-clusters",
+    is_flag=True,
+    help="Every cluster's incidents from the shared PostgreSQL ([state] url), each with its "
+    "cluster; the site's own cluster only without it.",
+)
 @click.pass_obj
-def incidents(app, as_json, limit):
+def incidents(app, as_json, limit, all_clusters):
     """List incidents, newest first.
 
     Status: running, complete, needs_human, stopped (a step failed: fix it and run
-    `runbook oom JOB` again), failed, or interrupted (its process died: `runbook oom JOB`
-    resumes it; steps already done are not done again).
+    `runbook oom JOB` again), failed, interrupted (its process died: `runbook oom JOB`
+    resumes it; steps already done are not done again), or observed (looked at, nothing to do
+    yet: `runbook grow` waiting for nodes).
 
     \b
     Example:
       runbook --site prod incidents --json
+      runbook --site prod incidents --all-clusters
     """
-    _, conn = _db(app)
-    rows = [
-        dict(r) | {"status": state.incident_state(conn, r)}
-        for r in conn.execute(
-            "SELECT id, job_id, source, created, status, verdict, new_job_id, folder, data "
-            "FROM incidents ORDER BY created DESC LIMIT ?",
-            (limit,),
+    site, conn = _db(app)
+    if all_clusters and conn.kind != "postgresql":
+        raise UsageError(
+            "--all-clusters reads a PostgreSQL shared by several clusters; this site keeps its "
+            "state in SQLite",
+            hint="set [state] url in each cluster's site config (README: several clusters)",
         )
-    ]
+    scopes = store.schemas_with_state(conn) if all_clusters else [conn.schema]
+    rows = []
+    for scope in scopes:
+        db = conn if scope == conn.schema else store.connect(conn.target, schema=scope)
+        rows += [
+            dict(r) | {"status": state.incident_state(db, r), "cluster": scope or None}
+            for r in db.execute(
+                "SELECT id, job_id, source, created, status, verdict, new_job_id, folder, data "
+                "FROM incidents ORDER BY created DESC LIMIT ?",
+                (limit,),
+            )
+        ]
+    rows = sorted(rows, key=lambda r: r["created"] or 0, reverse=True)[:limit]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
     if not rows:
         click.echo("no incidents")
         return
-    click.echo(f"{'incident':<26} {'job':>8} {'verdict':<14} {'status':<12} {'new job':>8}  note")
+    many = all_clusters
+    head = f"{'cluster':<12} " if many else ""
+    click.echo(
+        f"{head}{'incident':<26} {'job':>8} {'verdict':<14} {'status':<12} {'new job':>8}  note"
+    )
     for r in rows:
+        where = f"{r['cluster'] or '-':<12} " if many else ""
         click.echo(
-            f"{r['id']:<26} {r['job_id']:>8} {r['verdict'] or '-':<14} {r['status']:<12} "
-            f"{r['new_job_id'] or '-':>8}  {r['data'] or ''}"[:160]
+            f"{where}{r['id']:<26} {r['job_id']:>8} {r['verdict'] or '-':<14} {r['status']:<12} "
+            f"{r['new_job_id'] or '-':>8}  {r['data'] or ''}"[:180]
         )
 
 

@@ -13,7 +13,8 @@ def state():
 
     The state (incidents, the action ledger, locks, the hook's queue, node history) lives in
     SQLite in [state] dir, or in PostgreSQL shared by several agent hosts with [state] url
-    (postgresql://user@host/db). An embedded SQLite database is brought up to date when opened;
+    (postgresql://user@host/db); sites of several clusters ([slurm] cluster) share one
+    PostgreSQL, each in a schema named after its cluster. An embedded SQLite database is brought up to date when opened;
     a shared PostgreSQL one only by `runbook state migrate`, run once by an admin (safe while
     other hosts run): until then every runbook on it stops with that hint.
 
@@ -38,10 +39,11 @@ def show(app, as_json):
 
     site = app.site()
     target = _target(site)
-    db = store.open_unchecked(target)
+    db = store.open_unchecked(target, schema=site.slurm.cluster if site.state.url else "")
     doc = {
         "database": store.describe(target),
         "backend": db.kind,
+        "schema": db.schema or None,
         "schema_version": store.version(db),
         "runbook_schema_version": store.SCHEMA_VERSION,
         "rows": {
@@ -53,7 +55,8 @@ def show(app, as_json):
     if as_json:
         click.echo(json.dumps(doc, indent=2))
         return
-    click.echo(f"{doc['database']} ({doc['backend']}), schema version {doc['schema_version']}")
+    where = f", schema {doc['schema']}" if doc["schema"] else ""
+    click.echo(f"{doc['database']} ({doc['backend']}{where}), version {doc['schema_version']}")
     for t, n in doc["rows"].items():
         click.echo(f"  {t:<12} {n}")
 
@@ -69,14 +72,20 @@ def migrate(app, as_json):
     target = _target(site)
     if not site.state.url:
         site.path(site.state.dir).mkdir(parents=True, exist_ok=True)
-    db = store.open_unchecked(target)
+    db = store.open_unchecked(target, schema=site.slurm.cluster if site.state.url else "")
     try:
         before, after = store.migrate(db)
     finally:
         db.close()
-    doc = {"database": store.describe(target), "before": before, "after": after}
+    doc = {
+        "database": store.describe(target),
+        "schema": db.schema or None,
+        "before": before,
+        "after": after,
+    }
     if as_json:
         click.echo(json.dumps(doc))
     else:
         was = "new" if before is None else f"version {before}"
-        click.echo(f"{doc['database']}: schema {was} -> version {after}")
+        where = f" (schema {doc['schema']})" if doc["schema"] else ""
+        click.echo(f"{doc['database']}{where}: {was} -> version {after}")

@@ -47,19 +47,49 @@ SACCT_FIELDS = [
 # States a job that died of CUDA OOM can end in: FAILED (exit 1, the usual), TIMEOUT or CANCELLED
 # (ranks wedged in NCCL until the limit or a person), OUT_OF_MEMORY (host RAM), NODE_FAIL.
 FAILED_STATES = "FAILED,OUT_OF_MEMORY,TIMEOUT,CANCELLED,NODE_FAIL"
+SLURM_COMMANDS = {"scontrol", "sacct", "sbatch", "scancel", "sinfo", "squeue", "strigger"}
+_CLUSTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def check_cluster(name: str) -> str:
+    """A Slurm cluster name as `-M` takes it; anything else is a configuration error."""
+    if not _CLUSTER_NAME.match(name):
+        raise UsageError(
+            f"[slurm] cluster {name!r} is not a Slurm cluster name",
+            hint="use the ClusterName of slurm.conf (letters, digits, _ . -), as sacctmgr "
+            "show cluster lists it",
+        )
+    return name
+
+
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class CliSlurm:
     name = "cli"
 
-    def __init__(self, transport, *, timeout: float = 60.0):
+    def __init__(self, transport, *, timeout: float = 60.0, cluster: str = ""):
         self.t = transport
         self.timeout = timeout
+        # [slurm] cluster: the cluster's name where one slurmdbd serves several (`-M NAME` on
+        # every command); empty: the local cluster, no -M.
+        self.cluster = check_cluster(cluster) if cluster else ""
         self._version: str | None = None
 
+    def _m(self, argv: list[str]) -> list[str]:
+        """`argv` with -M <cluster> after the Slurm command's name (after an `env` prefix)."""
+        if not self.cluster:
+            return argv
+        for i, word in enumerate(argv):
+            if word in SLURM_COMMANDS:
+                return [*argv[: i + 1], "-M", self.cluster, *argv[i + 1 :]]
+        return argv
+
+    def _exec(self, argv: list[str]):
+        return self.t.run(self._m(argv), timeout=self.timeout)
+
     def _run(self, argv: list[str], what: str, *, ok_codes=(0,)):
-        r = self.t.run(argv, timeout=self.timeout)
+        r = self._exec(argv)
         if r.exit_code not in ok_codes:
             raise slurm_error(what, r)
         return r
@@ -82,7 +112,7 @@ class CliSlurm:
         job_id = check_job_id(job_id)
         # The multi-line form, not -o: there the job name ends its line and paths and comments
         # have lines of their own, so names with spaces and "=" cannot run into other fields.
-        r = self.t.run(["scontrol", "show", "job", job_id], timeout=self.timeout)
+        r = self._exec(["scontrol", "show", "job", job_id])
         records = scontrol_records(r.stdout) if r.exit_code == 0 else []
         if records:
             return _from_scontrol(records[0])
@@ -150,7 +180,7 @@ class CliSlurm:
 
     def batch_script(self, job_id: str) -> str:
         job_id = check_job_id(job_id)
-        r = self.t.run(["scontrol", "write", "batch_script", job_id, "-"], timeout=self.timeout)
+        r = self._exec(["scontrol", "write", "batch_script", job_id, "-"])
         if r.exit_code == 0 and r.stdout.strip():
             return r.stdout
         # After slurmctld forgets the job: accounting keeps it with AccountingStoreFlags=job_script.
@@ -178,7 +208,7 @@ class CliSlurm:
         out: dict[str, str] = {}
         for ln in r.stdout.splitlines():
             node, _, st = ln.partition(SEP)
-            if node.strip():
+            if node.strip() and SEP in ln:  # -M prints a "CLUSTER: name" line first
                 out[node.strip()] = st.strip()
         return out
 
@@ -206,17 +236,19 @@ class CliSlurm:
 
     # -- mutations (called by the action executor only) -----------------------------------------
     def cancel_argv(self, job_id: str) -> list[str]:
-        return ["scancel", check_job_id(job_id)]
+        return self._m(["scancel", check_job_id(job_id)])
 
     def drain_argv(self, node: str, reason: str) -> list[str]:
         reason = " ".join(reason.split())  # one line: scontrol takes the rest verbatim
-        return [
-            "scontrol",
-            "update",
-            f"nodename={check_node(node)}",
-            "state=drain",
-            f"reason={reason}",
-        ]
+        return self._m(
+            [
+                "scontrol",
+                "update",
+                f"nodename={check_node(node)}",
+                "state=drain",
+                f"reason={reason}",
+            ]
+        )
 
     def submit_argv(self, script: str, args: list[str], env: dict[str, str]) -> list[str]:
         bad = [k for k in env if not _ENV_NAME.match(k)]
@@ -228,16 +260,23 @@ class CliSlurm:
         prefix = ["env", *[f"{k}={v}" for k, v in env.items()]] if env else []
         # sbatch exports the submitting environment (--export=ALL is its default), so `env` sets
         # variables for the job without comma-splitting their values as --export would.
-        return [*prefix, "sbatch", "--parsable", *args, script]
+        return self._m([*prefix, "sbatch", "--parsable", *args, script])
 
     def cancel(self, job_id: str):
-        return self._run(self.cancel_argv(job_id), f"cancelling job {job_id}")
+        return self._checked(self.cancel_argv(job_id), f"cancelling job {job_id}")
 
     def drain(self, node: str, reason: str):
-        return self._run(self.drain_argv(node, reason), f"draining {node}")
+        return self._checked(self.drain_argv(node, reason), f"draining {node}")
+
+    def _checked(self, argv: list[str], what: str):
+        """Run an argv that already carries -M (the executor shows it as it runs it)."""
+        r = self.t.run(argv, timeout=self.timeout)
+        if r.exit_code != 0:
+            raise slurm_error(what, r)
+        return r
 
     def submit(self, script: str, args: list[str], env: dict[str, str]) -> str:
-        r = self._run(self.submit_argv(script, args, env), f"submitting {script}")
+        r = self._checked(self.submit_argv(script, args, env), f"submitting {script}")
         return parse_submitted(r.stdout)
 
 

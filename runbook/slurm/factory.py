@@ -26,7 +26,9 @@ def slurm_transport(site):
 def slurm_client(site) -> SlurmClient:
     from runbook.slurm.cli_backend import CliSlurm
 
-    cli = CliSlurm(slurm_transport(site), timeout=site.slurm.command_timeout_s)
+    cli = CliSlurm(
+        slurm_transport(site), timeout=site.slurm.command_timeout_s, cluster=site.slurm.cluster
+    )
     if site.slurm.backend == "cli":
         return cli
     if site.slurm.backend == "pyslurm":

@@ -123,7 +123,9 @@ SchedulerParameters=sched_min_interval=100000,batch_sched_delay=0
 DefMemPerCPU=100
 GresTypes=gpu
 AccountingStorageType=accounting_storage/slurmdbd
-AccountingStorageHost=127.0.0.1
+# The bridge address, not loopback: sacct must work from inside a node's namespace too (the
+# shared-state test runs runbook hosts there).
+AccountingStorageHost=$CTLD_ADDR
 AccountingStorageTRES=gres/gpu
 # sacct -B returns a finished job's script; the comment carries runbook's lineage.
 AccountingStoreFlags=job_script,job_comment
@@ -139,6 +141,9 @@ PartitionName=debug Nodes=ALL Default=NO MaxTime=INFINITE State=UP
 # Jobs here are handed to runbook by slurmctld itself when they fail (runbook's shipped
 # EpilogSlurmctld, limited to this partition so other tests' jobs are left to them).
 PartitionName=trigger Nodes=ALL Default=NO MaxTime=INFINITE State=UP
+# The shared-state test's jobs (two hook hosts and a sweep on one PostgreSQL): a sweep of this
+# partition sees no other test's failed jobs.
+PartitionName=shared Nodes=ALL Default=NO MaxTime=INFINITE State=UP
 EpilogSlurmctld=$STATE/runbook-epilog.sh
 EOF
   write_trigger
@@ -147,7 +152,7 @@ EOF
   cat >/etc/slurm/slurmdbd.conf <<EOF
 AuthType=auth/munge
 DbdHost=localhost
-DbdAddr=127.0.0.1
+DbdAddr=$CTLD_ADDR
 DbdPort=6819
 SlurmUser=root
 StorageType=accounting_storage/mysql
@@ -382,7 +387,7 @@ start_node() { # i
 is_ready() {
   pid_alive "$STATE/run/slurmctld.pid" && pid_alive "$STATE/run/slurmdbd.pid" || return 1
   local i out
-  scontrol show partition trigger >/dev/null 2>&1 || return 1  # a config from before it existed
+  scontrol show partition shared >/dev/null 2>&1 || return 1  # a config from before it existed
   out=$(sinfo -h -N -o '%N %t' 2>/dev/null) || return 1
   for ((i = 1; i <= NODES; i++)); do
     grep -Eq "^$(node_name "$i") (idle|mix|alloc|comp|drain|drng)$" <<<"$out" || return 1
@@ -406,13 +411,13 @@ cmd_up() {
   write_ssh
   write_pyspy
   start_munge
+  start_net  # first: slurmdbd is reached on the bridge address
   start_mariadb
   stop_pidfile "$STATE/run/slurmdbd.pid"
   slurmdbd
   wait_for slurmdbd 30 sacctmgr -n show cluster
   sacctmgr -n -P show cluster format=cluster | grep -qx "$CLUSTER" ||
     sacctmgr -i add cluster "$CLUSTER" >/dev/null
-  start_net
   start_postgres
   slurmctld
   wait_for slurmctld 30 scontrol ping

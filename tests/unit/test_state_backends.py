@@ -165,3 +165,30 @@ def test_an_unreachable_postgres_is_a_clear_error_naming_it_without_the_password
     with pytest.raises(store.StateUnavailable) as e:
         store.connect("postgresql://runbook:s3cret@127.0.0.1:1/runbook")
     assert "127.0.0.1:1" in e.value.message and "s3cret" not in e.value.message
+
+
+def test_clusters_share_one_postgres_each_in_its_own_schema(postgres):
+    """Several clusters' sites on one PostgreSQL ([slurm] cluster names the schema): the same
+    job id on two clusters is two jobs; one cluster's lock and queue are not the other's."""
+    url = postgres.fresh_database()
+    a = store.connect(url, schema="alpha", migrate=True)
+    b = store.connect(url, schema="beta", migrate=True)
+    assert state.try_lock(a, "job:100", "alpha-host", ttl_s=60) is None
+    assert state.try_lock(b, "job:100", "beta-host", ttl_s=60) is None  # not alpha's job 100
+    state.open_incident(a, "ia", "100", "hook", "/a")
+    state.close_incident(a, "ia", exit_code=0, verdict="true_oom", new_job_id="101", summary="")
+    assert state.handled_incident(b, "100") is None
+    state.queue_put(a, key="bare:100", job_id="100", source="bare", title="", incident="ia")
+    assert state.queue_claim(b, "beta-host:1:1") is None  # beta's workers see only beta's queue
+    assert store.schemas_with_state(a) == ["alpha", "beta"]
+    with pytest.raises(ConfigError):
+        store.connect(url, schema='x"; DROP TABLE incidents; --')
+    a.close()
+    b.close()
+
+
+def test_a_shared_cluster_schema_waits_for_migrate(postgres):
+    url = postgres.fresh_database()
+    with pytest.raises(ConfigError) as e:
+        store.connect(url, schema="gamma")
+    assert "runbook state migrate" in e.value.hint
