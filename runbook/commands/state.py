@@ -22,12 +22,21 @@ def state():
     Examples:
       runbook --site prod state show
       runbook --site prod state migrate --json
-    Exit codes: 0 ok, 2 configuration error (unreachable, newer schema, bad URL).
+    Exit codes: 0 ok, 1 the database cannot be reached, 2 configuration error (a schema newer
+    than this runbook, a bad URL).
     """
 
 
-def _target(site) -> str:
-    return site.state.url or str(site.path(site.state.dir) / "runbook.db")
+def _open(app):
+    """(the database's name for messages, a connection that does not check its version)."""
+    from runbook import store
+
+    site = app.site()
+    target = site.state.url or str(site.path(site.state.dir) / "runbook.db")
+    if not site.state.url:
+        site.path(site.state.dir).mkdir(parents=True, exist_ok=True)
+    schema = site.slurm.cluster if site.state.url else ""
+    return store.describe(target), store.open_unchecked(target, schema=schema)
 
 
 @state.command()
@@ -37,26 +46,35 @@ def show(app, as_json):
     """Print the state database in use, its schema version and its row counts."""
     from runbook import store
 
-    site = app.site()
-    target = _target(site)
-    db = store.open_unchecked(target, schema=site.slurm.cluster if site.state.url else "")
+    name, db = _open(app)
+    found = store.version(db)
     doc = {
-        "database": store.describe(target),
+        "database": name,
         "backend": db.kind,
         "schema": db.schema or None,
-        "schema_version": store.version(db),
+        "schema_version": found,
         "runbook_schema_version": store.SCHEMA_VERSION,
         "rows": {
             t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
             for t in ("incidents", "ledger", "deliveries", "locks", "node_events")
-        },
+        }
+        if found is not None
+        else {},
     }
     db.close()
     if as_json:
         click.echo(json.dumps(doc, indent=2))
         return
     where = f", schema {doc['schema']}" if doc["schema"] else ""
-    click.echo(f"{doc['database']} ({doc['backend']}{where}), version {doc['schema_version']}")
+    version = doc["schema_version"]
+    click.echo(
+        f"{doc['database']} ({doc['backend']}{where}), version "
+        + (
+            f"{version}"
+            if version is not None
+            else "none yet (runbook makes it on first use; `runbook state migrate` now)"
+        )
+    )
     for t, n in doc["rows"].items():
         click.echo(f"  {t:<12} {n}")
 
@@ -68,17 +86,13 @@ def migrate(app, as_json):
     """Bring the state database's schema up to this runbook's version (idempotent)."""
     from runbook import store
 
-    site = app.site()
-    target = _target(site)
-    if not site.state.url:
-        site.path(site.state.dir).mkdir(parents=True, exist_ok=True)
-    db = store.open_unchecked(target, schema=site.slurm.cluster if site.state.url else "")
+    name, db = _open(app)
     try:
         before, after = store.migrate(db)
     finally:
         db.close()
     doc = {
-        "database": store.describe(target),
+        "database": name,
         "schema": db.schema or None,
         "before": before,
         "after": after,

@@ -249,6 +249,7 @@ def plan_script(
     micro = _value(found.get("micro_batch"))
     accum = _value(found.get("grad_accum"))
     glob = _value(found.get("global_batch"))
+    dp = data_parallel(script, name, header[1] if header else None)
     if glob is not None:
         formula = {
             "formula": "global_batch (stated; the framework derives accumulation)",
@@ -258,7 +259,7 @@ def plan_script(
         per_rank = micro * (accum or 1) if micro is not None else None
         formula = {
             "formula": "micro_batch * grad_accum * data_parallel",
-            "value": None,
+            "value": per_rank * dp.value if per_rank is not None and dp and dp.value else None,
             "per_data_parallel_rank": per_rank,
         }
     plans = []
@@ -274,7 +275,8 @@ def plan_script(
         "configs": [
             {"file": f.name, "read": f.text is not None, "why": f.why or None} for f in files
         ],
-        "knobs": {k: _knob_view(found.get(k)) for k in KNOB_NAMES} | {"data_parallel": None},
+        "knobs": {k: _knob_view(found.get(k)) for k in KNOB_NAMES}
+        | {"data_parallel": dp.view() if dp else None},
         "global_batch": formula,
         "rungs": [p.view() for p in plans],
     }
@@ -284,6 +286,73 @@ def _value(k) -> int | None:
     if k is None:
         return None
     return k.value if isinstance(k, Knob) else k.number
+
+
+# Flags that state the world in numbers (launchers) and the model-parallel sizes that divide it
+# (Megatron-style); a flag that reads Slurm's variables is not a number here.
+PROCESSES = ["--num_processes", "--num-processes"]  # accelerate: every process of the job
+PER_NODE = ["--nproc_per_node", "--nproc-per-node"]  # torchrun: processes per node
+MODEL_PARALLEL = [
+    "--tensor-model-parallel-size",
+    "--tensor_model_parallel_size",
+    "--pipeline-model-parallel-size",
+    "--pipeline_model_parallel_size",
+    "--context-parallel-size",
+    "--context_parallel_size",
+]
+
+
+def _sbatch_int(script: str, long: str, short: str | None = None) -> tuple[int, int] | None:
+    """(value, line) of an `#SBATCH --long=N` (or `-s N`) directive with a plain number."""
+    names = re.escape(long) + r"(?:=|[ \t]+)" + (rf"|{re.escape(short)}[ \t]*" if short else "")
+    m = re.search(rf"(?m)^#SBATCH[ \t]+(?:{names})(\d{{1,6}})[ \t]*$", script)
+    return (int(m.group(1)), _line(script, m.start())) if m else None
+
+
+def _flag_int(script: str, names: list[str]) -> tuple[int | None, int] | None:
+    """(value or None when not a number, line) of the first such flag in words that run."""
+    hit = sp._maybe(script, names)
+    return (sp._int_value(script, hit), _line(script, hit.start)) if hit else None
+
+
+def data_parallel(script: str, name: str, variables: dict | None = None) -> Knob | None:
+    """The data-parallel size, where the script states every factor as a number: the ranks
+    (a template's nodes x ranks_per_node; accelerate's --num_processes; torchrun's --nnodes x
+    --nproc_per_node; else #SBATCH --nodes x --ntasks-per-node) over the model-parallel sizes
+    (tensor, pipeline, context). None when a factor is missing or not a number: the global batch
+    is then not computed, never guessed."""
+    nodes = _sbatch_int(script, "--nodes", "-N")
+    world: tuple[int, int, str] | None = None  # (ranks, line, how)
+    v = variables or {}
+    if isinstance(v.get("nodes"), int) and isinstance(v.get("ranks_per_node"), int):
+        world = (v["nodes"] * v["ranks_per_node"], 1, f"{v['nodes']} nodes x {v['ranks_per_node']}")
+    elif (procs := _flag_int(script, PROCESSES)) is not None:
+        if procs[0] is None:
+            return None
+        world = (procs[0], procs[1], f"{procs[0]} processes")
+    elif (per := _flag_int(script, PER_NODE)) is not None:
+        count = _flag_int(script, sp.NODE_COUNT_FLAGS)
+        n = count[0] if count is not None else (nodes[0] if nodes else None)
+        if per[0] is None or n is None:
+            return None
+        world = (per[0] * n, per[1], f"{n} nodes x {per[0]}")
+    elif nodes and (tasks := _sbatch_int(script, "--ntasks-per-node")):
+        world = (nodes[0] * tasks[0], nodes[1], f"{nodes[0]} nodes x {tasks[0]} tasks")
+    if world is None:
+        return None
+    split, parts = 1, []
+    for i in range(0, len(MODEL_PARALLEL), 2):
+        f = _flag_int(script, MODEL_PARALLEL[i : i + 2])
+        if f is None:
+            continue
+        if f[0] is None:
+            return None
+        split *= f[0]
+        parts.append(f"{MODEL_PARALLEL[i].strip('-').split('-')[0]} {f[0]}")
+    if split < 1 or world[0] % split:
+        return None
+    how = world[2] + (f" / ({' x '.join(parts)})" if parts else "")
+    return Knob(world[0] // split, name, world[1], "data_parallel", "derived", how)
 
 
 def script_nodes(script: str) -> int | None:

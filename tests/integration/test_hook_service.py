@@ -32,7 +32,12 @@ def start(port: int, *args: str, env: dict | None = None) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
     )
-    url = f"http://127.0.0.1:{port}"
+    wait_listening(f"http://127.0.0.1:{port}", proc, proc.stderr.read)
+    return proc
+
+
+def wait_listening(url: str, proc: subprocess.Popen, errors) -> None:
+    """Until `runbook hook serve` answers /healthz (any status); its errors if it exited."""
 
     def up():
         try:
@@ -40,11 +45,12 @@ def start(port: int, *args: str, env: dict | None = None) -> subprocess.Popen:
         except urllib.error.HTTPError:
             return True
         except OSError:
-            return proc.poll() is not None and pytest.fail(proc.stderr.read())
+            if proc.poll() is not None:
+                pytest.fail(errors())
+            return False
         return True
 
-    wait_until(up, 30, "runbook hook serve to listen")
-    return proc
+    wait_until(up, 30, f"runbook hook serve on {url}")
 
 
 def get(url: str) -> tuple[int, bytes]:

@@ -16,8 +16,6 @@ import signal
 import subprocess
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -26,6 +24,7 @@ from runbook import store
 from tests.conftest import corpus_records
 from tests.integration.slurm_helpers import sacct_row, sh, wait_until
 from tests.integration.test_hook_http import post
+from tests.integration.test_hook_service import wait_listening
 from tests.integration.test_oom_scenarios import Scenario
 
 pytestmark = pytest.mark.integration
@@ -75,19 +74,7 @@ def agent(cluster, node: str, host: str, state_dir: Path) -> tuple[subprocess.Po
         start_new_session=True,
     )
     url = f"http://{addr}:{PORT}"
-
-    def up():
-        try:
-            urllib.request.urlopen(f"{url}/healthz", timeout=2)
-        except urllib.error.HTTPError:
-            return True
-        except OSError:
-            if proc.poll() is not None:
-                pytest.fail((state_dir / "serve.log").read_text())
-            return False
-        return True
-
-    wait_until(up, 30, f"runbook hook serve on {host}")
+    wait_listening(url, proc, (state_dir / "serve.log").read_text)
     return proc, url
 
 

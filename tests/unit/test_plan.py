@@ -268,3 +268,32 @@ def test_framework_overrides_on_the_command_line(tmp_path, line, before, after, 
     assert r["applicable"] and r["values_after"] == values
     diff = r["changes"][0]["diff"]
     assert before in diff and after in diff
+
+
+SBATCH = Path(__file__).resolve().parents[1] / "data" / "sbatch"
+
+
+def test_the_data_parallel_size_and_the_global_batch_from_the_numbers_the_script_states():
+    from runbook.planning.offline import data_parallel
+
+    def dp(name: str, text: str | None = None):
+        script = text if text is not None else (SBATCH / name).read_text()
+        k = data_parallel(script, name)
+        return (k.value, k.text) if k else None
+
+    # accelerate: --num_processes is the whole world.
+    assert dp("hf_accelerate.sbatch") == (16, "16 processes")
+    doc = plan_script((SBATCH / "hf_accelerate.sbatch").read_text(), "s", SBATCH, KNOBS)
+    assert doc["knobs"]["data_parallel"]["value"] == 16
+    assert doc["global_batch"]["value"] == 8 * 4 * 16
+    # Megatron: nodes x tasks per node over the tensor-parallel size.
+    assert dp("megatron.sbatch") == (16, "4 nodes x 8 tasks / (tensor 2)")
+    # torchrun: --nnodes x --nproc_per_node, with pipeline parallelism.
+    tr = "#!/bin/bash\n#SBATCH -N 2\nsrun torchrun --nnodes 2 --nproc_per_node 8 t.py \\\n"
+    assert dp("t", tr + "  --pipeline-model-parallel-size 4\n") == (4, "2 nodes x 8 / (pipeline 4)")
+    # A factor that is not a number, or a world that the split does not divide: unknown.
+    assert dp("t", tr.replace("8", "$GPUS") + "\n") is None
+    assert dp("t", tr + "  --tensor-model-parallel-size 3\n") is None
+    assert dp("formula_accum.sbatch") is None  # -N 2 but ranks per node only in arithmetic
+    # A flag in a comment is history, not the world.
+    assert dp("t", "#!/bin/bash\n# torchrun --nproc_per_node 8 --nnodes 2\npython t.py\n") is None
