@@ -192,3 +192,39 @@ def test_a_shared_cluster_schema_waits_for_migrate(postgres):
     with pytest.raises(ConfigError) as e:
         store.connect(url, schema="gamma")
     assert "runbook state migrate" in e.value.hint
+
+
+def test_two_hosts_flushing_one_outbox_send_each_message_once(db, target, monkeypatch):
+    import dataclasses
+
+    from runbook import notify
+    from runbook.site import SiteConfig
+
+    site = SiteConfig()
+    site = dataclasses.replace(
+        site, notify=dataclasses.replace(site.notify, webhook_url="http://127.0.0.1:9/hook")
+    )
+    sent: list[str] = []
+    lock = threading.Lock()
+
+    def fake_send(url, payload, timeout):
+        time.sleep(0.01)  # a real POST takes a while: the other host flushes meanwhile
+        with lock:
+            sent.append(payload)
+
+    monkeypatch.setattr(notify, "_send_webhook", fake_send)
+    for i in range(20):
+        notify.queue(db, site, f"inc{i}", f"summary {i}", None)
+
+    def host() -> None:
+        conn = store.connect(target)  # each host its own connection, in its own thread
+        notify.flush(conn, site)
+        conn.close()
+
+    threads = [threading.Thread(target=host) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(sent) == 20 and sorted(sent) == sorted(set(sent))
+    assert db.execute("SELECT count(*) FROM outbox WHERE sent IS NULL").fetchone()[0] == 0
