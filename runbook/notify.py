@@ -54,20 +54,24 @@ def _send_mail(n, text: str) -> None:
 
 def flush(conn, site, *, max_attempts: int = 20) -> dict:
     """Send what is waiting; returns counts. Never raises: a sink's failure is recorded. Each
-    message is claimed before it is sent (its attempt counted where it still stands), so two
-    hosts flushing one shared outbox never send one message twice at once."""
+    message is claimed before it is sent, so two hosts flushing one shared outbox never both
+    send it; a claim whose sender died runs out after [state] lease_s and the message is sent
+    again (at least once, never twice at the same time)."""
     sent = failed = 0
+    now = time.time()
     rows = conn.execute(
-        "SELECT * FROM outbox WHERE sent IS NULL AND attempts < ? ORDER BY id", (max_attempts,)
+        "SELECT * FROM outbox WHERE sent IS NULL AND attempts < ? AND (claimed_at IS NULL OR "
+        "claimed_at < ?) ORDER BY id",
+        (max_attempts, now - site.state.lease_s),
     ).fetchall()
     for row in rows:
         claim = conn.execute(
-            "UPDATE outbox SET attempts = attempts + 1 WHERE id = ? AND sent IS NULL AND "
-            "attempts = ?",
-            (row["id"], row["attempts"]),
+            "UPDATE outbox SET attempts = attempts + 1, claimed_at = ? WHERE id = ? AND sent IS "
+            "NULL AND attempts = ?",
+            (time.time(), row["id"], row["attempts"]),
         )
         if claim.rowcount != 1:
-            continue  # another process took it (or sent it) since the SELECT
+            continue  # another process claimed (or sent) it since the SELECT
         try:
             if row["sink"] == "webhook":
                 _send_webhook(site.notify.webhook_url, row["payload"], site.notify.timeout_s)
@@ -75,7 +79,10 @@ def flush(conn, site, *, max_attempts: int = 20) -> dict:
                 _send_mail(site.notify, row["payload"])
         except (OSError, urllib.error.URLError, subprocess.SubprocessError, ValueError) as e:
             failed += 1
-            conn.execute("UPDATE outbox SET last_error = ? WHERE id = ?", (str(e)[:500], row["id"]))
+            conn.execute(
+                "UPDATE outbox SET last_error = ?, claimed_at = NULL WHERE id = ?",
+                (str(e)[:500], row["id"]),
+            )
             continue
         sent += 1
         conn.execute("UPDATE outbox SET sent = ? WHERE id = ?", (time.time(), row["id"]))

@@ -197,7 +197,10 @@ class KnobsSection:
             "--global-batch-size",
             "--global_batch_size",
             "--training.global_batch_size",
+            "--train_batch_size",  # OpenRLHF: the global batch, beside --micro_train_batch_size
             "model.global_batch_size",
+            # verl: the actor's update batch; accumulation follows from the micro-batch per GPU
+            "actor_rollout_ref.actor.ppo_mini_batch_size",
             "GLOBAL_BATCH_SIZE",
             "GBS",
         ]

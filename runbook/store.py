@@ -25,7 +25,7 @@ from typing import Any
 
 from runbook.errors import ConfigError, RunbookError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Column types differ: PostgreSQL's REAL is 4 bytes, too coarse for epoch seconds.
 _TYPES = {
@@ -50,7 +50,7 @@ CREATE TABLE IF NOT EXISTS deliveries(
   updated {real});
 CREATE TABLE IF NOT EXISTS outbox(
   id {serial}, sink TEXT, incident TEXT, payload TEXT, attempts INTEGER,
-  last_error TEXT, created {real}, sent {real});
+  last_error TEXT, created {real}, sent {real}, claimed_at {real});
 CREATE TABLE IF NOT EXISTS locks(
   name TEXT PRIMARY KEY, holder TEXT, host TEXT, pid INTEGER, acquired {real}, expires {real});
 CREATE TABLE IF NOT EXISTS node_events(
@@ -70,6 +70,8 @@ COLUMNS = [
     (1, "deliveries", "last_error", "TEXT"),
     (1, "deliveries", "owner", "TEXT"),
     (1, "deliveries", "updated", "{real}"),
+    # 3: a message being sent is claimed, so two hosts flushing one outbox never both send it
+    (3, "outbox", "claimed_at", "{real}"),
 ]
 
 # The one advisory lock every PostgreSQL write transaction takes first (any constant works; this

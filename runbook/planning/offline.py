@@ -249,7 +249,9 @@ def plan_script(
     micro = _value(found.get("micro_batch"))
     accum = _value(found.get("grad_accum"))
     glob = _value(found.get("global_batch"))
-    dp = data_parallel(script, name, header[1] if header else None)
+    # A config file the script names may set the model-parallel sizes (nanotron's
+    # parallelism.tp/pp): with one, the script's own numbers do not give the data-parallel size.
+    dp = None if files else data_parallel(script, name, header[1] if header else None)
     if glob is not None:
         formula = {
             "formula": "global_batch (stated; the framework derives accumulation)",
@@ -305,7 +307,8 @@ MODEL_PARALLEL = [
 def _sbatch_int(script: str, long: str, short: str | None = None) -> tuple[int, int] | None:
     """(value, line) of an `#SBATCH --long=N` (or `-s N`) directive with a plain number."""
     names = re.escape(long) + r"(?:=|[ \t]+)" + (rf"|{re.escape(short)}[ \t]*" if short else "")
-    m = re.search(rf"(?m)^#SBATCH[ \t]+(?:{names})(\d{{1,6}})[ \t]*$", script)
+    # A comment after the option is common (sbatch reads the option only).
+    m = re.search(rf"(?m)^#SBATCH[ \t]+(?:{names})(\d{{1,6}})[ \t]*(?:#.*)?$", script)
     return (int(m.group(1)), _line(script, m.start())) if m else None
 
 
@@ -318,7 +321,8 @@ def _flag_int(script: str, names: list[str]) -> tuple[int | None, int] | None:
 def data_parallel(script: str, name: str, variables: dict | None = None) -> Knob | None:
     """The data-parallel size, where the script states every factor as a number: the ranks
     (a template's nodes x ranks_per_node; accelerate's --num_processes; torchrun's --nnodes x
-    --nproc_per_node; else #SBATCH --nodes x --ntasks-per-node) over the model-parallel sizes
+    --nproc_per_node; else #SBATCH --nodes x --ntasks-per-node, or --ntasks) over the
+    model-parallel sizes
     (tensor, pipeline, context). None when a factor is missing or not a number: the global batch
     is then not computed, never guessed."""
     nodes = _sbatch_int(script, "--nodes", "-N")
@@ -338,6 +342,8 @@ def data_parallel(script: str, name: str, variables: dict | None = None) -> Knob
         world = (per[0] * n, per[1], f"{n} nodes x {per[0]}")
     elif nodes and (tasks := _sbatch_int(script, "--ntasks-per-node")):
         world = (nodes[0] * tasks[0], nodes[1], f"{nodes[0]} nodes x {tasks[0]} tasks")
+    elif total := _sbatch_int(script, "--ntasks", "-n"):  # one rank per task (srun)
+        world = (total[0], total[1], f"{total[0]} tasks")
     if world is None:
         return None
     split, parts = 1, []
@@ -361,8 +367,8 @@ def script_nodes(script: str) -> int | None:
     header = sp.read_header(script)
     if header and isinstance(header[1].get("nodes"), int):
         return header[1]["nodes"]
-    m = re.search(r"(?m)^#SBATCH[ \t]+(?:--nodes(?:=|[ \t]+)|-N[ \t]*)(\d{1,6})[ \t]*$", script)
-    return int(m.group(1)) if m else None
+    found = _sbatch_int(script, "--nodes", "-N")
+    return found[0] if found else None
 
 
 def _plan_rung(rid, script, name, files, in_script, in_configs, knobs, cat) -> RungPlan:

@@ -152,11 +152,13 @@ def inert_spans(script: str) -> list[tuple[int, int]]:
     """Where bash runs nothing: comments (an unquoted # that starts a word, to the end of the
     line; `#SBATCH` directives are comments too, and sbatch reads them itself) and here-document
     bodies. Quotes and line continuations are followed, so a `#` inside quotes is not a comment.
-    A knob in these spans is history or documentation, never the value the job uses."""
+    A knob in these spans is history or documentation, never the value the job uses. A here-doc
+    that feeds `read` is the exception: its body is a variable's value that the script then runs
+    (OpenRLHF's `read -r -d '' training_commands <<EOF`)."""
     spans: list[tuple[int, int]] = []
     i, n = 0, len(script)
     quote = ""
-    pending: list[tuple[str, bool]] = []  # here-doc delimiters opened on the current line
+    pending: list[tuple[str, bool, bool]] = []  # here-docs opened on this line: word, <<-, live
     while i < n:
         c = script[i]
         if quote:
@@ -182,13 +184,15 @@ def inert_spans(script: str) -> list[tuple[int, int]]:
         elif c == "<" and script.startswith("<<", i) and not script.startswith("<<<", i):
             m = re.match(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_]\w*)\2", script[i:])
             if m:
-                pending.append((m.group(3), m.group(1) == "-"))
+                command = re.split(r"[;&|]", script[script.rfind("\n", 0, i) + 1 : i])[-1]
+                live = re.match(r"\s*read\b", command) is not None
+                pending.append((m.group(3), m.group(1) == "-", live))
                 i += m.end()
                 continue
         elif c == "\n" and pending:
-            body_start = i + 1
-            j = body_start
-            for word, strip_tabs in pending:
+            j = i + 1
+            for word, strip_tabs, live in pending:
+                body_start = j
                 while j < n:
                     line_end = script.find("\n", j)
                     line_end = n if line_end < 0 else line_end
@@ -196,7 +200,8 @@ def inert_spans(script: str) -> list[tuple[int, int]]:
                     j = line_end + 1
                     if (line.lstrip("\t") if strip_tabs else line) == word:
                         break
-            spans.append((body_start, min(j, n)))
+                if not live:
+                    spans.append((body_start, min(j, n)))
             pending = []
             i = j
             continue

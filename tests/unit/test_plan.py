@@ -297,3 +297,41 @@ def test_the_data_parallel_size_and_the_global_batch_from_the_numbers_the_script
     assert dp("formula_accum.sbatch") is None  # -N 2 but ranks per node only in arithmetic
     # A flag in a comment is history, not the world.
     assert dp("t", "#!/bin/bash\n# torchrun --nproc_per_node 8 --nnodes 2\npython t.py\n") is None
+
+
+EXPECT = json.loads((DATA / "expect.json").read_text())
+CASES = sorted(k for k in EXPECT if not k.startswith("_"))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_real_scripts_get_the_first_rung_an_engineer_would_plan(case):
+    """Issue 16: real launch scripts of public training repositories (tests/data/plan/SOURCES.md)
+    and the configs they name. Each gets the first true-OOM rung exactly as expected, or a
+    refusal naming what is missing; no value is edited that should not be."""
+    want = EXPECT[case]
+    doc = plan(case, want["script"], "halve_micro_batch")
+    r = rung(doc, "halve_micro_batch")
+    if "refused" in want:
+        assert not r["applicable"] and want["refused"] in r["reason"], r
+    else:
+        assert r["applicable"], r
+        assert r["values_after"] == want["values_after"], r
+        # Every changed line is a knob named in the values after: nothing else is edited.
+        for change in r["changes"]:
+            edited = [
+                ln for ln in change["diff"].splitlines() if ln.startswith("+") and ln[1:2] != "+"
+            ]
+            assert len(edited) <= 2, change["diff"]
+    if "data_parallel" in want:
+        assert (doc["knobs"]["data_parallel"] or {}).get("value") == want["data_parallel"]
+    if "global_batch" in want:
+        assert doc["global_batch"]["value"] == want["global_batch"]
+
+
+def test_a_here_document_read_into_a_variable_runs_but_one_fed_to_cat_does_not():
+    from runbook.planning.sbatch_patch import _find
+
+    live = "read -r -d '' cmd <<EOF\ntrain --micro_batch_size 4\nEOF\ndeepspeed $cmd\n"
+    inert = "cat > notes.txt <<EOF\ntrain --micro_batch_size 4\nEOF\npython t.py\n"
+    assert [h.value for h in _find(live, ["--micro_batch_size"])] == ["4"]
+    assert _find(inert, ["--micro_batch_size"]) == []
