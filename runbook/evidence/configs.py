@@ -96,7 +96,11 @@ def _key_pattern(suffix: str, key: str) -> re.Pattern:
         return re.compile(rf'"{k}"\s*:\s*(?P<v>"[^"\n]*"|-?\d[\d.eE+-]*|true|false|null)')
     if suffix == ".toml":
         return re.compile(rf"(?m)^[ \t]*{k}[ \t]*=[ \t]*(?P<v>\"[^\"\n]*\"|[^\s#]+)")
-    return re.compile(rf"(?m)^[ \t-]*{k}[ \t]*:[ \t]*(?P<v>\"[^\"\n]*\"|'[^'\n]*'|[^\s#]+)")
+    # YAML keys may be quoted, and flow style ends a value with a comma (gpt-neox's configs:
+    # `"train_micro_batch_size_per_gpu": 4,`).
+    return re.compile(
+        rf"(?m)^[ \t-]*(?P<q>[\"']?){k}(?P=q)[ \t]*:[ \t]*(?P<v>\"[^\"\n]*\"|'[^'\n]*'|[^\s#,]+)"
+    )
 
 
 def find_knobs(name: str, text: str, keys: tuple[str, ...]) -> list[ConfigKnob]:

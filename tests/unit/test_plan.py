@@ -300,7 +300,13 @@ def test_the_data_parallel_size_and_the_global_batch_from_the_numbers_the_script
 
 
 EXPECT = json.loads((DATA / "expect.json").read_text())
-CASES = sorted(k for k in EXPECT if not k.startswith("_"))
+CASES = [
+    pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=EXPECT[k]["known_miss"]))
+    if "known_miss" in EXPECT[k]
+    else k
+    for k in sorted(EXPECT)
+    if not k.startswith("_")
+]
 
 
 @pytest.mark.parametrize("case", CASES)
