@@ -13,7 +13,7 @@ import contextlib
 import json
 import os
 import socket
-import sqlite3
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -108,11 +108,7 @@ def site_db(site, *, dry_run: bool = False) -> Db:
     path = site.path(site.state.dir) / "runbook.db"
     check_state_dir(path.parent, allow_network_fs=site.state.allow_network_fs)
     if dry_run and not path.exists():
-        raw = sqlite3.connect(":memory:", isolation_level=None)
-        raw.row_factory = sqlite3.Row
-        db = Db(raw, "sqlite", ":memory:")
-        store.migrate(db)
-        return db
+        return store.in_memory()
     return open_db(path)
 
 
@@ -304,8 +300,6 @@ class Heartbeat:
     and the executor then refuses every further step (it checks `holds` before each)."""
 
     def __init__(self, conn: Db, name: str, holder: str, ttl_s: float):
-        import threading
-
         self.name, self.holder, self.ttl_s = name, holder, ttl_s
         self._conn_of = conn.reopen if conn.target != ":memory:" else (lambda: conn)
         self._stop = threading.Event()

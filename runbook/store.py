@@ -197,6 +197,16 @@ def connect(target: str, *, migrate: bool | None = None, schema: str = "") -> Db
     return db
 
 
+def in_memory() -> Db:
+    """An empty SQLite database in memory, with the schema: a dry run's state, which leaves no
+    file behind."""
+    raw = sqlite3.connect(":memory:", isolation_level=None)
+    raw.row_factory = sqlite3.Row
+    db = Db(raw, "sqlite", ":memory:")
+    migrate(db)
+    return db
+
+
 def _connect_sqlite(path: Path) -> Db:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -257,7 +267,9 @@ def _ident(name: str) -> str:
     """A PostgreSQL identifier, quoted; only names a Slurm cluster can have get here."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}", name):
         raise ConfigError(
-            f"{name!r} cannot name a PostgreSQL schema", hint="use the Slurm cluster's name"
+            f"[slurm] cluster {name!r} cannot name runbook's PostgreSQL schema: expected letters, "
+            "digits, _ . - (at most 63, starting with a letter or digit)",
+            hint="set [slurm] cluster to the ClusterName of slurm.conf",
         )
     return '"' + name + '"'
 

@@ -76,7 +76,7 @@ def incidents(app, as_json, limit, all_clusters):
       runbook --site prod incidents --json
       runbook --site prod incidents --all-clusters
     """
-    site, conn = _db(app)
+    _, conn = _db(app)
     if all_clusters and conn.kind != "postgresql":
         raise UsageError(
             "--all-clusters reads a PostgreSQL shared by several clusters; this site keeps its "
@@ -95,6 +95,8 @@ def incidents(app, as_json, limit, all_clusters):
                 (limit,),
             )
         ]
+        if db is not conn:
+            db.close()
     rows = sorted(rows, key=lambda r: r["created"] or 0, reverse=True)[:limit]
     if as_json:
         click.echo(json.dumps(rows, indent=2))

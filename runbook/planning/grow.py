@@ -15,6 +15,7 @@ from datetime import datetime
 
 from runbook import rungs
 from runbook.planning import ladder
+from runbook.planning.plan import resubmission
 from runbook.planning.sbatch_patch import RungNotApplicable, patch
 from runbook.slurm.client import ACTIVE
 
@@ -136,8 +137,6 @@ def make_grow_plan(
     """The rerun at full size: the script's accumulation lowered by old/new nodes (only when
     exact, else a person decides), from `checkpoint`, without the exclusions of nodes that are
     usable again. A decision other than grow plans nothing."""
-    from runbook.planning.plan import resubmission
-
     p = ladder.Plan(verdict=d.verdict, tried=run.tried)
     if d.verdict != "grow":
         p.why = "; ".join(d.reasons[-1:]) or d.verdict
