@@ -18,7 +18,7 @@ import sys
 import click
 
 from runbook import __version__
-from runbook.errors import ExitCode, RunbookError
+from runbook.errors import ExitCode, RunbookError, storage_failure
 
 # verb -> (module, attribute, one-line help). tests/unit/test_cli.py checks each line against the
 # verb's own docstring, so the two cannot drift.
@@ -148,7 +148,17 @@ class RunbookGroup(click.Group):
 
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except Exception as e:
+                # A full or read-only disk under runbook's own state can strike at any write:
+                # one message, and the incident it cut short is resumable (interrupted).
+                if isinstance(e, (RunbookError, click.exceptions.Exit, click.ClickException)):
+                    raise
+                full = storage_failure(e, _state_dir(ctx.obj))
+                if full is None:
+                    raise
+                raise full from e
         except RunbookError as e:
             wants_json = "--json" in ctx.meta.get("runbook.argv", [])
             if wants_json:
@@ -158,6 +168,15 @@ class RunbookGroup(click.Group):
             else:
                 click.echo(f"runbook: error: {e}", err=True)
             ctx.exit(int(e.exit_code))
+
+
+def _state_dir(app) -> str:
+    """The state dir of this run's settings, for an error message; empty when unknown."""
+    try:
+        site = app.site()
+        return str(site.path(site.state.dir))
+    except Exception:  # the message is best effort: the settings may be what failed
+        return ""
 
 
 def _version_text(app: AppContext) -> str:

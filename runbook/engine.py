@@ -158,6 +158,11 @@ def _run_body(r: Run, body, finish) -> Result:
         body(r)
     except Stopped:
         pass
+    except BaseException:
+        # Cut short by what no step handles (a full disk under the state, a crash): never
+        # "complete", so the job is not counted as handled and the next run resumes here.
+        inc.status, inc.stopped_at = "stopped", inc.stopped_at or "interrupted"
+        raise
     finally:
         inc.evidence["ssh"] = r.hosts.stats()
         r.hosts.close()
@@ -175,6 +180,7 @@ def _run_body(r: Run, body, finish) -> Result:
                 new_job_id=inc.new_job_id,
                 summary=inc.summary,
                 handled=r.handled,
+                stopped=inc.status == "stopped",
             )
             from runbook import notify
 
@@ -188,6 +194,7 @@ def _run_body(r: Run, body, finish) -> Result:
         inc.summary,
         inc.new_job_id,
         inc.actions,
+        list(inc.next_steps),
     )
 
 

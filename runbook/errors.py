@@ -7,6 +7,7 @@ print it as is: nobody paged at 3 a.m. should have to read a traceback.
 from __future__ import annotations
 
 import enum
+import re
 
 
 class ExitCode(enum.IntEnum):
@@ -76,3 +77,38 @@ class SlurmError(RunbookError):
 
 class JobNotFound(SlurmError):
     """Slurm answered, and neither slurmctld nor accounting knows the job: final, not an outage."""
+
+
+class StorageFull(RunbookError):
+    """runbook's own state could not be written: a full or read-only disk, a quota."""
+
+    exit_code = ExitCode.STEP_FAILED
+
+
+# ENOSPC, EROFS, EDQUOT: the disk, not runbook, refused the write.
+_STORAGE_ERRNOS = {28, 30, 122}
+
+
+def storage_failure(e: BaseException, where: str = "") -> StorageFull | None:
+    """`e` as a StorageFull when it is a refused write of runbook's own state (an OSError of a
+    full or read-only disk, SQLite's "database or disk is full", PostgreSQL's DiskFull), else
+    None. Told by errno, module and message: sqlite3 and psycopg are not imported for it."""
+    what = ""
+    if isinstance(e, OSError) and e.errno in _STORAGE_ERRNOS:
+        what = f"{e.strerror}" + (f": {e.filename}" if e.filename else "")
+    elif type(e).__module__ == "sqlite3" and re.search(
+        r"disk is full|disk I/O error|readonly database", str(e)
+    ):
+        what = f"the state database: {e}"
+    elif type(e).__name__ in ("DiskFull", "DiskFullError"):
+        what = f"PostgreSQL: {e}"
+    if not what:
+        return None
+    return StorageFull(
+        f"runbook's state could not be written ({what})"
+        + (f"; state dir {where}" if where else ""),
+        hint="nothing after that was done. Free space there (or point [state] dir elsewhere), "
+        "then run the same command again: an incident cut short resumes where it stopped "
+        "(`runbook incidents` shows it as interrupted or stopped), and steps already done are "
+        "not done twice",
+    )

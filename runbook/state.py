@@ -185,10 +185,14 @@ def close_incident(
     new_job_id,
     summary: str,
     handled: bool = True,
+    stopped: bool = False,
 ) -> None:
-    """complete: handled; needs_human: a person decides; failed/stopped: worth another run;
-    observed: looked at, nothing to do yet (the job is not counted as handled)."""
-    status = {0: "complete" if handled else "observed", 4: "needs_human"}.get(exit_code, "failed")
+    """complete: handled; needs_human: a person decides; stopped (a step stopped the runbook:
+    the next run resumes this incident) or failed: worth another run; observed: looked at,
+    nothing to do yet (the job is not counted as handled)."""
+    status = {0: "complete" if handled else "observed", 4: "needs_human"}.get(
+        exit_code, "stopped" if stopped else "failed"
+    )
     conn.execute(
         "UPDATE incidents SET status = ?, verdict = ?, new_job_id = ?, data = ? WHERE id = ?",
         (status, verdict, new_job_id, summary, incident_id),

@@ -56,3 +56,5 @@ class Result:
     summary: str
     new_job_id: str | None = None
     actions: list = field(default_factory=list)
+    # What a person does next, as commands carrying this run's --site/--config.
+    next_steps: list[str] = field(default_factory=list)

@@ -104,6 +104,7 @@ def run_verb(app, handler, verb, job_arg, job_id, dry_run, yes, force, as_json) 
                     "exit_code": result.exit_code,
                     "summary": result.summary,
                     "new_job_id": result.new_job_id,
+                    "next_steps": result.next_steps,
                     "actions": [
                         {k: a[k] for k in ("kind", "target", "argv", "status", "message")}
                         for a in result.actions
@@ -116,4 +117,6 @@ def run_verb(app, handler, verb, job_arg, job_id, dry_run, yes, force, as_json) 
         click.echo(result.summary)
         if result.folder:
             click.echo(f"report: {result.folder}/report.md (also report.html, report.json)")
+        for step in result.next_steps:
+            click.echo(f"next: {step}")
     raise SystemExit(result.exit_code)

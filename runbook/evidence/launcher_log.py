@@ -100,6 +100,29 @@ def _marker_rank(lines: list[str]) -> int | None:
     return ranks.pop() if len(ranks) == 1 else None
 
 
+# How far above its traceback's message runbook.instrument's oom-dump marker may stand (a deep
+# traceback, other ranks' lines interleaved).
+DUMP_MARKER_REACH = 200
+
+
+def _dump_rank(raw: list[str], at: int) -> int | None:
+    """The rank of an unlabelled OOM message at line `at`, from runbook.instrument's
+    `oom-dump rank=N` marker: the failing process prints it just before its exception
+    propagates. One rank's dump markers in the whole log: that rank; several: the nearest marker
+    above the message, within DUMP_MARKER_REACH lines; none: unknown."""
+    dumps = [
+        (i, m.rank)
+        for i, line in enumerate(raw)
+        if "oom-dump" in line
+        for m in instrument_lines([line])
+        if m.kind == "oom-dump" and m.rank is not None
+    ]
+    if len({r for _, r in dumps}) == 1:
+        return dumps[0][1]
+    above = [r for i, r in dumps if at - DUMP_MARKER_REACH <= i <= at]
+    return above[-1] if above else None
+
+
 def instrument_lines(lines) -> list[InstrumentLine]:
     out = []
     for line in lines:
@@ -464,7 +487,7 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
     ooms = oom_message.parse_all("\n".join(raw))
     for msg in ooms:
         if msg.rank is None:
-            msg.rank = file_rank
+            msg.rank = file_rank if file_rank is not None else _dump_rank(raw, msg.line)
     report.ooms.extend(ooms)
     for msg in ooms:
         events.append(

@@ -757,12 +757,14 @@ def patch(script: str, rung: str, knobs, *, resume=None, configs=None, world=Non
     looked for in the config files it names, and changed in copies of them. `world` (nodes
     before, after) is for the rungs that resize the world (shrink_world, grow_world)."""
     header = read_header(script)
-    extra = {resume[0].resume_var: resume[1]} if resume and resume[0].resume_var else {}
+    # The template variable carries the resume path only on a runbook-rendered job whose
+    # template has it; every other script is told in its own words (set_resume below).
+    extra: dict = {}
     r = rungs.get(rung)
     if header and r is not None and (r.template_vars or rung == "unchanged"):
         template, variables = header
-        if resume and resume[0].resume_var not in template_variables(template):
-            extra = {}
+        if resume and resume[0].resume_var in template_variables(template):
+            extra = {resume[0].resume_var: resume[1]}
         p = _patch_template(script, rung, template, variables, extra, world)
         if extra:
             p.changes.append(f"resume from {resume[1]} ({resume[0].resume_var})")

@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import corpus_records
 from tests.integration.slurm_helpers import sacct_row, sh, squeue_state, wait_until
-from tests.integration.test_oom_scenarios import runbook, scenario  # noqa: F401 (fixture)
+from tests.integration.test_oom_scenarios import runbook
 from tests.integration.test_sweep import site_file
 
 pytestmark = pytest.mark.integration

@@ -28,7 +28,7 @@ def test_unknown_job_stops_at_the_first_step_with_a_report(cluster):
     assert "unknown to slurmctld and to accounting" in md
     code, out, _ = runbook("incidents", "--json")
     rows = json.loads(out)
-    assert any(r["id"] == doc["incident"] and r["status"] == "failed" for r in rows)
+    assert any(r["id"] == doc["incident"] and r["status"] == "stopped" for r in rows)
 
 
 def test_report_rerenders_and_bad_ids_are_clear(cluster):

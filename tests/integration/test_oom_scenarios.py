@@ -127,22 +127,6 @@ class Scenario:
             fn()
 
 
-@pytest.fixture
-def scenario(cluster):
-    made: list[Scenario] = []
-
-    def make(name: str, **overrides) -> Scenario:
-        s = Scenario(cluster, name, **overrides)
-        made.append(s)
-        return s
-
-    yield make
-    for s in made:
-        s.close()
-    for line in sh("squeue", "-h", "-o", "%i %j").splitlines():  # leave no wedged job behind
-        sh("scancel", line.split()[0], check=False)
-
-
 def _ledger_rows() -> int:
     db = (
         load_site("devcluster", environ={}).path(load_site("devcluster", environ={}).state.dir)

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from tests.integration.slurm_helpers import sacct_row, wait_until
-from tests.integration.test_oom_scenarios import scenario  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.integration
 

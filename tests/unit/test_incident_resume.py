@@ -90,3 +90,41 @@ def test_old_databases_are_migrated_and_concurrent_opens_do_not_race(tmp_path):
     cols = {r[1] for r in b.execute("PRAGMA table_info(deliveries)")}
     assert {"attempts", "next_at", "owner"} <= cols
     store.migrate(a)  # columns already there (another process won the race): no error
+
+
+def test_a_stopped_close_is_stored_stopped_and_resumed(tmp_path):
+    """close_incident of a run a step stopped stores `stopped` (resumed by the next run), not
+    `failed`; exit 0 is complete, 4 needs_human."""
+    conn = db(tmp_path)
+    for iid, code, stopped, want in (
+        ("s-1", 1, True, "stopped"),
+        ("s-2", 1, False, "failed"),
+        ("s-3", 0, False, "complete"),
+        ("s-4", 4, False, "needs_human"),
+    ):
+        add(conn, iid, iid, "running")
+        state.close_incident(
+            conn, iid, exit_code=code, verdict=None, new_job_id=None, summary="", stopped=stopped
+        )
+        status = conn.execute("SELECT status FROM incidents WHERE id = ?", (iid,)).fetchone()[0]
+        assert status == want
+    assert state.resumable_incident(conn, "s-1") == "s-1"
+    assert state.resumable_incident(conn, "s-2") is None
+
+
+def test_storage_failures_are_told_apart_from_other_errors():
+    """A full or read-only disk under the state (OSError's errno, SQLite's message) becomes one
+    clear error naming the state dir; anything else is left alone (a bug stays a bug)."""
+    import errno
+    import sqlite3
+
+    from runbook.errors import ExitCode, storage_failure
+
+    full = storage_failure(OSError(errno.ENOSPC, "No space left on device", "/s/x.md"), "/s")
+    assert full is not None and full.exit_code == ExitCode.STEP_FAILED
+    assert "/s/x.md" in full.message and "state dir /s" in full.message
+    assert "run the same command again" in full.hint
+    assert storage_failure(sqlite3.OperationalError("database or disk is full")) is not None
+    assert storage_failure(sqlite3.OperationalError("no such table: x")) is None
+    assert storage_failure(OSError(errno.ENOENT, "No such file")) is None
+    assert storage_failure(ValueError("disk is full")) is None

@@ -54,3 +54,30 @@ def test_unlabelled_per_rank_file_takes_the_rank_of_its_instrument_lines():
     assert scan_parts([(both, None)]).first_failure.ranks == []
     # a rank the file name gives wins
     assert scan_parts([(mine, 5)]).first_failure.ranks == [5]
+
+
+def test_unlabelled_oom_in_a_shared_log_takes_the_rank_of_its_dump_marker():
+    """One log for all ranks, no rank prefix (srun without -l): the OOM message belongs to the
+    rank whose runbook.instrument oom-dump marker stands above it; two ranks dumping: the
+    nearest marker above each message; no marker: no rank."""
+    from runbook.evidence.launcher_log import scan_parts
+
+    oom = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+        "total capacity of 79.15 GiB of which 1.00 GiB is free."
+    )
+    starts = "".join(f"RUNBOOK_INSTRUMENT start rank={r}\n" for r in range(4))
+    log = (
+        starts + "step 5/10\nRUNBOOK_INSTRUMENT oom-dump rank=2 path=/x/d.json\nTraceback:\n" + oom
+    )
+    got = scan_parts([(log, None)], nodes="gpu-[01-02]", tasks_per_node=2, world_size=4)
+    assert got.first_failure.ranks == [2] and got.first_failure.node == "gpu-02"
+    assert scan_parts([(starts + oom, None)]).first_failure.ranks == []
+    two = (
+        starts
+        + "RUNBOOK_INSTRUMENT oom-dump rank=1 path=/x/a.json\n"
+        + oom
+        + "\nRUNBOOK_INSTRUMENT oom-dump rank=3 path=/x/b.json\n"
+        + oom
+    )
+    assert sorted(m.rank for m in scan_parts([(two, None)]).ooms) == [1, 3]

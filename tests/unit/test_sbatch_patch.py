@@ -192,3 +192,21 @@ def test_allocator_replaces_the_scripts_own_empty_export_that_would_win():
     assert "export PYTORCH_ALLOC_CONF=expandable_segments:True\n" in new
     assert "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n" in new
     assert "=\n" not in new.split("#SBATCH -N2\n", 1)[1]  # no empty export left to override it
+
+
+def test_a_plain_script_that_assigns_the_resume_variable_gets_the_path_there():
+    """`export RUNBOOK_RESUME_FROM=` in a plain script (no runbook header) would blank what the
+    environment carries: the path is written into that assignment; a script without one is
+    left to the environment."""
+    from runbook.site import load_site
+
+    site = load_site("devcluster", environ={})
+    resume = (site.checkpoints, "/ck/step_4.pt")
+    s = "#!/bin/bash\nexport RUNBOOK_RESUME_FROM=\nsrun python3 t.py --micro-batch-size 8 --grad-accum 2\n"
+    p = patch(s, "halve_micro_batch", site.knobs, resume=resume)
+    assert "export RUNBOOK_RESUME_FROM=/ck/step_4.pt\n" in p.new
+    assert any("resume from /ck/step_4.pt" in c for c in p.changes)
+    bare = "#!/bin/bash\nsrun python3 t.py --micro-batch-size 8 --grad-accum 2\n"
+    assert (
+        "RUNBOOK_RESUME_FROM" not in patch(bare, "halve_micro_batch", site.knobs, resume=resume).new
+    )
