@@ -7,6 +7,7 @@ own oom.yaml. The playbook is loaded once per run and passed down.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -57,19 +58,102 @@ def describe_source(site_dir: str = "") -> str:
 
 
 def read_yaml(path: Path, what: str, fix: str):
-    """A YAML data file of runbook's, with errors that name it."""
-    import yaml  # loaded only by the verbs that read playbooks
+    """A YAML data file of runbook's, with errors that name it. The parsed data is kept in the
+    user's cache, keyed by the file's content: importing PyYAML costs more than a `runbook
+    diagnose` does otherwise, so a run whose playbooks did not change reads JSON instead."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{what} {path} not found", hint=fix) from None
+    except OSError as e:
+        raise ConfigError(f"cannot read {what} {path}: {e}", hint=fix) from None
+    cached = _cache_get(raw)
+    if cached is not _MISS:
+        return cached
+    import yaml  # only when the cache has no copy of this content
 
     try:
         # libyaml's loader where PyYAML was built with it: the same safe subset, parsed in C.
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506
-    except FileNotFoundError:
-        raise ConfigError(f"{what} {path} not found", hint=fix) from None
-    except (OSError, UnicodeDecodeError) as e:
+        data = yaml.load(raw.decode("utf-8"), Loader=loader)  # noqa: S506
+    except UnicodeDecodeError as e:
         raise ConfigError(f"cannot read {what} {path}: {e}", hint=fix) from None
     except yaml.YAMLError as e:
         raise ConfigError(f"{what} {path} is not valid YAML: {e}", hint=fix) from None
+    _cache_put(raw, data)
+    return data
+
+
+_MISS = object()
+
+
+def cache_dir() -> Path | None:
+    """Where parsed data files are kept: $RUNBOOK_CACHE_DIR, else $XDG_CACHE_HOME/runbook, else
+    ~/.cache/runbook; None (no cache) when RUNBOOK_CACHE_DIR is set empty."""
+    import os
+
+    if "RUNBOOK_CACHE_DIR" in os.environ:
+        v = os.environ["RUNBOOK_CACHE_DIR"]
+        return Path(v) if v else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "runbook"
+
+
+def _cache_file(raw: bytes) -> Path | None:
+    import zlib
+
+    d = cache_dir()
+    if d is None:
+        return None
+    # Named by a checksum of the content (hashlib would load OpenSSL: more than it saves); the
+    # entry holds the content itself and is believed only when it is byte for byte the same.
+    return d / "yaml" / f"{zlib.crc32(raw):08x}-{len(raw)}.json"
+
+
+def _cache_get(raw: bytes):
+    import json
+
+    from runbook import __version__
+
+    f = _cache_file(raw)
+    try:
+        entry = json.loads(f.read_text(encoding="utf-8")) if f else None
+    except (OSError, ValueError):  # no copy yet, or a damaged one: parse the YAML
+        return _MISS
+    if (
+        not isinstance(entry, dict)
+        or entry.get("runbook") != __version__
+        or entry.get("source") != raw.decode("utf-8", "replace")
+    ):
+        return _MISS
+    return entry.get("data")
+
+
+def _cache_put(raw: bytes, data) -> None:
+    """Keep `data` if JSON gives it back unchanged (YAML has types JSON lacks: dates, non-string
+    keys); a cache that cannot be written (read-only home, full disk) is skipped silently."""
+    import json
+    import os
+    import tempfile
+
+    f = _cache_file(raw)
+    if f is None:
+        return
+    from runbook import __version__
+
+    try:
+        if json.loads(json.dumps(data)) != data:
+            return
+        source = raw.decode("utf-8", "replace")
+        text = json.dumps({"runbook": __version__, "source": source, "data": data})
+        f.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=f.parent, prefix=".tmp-")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, f)  # whole or absent: a reader never sees half a copy
+    except (OSError, TypeError, ValueError):
+        with contextlib.suppress(OSError, UnboundLocalError):
+            os.unlink(tmp)
 
 
 def _ladder(data, p: Path) -> dict[str, tuple[Rung, ...]]:

@@ -24,11 +24,6 @@ from typing import Any
 
 from runbook.errors import ConfigError
 
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10: the same parser, published as tomli
-    import tomli as tomllib  # type: ignore[no-redef]
-
 ENV_PREFIX = "RUNBOOK_"
 # Environment variables that share the prefix but are not settings.
 _ENV_NOT_SETTINGS = {"RUNBOOK_SITE", "RUNBOOK_SITE_DIR", "RUNBOOK_CONFIG"}
@@ -528,6 +523,12 @@ def find_site_file(name: str, environ: Mapping[str, str] | None = None) -> Path:
 
 
 def read_site_file(path: Path) -> dict[str, Any]:
+    # Imported here: a run without a site file (`runbook diagnose --log`) never pays for it.
+    try:  # Python 3.11+
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: the same parser, published as tomli
+        import tomli as tomllib  # type: ignore[no-redef]
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as e:

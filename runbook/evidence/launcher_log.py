@@ -29,6 +29,7 @@ from datetime import datetime
 from runbook.evidence import oom_message
 from runbook.evidence.oom_message import log_lines, strip_line
 from runbook.evidence.units import MAX_DIGITS, small_int
+from runbook.lazyre import lazy
 from runbook.slurm.hostlist import expand
 
 # Kinds of DESIGN §4.1 `first_failure.kind`.
@@ -88,7 +89,7 @@ class InstrumentLine:
     line: str
 
 
-_INSTRUMENT = re.compile(r"RUNBOOK_INSTRUMENT (start|oom-dump|peak) rank=(\S+)(.*)$")
+_INSTRUMENT = lazy(r"RUNBOOK_INSTRUMENT (start|oom-dump|peak) rank=(\S+)(.*)$")
 
 
 def _marker_rank(lines: list[str]) -> int | None:
@@ -179,10 +180,10 @@ class LaunchReport:
 # -- timestamps ---------------------------------------------------------------------------------
 _TIME_PATTERNS = [
     # [2023-04-14 13:11:27,879]  2024-11-20 14:37:16  2021-08-17T15:09:00
-    (re.compile(r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?)"), None),
+    (lazy(r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?)"), None),
     # glog, as NCCL / c10 print it: [E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607]; c10
     # leaves the month unpadded: [E321 02:07:08.408271257 ...] is March 21
-    (re.compile(r"\[([EWIF]\d{3,4} \d\d:\d\d:\d\d)(?:\.\d{1,9})?\s"), None),
+    (lazy(r"\[([EWIF]\d{3,4} \d\d:\d\d:\d\d)(?:\.\d{1,9})?\s"), None),
 ]
 
 
@@ -194,8 +195,8 @@ def line_time(line: str) -> str | None:
     return None
 
 
-_ISO_TIME = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T_](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?")
-_GLOG_TIME = re.compile(r"[EWIF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)")
+_ISO_TIME = lazy(r"(\d{4})-(\d\d)-(\d\d)[ T_](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?")
+_GLOG_TIME = lazy(r"[EWIF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)")
 
 
 @functools.lru_cache(maxsize=4096)  # a pure function of the text; a log repeats its stamps
@@ -223,44 +224,44 @@ def parse_time(text: str | None) -> datetime | None:
 
 
 # -- line patterns ------------------------------------------------------------------------------
-_ELASTIC_ENTRY = re.compile(r"^\s*\[(\d{1,18}(?!\d))\]:\s*$")
-_ELASTIC_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*?)\s*$")
-_ELASTIC_RANK = re.compile(r"(\d{1,18}(?!\d))\s*\(local_rank:\s*(\d{1,18}(?!\d))\)")
-_ELASTIC_EXIT = re.compile(r"(-?\d{1,18}(?!\d))\s*\(pid:\s*(\d{1,18}(?!\d))\)")
-_ELASTIC_SIGNAL = re.compile(r"Signal\s+(\d{1,18}(?!\d))\s+\((SIG\w+)\)")
-_ELASTIC_ROOT = re.compile(r"Root Cause \(first observed failure\)")
-_ELASTIC_RULE = re.compile(r"^\s*(?:={10,}|-{10,})\s*$")
-_ELASTIC_ONE_LINE = re.compile(
+_ELASTIC_ENTRY = lazy(r"^\s*\[(\d{1,18}(?!\d))\]:\s*$")
+_ELASTIC_FIELD = lazy(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*?)\s*$")
+_ELASTIC_RANK = lazy(r"(\d{1,18}(?!\d))\s*\(local_rank:\s*(\d{1,18}(?!\d))\)")
+_ELASTIC_EXIT = lazy(r"(-?\d{1,18}(?!\d))\s*\(pid:\s*(\d{1,18}(?!\d))\)")
+_ELASTIC_SIGNAL = lazy(r"Signal\s+(\d{1,18}(?!\d))\s+\((SIG\w+)\)")
+_ELASTIC_ROOT = lazy(r"Root Cause \(first observed failure\)")
+_ELASTIC_RULE = lazy(r"^\s*(?:={10,}|-{10,})\s*$")
+_ELASTIC_ONE_LINE = lazy(
     r"failed \(exitcode: (-?\d{1,18}(?!\d))\) local_rank: (\d{1,18}(?!\d)) \(pid: (\d{1,18}(?!\d))\)(?: of binary)?"
 )
-_WATCHDOG = re.compile(
+_WATCHDOG = lazy(
     r"\bRank (\d{1,18}(?!\d))\]\s*(?:Watchdog caught collective operation timeout|Work WorkNCCL.*timed out)"
     r".*?(?:SeqNum=(\d{1,18}(?!\d)))?(?:.*?OpType=(\w+))?"
 )
-_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit))(?::|$)")
-_CONSEQUENCE_TEXT = re.compile(
+_EXCEPTION_LINE = lazy(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit))(?::|$)")
+_CONSEQUENCE_TEXT = lazy(
     r"NCCL communicator was aborted|Watchdog|watchdog|timed out|Connection reset|"
     r"Socket Timeout|Broken pipe|ChildFailedError|ProcessGroupNCCL is aborted|"
     r"Connection closed by peer|recvValue failed|The server socket has failed",
 )
-_DS_RETURN = re.compile(r"sigkill_handler\].*exits with return code = (-?\d{1,18}(?!\d))")
-_DS_LOCAL_RANK = re.compile(r"--local_rank=(\d{1,18}(?!\d))")
-_KILLING = re.compile(r"Killing subprocess (\d{1,18}(?!\d))")
-_SRUN = re.compile(r"srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\- ]+): (?P<what>.*)$")
+_DS_RETURN = lazy(r"sigkill_handler\].*exits with return code = (-?\d{1,18}(?!\d))")
+_DS_LOCAL_RANK = lazy(r"--local_rank=(\d{1,18}(?!\d))")
+_KILLING = lazy(r"Killing subprocess (\d{1,18}(?!\d))")
+_SRUN = lazy(r"srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\- ]+): (?P<what>.*)$")
 # New wording (Slurm >= 21.08): "Detected 2 oom_kill events in StepId=123.13."
 # Old: "Detected 1 oom-kill event(s) in step 802100.batch cgroup."
-_STEPD_OOM = re.compile(
+_STEPD_OOM = lazy(
     r"Detected (\d{1,18}(?!\d)) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )(\S+?)\.?(?:\s|$)"
 )
-_CANCELLED = re.compile(
+_CANCELLED = lazy(
     r"\*\*\* (?:JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))?\s*\*\*\*"
 )
-_HOST_PREFIX = re.compile(r"^([A-Za-z][\w.-]*):\s")
+_HOST_PREFIX = lazy(r"^([A-Za-z][\w.-]*):\s")
 
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 
 
-_TOO_LONG = re.compile(rf"\d{{{MAX_DIGITS + 1}}}")
+_TOO_LONG = lazy(rf"\d{{{MAX_DIGITS + 1}}}")
 
 # No job has more ranks than this (the largest runs are ~100k GPUs): ranks from a log beyond the
 # job's own size, or beyond this when the size is unknown, are not ranks of this job.
@@ -459,7 +460,7 @@ def _srun_notices(events: list[RankEvent]) -> None:
 
 
 # CUDA's cudaErrorECCUncorrectable text, the kernel's Xid/SXid lines and a GPU lost from the bus.
-_HARDWARE_TEXT = re.compile(
+_HARDWARE_TEXT = lazy(
     r"uncorrectable ECC error|\bECC error|NVRM: Xid \(|\bSXid \(|fallen off the bus|"
     r"GPU is lost|unrecoverable (?:GPU|NVLink) error",
     re.IGNORECASE,

@@ -24,8 +24,9 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from runbook.evidence.units import SIZE, to_mib
+from runbook.lazyre import LazyPattern, lazy
 
-ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+ANSI_RE = lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 # No message line is longer than a few KiB; a longer "line" is junk or a progress bar redrawn with
 # \r, and reading all of it would make one bad line cost seconds.
 MAX_LINE = 64 * 1024
@@ -39,29 +40,29 @@ def log_lines(text: str) -> list[str]:
 
 
 _PREFIXES = [
-    re.compile(r"[ \t]*>(?=[ \t]|$)[ \t]?"),
-    re.compile(r"[ \t]*#(?=[ \t]|$)[ \t]?"),
-    re.compile(r"[ \t]*`"),
-    re.compile(r"[ \t]*(?:stderr|stdout):[ \t]"),
-    re.compile(r"[ \t]*\[(?:rank|default)(?P<rank>\d{1,18}(?!\d))\]:[ \t]?"),
-    re.compile(r"[ \t]*(?P<rank>\d{1,6}):[ \t](?=\S)"),
+    lazy(r"[ \t]*>(?=[ \t]|$)[ \t]?"),
+    lazy(r"[ \t]*#(?=[ \t]|$)[ \t]?"),
+    lazy(r"[ \t]*`"),
+    lazy(r"[ \t]*(?:stderr|stdout):[ \t]"),
+    lazy(r"[ \t]*\[(?:rank|default)(?P<rank>\d{1,18}(?!\d))\]:[ \t]?"),
+    lazy(r"[ \t]*(?P<rank>\d{1,6}):[ \t](?=\S)"),
     # "rank3: " / "[rank 3]:" (loggers), "[1,3]<stderr>:" (Open MPI --tag-output).
-    re.compile(r"[ \t]*\[?rank[ _]?(?P<rank>\d{1,9}(?!\d))\]?:[ \t]?", re.IGNORECASE),
-    re.compile(r"[ \t]*\[\d{1,9},(?P<rank>\d{1,9})\]<(?:stdout|stderr)>:[ \t]?"),
+    lazy(r"[ \t]*\[?rank[ _]?(?P<rank>\d{1,9}(?!\d))\]?:[ \t]?", re.IGNORECASE),
+    lazy(r"[ \t]*\[\d{1,9},(?P<rank>\d{1,9})\]<(?:stdout|stderr)>:[ \t]?"),
     # Time stamps a logger or a collector put first: "2024-11-20 14:37:16,123 ", "[2024-...]",
     # with the separator after them ("| ", "- ").
-    re.compile(
+    lazy(
         r"[ \t]*\[?\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
         r"(?:Z|[+-]\d\d:?\d\d)?\]?(?:[ \t]*[|\-:])?[ \t]+"
     ),
     # A parallel shell's host tag (pdsh, clush: "gpu-01: "). A name with a digit in it, so an
     # exception name ("RuntimeError: ") is never taken for a host.
-    re.compile(
+    lazy(
         r"[ \t]*(?=[A-Za-z][\w.\-]{0,62}:[ \t])(?=[A-Za-z][A-Za-z_.\-]*\d)"
         r"[A-Za-z][\w.\-]{0,62}:[ \t]"
     ),
 ]
-_RANK_ANYWHERE = re.compile(r"\[(?:rank|default)(\d{1,18}(?!\d))\]:")
+_RANK_ANYWHERE = lazy(r"\[(?:rank|default)(\d{1,18}(?!\d))\]:")
 
 
 def strip_line(line: str) -> tuple[str, int | None]:
@@ -150,23 +151,21 @@ class OomMessage:
 
 
 # -- anchors: where a message starts -----------------------------------------------------------
-_ANCHORS: list[tuple[str, re.Pattern]] = [
+_ANCHORS: list[tuple[str, LazyPattern]] = [
     (
         "malloc_async",
-        re.compile(
-            r"Allocation\s*on\s*device\s*(?P<gpu>\d{1,18}(?!\d))\s*would\s*exceed\s*allowed"
-        ),
+        lazy(r"Allocation\s*on\s*device\s*(?P<gpu>\d{1,18}(?!\d))\s*would\s*exceed\s*allowed"),
     ),
-    ("mps", re.compile(r"MPS\s*backend\s*out\s*of\s*memory")),
-    ("caching", re.compile(r"\b(?P<dev>CUDA|HIP|XPU)\s*out\s*of\s*memory\b(?!')")),
-    ("caching", re.compile(r"(?<![A-Za-z])Tried\s*to\s*allocate\s*" + SIZE + r"\s*\(\s*GPU")),
-    ("thc", re.compile(r"THCudaCheck\s*FAIL\b[^\n]{0,400}?error\s*=\s*2\s*:\s*out\s*of\s*memory")),
-    ("thc", re.compile(r"cuda\s*runtime\s*error\s*\(\s*2\s*\)\s*:\s*out\s*of\s*memory")),
-    ("cuda_error", re.compile(r"CUDA\s*error\s*:\s*out\s*of\s*memory")),
-    ("cublas", re.compile(r"CUBLAS_STATUS_ALLOC_FAILED")),
+    ("mps", lazy(r"MPS\s*backend\s*out\s*of\s*memory")),
+    ("caching", lazy(r"\b(?P<dev>CUDA|HIP|XPU)\s*out\s*of\s*memory\b(?!')")),
+    ("caching", lazy(r"(?<![A-Za-z])Tried\s*to\s*allocate\s*" + SIZE + r"\s*\(\s*GPU")),
+    ("thc", lazy(r"THCudaCheck\s*FAIL\b[^\n]{0,400}?error\s*=\s*2\s*:\s*out\s*of\s*memory")),
+    ("thc", lazy(r"cuda\s*runtime\s*error\s*\(\s*2\s*\)\s*:\s*out\s*of\s*memory")),
+    ("cuda_error", lazy(r"CUDA\s*error\s*:\s*out\s*of\s*memory")),
+    ("cublas", lazy(r"CUBLAS_STATUS_ALLOC_FAILED")),
     (
         "nccl",
-        re.compile(
+        lazy(
             r"NCCL\s*WARN\s*(?:Cuda\s*failure\s*(?:\d{1,4}\s*)?'out\s*of\s*memory'|"
             r"Failed\s*to\s*CUDA\s*calloc)"
         ),
@@ -176,7 +175,7 @@ _ANCHORS: list[tuple[str, re.Pattern]] = [
     # (a log collector's line limit, a paste): an OOM happened, its numbers are lost.
     (
         "hint",
-        re.compile(
+        lazy(
             r"If\s*reserved\s*(?:but\s*unallocated\s*)?memory\s*is\s*(?:large|>>\s*allocated\s*"
             r"memory)\s*try\s*setting\s*(?:PYTORCH_(?:CUDA_)?ALLOC_CONF=expandable_segments|"
             r"max_split_size_mb)"
@@ -188,14 +187,15 @@ _ANCHORS: list[tuple[str, re.Pattern]] = [
 _MERGE_WITHIN = {"nccl": 600, "thc": 1200, "cuda_error": 0, "cublas": 0}
 _WINDOW = 2500
 
-_EXCEPTION_RE = re.compile(
+_EXCEPTION_RE = lazy(
     r"((?:torch\.(?:cuda\.)?)?OutOfMemoryError|RuntimeError|torch\.distributed\.DistBackendError|"
     r"Error)\s*:\s*$"
 )
 
 
-def _re(pattern: str) -> re.Pattern:
-    return re.compile(pattern.replace("SIZE", SIZE), re.IGNORECASE)
+def _re(pattern: str) -> LazyPattern:
+    # Compiled on first use: a message uses the fields of its own format only.
+    return lazy(pattern.replace("SIZE", SIZE), re.IGNORECASE)
 
 
 _F = {
@@ -228,12 +228,12 @@ _F = {
     "mps_other": _re(r"other\s*allocations\s*:\s*SIZE"),
     "mps_max": _re(r"max\s*allowed\s*:\s*SIZE"),
     "nccl_calloc": _re(r"Failed\s*to\s*CUDA\s*calloc\s*SIZE"),
-    "nccl_gpu": re.compile(r"\S+:\d{1,18}(?!\d):\d{1,18}(?!\d)\s*\[(\d{1,18}(?!\d))\]"),
-    "nccl_rank": re.compile(r"from\s*rank\s*(\d{1,18}(?!\d))"),
+    "nccl_gpu": lazy(r"\S+:\d{1,18}(?!\d):\d{1,18}(?!\d)\s*\[(\d{1,18}(?!\d))\]"),
+    "nccl_rank": lazy(r"from\s*rank\s*(\d{1,18}(?!\d))"),
     "over_1eb": _re(r"more\s*than\s*1\s*EB"),
 }
 # "Process N has X" is case-sensitive: "this process has X" must not match it.
-_PROCESS_RE = re.compile(r"Process\s*(\d{1,18}(?!\d))\s*has\s*" + SIZE + r"\s*memory\s*in\s*use")
+_PROCESS_RE = lazy(r"Process\s*(\d{1,18}(?!\d))\s*has\s*" + SIZE + r"\s*memory\s*in\s*use")
 
 
 def _mib(pattern: str, window: str) -> float | None:
@@ -422,7 +422,7 @@ def _read(lines: list[str], stripped, glue: bool) -> list[OomMessage]:
     return out
 
 
-_MESSAGE_LINE = re.compile(
+_MESSAGE_LINE = lazy(
     r"out\s*of\s*memory|Tried\s*to\s*allocate|total\s*capac|is\s*free|already\s*allocated|"
     r"reserved|allocated|memory\s*in\s*use|private\s*pools|See\s*documentation|max_split_size|"
     r"ALLOC_CONF|Requested|Device\s*limit|Free\s*\(|PyTorch\s*limit|^\s*:|calloc|"

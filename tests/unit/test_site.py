@@ -85,9 +85,9 @@ def test_example_documents_every_key():
     """example.toml must name every key with its default, so it cannot drift from the code."""
     import dataclasses
 
-    from runbook.site import tomllib
+    from runbook.site import read_site_file
 
-    data = tomllib.loads((REPO / "site_config" / "example.toml").read_text())
+    data = read_site_file(REPO / "site_config" / "example.toml")
     defaults = SiteConfig()
     for section in dataclasses.fields(SiteConfig):
         if section.name in ("source", "origins"):

@@ -55,6 +55,7 @@ RAW_TO_FIELD = {
     "this_process": "this_process_mib",
     "private_pools": "private_pools_mib",
     "allowed": "limit_mib",
+    "mps_other": "mps_other_allocations_mib",
 }
 
 
