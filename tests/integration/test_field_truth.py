@@ -162,9 +162,20 @@ def test_a_rerun_cancelled_before_the_failing_step_is_not_passed(scenario):
     s = scenario("cancelled", frag_mib_per_step=6000, long_step=1)
     job = s.submit()
     s.wait_failure(job, "Tried to allocate")
-    # Queued first, so it takes the nodes the scancel frees before the rerun can.
+    # Queued first and whole nodes (a node's free CPUs would otherwise let both run): it takes
+    # the two nodes the scancel frees before the rerun can.
     blocker = sh(
-        "sbatch", "--parsable", "-p", "gpu", "-N3", "-J", "blocker", "--wrap", "sleep 300"
+        "sbatch",
+        "--parsable",
+        "-p",
+        "gpu",
+        "-N2",
+        "--nodelist=gpu-[01-02]",
+        "--exclusive",
+        "-J",
+        "blocker",
+        "--wrap",
+        "sleep 300",
     ).strip()
     try:
         code, out = runbook_json("oom", job, "--yes")
@@ -174,7 +185,9 @@ def test_a_rerun_cancelled_before_the_failing_step_is_not_passed(scenario):
         assert squeue_state(new) == "PENDING"
         sh("scancel", new)
         wait_until(
-            lambda: sacct_row(new)["state"].startswith("CANCELLED"), 60, "the rerun to be cancelled"
+            lambda: (r := sacct_row(new)) is not None and r["state"].startswith("CANCELLED"),
+            60,
+            "the rerun to be cancelled",
         )
         code, v = runbook_json("verify", "--incident", out["incident"])
         assert code != 0 and v["state"] != "passed", v
