@@ -160,7 +160,8 @@ _ANCHORS: list[tuple[str, LazyPattern]] = [
     ("caching", lazy(r"\b(?P<dev>CUDA|HIP|XPU)\s*out\s*of\s*memory\b(?!')")),
     ("caching", lazy(r"(?<![A-Za-z])Tried\s*to\s*allocate\s*" + SIZE + r"\s*\(\s*GPU")),
     ("thc", lazy(r"THCudaCheck\s*FAIL\b[^\n]{0,400}?error\s*=\s*2\s*:\s*out\s*of\s*memory")),
-    ("thc", lazy(r"cuda\s*runtime\s*error\s*\(\s*2\s*\)\s*:\s*out\s*of\s*memory")),
+    # "err(2)": how people retype it (the message itself says "error (2)").
+    ("thc", lazy(r"cuda\s*runtime\s*err(?:or)?\s*\(\s*2\s*\)\s*:\s*out\s*of\s*memory")),
     ("cuda_error", lazy(r"CUDA\s*error\s*:\s*out\s*of\s*memory")),
     ("cublas", lazy(r"CUBLAS_STATUS_ALLOC_FAILED")),
     (
