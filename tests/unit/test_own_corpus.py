@@ -41,7 +41,8 @@ def test_every_own_record_is_sourced_split_and_new():
         assert r["split"] in ("tune", "measure"), r["id"]
         assert r["text"] not in SHARED_TEXTS, f"{r['id']} copies a shared corpus record"
     for r in OWN["oom_messages.jsonl"]:
-        assert numbers(r) not in SHARED_OOM_NUMBERS, f"{r['id']} is a shared record's message"
+        if any(n is not None for n in numbers(r)):  # a message without numbers: its text decides
+            assert numbers(r) not in SHARED_OOM_NUMBERS, f"{r['id']} is a shared record's message"
     assert {r["split"] for _, r in ALL} == {"tune", "measure"}
 
 
