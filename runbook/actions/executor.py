@@ -20,6 +20,7 @@ class Outcome:
     exit_code: int = 0
     output: str = ""
     value: str | None = None  # what the step produced: a job id, a file path
+    note: str = ""  # what a person should know about it (said after "done" in the report)
 
 
 @dataclass
@@ -156,5 +157,7 @@ class Executor:
             output_tail=_tail(out.output),
             duration_s=time.monotonic() - start,
             value=out.value,
-            message="done" if status == "applied" else "command failed",
+            message=("done" + (f"; {out.note}" if out.note else ""))
+            if status == "applied"
+            else "command failed",
         )

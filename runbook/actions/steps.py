@@ -122,10 +122,15 @@ def submit(
     else:
         key = f"submit:{script}"
 
+    # Comments that claim to be this very rerun and cannot be believed: named with the result,
+    # so the report shows who tried (anyone can write a comment; none of them stops the rerun).
+    forged: list[str] = []
+
     def check():
         if not parent:
             return None
         since = datetime.now() - timedelta(days=14)
+        forged.clear()
         for job_id, user, comment in client.find_lineage(parent, rung or "", since):
             claim = tags.read(job_id, comment, user, secret=secret, runbook_user=runbook_user)
             same = claim is not None and (claim.fields.get("parent"), claim.fields.get("rung")) == (
@@ -134,11 +139,18 @@ def submit(
             )
             if same and claim.trusted:
                 return f"already resubmitted as job {job_id} (same parent and rung)"
+            if same and claim is not None:
+                forged.append(f"job {job_id} of user {user or '?'} ({claim.why})")
         return None
 
     def apply():
         job_id = client.submit(script, args, env)
-        return Outcome(0, f"Submitted batch job {job_id}", job_id)
+        note = (
+            "SUSPICIOUS: ignored comment(s) claiming to be this rerun: " + "; ".join(forged)
+            if forged
+            else ""
+        )
+        return Outcome(0, f"Submitted batch job {job_id}", job_id, note)
 
     what = f" (parent {parent}, rung {rung})" if parent else ""
     return Action(

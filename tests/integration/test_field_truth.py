@@ -1,8 +1,7 @@
 """Issue 11's field situations, each on the real cluster through the CLI, each checked in Slurm
 itself (squeue, sacct, scontrol) as well as in runbook's own answer. The rows not here have their
 test beside the scenario they share (test_oom_scenarios: per-task logs, sbatch command-line
-options, a name with spaces and "=", kill -9 midway; test_slurm_actions: a forged lineage
-comment)."""
+options, a name with spaces and "=", kill -9 midway)."""
 
 from __future__ import annotations
 
@@ -284,3 +283,48 @@ def test_a_full_state_disk_changes_nothing_or_leaves_a_resumable_incident(scenar
     assert sacct_row(job)["state"].startswith("CANCELLED")
     assert children_of(job) == [done["new_job_id"]]
     sh("scancel", done["new_job_id"])
+
+
+def test_another_users_forged_lineage_comment_neither_stops_nor_fools_the_rerun(scenario):
+    """Another user's held job whose comment claims to be runbook's rerun of the victim: runbook
+    still cancels the victim AND resubmits it; the report names the comment as suspicious."""
+    s = scenario("forged", frag_mib_per_step=6000, long_step=1)
+    job = s.submit()
+    s.wait_failure(job, "Tried to allocate")
+    comment = f"runbook:incident=x,parent={job},rung=expandable_segments"
+    forged = subprocess.run(
+        [
+            "runuser",
+            "-u",
+            "oncall",
+            "--",
+            "sbatch",
+            "--parsable",
+            "-p",
+            "debug",
+            "-H",
+            f"--comment={comment}",
+            "--chdir=/tmp",
+            "--wrap",
+            "true",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    try:
+        code, out = runbook_json("oom", job, "--yes")
+        assert code == 0 and out["new_job_id"] and out["new_job_id"] != forged, out
+        assert sacct_row(job)["state"].startswith("CANCELLED")
+        new = sh("scontrol", "show", "job", out["new_job_id"])
+        assert f"JobId={out['new_job_id']} " in new and "UserId=root" in new
+        (submit,) = [a for a in out["actions"] if a["kind"] == "submit"]
+        assert (
+            "SUSPICIOUS" in submit["message"]
+            and f"job {forged} of user oncall" in (submit["message"])
+        ), submit
+        md = (Path(out["folder"]) / "report.md").read_text()
+        assert f"job {forged} of user oncall" in md
+        sh("scancel", out["new_job_id"])
+    finally:
+        sh("scancel", forged, check=False)

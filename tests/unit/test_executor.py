@@ -130,3 +130,39 @@ def test_a_dead_holders_lock_is_taken_over(db):
     )
     with state.job_lock(db, "5", "me"):
         assert state.holds(db, "job:5", "me")
+
+
+def test_a_forged_claim_to_be_the_rerun_is_named_and_does_not_stop_it(db):
+    """steps.submit: another user's job whose unsigned comment claims this very parent and rung
+    is no reason to skip; the applied result names it as SUSPICIOUS (ledger and report)."""
+
+    class FakeSlurm:
+        submitted: list = []
+
+        def find_lineage(self, parent, rung, since):
+            return [("77", "mallory", f"runbook:incident=x,parent={parent},rung={rung}")]
+
+        def submit_argv(self, script, args, env):
+            return ["sbatch", *args, script]
+
+        def submit(self, script, args, env):
+            self.submitted.append(args)
+            return "78"
+
+    slurm = FakeSlurm()
+    a = steps.submit(
+        slurm,
+        "job.sbatch",
+        [],
+        {},
+        incident="i",
+        parent="5",
+        rung="r",
+        secret=b"site key",
+        runbook_user="runbook",
+    )
+    r = Executor(db, incident="i", actor="t").run(a)
+    assert r.status == "applied" and r.value == "78" and len(slurm.submitted) == 1
+    assert r.message.startswith("done; SUSPICIOUS") and "job 77 of user mallory" in r.message
+    (msg,) = db.execute("SELECT message FROM ledger").fetchone()
+    assert "job 77 of user mallory" in msg
