@@ -31,13 +31,16 @@ _ENV_NOT_SETTINGS = {"RUNBOOK_SITE", "RUNBOOK_SITE_DIR", "RUNBOOK_CONFIG"}
 _ENV_ALIASES = {"RUNBOOK_PLAYBOOKS": ("playbooks", "dir")}
 
 
-@dataclass(frozen=True)
+# Sections are frozen (settings do not change under a run) but compare by identity and keep
+# object's repr: Python 3.11 compiles every generated method separately, and eq/hash/repr for 16
+# sections cost a `runbook diagnose` 15 ms of a start-up budget of ~50 (bench/startup.py).
+@dataclass(frozen=True, eq=False, repr=False)
 class SiteSection:
     name: str = "default"
     description: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class SlurmSection:
     backend: str = "cli"  # cli | pyslurm
     transport: str = "local"  # where Slurm commands run: local (login node) | ssh
@@ -51,7 +54,7 @@ class SlurmSection:
     cluster: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class SshSection:
     user: str = ""  # empty: the current user
     identity_file: str = ""  # empty: the SSH agent
@@ -70,7 +73,7 @@ class SshSection:
     addresses: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class StateSection:
     dir: str = "~/.local/state/runbook"  # SQLite state and one folder per incident
     # SQLite's locks are not reliable on NFS, Lustre, GPFS, BeeGFS and the like, where cluster
@@ -91,7 +94,7 @@ class StateSection:
     lease_s: float = 60.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class NodesSection:
     # A node with this many events (Xid, remap, ECC, co-tenant, OOM; each counted once) in the
     # window is drained with a reason instead of only excluded. 0: never (the default).
@@ -101,7 +104,7 @@ class NodesSection:
     boot_grace_s: float = 300.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class HangSection:
     # runbook sweep: a RUNNING job whose logs printed no new training step, and whose log files
     # were not written, for this many minutes is hung. 0: the sweep does not look for hung jobs.
@@ -115,14 +118,14 @@ class HangSection:
     py_spy_timeout_s: float = 20.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class PlaybooksSection:
     # A folder holding the site's own oom.yaml. Empty: the playbooks shipped inside runbook.
     # RUNBOOK_PLAYBOOKS (older name) and RUNBOOK_PLAYBOOKS_DIR set it from the environment.
     dir: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class PolicySection:
     dry_run: bool = False
     assume_yes: bool = False
@@ -137,7 +140,7 @@ class PolicySection:
     unattended_grow: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class ProbesSection:
     # Kernel log on a compute node. "{since_epoch}" is replaced by the job's start (Unix seconds),
     # for commands that filter by time themselves (journalctl -k --since @{since_epoch}); lines
@@ -150,7 +153,7 @@ class ProbesSection:
     timeout_s: float = 30.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class KnobsSection:
     """Where plain job scripts (not rendered by runbook) keep their training knobs. Names that
     start with "-" are command-line flags (`--flag N` or `--flag=N`); dotted names are Hydra-style
@@ -218,7 +221,7 @@ class KnobsSection:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class CheckpointsSection:
     # Where a job's checkpoints are: {workdir} is the job's working directory.
     pattern: str = "{workdir}/checkpoints/step_*"
@@ -231,7 +234,7 @@ class CheckpointsSection:
     load_check_max_mib: float = 256.0  # torch.load(weights_only=True) only below this size
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class LogsSection:
     # Where the log filter runs: "batch_host" (over SSH, on the job's first node: node-local and
     # shared file systems alike) or "local" (this host sees the job's files).
@@ -241,7 +244,7 @@ class LogsSection:
     step_pattern: str = r"(?i)\b(?:step|iter(?:ation)?|global_step)[\s:=#]+(\d+)"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class HookSection:
     bind: str = "127.0.0.1"  # loopback unless a site decides otherwise
     port: int = 8787
@@ -266,7 +269,7 @@ class HookSection:
     pagerduty_title_pattern: str = r"(?i)\bjob[ _-]?(?:id)?[ :#=]*(\d+)"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class NotifySection:
     webhook_url: str = ""  # Slack-compatible: POST {"text": summary}
     mail_to: str = ""  # comma-separated; sent through the local MTA
@@ -275,7 +278,7 @@ class NotifySection:
     timeout_s: float = 10.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class SweepSection:
     partitions: list[str] = field(default_factory=list)  # empty: every partition
     include_running: bool = True  # running jobs whose logs show an OOM (wedged ranks)
@@ -284,7 +287,7 @@ class SweepSection:
     metrics_file: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class SiteConfig:
     site: SiteSection = field(default_factory=SiteSection)
     slurm: SlurmSection = field(default_factory=SlurmSection)
