@@ -209,7 +209,8 @@ _F = {
     "old_cached": _re(r"SIZE\s*cached\b"),
     "old_inactive": _re(r"SIZE\s*inactive\b"),
     "allowed": _re(r"SIZE\s*allowed\b"),
-    "new_gpu_total": _re(r"GPU\s*(\d{1,18}(?!\d))\s*has\s*a\s*total\s*capac(?:i)?ty\s*of\s*SIZE"),
+    # The index can be missing ("GPU  has a total capacity of ..."): the size still counts.
+    "new_gpu_total": _re(r"GPU\s*(\d{1,18}(?!\d))?\s*has\s*a\s*total\s*capac(?:i)?ty\s*of\s*SIZE"),
     "new_free": _re(r"of\s*which\s*SIZE\s*is\s*free"),
     # The sentence's own words, whatever precedes them: authors elide ("... 73.15 GiB is
     # allocated by PyTorch ...") and wrap.
@@ -331,7 +332,7 @@ def _parse_window(family: str, m: re.Match, window: str) -> dict:
         else:
             g = _F["new_gpu_total"].search(window)
             if g:
-                f["gpu"] = int(g.group(1))
+                f["gpu"] = int(g.group(1)) if g.group(1) is not None else None
                 f["total_mib"] = to_mib(g.group(2), g.group(3))
             f["free_mib"] = _mib("new_free", window)
             f["allocated_by_pytorch_mib"] = _mib("new_allocated", window)
