@@ -148,26 +148,27 @@ class RunbookGroup(click.Group):
 
     def invoke(self, ctx: click.Context):
         try:
-            try:
-                return super().invoke(ctx)
-            except Exception as e:
-                # A full or read-only disk under runbook's own state can strike at any write:
-                # one message, and the incident it cut short is resumable (interrupted).
-                if isinstance(e, (RunbookError, click.exceptions.Exit, click.ClickException)):
-                    raise
-                full = storage_failure(e, _state_dir(ctx.obj))
-                if full is None:
-                    raise
-                raise full from e
+            return super().invoke(ctx)
         except RunbookError as e:
-            wants_json = "--json" in ctx.meta.get("runbook.argv", [])
-            if wants_json:
-                click.echo(
-                    json.dumps({"error": e.message, "hint": e.hint, "exit_code": int(e.exit_code)})
-                )
-            else:
-                click.echo(f"runbook: error: {e}", err=True)
-            ctx.exit(int(e.exit_code))
+            self._fail(ctx, e)
+        except Exception as e:
+            # A full or read-only disk under runbook's own state can strike at any write: one
+            # message, and the incident it cut short is resumable (interrupted). Anything else
+            # (click's own exits included) goes on as it was.
+            full = storage_failure(e, _state_dir(ctx.obj))
+            if full is None:
+                raise
+            self._fail(ctx, full)
+
+    @staticmethod
+    def _fail(ctx: click.Context, e: RunbookError) -> None:
+        if "--json" in ctx.meta.get("runbook.argv", []):
+            click.echo(
+                json.dumps({"error": e.message, "hint": e.hint, "exit_code": int(e.exit_code)})
+            )
+        else:
+            click.echo(f"runbook: error: {e}", err=True)
+        ctx.exit(int(e.exit_code))
 
 
 def _state_dir(app) -> str:

@@ -8,10 +8,14 @@ own oom.yaml. The playbook is loaded once per run and passed down.
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import zlib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from runbook import __version__
 from runbook.errors import ConfigError
 
 
@@ -90,8 +94,6 @@ _MISS = object()
 def cache_dir() -> Path | None:
     """Where parsed data files are kept: $RUNBOOK_CACHE_DIR, else $XDG_CACHE_HOME/runbook, else
     ~/.cache/runbook; None (no cache) when RUNBOOK_CACHE_DIR is set empty."""
-    import os
-
     if "RUNBOOK_CACHE_DIR" in os.environ:
         v = os.environ["RUNBOOK_CACHE_DIR"]
         return Path(v) if v else None
@@ -100,8 +102,6 @@ def cache_dir() -> Path | None:
 
 
 def _cache_file(raw: bytes) -> Path | None:
-    import zlib
-
     d = cache_dir()
     if d is None:
         return None
@@ -111,10 +111,6 @@ def _cache_file(raw: bytes) -> Path | None:
 
 
 def _cache_get(raw: bytes):
-    import json
-
-    from runbook import __version__
-
     f = _cache_file(raw)
     try:
         entry = json.loads(f.read_text(encoding="utf-8")) if f else None
@@ -132,15 +128,12 @@ def _cache_get(raw: bytes):
 def _cache_put(raw: bytes, data) -> None:
     """Keep `data` if JSON gives it back unchanged (YAML has types JSON lacks: dates, non-string
     keys); a cache that cannot be written (read-only home, full disk) is skipped silently."""
-    import json
-    import os
-    import tempfile
+    import tempfile  # only on a miss: it pulls in random and shutil
 
     f = _cache_file(raw)
     if f is None:
         return
-    from runbook import __version__
-
+    tmp = None
     try:
         if json.loads(json.dumps(data)) != data:
             return
@@ -152,8 +145,9 @@ def _cache_put(raw: bytes, data) -> None:
             out.write(text)
         os.replace(tmp, f)  # whole or absent: a reader never sees half a copy
     except (OSError, TypeError, ValueError):
-        with contextlib.suppress(OSError, UnboundLocalError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 def _ladder(data, p: Path) -> dict[str, tuple[Rung, ...]]:

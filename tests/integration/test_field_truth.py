@@ -18,6 +18,7 @@ import pytest
 
 from runbook.planning.sbatch_patch import render
 from tests.integration.slurm_helpers import sacct_row, sh, squeue_state, wait_until
+from tests.integration.test_alertmanager import _freeze
 from tests.integration.test_oom_scenarios import TEMPLATE, log_of
 
 pytestmark = pytest.mark.integration
@@ -62,11 +63,6 @@ def children_of(job: str) -> list[str]:
     ]
 
 
-def _freeze(cluster, daemon: str, sig: int) -> None:
-    with open(Path(cluster["RUNBOOK_CLUSTER_STATE"]) / "run" / f"{daemon}.pid") as f:
-        os.kill(int(f.read().split()[0]), sig)
-
-
 def test_slurmctld_unreachable_is_unknown_not_handled_and_the_next_run_acts(scenario, cluster):
     """slurmctld stalls while `runbook oom` runs: no verdict on a guess, the job not cancelled,
     the incident stopped (not complete) and the job not recorded as handled; once slurmctld
@@ -74,11 +70,11 @@ def test_slurmctld_unreachable_is_unknown_not_handled_and_the_next_run_acts(scen
     s = scenario("ctlddown", frag_mib_per_step=6000, long_step=1)
     job = s.submit()
     s.wait_failure(job, "Tried to allocate")
-    _freeze(cluster, "slurmctld", signal.SIGSTOP)
+    _freeze(cluster, ["slurmctld"], signal.SIGSTOP)
     try:
         code, out = runbook_json("oom", job, "--yes", env={"RUNBOOK_SLURM_COMMAND_TIMEOUT_S": "3"})
     finally:
-        _freeze(cluster, "slurmctld", signal.SIGCONT)
+        _freeze(cluster, ["slurmctld"], signal.SIGCONT)
     wait_until(lambda: squeue_state(job), 30, "slurmctld to answer again")
     assert code != 0, out
     assert out["verdict"] in (None, "unknown"), out
