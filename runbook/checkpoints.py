@@ -17,13 +17,13 @@ import os
 import re
 import sys
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from runbook.evidence.units import small_int
+from runbook.record import record
 
 
-@dataclass
+@record
 class Checkpoint:
     path: str
     step: int | None

@@ -8,12 +8,13 @@ person can check the call without re-reading the log.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from runbook.evidence.launcher_log import HOST_OOM, LaunchReport
 from runbook.evidence.oom_message import OomMessage
 from runbook.playbook import Thresholds
+from runbook.record import record
 from runbook.slurm.text import SlurmJobText
 
 if TYPE_CHECKING:  # node health (Xid, nvidia-smi parsers) loads only where a probe or file is read
@@ -33,8 +34,10 @@ def human_mib(mib: float | None) -> str:
     return f"{mib * 1024:.2f} KiB"
 
 
-@dataclass
+@record
 class Evidence:
+    """What diagnose() reads: the launcher log's scan, Slurm's record, the failing node's health."""
+
     launch: LaunchReport | None = None
     slurm: SlurmJobText | None = None
     node_health: NodeHealth | None = None  # of the node where the first failure happened
@@ -42,8 +45,10 @@ class Evidence:
     dump: dict | None = None  # runbook.instrument's dump for the failing rank
 
 
-@dataclass
+@record
 class Diagnosis:
+    """The verdict with its reasons, the numbers it rests on and the first rung to apply."""
+
     verdict: str
     reasons: list[str] = field(default_factory=list)
     oom: OomMessage | None = None
@@ -319,7 +324,7 @@ def _own_usage(oom: OomMessage, t: Thresholds) -> tuple[float | None, list[tuple
     )
 
 
-@dataclass
+@record
 class Call:
     """What the OOM numbers alone say: the verdict, why, the other causes whose fix would also
     cover the shortfall (in DESIGN §3 order), how sure, and whether the first true-OOM rung should

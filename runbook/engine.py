@@ -14,7 +14,6 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from runbook.actions.policy import confirm_policy
 from runbook.actions.remediate import apply_plan, outcome
 from runbook.errors import ExitCode, RunbookError
 from runbook.planning import ladder
+from runbook.record import record
 from runbook.report.model import Incident, plain
 from runbook.report.recorder import Recorder, Stopped
 from runbook.report.views import conclude, plan_view
@@ -33,7 +33,7 @@ from runbook.transport.ssh import SshHosts, SshSettings
 from runbook.trigger import Options, Result, Trigger, new_incident_id
 
 
-@dataclass
+@record
 class Run:
     """One incident in progress: what every stage of a runbook's body reads and writes. The
     body fills job, diagnosis and plan as it goes; its conclusion reads them."""

@@ -18,7 +18,9 @@ Pure: captures and log lines in, a HangDiagnosis out.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from runbook.record import record
 
 # Transport errors as NCCL, gloo and the IB stack print them. Watchdog timeouts are the hang's
 # symptom, not its cause, so they are counted apart.
@@ -37,7 +39,7 @@ WATCHDOG = re.compile(
 )
 
 
-@dataclass
+@record
 class RankView:
     node: str
     pid: int
@@ -47,7 +49,7 @@ class RankView:
     collective: str = ""  # the flight recorder's last collective, when the job keeps one
 
 
-@dataclass
+@record
 class Group:
     signature: tuple[str, ...]
     members: list[RankView] = field(default_factory=list)
@@ -65,7 +67,7 @@ class Group:
         }
 
 
-@dataclass
+@record
 class HangDiagnosis:
     verdict: str
     reasons: list[str] = field(default_factory=list)

@@ -16,15 +16,16 @@ import hashlib
 import hmac
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from runbook.errors import InputError
+from runbook.record import record
 from runbook.slurm.client import JOB_ID
 
 GO_ZERO_TIME = "0001-01-01T00:00:00Z"
 
 
-@dataclass
+@record
 class Candidate:
     job_id: str
     dedupe_key: str  # the same delivery (or alert) twice gives the same key
@@ -32,14 +33,14 @@ class Candidate:
     title: str = ""
 
 
-@dataclass
+@record
 class Parsed:
     kind: str
     candidates: list[Candidate] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # why each non-trigger was not one
 
 
-@dataclass
+@record
 class AmAlert:
     status: str | None
     effective_status: str
@@ -55,7 +56,7 @@ class AmAlert:
         return self.ends_at == GO_ZERO_TIME
 
 
-@dataclass
+@record
 class AmPayload:
     status: str | None
     receiver: str | None
@@ -97,7 +98,7 @@ def parse_alertmanager(doc: dict) -> AmPayload:
     )
 
 
-@dataclass
+@record
 class PdEvent:
     event_id: str | None
     event_type: str | None

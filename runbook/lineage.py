@@ -15,15 +15,15 @@ import hashlib
 import hmac
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from runbook.errors import ConfigError, RunbookError
+from runbook.record import record
 
 _TAG = re.compile(r"runbook:([\w=,.:-]+)")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Claim:
     """A job's comment, read: its fields, and whether runbook may believe them."""
 

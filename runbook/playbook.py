@@ -1,7 +1,7 @@
 """The codified runbook (oom.yaml): thresholds and the remediation ladder, as data.
 
-The playbooks ship inside the package (runbook/playbooks/, read through importlib.resources, so a
-wheel carries them); a site may point `[playbooks] dir` (or RUNBOOK_PLAYBOOKS) at a folder with its
+The playbooks ship inside the package (runbook/playbooks/, package data, so a wheel carries
+them); a site may point `[playbooks] dir` (or RUNBOOK_PLAYBOOKS) at a folder with its
 own oom.yaml. The playbook is loaded once per run and passed down.
 """
 
@@ -11,16 +11,17 @@ import contextlib
 import json
 import os
 import zlib
-from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from runbook import __version__
 from runbook.errors import ConfigError
+from runbook.record import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Thresholds:
+    """The OOM playbook's classification thresholds (DESIGN §3)."""
+
     fragmentation_min_unallocated_ratio: float
     true_oom_min_used_fraction: float
     cuda_context_allowance_mib: float
@@ -29,24 +30,29 @@ class Thresholds:
     fragmentation_min_pool_share: float
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rung:
+    """One rung of a verdict's ladder as the playbook names it."""
+
     id: str
     what: str
     human_only: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Playbook:
+    """The OOM runbook as data: thresholds and, per verdict, its ladder of rungs."""
+
     path: str
     thresholds: Thresholds
     ladder: dict[str, tuple[Rung, ...]]
 
 
 def packaged_dir() -> Path:
-    """The playbooks folder inside the installed package (a real folder for wheels and
-    checkouts alike; runbook is never imported from a zip)."""
-    return Path(str(resources.files("runbook") / "playbooks"))
+    """The playbooks folder inside the installed package: a real folder for wheels and checkouts
+    alike (runbook is never imported from a zip), so found from this file, not through
+    importlib.resources, whose import costs Python 3.10 15 ms of every start (bench/startup.py)."""
+    return Path(__file__).parent / "playbooks"
 
 
 def playbook_dir(site_dir: str = "") -> Path:
@@ -202,13 +208,17 @@ def load(site_dir: str = "", *, path: str | Path | None = None) -> Playbook:
         raise _malformed(p, e) from None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HangThresholds:
+    """The hung-job playbook's thresholds."""
+
     straggler_max_share: float
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HangPlaybook:
+    """The hung-job runbook as data: thresholds, ladder and the debug environment."""
+
     path: str
     thresholds: HangThresholds
     ladder: dict[str, tuple[Rung, ...]]

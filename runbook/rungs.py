@@ -11,7 +11,7 @@ Pure data, no imports beyond the standard library: `runbook diagnose` loads it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from runbook.record import record
 
 ALLOC_VARS = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF")  # 2.9 ignores the new name for CUDA
 EXPANDABLE = "expandable_segments:True"
@@ -28,8 +28,10 @@ GROW = "grow"  # a shrunk job back on its lineage's original node count, the glo
 RESIZE = (SHRINK, GROW)  # the rungs that change the node count (accumulation follows)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RungDef:
+    """What a rung changes, where (script, allocator, node, ...) and in exact words."""
+
     id: str
     kind: str
     setting: str  # the exact change, in words a person can apply by hand

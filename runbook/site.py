@@ -18,11 +18,12 @@ import os
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from runbook.errors import ConfigError
+from runbook.record import record
 
 ENV_PREFIX = "RUNBOOK_"
 # Environment variables that share the prefix but are not settings.
@@ -31,17 +32,21 @@ _ENV_NOT_SETTINGS = {"RUNBOOK_SITE", "RUNBOOK_SITE_DIR", "RUNBOOK_CONFIG"}
 _ENV_ALIASES = {"RUNBOOK_PLAYBOOKS": ("playbooks", "dir")}
 
 
-# Sections are frozen (settings do not change under a run) but compare by identity and keep
-# object's repr: Python 3.11 compiles every generated method separately, and eq/hash/repr for 16
-# sections cost a `runbook diagnose` 15 ms of a start-up budget of ~50 (bench/startup.py).
-@dataclass(frozen=True, eq=False, repr=False)
+# Sections are frozen: settings do not change under a run. They are records (runbook.record), not
+# dataclasses: `runbook diagnose` reads a site on every start, and 16 dataclasses compiled 48
+# generated methods on each (bench/startup.py).
+@record(frozen=True)
 class SiteSection:
+    """[site]: the site's name and a line about it."""
+
     name: str = "default"
     description: str = ""
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(frozen=True)
 class SlurmSection:
+    """[slurm]: how Slurm commands are run, where, and as whom."""
+
     backend: str = "cli"  # cli | pyslurm
     transport: str = "local"  # where Slurm commands run: local (login node) | ssh
     login_host: str = ""  # with transport = "ssh"
@@ -54,8 +59,10 @@ class SlurmSection:
     cluster: str = ""
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(frozen=True)
 class SshSection:
+    """[ssh]: how nodes are reached (user, key, ssh_config, known hosts, timeouts)."""
+
     user: str = ""  # empty: the current user
     identity_file: str = ""  # empty: the SSH agent
     known_hosts: str = "~/.ssh/known_hosts"
@@ -73,8 +80,10 @@ class SshSection:
     addresses: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(frozen=True)
 class StateSection:
+    """[state]: where incidents, the ledger and locks are kept (a folder or PostgreSQL)."""
+
     dir: str = "~/.local/state/runbook"  # SQLite state and one folder per incident
     # SQLite's locks are not reliable on NFS, Lustre, GPFS, BeeGFS and the like, where cluster
     # home folders usually live: such a state dir is refused unless a site says it knows better.
@@ -94,8 +103,10 @@ class StateSection:
     lease_s: float = 60.0
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(frozen=True)
 class NodesSection:
+    """[nodes]: when a node's history of events gets it drained, not only excluded."""
+
     # A node with this many events (Xid, remap, ECC, co-tenant, OOM; each counted once) in the
     # window is drained with a reason instead of only excluded. 0: never (the default).
     drain_after_events: int = 0
@@ -104,8 +115,10 @@ class NodesSection:
     boot_grace_s: float = 300.0
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(frozen=True)
 class HangSection:
+    """[hang]: when a running job counts as hung, and how its stacks are taken."""
+
     # runbook sweep: a RUNNING job whose logs printed no new training step, and whose log files
     # were not written, for this many minutes is hung. 0: the sweep does not look for hung jobs.
     stall_minutes: float = 0.0
@@ -118,15 +131,19 @@ class HangSection:
     py_spy_timeout_s: float = 20.0
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(frozen=True)
 class PlaybooksSection:
+    """[playbooks]: a site folder of playbooks used instead of the packaged ones."""
+
     # A folder holding the site's own oom.yaml. Empty: the playbooks shipped inside runbook.
     # RUNBOOK_PLAYBOOKS (older name) and RUNBOOK_PLAYBOOKS_DIR set it from the environment.
     dir: str = ""
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(frozen=True)
 class PolicySection:
+    """[policy]: what runbook may do without a person confirming it."""
+
     dry_run: bool = False
     assume_yes: bool = False
     # Verdicts whose first rung may be applied without a person confirming it.
@@ -140,8 +157,10 @@ class PolicySection:
     unattended_grow: bool = False
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(frozen=True)
 class ProbesSection:
+    """[probes]: the node-health commands and their time limits."""
+
     # Kernel log on a compute node. "{since_epoch}" is replaced by the job's start (Unix seconds),
     # for commands that filter by time themselves (journalctl -k --since @{since_epoch}); lines
     # from other commands are filtered by their time stamps.
@@ -153,7 +172,7 @@ class ProbesSection:
     timeout_s: float = 30.0
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(frozen=True)
 class KnobsSection:
     """Where plain job scripts (not rendered by runbook) keep their training knobs. Names that
     start with "-" are command-line flags (`--flag N` or `--flag=N`); dotted names are Hydra-style
@@ -221,8 +240,10 @@ class KnobsSection:
     )
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(frozen=True)
 class CheckpointsSection:
+    """[checkpoints]: where a job's checkpoints are, when one is complete, how a rerun resumes."""
+
     # Where a job's checkpoints are: {workdir} is the job's working directory.
     pattern: str = "{workdir}/checkpoints/step_*"
     marker: str = ""  # a file a checkpoint directory must hold to count as complete
@@ -234,8 +255,10 @@ class CheckpointsSection:
     load_check_max_mib: float = 256.0  # torch.load(weights_only=True) only below this size
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(frozen=True)
 class LogsSection:
+    """[logs]: where launcher logs are read, and how the failing step is found in them."""
+
     # Where the log filter runs: "batch_host" (over SSH, on the job's first node: node-local and
     # shared file systems alike) or "local" (this host sees the job's files).
     read_on: str = "batch_host"
@@ -244,8 +267,10 @@ class LogsSection:
     step_pattern: str = r"(?i)\b(?:step|iter(?:ation)?|global_step)[\s:=#]+(\d+)"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(frozen=True)
 class HookSection:
+    """[hook]: the webhook service: where it listens, how callers prove who they are, its limits."""
+
     bind: str = "127.0.0.1"  # loopback unless a site decides otherwise
     port: int = 8787
     # A PagerDuty-style signing secret (X-PagerDuty-Signature: v1=hex(HMAC-SHA256(secret, body)))
@@ -269,8 +294,10 @@ class HookSection:
     pagerduty_title_pattern: str = r"(?i)\bjob[ _-]?(?:id)?[ :#=]*(\d+)"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(frozen=True)
 class NotifySection:
+    """[notify]: where a finished incident is announced."""
+
     webhook_url: str = ""  # Slack-compatible: POST {"text": summary}
     mail_to: str = ""  # comma-separated; sent through the local MTA
     mail_from: str = "runbook@localhost"
@@ -278,8 +305,10 @@ class NotifySection:
     timeout_s: float = 10.0
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(frozen=True)
 class SweepSection:
+    """[sweep]: which failed jobs a sweep looks at."""
+
     partitions: list[str] = field(default_factory=list)  # empty: every partition
     include_running: bool = True  # running jobs whose logs show an OOM (wedged ranks)
     # node_exporter textfile collector: the sweep's counters and its last success time, written
@@ -287,8 +316,10 @@ class SweepSection:
     metrics_file: str = ""
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(frozen=True)
 class SiteConfig:
+    """One site's settings: every section, and where each value came from."""
+
     site: SiteSection = field(default_factory=SiteSection)
     slurm: SlurmSection = field(default_factory=SlurmSection)
     ssh: SshSection = field(default_factory=SshSection)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timedelta
 
 from runbook import lineage, state
@@ -25,6 +25,7 @@ from runbook.hang_diagnosis import WATCHDOG
 from runbook.pipeline import handle_incident
 from runbook.planning.ladder import ACTING_VERDICTS
 from runbook.playbook import load as load_playbook
+from runbook.record import record
 from runbook.slurm.factory import slurm_client
 from runbook.transport.ssh import SshHosts, SshSettings
 from runbook.trigger import ACTIVE, OOM_KINDS, Options, Trigger
@@ -36,7 +37,7 @@ class SweepBusy(RunbookError):
     exit_code = ExitCode.OK
 
 
-@dataclass
+@record
 class Line:
     job_id: str
     user: str
@@ -47,7 +48,7 @@ class Line:
     exit_code: int = 0
 
 
-@dataclass
+@record
 class SweepResult:
     lines: list[Line] = field(default_factory=list)
     verifications: list[dict] = field(default_factory=list)

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from runbook.actions.executor import Action
 from runbook.evidence.collect import JobLogs
 from runbook.playbook import Playbook
+from runbook.record import record
 from runbook.slurm.client import ACTIVE
 
 __all__ = ["ACTIVE", "OOM_KINDS", "Options", "Result", "Trigger", "new_incident_id"]
 OOM_KINDS = {"oom", "host_oom"}
 
 
-@dataclass
+@record
 class Trigger:
     job_id: str
     source: str = "cli"  # cli | hook | sweep
@@ -33,7 +34,7 @@ def new_incident_id(job_id: str) -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{job_id}"
 
 
-@dataclass
+@record
 class Options:
     dry_run: bool = False
     assume_yes: bool = False
@@ -47,7 +48,7 @@ class Options:
     playbook: Playbook | None = None
 
 
-@dataclass
+@record
 class Result:
     incident: str | None
     folder: str | None

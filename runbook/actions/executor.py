@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from runbook import state
 from runbook.errors import RunbookError
+from runbook.record import record
 
 
-@dataclass
+@record
 class Outcome:
     exit_code: int = 0
     output: str = ""
@@ -23,7 +24,7 @@ class Outcome:
     note: str = ""  # what a person should know about it (said after "done" in the report)
 
 
-@dataclass
+@record
 class Action:
     kind: str  # cancel | drain | write_file | submit
     target: str  # job id, node, path
@@ -34,7 +35,7 @@ class Action:
     apply: Callable[[], Outcome] = lambda: Outcome()
 
 
-@dataclass
+@record
 class ActionResult:
     kind: str
     target: str

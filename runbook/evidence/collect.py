@@ -13,7 +13,7 @@ import json
 import re
 import shlex
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from runbook.checkpoints import Checkpoint
@@ -29,13 +29,14 @@ from runbook.evidence.log_filter import (
     split_locations,
 )
 from runbook.evidence.progress import training_steps
+from runbook.record import record
 from runbook.slurm.client import JobInfo
 from runbook.slurm.paths import locate, srun_log_patterns, task_of
 from runbook.slurm.text import SlurmJobText
 from runbook.transport.local import LocalTransport
 
 
-@dataclass
+@record
 class JobLogs:
     """One job's logs as read: the scan, the step it failed at, what reading left out, and the
     raw output of the read (for the incident folder)."""
@@ -220,7 +221,7 @@ def fetch_dump(site, job, launch: LaunchReport, hosts) -> tuple[dict | None, str
         return None, r.stdout
 
 
-@dataclass
+@record
 class LineageEvidence:
     """The training run this job belongs to, from signed tags in Slurm: the rungs already tried
     (job id, rung; nearest first), comments that claimed a lineage and were not believed, and
@@ -256,7 +257,7 @@ def lineage_of(site, client, job: JobInfo) -> LineageEvidence:
     )
 
 
-@dataclass
+@record
 class CheckpointEvidence:
     """The newest valid checkpoint of this training run (None: start from the beginning), and
     the ones passed over, each with its reason."""
@@ -281,7 +282,7 @@ def checkpoints_of(site, job: JobInfo, run: LineageEvidence) -> CheckpointEviden
     return CheckpointEvidence(chosen, skipped)
 
 
-@dataclass
+@record
 class HealthEvidence:
     """Node health of the nodes probed: each one's, the one the OOM happened on (or, when the
     failing node is not known, the first with a GPU fault), and what could not be read where."""

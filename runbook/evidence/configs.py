@@ -12,10 +12,11 @@ Pure functions of text; reading the files is `read_configs`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from runbook.playbook import packaged_dir, read_yaml
+from runbook.record import record
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
 MAX_CONFIG_BYTES = 4 << 20
@@ -24,7 +25,7 @@ _VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
 _ASSIGN = re.compile(r"""(?m)^[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=(["']?)([^"'\s;]*)\2""")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Catalogue:
     micro_batch: tuple[str, ...]
     grad_accum: tuple[str, ...]
@@ -39,7 +40,7 @@ def catalogue(path: str | Path | None = None) -> Catalogue:
     return Catalogue(**{k: tuple(data.get(k) or ()) for k in Catalogue.__dataclass_fields__})
 
 
-@dataclass
+@record
 class ConfigKnob:
     """One knob in one config file: where it is, as text."""
 
@@ -56,7 +57,7 @@ class ConfigKnob:
         return int(v) if re.fullmatch(r"\d{1,9}", v) else None
 
 
-@dataclass
+@record
 class ConfigFile:
     name: str  # as the script names it
     path: str  # resolved

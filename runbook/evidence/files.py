@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import os
 import stat
-import subprocess
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -281,6 +280,8 @@ def _grep_local(path: str, what: str) -> Excerpt:
         "--",
         path,
     ]
+    import subprocess  # only for inputs too large to keep whole: not on diagnose's start-up path
+
     try:
         proc = subprocess.Popen(
             argv,

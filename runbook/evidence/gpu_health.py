@@ -10,12 +10,13 @@ marked unavailable and why. Parsing happens here, on pure functions of the secti
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 
 from runbook.errors import RunbookError
 from runbook.evidence import nvsmi, xid
 from runbook.evidence.units import small_int
+from runbook.record import record
 
 # Sections: "@@runbook NAME" starts one, "@@exit N" ends it with the tool's exit status; the
 # marker always starts a line of its own (a tool's output need not end with a newline).
@@ -83,14 +84,14 @@ def split_sections(stdout: str) -> dict[str, tuple[str, int | None]]:
     return out
 
 
-@dataclass
+@record
 class Owner:
     pid: int
     user: str | None
     job: str | None  # the Slurm job whose cgroup holds the process, when cgroups say
 
 
-@dataclass
+@record
 class NodeHealth:
     node: str
     error: str | None = None  # the node could not be probed at all

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 
 from runbook.evidence import oom_message
 from runbook.evidence.oom_message import log_lines, strip_line
 from runbook.evidence.units import MAX_DIGITS, small_int
 from runbook.lazyre import lazy
+from runbook.record import record
 from runbook.slurm.hostlist import expand
 
 # Kinds of DESIGN §4.1 `first_failure.kind`.
@@ -44,8 +45,10 @@ OOM, EXIT, SIGNAL, NCCL_TIMEOUT, HOST_OOM, TIME_LIMIT, UNKNOWN = (
 )
 
 
-@dataclass
+@record
 class RankEvent:
+    """One failure-related line of a launcher log: whose (rank, node), what, and when."""
+
     kind: str
     line: int  # 0-based line index in the scanned text
     rank: int | None = None  # global rank (srun task id = rank under srun)
@@ -66,8 +69,10 @@ class RankEvent:
         return {"rank": self.rank, "node": self.node, "kind": self.kind, "time": self.time}
 
 
-@dataclass
+@record
 class FirstFailure:
+    """The rank or ranks that failed first, and the one sentence that says why them."""
+
     ranks: list[int]
     node: str | None
     time: str | None
@@ -79,7 +84,7 @@ class FirstFailure:
         return {"ranks": self.ranks, "node": self.node, "time": self.time, "kind": self.kind}
 
 
-@dataclass
+@record
 class InstrumentLine:
     """A line printed by runbook.instrument inside the job."""
 
@@ -134,8 +139,10 @@ def instrument_lines(lines) -> list[InstrumentLine]:
     return out
 
 
-@dataclass
+@record
 class LaunchReport:
+    """Everything one scan of the launcher logs found, in log order."""
+
     events: list[RankEvent] = field(default_factory=list)
     instrument: list[InstrumentLine] = field(default_factory=list)
     tails: list[str] = field(default_factory=list)  # the logs' last lines, when pulled

@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from runbook.evidence.units import small_int
+from runbook.lazyre import lazy
+from runbook.record import record
 
 # Fixed strings (grep -F), one list for both sides. Chosen so that almost every string starts
 # with a byte that is rare in progress lines (an upper-case letter, "(", "*"): GNU grep's
@@ -64,14 +66,14 @@ CONTEXT_BEFORE = 3  # a report entry's "[0]:", time and host lines precede its r
 CONTEXT_AFTER = 6  # the cudaMallocAsync block and an entry's exitcode/traceback lines follow
 REMOTE_CAP_BYTES = 1 << 20  # at most 1 MiB leaves the node, whatever the log's size
 
-_PY = re.compile("|".join(re.escape(p) for p in PATTERNS))
+_PY = lazy("|".join(re.escape(p) for p in PATTERNS))
 
 
 def relevant(line: str) -> bool:
     return _PY.search(line) is not None
 
 
-@dataclass
+@record
 class Excerpt:
     """Lines kept from one log, with their 1-based line numbers in the original file."""
 

@@ -10,12 +10,12 @@ out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from runbook import record as records  # this module has its own record()
 
 XID_BUCKET_S = 600.0
 
 
-@dataclass(frozen=True)
+@records.record(frozen=True)
 class NodeEvent:
     key: str  # the same event seen again has the same key
     node: str

@@ -13,12 +13,13 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from runbook.evidence.units import SIZE_RE, small_int, to_mib
+from runbook.record import record
 
 
-@dataclass
+@record
 class _Node:
     key: str
     value: str | None
@@ -103,7 +104,7 @@ def _sum(values) -> int | None:
     return sum(known) if known else None
 
 
-@dataclass
+@record
 class GpuMemoryHealth:
     bus_id: str | None = None
     ecc_mode: str | None = None
@@ -120,7 +121,7 @@ class GpuMemoryHealth:
     remap_failure: bool | None = None
 
 
-@dataclass
+@record
 class MemoryHealth:
     gpus: list[GpuMemoryHealth] = field(default_factory=list)
     driver: str | None = None
@@ -234,7 +235,7 @@ def parse_memory_health(text: str) -> MemoryHealth:
 
 
 # -- compute processes --------------------------------------------------------------------------
-@dataclass
+@record
 class ComputeApp:
     pid: int | None
     used_mib: float | None

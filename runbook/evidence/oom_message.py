@@ -21,10 +21,11 @@ there and null for the rest; impossible numbers are kept as printed (the diagnos
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 
 from runbook.evidence.units import SIZE, to_mib
 from runbook.lazyre import LazyPattern, lazy
+from runbook.record import record
 
 ANSI_RE = lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 # No message line is longer than a few KiB; a longer "line" is junk or a progress bar redrawn with
@@ -81,8 +82,10 @@ def strip_line(line: str) -> tuple[str, int | None]:
     return line, rank
 
 
-@dataclass
+@record
 class OomMessage:
+    """One out-of-memory message, its format and family, and the numbers it states."""
+
     format: str  # old | new | cuda_runtime | other (DESIGN §4.1)
     family: str  # caching | malloc_async | mps | nccl | cuda_error | thc | cublas | over_1eb | hint
     device: str  # CUDA | HIP | XPU | MPS
@@ -245,8 +248,10 @@ def _mib(pattern: str, window: str) -> float | None:
     return to_mib(m.group(m.lastindex - 1), m.group(m.lastindex))
 
 
-@dataclass
+@record
 class _Joined:
+    """The scanned lines joined into one text, with each line's offset and rank tag."""
+
     text: str
     starts: list[int]  # offset of each line in `text`
     ranks: list[int | None]

@@ -18,10 +18,11 @@ Everything here below `capture_argv` is a pure function of text.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from runbook.evidence import gpu_health
 from runbook.evidence.units import small_int
+from runbook.record import record
 
 # Runs after the probe script (same arguments after the first four, which are ours). Every
 # py-spy runs in the background under `timeout`, into its own file, and the files are printed
@@ -106,7 +107,7 @@ def capture_argv(job_id: str, probes, hang, since_epoch: str) -> list[str]:
     ]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Frame:
     function: str
     file: str
@@ -116,7 +117,7 @@ class Frame:
         return f"{self.function} ({self.file}:{self.line if self.line is not None else '?'})"
 
 
-@dataclass
+@record
 class Thread:
     name: str
     ident: str
@@ -124,7 +125,7 @@ class Thread:
     frames: list[Frame] = field(default_factory=list)  # innermost first, as py-spy prints
 
 
-@dataclass
+@record
 class PyStack:
     """One process as `py-spy dump` printed it."""
 
@@ -169,7 +170,7 @@ def parse_pyspy(text: str) -> PyStack:
     return st
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StepProc:
     pid: int
     step: str
@@ -196,7 +197,7 @@ def parse_listpids(text: str) -> dict[int, StepProc]:
     return out
 
 
-@dataclass
+@record
 class RankStack:
     """One training process on one node, with its rank when the node says it."""
 
@@ -208,7 +209,7 @@ class RankStack:
     parent: int | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FlightRecord:
     """One rank's flight recorder, as far as who-is-behind needs it: the last collective it
     entered (its sequence number and name) per process group, and that entry's state."""
@@ -249,7 +250,7 @@ def parse_flight_record(rank: int, text: str) -> FlightRecord:
     )
 
 
-@dataclass
+@record
 class NodeCapture:
     node: str
     error: str | None = None  # the node could not be reached at all

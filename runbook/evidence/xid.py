@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from pathlib import Path
 
 from runbook.errors import ConfigError
 from runbook.playbook import packaged_dir, read_yaml
+from runbook.record import record
 
 _PCI = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
 # The device in parentheses is matched by shape, not by content: logs pasted into tickets redact it
@@ -62,7 +63,7 @@ _MONTHS = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CatalogEntry:
     xid: str
     meaning: str
@@ -104,7 +105,7 @@ def lookup(xid: int | str) -> CatalogEntry | None:
     return catalog().get(str(xid))
 
 
-@dataclass
+@record
 class XidEvent:
     xid: int
     pci: str | None  # None: the banner form names no device
@@ -156,7 +157,7 @@ class XidEvent:
         }
 
 
-@dataclass
+@record
 class KernelLog:
     events: list[XidEvent] = field(default_factory=list)
     gpu_uuids: dict[str, str] = field(default_factory=dict)  # pci -> GPU-uuid

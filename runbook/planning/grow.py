@@ -10,13 +10,14 @@ is lost). Everything else it cannot know it says, and changes nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 
 from runbook import rungs
 from runbook.planning import ladder
 from runbook.planning.plan import resubmission
 from runbook.planning.sbatch_patch import RungNotApplicable, patch
+from runbook.record import record
 from runbook.slurm.client import ACTIVE
 
 RUNG = "grow_world"
@@ -25,7 +26,7 @@ WAITING = ("nodes_not_back", "no_checkpoint_yet")
 SHRINK_RUNGS = {r.id for r in rungs.REGISTRY.values() if r.kind == rungs.SHRINK}
 
 
-@dataclass
+@record
 class GrowDecision:
     """grow; or why not: not_running, not_shrunk, nodes_not_back, no_checkpoint_yet, unknown."""
 

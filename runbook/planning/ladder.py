@@ -9,16 +9,17 @@ a rung that changes the science, or an exhausted ladder, stops for a person.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from runbook import rungs
 from runbook.checkpoints import Checkpoint
 from runbook.planning.sbatch_patch import Patch, RungNotApplicable, patch, render, set_allocator
+from runbook.record import record
 
 ACTING_VERDICTS = ("true_oom", "fragmentation", "co_tenant", "gpu_fault", "host_oom")
 
 
-@dataclass
+@record
 class Plan:
     verdict: str
     rung: str | None = None

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from runbook import rungs
 from runbook.errors import RunbookError, UsageError
 from runbook.evidence import configs as cfg
 from runbook.planning import sbatch_patch as sp
+from runbook.record import record
 
 # The rungs that change a job's script or its configs, in ladder order.
 PLAN_RUNGS = (
@@ -32,7 +33,7 @@ PLAN_RUNGS = (
 KNOB_NAMES = ("micro_batch", "grad_accum", "global_batch")
 
 
-@dataclass
+@record
 class Knob:
     value: int | None
     file: str
@@ -52,7 +53,7 @@ class Knob:
         }
 
 
-@dataclass
+@record
 class Change:
     file: str
     new_file: str
@@ -71,7 +72,7 @@ class Change:
         return {"file": self.file, "new_file": self.new_file, "diff": diff}
 
 
-@dataclass
+@record
 class RungPlan:
     id: str
     applicable: bool

@@ -19,7 +19,7 @@ import re
 import shlex
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import jinja2
@@ -28,6 +28,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from runbook import rungs
 from runbook.errors import InputError, UsageError
+from runbook.record import record
 from runbook.rungs import ALLOC_VARS
 
 HEADER_TEMPLATE = "# runbook:template="
@@ -140,7 +141,7 @@ def read_header(script: str) -> tuple[str, dict] | None:
 
 
 # -- knobs in plain scripts ---------------------------------------------------------------------
-@dataclass
+@record
 class Hit:
     name: str
     value: str
@@ -281,7 +282,7 @@ def _replace(script: str, edits: list[tuple[Hit, str]]) -> str:
     return script
 
 
-@dataclass
+@record
 class Patch:
     rung: str
     old: str

@@ -9,8 +9,10 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from runbook.record import record
 
 SCHEMA = "runbook.incident/1"
 _SECRET_KEY = re.compile(r"(?i)(token|secret|passw(or)?d|api[_-]?key|auth|credential)")
@@ -49,7 +51,7 @@ def plain(obj: Any) -> Any:
     return obj
 
 
-@dataclass
+@record
 class Step:
     name: str
     started: float
@@ -58,7 +60,7 @@ class Step:
     detail: str = ""
 
 
-@dataclass
+@record
 class Incident:
     id: str
     job_id: str

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from typing import Protocol
 
 from runbook.errors import SlurmError, UsageError
+from runbook.record import record
 
 # A Slurm job id: 123, 123_4 (array task), 123+1 (het component).
 JOB_ID = re.compile(r"^\d+(?:_\d+)?(?:\+\d+)?$")
@@ -46,7 +47,7 @@ def check_node(node: str) -> str:
     return node
 
 
-@dataclass
+@record
 class JobInfo:
     job_id: str
     name: str = ""

@@ -11,7 +11,8 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from dataclasses import dataclass
+
+from runbook.record import record
 
 
 def fnmatch_escape(text: str) -> str:
@@ -22,7 +23,7 @@ def fnmatch_escape(text: str) -> str:
 _TOKEN = re.compile(r"%(\d*)([%AabJjNnstux])")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LogLocation:
     directory: str
     name_glob: str  # for find -name: literal parts escaped, per-file parts `*`

@@ -8,9 +8,11 @@ line (`-o`) or many; `Reason=` may run to the end of its line with spaces.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from runbook.errors import InputError
+from runbook.lazyre import lazy
+from runbook.record import record
 from runbook.slurm.hostlist import expand
 
 JOB_STATES = [
@@ -40,8 +42,8 @@ JOB_STATES = [
     "TIMEOUT",
 ]
 
-_EXIT_RE = re.compile(r"^-?\d{1,18}(?!\d):-?\d{1,18}(?!\d)$")
-_JOBID_RE = re.compile(
+_EXIT_RE = lazy(r"^-?\d{1,18}(?!\d):-?\d{1,18}(?!\d)$")
+_JOBID_RE = lazy(
     r"^\d{1,18}(?!\d)(?:_\d{1,18}(?!\d)|_\[[^\]]*\])?(?:\+\d{1,18}(?!\d))?(?:\.[\w+]+)?\+?$|^[\w\[\]-]+\.(?:bat|ext)\+$"
 )
 _HEADER_NAMES = {
@@ -86,8 +88,10 @@ def _is_state(value: str) -> bool:
     return v in JOB_STATES or (v.endswith("+") and any(s.startswith(v[:-1]) for s in JOB_STATES))
 
 
-@dataclass
+@record
 class SlurmJobText:
+    """A job's record read from pasted sacct or scontrol text."""
+
     format: str  # sacct-fixed | sacct-parsable | sacct-column | scontrol
     job_id: str | None = None
     state: str | None = None
@@ -234,7 +238,7 @@ _FREE_TEXT = {"JobName": ("UserId",)} | {
     for i, key in enumerate(_TAIL[:7])  # Command .. StdOut
 }
 _KEY = r"[A-Za-z][\w/:]*"
-_PAIR = re.compile(r"(?:^|\s)(" + _KEY + r")=(.*?)(?=\s+" + _KEY + r"=|$)")
+_PAIR = lazy(r"(?:^|\s)(" + _KEY + r")=(.*?)(?=\s+" + _KEY + r"=|$)")
 
 
 def scontrol_records(text: str) -> list[dict[str, str]]:
@@ -309,10 +313,10 @@ def _parse_scontrol(text: str) -> SlurmJobText:
 # ("user@login01:~$ sacct -P -j 12", "[me@login ~]$ scontrol show job 12", "# sacct ..."), and a
 # bare prompt after it.
 _PROMPT = r"(?:\[[^\]|\n]{0,120}\]|[^\s|]{0,120})[$#%>]"
-_COMMAND_LINE = re.compile(
+_COMMAND_LINE = lazy(
     r"^\s*(?:" + _PROMPT + r"\s*)?(?:sudo\s+)?(?:sacct|scontrol|squeue|sinfo|seff|sshare)(?=\s|$)"
 )
-_BARE_PROMPT = re.compile(r"^\s*" + _PROMPT + r"\s*$")
+_BARE_PROMPT = lazy(r"^\s*" + _PROMPT + r"\s*$")
 
 
 def _pasted_shell(line: str) -> bool:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 from typing import Protocol
 
+from runbook.record import record
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class CommandResult:
     host: str  # "localhost" for the local transport
     argv: tuple[str, ...]

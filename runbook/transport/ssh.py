@@ -14,15 +14,15 @@ import random
 import select
 import socket
 import time
-from dataclasses import dataclass
 
 import paramiko
 
 from runbook.errors import HostKeyError, TransportError
+from runbook.record import record
 from runbook.transport.base import CappedBuffer, CommandResult, brief, captured, command_line
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SshSettings:
     user: str = ""
     identity_file: str = ""
@@ -62,7 +62,7 @@ class SshSettings:
         return dict(self.addresses).get(host, host)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Endpoint:
     """How to reach one host: the outcome of the site's [ssh] settings and ssh_config."""
 
