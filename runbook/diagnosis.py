@@ -424,8 +424,10 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
     if own is not None and total is not None and free is not None:
         outside = total - free - own
     pool = unalloc if unalloc is not None and unalloc > 0 else 0.0
-    # expandable_segments can map the pool and the driver's free pages into one block.
-    allocator_buys = pool + (free or 0.0)
+    # expandable_segments can map the pool and the driver's free pages into one block; a PyTorch
+    # without allocator settings (the message's own wording says so) can win nothing back.
+    no_setting = oom.allocator_conf is False
+    allocator_buys = 0.0 if no_setting else pool + (free or 0.0)
     halving_buys = alloc / 2 if alloc is not None and alloc > 0 else None
     used = own if oom.this_process_mib else (reserved if reserved is not None else own)
     fraction = used / total if used is not None and total else None
@@ -443,11 +445,19 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
             or (outside is not None and outside > 0 and outside >= max(shortfall, floor))
         ),
         # On a card that is not full the driver's free memory was there and did not help.
-        "fragmentation": pool > 0 and (allocator_buys if full else pool) >= ratio * tried,
+        "fragmentation": not no_setting
+        and pool > 0
+        and (allocator_buys if full else pool) >= ratio * tried,
         "true_oom": full and (halving_buys is None or halving_buys >= shortfall),
     }
     budget = [f"the shortfall is {h(shortfall)} (request - free)"]
-    if unalloc is not None:
+    if unalloc is not None and no_setting:
+        budget.append(
+            f'the allocator setting can win back nothing: the message\'s "cached" wording is '
+            f"PyTorch before 1.4, which has no PYTORCH_CUDA_ALLOC_CONF (the {h(pool)} pool would "
+            "need a newer PyTorch)"
+        )
+    elif unalloc is not None:
         budget.append(
             f"the allocator setting can win back at most {h(allocator_buys)} "
             f"({h(pool)} reserved-but-unallocated"
@@ -517,7 +527,12 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
             (
                 f"asked for {h(tried)} with {h(free)} free; {h(unalloc)} was reserved by PyTorch "
                 f"but unallocated ({unalloc / tried:.1f}x the request, threshold {ratio:g}x), so the "
-                f"allocator held the memory but not in one contiguous block."
+                f"allocator held the memory but not in one contiguous block"
+                + (
+                    "; this PyTorch predates the allocator settings, so the fix needs a newer one."
+                    if no_setting
+                    else "."
+                )
             ),
         )
     limit = oom.limit_mib

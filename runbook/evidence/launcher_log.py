@@ -94,7 +94,9 @@ class InstrumentLine:
     line: str
 
 
-_INSTRUMENT = lazy(r"RUNBOOK_INSTRUMENT (start|oom-dump|peak) rank=(\S+)(.*)$")
+_INSTRUMENT = lazy(
+    r"RUNBOOK_INSTRUMENT (start|oom-dump|peak) rank=(\S+)(.*)$", needs="RUNBOOK_INSTRUMENT"
+)
 
 
 def _marker_rank(lines: list[str]) -> int | None:
@@ -231,19 +233,21 @@ def parse_time(text: str | None) -> datetime | None:
 
 
 # -- line patterns ------------------------------------------------------------------------------
-_ELASTIC_ENTRY = lazy(r"^\s*\[(\d{1,18}(?!\d))\]:\s*$")
+_ELASTIC_ENTRY = lazy(r"^\s*\[(\d{1,18}(?!\d))\]:\s*$", needs="]:")
 _ELASTIC_FIELD = lazy(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*?)\s*$")
-_ELASTIC_RANK = lazy(r"(\d{1,18}(?!\d))\s*\(local_rank:\s*(\d{1,18}(?!\d))\)")
-_ELASTIC_EXIT = lazy(r"(-?\d{1,18}(?!\d))\s*\(pid:\s*(\d{1,18}(?!\d))\)")
-_ELASTIC_SIGNAL = lazy(r"Signal\s+(\d{1,18}(?!\d))\s+\((SIG\w+)\)")
-_ELASTIC_ROOT = lazy(r"Root Cause \(first observed failure\)")
+_ELASTIC_RANK = lazy(r"(\d{1,18}(?!\d))\s*\(local_rank:\s*(\d{1,18}(?!\d))\)", needs="local_rank:")
+_ELASTIC_EXIT = lazy(r"(-?\d{1,18}(?!\d))\s*\(pid:\s*(\d{1,18}(?!\d))\)", needs="(pid:")
+_ELASTIC_SIGNAL = lazy(r"Signal\s+(\d{1,18}(?!\d))\s+\((SIG\w+)\)", needs="Signal")
+_ELASTIC_ROOT = lazy(r"Root Cause \(first observed failure\)", needs="Root Cause")
 _ELASTIC_RULE = lazy(r"^\s*(?:={10,}|-{10,})\s*$")
 _ELASTIC_ONE_LINE = lazy(
-    r"failed \(exitcode: (-?\d{1,18}(?!\d))\) local_rank: (\d{1,18}(?!\d)) \(pid: (\d{1,18}(?!\d))\)(?: of binary)?"
+    r"failed \(exitcode: (-?\d{1,18}(?!\d))\) local_rank: (\d{1,18}(?!\d)) \(pid: (\d{1,18}(?!\d))\)(?: of binary)?",
+    needs="failed (exitcode: ",
 )
 _WATCHDOG = lazy(
     r"\bRank (\d{1,18}(?!\d))\]\s*(?:Watchdog caught collective operation timeout|Work WorkNCCL.*timed out)"
-    r".*?(?:SeqNum=(\d{1,18}(?!\d)))?(?:.*?OpType=(\w+))?"
+    r".*?(?:SeqNum=(\d{1,18}(?!\d)))?(?:.*?OpType=(\w+))?",
+    needs="Rank ",
 )
 _EXCEPTION_LINE = lazy(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit))(?::|$)")
 _CONSEQUENCE_TEXT = lazy(
@@ -251,17 +255,24 @@ _CONSEQUENCE_TEXT = lazy(
     r"Socket Timeout|Broken pipe|ChildFailedError|ProcessGroupNCCL is aborted|"
     r"Connection closed by peer|recvValue failed|The server socket has failed",
 )
-_DS_RETURN = lazy(r"sigkill_handler\].*exits with return code = (-?\d{1,18}(?!\d))")
-_DS_LOCAL_RANK = lazy(r"--local_rank=(\d{1,18}(?!\d))")
-_KILLING = lazy(r"Killing subprocess (\d{1,18}(?!\d))")
-_SRUN = lazy(r"srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\- ]+): (?P<what>.*)$")
+_DS_RETURN = lazy(
+    r"sigkill_handler\].*exits with return code = (-?\d{1,18}(?!\d))", needs="sigkill_handler]"
+)
+_DS_LOCAL_RANK = lazy(r"--local_rank=(\d{1,18}(?!\d))", needs="--local_rank=")
+_KILLING = lazy(r"Killing subprocess (\d{1,18}(?!\d))", needs="Killing subprocess")
+_SRUN = lazy(
+    r"srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\- ]+): (?P<what>.*)$",
+    needs="srun: error: ",
+)
 # New wording (Slurm >= 21.08): "Detected 2 oom_kill events in StepId=123.13."
 # Old: "Detected 1 oom-kill event(s) in step 802100.batch cgroup."
 _STEPD_OOM = lazy(
-    r"Detected (\d{1,18}(?!\d)) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )(\S+?)\.?(?:\s|$)"
+    r"Detected (\d{1,18}(?!\d)) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )(\S+?)\.?(?:\s|$)",
+    needs=("Detected", "kill event"),
 )
 _CANCELLED = lazy(
-    r"\*\*\* (?:JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))?\s*\*\*\*"
+    r"\*\*\* (?:JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))?\s*\*\*\*",
+    needs=" CANCELLED AT ",
 )
 _HOST_PREFIX = lazy(r"^([A-Za-z][\w.-]*):\s")
 

@@ -27,7 +27,7 @@ from runbook.evidence.units import SIZE, to_mib
 from runbook.lazyre import LazyPattern, lazy
 from runbook.record import record
 
-ANSI_RE = lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+ANSI_RE = lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]", needs="\x1b")
 # No message line is longer than a few KiB; a longer "line" is junk or a progress bar redrawn with
 # \r, and reading all of it would make one bad line cost seconds.
 MAX_LINE = 64 * 1024
@@ -41,15 +41,15 @@ def log_lines(text: str) -> list[str]:
 
 
 _PREFIXES = [
-    lazy(r"[ \t]*>(?=[ \t]|$)[ \t]?"),
-    lazy(r"[ \t]*#(?=[ \t]|$)[ \t]?"),
-    lazy(r"[ \t]*`"),
-    lazy(r"[ \t]*(?:stderr|stdout):[ \t]"),
-    lazy(r"[ \t]*\[(?:rank|default)(?P<rank>\d{1,18}(?!\d))\]:[ \t]?"),
+    lazy(r"[ \t]*>(?=[ \t]|$)[ \t]?", needs=">"),
+    lazy(r"[ \t]*#(?=[ \t]|$)[ \t]?", needs="#"),
+    lazy(r"[ \t]*`", needs="`"),
+    lazy(r"[ \t]*(?:stderr|stdout):[ \t]", needs="std"),
+    lazy(r"[ \t]*\[(?:rank|default)(?P<rank>\d{1,18}(?!\d))\]:[ \t]?", needs="]:"),
     lazy(r"[ \t]*(?P<rank>\d{1,6}):[ \t](?=\S)"),
     # "rank3: " / "[rank 3]:" (loggers), "[1,3]<stderr>:" (Open MPI --tag-output).
-    lazy(r"[ \t]*\[?rank[ _]?(?P<rank>\d{1,9}(?!\d))\]?:[ \t]?", re.IGNORECASE),
-    lazy(r"[ \t]*\[\d{1,9},(?P<rank>\d{1,9})\]<(?:stdout|stderr)>:[ \t]?"),
+    lazy(r"[ \t]*\[?rank[ _]?(?P<rank>\d{1,9}(?!\d))\]?:[ \t]?", re.IGNORECASE, needs="rank"),
+    lazy(r"[ \t]*\[\d{1,9},(?P<rank>\d{1,9})\]<(?:stdout|stderr)>:[ \t]?", needs="]<"),
     # Time stamps a logger or a collector put first: "2024-11-20 14:37:16,123 ", "[2024-...]",
     # with the separator after them ("| ", "- ").
     lazy(
@@ -63,7 +63,7 @@ _PREFIXES = [
         r"[A-Za-z][\w.\-]{0,62}:[ \t]"
     ),
 ]
-_RANK_ANYWHERE = lazy(r"\[(?:rank|default)(\d{1,18}(?!\d))\]:")
+_RANK_ANYWHERE = lazy(r"\[(?:rank|default)(\d{1,18}(?!\d))\]:", needs="]:")
 
 
 def strip_line(line: str) -> tuple[str, int | None]:
@@ -107,6 +107,12 @@ class OomMessage:
     limit_mib: float | None = None
     mps_other_allocations_mib: float | None = None
     inactive_mib: float | None = None
+    # Whether the PyTorch that printed the message reads PYTORCH_CUDA_ALLOC_CONF, the allocator
+    # setting the fragmentation rung needs: False for the "N cached" wording (PyTorch before 1.4,
+    # when memory_cached became memory_reserved; the variable came later, with pytorch#44742);
+    # True where the message names a setting in its hint, or is the 2.x sentence format; None
+    # where the message does not tell (the "reserved in total" wording without its hint).
+    allocator_conf: bool | None = None
 
     # Derived values: DESIGN §4.1 output keys.
     @property
@@ -157,21 +163,40 @@ class OomMessage:
 _ANCHORS: list[tuple[str, LazyPattern]] = [
     (
         "malloc_async",
-        lazy(r"Allocation\s*on\s*device\s*(?P<gpu>\d{1,18}(?!\d))\s*would\s*exceed\s*allowed"),
+        lazy(
+            r"Allocation\s*on\s*device\s*(?P<gpu>\d{1,18}(?!\d))\s*would\s*exceed\s*allowed",
+            needs=("Allocation", "exceed"),
+        ),
     ),
-    ("mps", lazy(r"MPS\s*backend\s*out\s*of\s*memory")),
-    ("caching", lazy(r"\b(?P<dev>CUDA|HIP|XPU)\s*out\s*of\s*memory\b(?!')")),
-    ("caching", lazy(r"(?<![A-Za-z])Tried\s*to\s*allocate\s*" + SIZE + r"\s*\(\s*GPU")),
-    ("thc", lazy(r"THCudaCheck\s*FAIL\b[^\n]{0,400}?error\s*=\s*2\s*:\s*out\s*of\s*memory")),
+    ("mps", lazy(r"MPS\s*backend\s*out\s*of\s*memory", needs=("MPS", "backend"))),
+    ("caching", lazy(r"\b(?P<dev>CUDA|HIP|XPU)\s*out\s*of\s*memory\b(?!')", needs="memory")),
+    (
+        "caching",
+        lazy(r"(?<![A-Za-z])Tried\s*to\s*allocate\s*" + SIZE + r"\s*\(\s*GPU", needs="allocate"),
+    ),
+    (
+        "thc",
+        lazy(
+            r"THCudaCheck\s*FAIL\b[^\n]{0,400}?error\s*=\s*2\s*:\s*out\s*of\s*memory",
+            needs="THCudaCheck",
+        ),
+    ),
     # "err(2)": how people retype it (the message itself says "error (2)").
-    ("thc", lazy(r"cuda\s*runtime\s*err(?:or)?\s*\(\s*2\s*\)\s*:\s*out\s*of\s*memory")),
-    ("cuda_error", lazy(r"CUDA\s*error\s*:\s*out\s*of\s*memory")),
-    ("cublas", lazy(r"CUBLAS_STATUS_ALLOC_FAILED")),
+    (
+        "thc",
+        lazy(
+            r"cuda\s*runtime\s*err(?:or)?\s*\(\s*2\s*\)\s*:\s*out\s*of\s*memory",
+            needs=("runtime", "memory"),
+        ),
+    ),
+    ("cuda_error", lazy(r"CUDA\s*error\s*:\s*out\s*of\s*memory", needs=("CUDA", "error"))),
+    ("cublas", lazy(r"CUBLAS_STATUS_ALLOC_FAILED", needs="CUBLAS_STATUS_ALLOC_FAILED")),
     (
         "nccl",
         lazy(
             r"NCCL\s*WARN\s*(?:Cuda\s*failure\s*(?:\d{1,4}\s*)?'out\s*of\s*memory'|"
-            r"Failed\s*to\s*CUDA\s*calloc)"
+            r"Failed\s*to\s*CUDA\s*calloc)",
+            needs=("NCCL", "WARN"),
         ),
     ),
     # PyTorch's allocator hint, printed only as the tail of a caching-allocator OOM message
@@ -182,7 +207,8 @@ _ANCHORS: list[tuple[str, LazyPattern]] = [
         lazy(
             r"If\s*reserved\s*(?:but\s*unallocated\s*)?memory\s*is\s*(?:large|>>\s*allocated\s*"
             r"memory)\s*try\s*setting\s*(?:PYTORCH_(?:CUDA_)?ALLOC_CONF=expandable_segments|"
-            r"max_split_size_mb)"
+            r"max_split_size_mb)",
+            needs=("reserved", "setting"),
         ),
     ),
 ]
@@ -197,48 +223,63 @@ _EXCEPTION_RE = lazy(
 )
 
 
-def _re(pattern: str) -> LazyPattern:
-    # Compiled on first use: a message uses the fields of its own format only.
-    return lazy(pattern.replace("SIZE", SIZE), re.IGNORECASE)
+def _re(pattern: str, *needs: str) -> LazyPattern:
+    # Compiled on first use, and only for a message with the field's words: a message has the
+    # fields of its own format only.
+    return lazy(pattern.replace("SIZE", SIZE), re.IGNORECASE, needs=needs)
 
 
 _F = {
-    "tried": _re(r"Tried\s*to\s*allocate\s*SIZE"),
-    "old_gpu": _re(r"\(\s*GPU\s*(\d{1,18}(?!\d))\s*;"),
-    "old_total": _re(r"SIZE\s*total\s*capacity"),
-    "old_allocated": _re(r"SIZE\s*already\s*allocated"),
-    "old_free": _re(r";\s*SIZE\s*free\b"),
-    "old_reserved": _re(r"SIZE\s*reserved\s*in\s*total\s*by\s*PyTorch"),
-    "old_cached": _re(r"SIZE\s*cached\b"),
-    "old_inactive": _re(r"SIZE\s*inactive\b"),
-    "allowed": _re(r"SIZE\s*allowed\b"),
+    "tried": _re(r"Tried\s*to\s*allocate\s*SIZE", "allocate"),
+    "old_gpu": _re(r"\(\s*GPU\s*(\d{1,18}(?!\d))\s*;", "(", ";"),
+    "old_total": _re(r"SIZE\s*total\s*capacity", "capacity"),
+    "old_allocated": _re(r"SIZE\s*already\s*allocated", "already"),
+    "old_free": _re(r";\s*SIZE\s*free\b", ";", "free"),
+    "old_reserved": _re(r"SIZE\s*reserved\s*in\s*total\s*by\s*PyTorch", "reserved", "total"),
+    "old_cached": _re(r"SIZE\s*cached\b", "cached"),
+    "old_inactive": _re(r"SIZE\s*inactive\b", "inactive"),
+    "allowed": _re(r"SIZE\s*allowed\b", "allowed"),
     # The index can be missing ("GPU  has a total capacity of ..."): the size still counts.
-    "new_gpu_total": _re(r"GPU\s*(\d{1,18}(?!\d))?\s*has\s*a\s*total\s*capac(?:i)?ty\s*of\s*SIZE"),
-    "new_free": _re(r"of\s*which\s*SIZE\s*is\s*free"),
+    "new_gpu_total": _re(
+        r"GPU\s*(\d{1,18}(?!\d))?\s*has\s*a\s*total\s*capac(?:i)?ty\s*of\s*SIZE", "capac"
+    ),
+    "new_free": _re(r"of\s*which\s*SIZE\s*is\s*free", "which", "free"),
     # The sentence's own words, whatever precedes them: authors elide ("... 73.15 GiB is
     # allocated by PyTorch ...") and wrap.
-    "new_allocated": _re(r"SIZE\s*is\s*allocated\s*by\s*PyTorch"),
-    "new_unallocated": _re(r"SIZE\s*is\s*reserved\s*by\s*PyTorch\s*but\s*unallocated"),
-    # A paste can stop right after the size ("this process has 39.23 GiB").
-    "this_process": _re(r"this\s*process\s*has\s*SIZE(?:\s*memory\s*in\s*use)?"),
-    "private_pools": _re(r"with\s*SIZE\s*allocated\s*in\s*private\s*pools"),
-    "ma_allocated": _re(r"Currently\s*allocated\s*:\s*SIZE"),
-    "ma_requested": _re(r"Requested\s*:\s*SIZE"),
-    "ma_total": _re(r"Device\s*limit\s*:\s*SIZE"),
-    "ma_free": _re(r"Free\s*\(\s*according\s*to\s*CUDA\s*\)\s*:\s*SIZE"),
-    "ma_limit": _re(
-        r"PyTorch\s*limit\s*\(\s*set\s*by\s*user-supplied\s*memory\s*fraction\s*\)\s*:\s*SIZE"
+    "new_allocated": _re(r"SIZE\s*is\s*allocated\s*by\s*PyTorch", "allocated", "pytorch"),
+    "new_unallocated": _re(
+        r"SIZE\s*is\s*reserved\s*by\s*PyTorch\s*but\s*unallocated", "unallocated"
     ),
-    "mps_allocated": _re(r"MPS\s*allocated\s*:\s*SIZE"),
-    "mps_other": _re(r"other\s*allocations\s*:\s*SIZE"),
-    "mps_max": _re(r"max\s*allowed\s*:\s*SIZE"),
-    "nccl_calloc": _re(r"Failed\s*to\s*CUDA\s*calloc\s*SIZE"),
+    # A paste can stop right after the size ("this process has 39.23 GiB").
+    "this_process": _re(r"this\s*process\s*has\s*SIZE(?:\s*memory\s*in\s*use)?", "process"),
+    "private_pools": _re(r"with\s*SIZE\s*allocated\s*in\s*private\s*pools", "private"),
+    "ma_allocated": _re(r"Currently\s*allocated\s*:\s*SIZE", "currently"),
+    "ma_requested": _re(r"Requested\s*:\s*SIZE", "requested"),
+    "ma_total": _re(r"Device\s*limit\s*:\s*SIZE", "limit"),
+    "ma_free": _re(r"Free\s*\(\s*according\s*to\s*CUDA\s*\)\s*:\s*SIZE", "according"),
+    "ma_limit": _re(
+        r"PyTorch\s*limit\s*\(\s*set\s*by\s*user-supplied\s*memory\s*fraction\s*\)\s*:\s*SIZE",
+        "user-supplied",
+    ),
+    "mps_allocated": _re(r"MPS\s*allocated\s*:\s*SIZE", "mps"),
+    "mps_other": _re(r"other\s*allocations\s*:\s*SIZE", "other"),
+    "mps_max": _re(r"max\s*allowed\s*:\s*SIZE", "max"),
+    "nccl_calloc": _re(r"Failed\s*to\s*CUDA\s*calloc\s*SIZE", "calloc"),
     "nccl_gpu": lazy(r"\S+:\d{1,18}(?!\d):\d{1,18}(?!\d)\s*\[(\d{1,18}(?!\d))\]"),
-    "nccl_rank": lazy(r"from\s*rank\s*(\d{1,18}(?!\d))"),
-    "over_1eb": _re(r"more\s*than\s*1\s*EB"),
+    "nccl_rank": lazy(r"from\s*rank\s*(\d{1,18}(?!\d))", needs="rank"),
+    "over_1eb": _re(r"more\s*than\s*1\s*EB", "than", "eb"),
 }
+# The hint of PyTorch >= 1.10 names an allocator setting (max_split_size_mb, later
+# PYTORCH_CUDA_ALLOC_CONF=expandable_segments): proof that the job's PyTorch has them.
+_ALLOC_HINT = lazy(
+    r"try\s*setting\s*(?:max_split_size_mb|PYTORCH_(?:CUDA_)?ALLOC_CONF)",
+    re.IGNORECASE,
+    needs="setting",
+)
 # "Process N has X" is case-sensitive: "this process has X" must not match it.
-_PROCESS_RE = lazy(r"Process\s*(\d{1,18}(?!\d))\s*has\s*" + SIZE + r"\s*memory\s*in\s*use")
+_PROCESS_RE = lazy(
+    r"Process\s*(\d{1,18}(?!\d))\s*has\s*" + SIZE + r"\s*memory\s*in\s*use", needs="Process"
+)
 
 
 def _mib(pattern: str, window: str) -> float | None:
@@ -334,7 +375,12 @@ def _parse_window(family: str, m: re.Match, window: str) -> dict:
             f["reserved_total_mib"] = _mib("old_reserved", window)
             f["reserved_unallocated_mib"] = _mib("old_cached", window)
             f["inactive_mib"] = _mib("old_inactive", window)
+            if f["reserved_unallocated_mib"] is not None and f["reserved_total_mib"] is None:
+                f["allocator_conf"] = False
+            elif _ALLOC_HINT.search(window):
+                f["allocator_conf"] = True
         else:
+            f["allocator_conf"] = True
             g = _F["new_gpu_total"].search(window)
             if g:
                 f["gpu"] = int(g.group(1)) if g.group(1) is not None else None
@@ -367,6 +413,7 @@ def _parse_window(family: str, m: re.Match, window: str) -> dict:
             total_mib=_mib("ma_total", window),
             free_mib=_mib("ma_free", window),
             limit_mib=_mib("ma_limit", window),
+            allocator_conf=True,  # this backend is itself chosen with PYTORCH_CUDA_ALLOC_CONF
         )
     elif family == "mps":
         f.update(

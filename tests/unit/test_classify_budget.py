@@ -164,3 +164,59 @@ def test_pool_share_threshold_is_the_playbooks(share):
     )
     want = "fragmentation" if share >= T.fragmentation_min_pool_share else "true_oom"
     assert d.verdict == want
+
+
+# gtad#30 (own-oom-065), replayed as the reporter pasted it: the pre-1.4 "cached" wording. The
+# reporter fixed it with batch_size / 2.
+CACHED = (
+    "CUDA out of memory. Tried to allocate 4.00 GiB (GPU 0; 10.73 GiB total capacity; 4.41 GiB "
+    "already allocated; 1.75 GiB free; 3.78 GiB cached)"
+)
+
+
+@pytest.mark.parametrize(
+    "text,knows",
+    [
+        (CACHED, False),
+        (CACHED.replace("3.78 GiB cached", "8.19 GiB reserved in total by PyTorch"), None),
+        (
+            CACHED.replace("3.78 GiB cached)", "8.19 GiB reserved in total by PyTorch) If reserved")
+            + " memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
+            True,
+        ),
+        (
+            "CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 10.73 "
+            "GiB of which 1.75 GiB is free.",
+            True,
+        ),
+    ],
+    ids=["cached-wording", "reserved-no-hint", "reserved-with-hint", "sentence-format"],
+)
+def test_the_message_wording_says_whether_allocator_settings_exist(text, knows):
+    from runbook.evidence.oom_message import parse
+
+    assert parse(text).allocator_conf is knows
+
+
+def test_a_pytorch_without_allocator_settings_cannot_take_the_fragmentation_rung():
+    from runbook.evidence.oom_message import parse
+
+    m = parse(CACHED)
+    d = verdict(m)
+    # The 3.78 GiB pool + 1.75 GiB free would cover the 4 GiB request on a newer PyTorch...
+    newer = verdict(oom(**{k: getattr(m, k) for k in NUMBERS}, allocator_conf=True))
+    assert newer.verdict == "fragmentation", newer.reasons
+    # ...but this one has no PYTORCH_CUDA_ALLOC_CONF: the rung would rerun into the same OOM.
+    assert d.verdict == "true_oom" and "fragmentation" not in d.alternatives, d.reasons
+    assert not d.with_allocator
+    assert "before 1.4" in d.reasons[0] and "can win back nothing" in d.reasons[0]
+
+
+NUMBERS = (
+    "tried_mib",
+    "total_mib",
+    "free_mib",
+    "allocated_by_pytorch_mib",
+    "reserved_total_mib",
+    "reserved_unallocated_mib",
+)
