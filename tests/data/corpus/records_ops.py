@@ -285,4 +285,44 @@ SLURM = [
     },
 ]
 
-APPS = []
+APPS = [
+    {
+        "id": "own-apps-001",
+        "source_url": "https://github.com/apache/mxnet/issues/4242",
+        "source_kind": "github_issue",
+        "text": "+-----------------------------------------------------------------------------+\n| Processes:                                                       GPU Memory |\n|  GPU       PID  Type  Process name                               Usage      |\n|=====================================================================|\n|    0     31794    C   Unknown Error                                 5371MiB |\n|    1      7653    C   python                                        5369MiB |\n|    1     13386    C   /xx/xxx/caffe             1205MiB |\n|    1     27707    C   Unknown Error                                 1011MiB |\n|    2     18049    C   python                                        5809MiB |\n|    3     11827    C   python                                        6169MiB |\n+-----------------------------------------------------------------------------+",
+        "answer": {
+            "command": "nvidia-smi (default table, Processes section)",
+            "processes": [
+                {"gpu": 0, "pid": 31794, "used_mib": 5371},
+                {"gpu": 1, "pid": 7653, "used_mib": 5369},
+                {"gpu": 1, "pid": 13386, "used_mib": 1205},
+                {"gpu": 1, "pid": 27707, "used_mib": 1011},
+                {"gpu": 2, "pid": 18049, "used_mib": 5809},
+                {"gpu": 3, "pid": 11827, "used_mib": 6169},
+            ],
+            "pid_used_mib": [
+                [31794, 5371],
+                [7653, 5369],
+                [13386, 1205],
+                [27707, 1011],
+                [18049, 5809],
+                [11827, 6169],
+            ],
+            "per_gpu_count": {"0": 1, "1": 3, "2": 1, "3": 1},
+            "note": "zombie training processes named 'Unknown Error'; a row whose path the reporter shortened by hand, so the columns no longer line up; a shorter '=' rule",
+        },
+    },
+    {
+        "id": "own-apps-002",
+        "source_url": "https://github.com/wencolani/CrossE/issues/2",
+        "source_kind": "github_issue",
+        "text": "+-----------------------------------------------------------------------------+\n| NVIDIA-SMI 410.48                 Driver Version: 410.48                    |\n|-------------------------------+----------------------+----------------------+\n| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n|===============================+======================+======================|\n|   0  Tesla P100-SXM2...  Off  | 00000000:05:00.0 Off |                    0 |\n| N/A   36C    P0    41W / 300W |  12799MiB / 16280MiB |      0%      Default |\n+-------------------------------+----------------------+----------------------+\n                                                                               \n+-----------------------------------------------------------------------------+\n| Processes:                                                       GPU Memory |\n|  GPU       PID   Type   Process name                             Usage      |\n|=============================================================================|\n+-----------------------------------------------------------------------------+",
+        "answer": {
+            "command": "nvidia-smi (default table, driver 410)",
+            "processes": [],
+            "pid_used_mib": [],
+            "note": "12799 MiB of 16280 MiB in use and no process listed (a container or another namespace holds it): the Processes section is empty, without 'No running processes found'",
+        },
+    },
+]
