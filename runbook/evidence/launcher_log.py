@@ -235,7 +235,10 @@ def parse_time(text: str | None) -> datetime | None:
 # -- line patterns ------------------------------------------------------------------------------
 _ELASTIC_ENTRY = lazy(r"^\s*\[(\d{1,18}(?!\d))\]:\s*$", needs="]:")
 _ELASTIC_FIELD = lazy(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*?)\s*$")
-_ELASTIC_RANK = lazy(r"(\d{1,18}(?!\d))\s*\(local_rank:\s*(\d{1,18}(?!\d))\)", needs="local_rank:")
+_ELASTIC_RANK = lazy(r"(\d{1,18}(?!\d))\s*\(local[_ ]rank:\s*(\d{1,18}(?!\d))\)", needs="rank:")
+# A summary copied from a rendered page loses its layout: field names alone on their lines, their
+# values on the lines after them, in order ("time" / "host" / "2023-09-14 01:45:50" / "node-1").
+_ELASTIC_BARE_FIELD = lazy(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:?\s*$")
 _ELASTIC_EXIT = lazy(r"(-?\d{1,18}(?!\d))\s*\(pid:\s*(\d{1,18}(?!\d))\)", needs="(pid:")
 _ELASTIC_SIGNAL = lazy(r"Signal\s+(\d{1,18}(?!\d))\s+\((SIG\w+)\)", needs="Signal")
 _ELASTIC_ROOT = lazy(r"Root Cause \(first observed failure\)", needs="Root Cause")
@@ -337,8 +340,30 @@ def _elastic_entries(stripped: list[str], raw: list[str]) -> list[RankEvent]:
             continue
         if _ELASTIC_RULE.match(text) or text.strip().startswith("Failures:"):
             close()
+            continue
+        if cur is not None:
+            _loose_field(cur, text)
     close()
     return events
+
+
+def _loose_field(entry: dict, text: str) -> None:
+    """A line of an entry that is not `name : value`: a field name alone (its value comes on a
+    later line), a value for the oldest name still waiting, or fields glued on one line
+    ("rank2 (local rank: 2)exitcode: -9 (pid: 36071)"), each taken only where still unset."""
+    if m := _ELASTIC_BARE_FIELD.match(text):
+        entry.setdefault("waiting", []).append(m.group(1))
+        return
+    glued = False
+    if _ELASTIC_RANK.search(text):
+        entry.setdefault("rank", text)
+        glued = True
+    if "exitcode" in text and _ELASTIC_EXIT.search(text):
+        entry.setdefault("exitcode", text)
+        glued = True
+    waiting = entry.get("waiting")
+    if not glued and waiting and text.strip():
+        entry.setdefault(waiting.pop(0), text.strip())
 
 
 def _elastic_event(entry: dict) -> RankEvent:

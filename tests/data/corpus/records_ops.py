@@ -153,6 +153,68 @@ LAUNCH += [
     },
 ]
 
+LAUNCH += [
+    {
+        "id": "own-launch-011",
+        "source_url": "https://github.com/Vision-CAIR/MiniGPT-4/issues/237",
+        "source_kind": "github_issue",
+        "text": "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n============================================================\ntrain.py FAILED\n------------------------------------------------------------\nFailures:\n[1]:\n  time      : 2023-05-19_16:39:58\n  host      : n136-117-136.byted.org\n  rank      : 1 (local_rank: 1)\n  exitcode  : 1 (pid: 78971)\n  error_file: <N/A>\n  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n  time      : 2023-05-19_16:39:58\n  host      : n136-117-136.byted.org\n  rank      : 0 (local_rank: 0)\n  exitcode  : 1 (pid: 78970)\n  error_file: <N/A>\n  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n============================================================",
+        "answer": {
+            "launcher": "torchrun",
+            "failing_ranks": [1, 0],
+            "host": "n136-117-136.byted.org",
+            "first_failure_time": "2023-05-19_16:39:58",
+            "is_oom": False,
+            "note": "two failures with the same stamp and exit code 1; 'Root Cause' is only the lowest entry",
+        },
+    },
+    {
+        "id": "own-launch-012",
+        "source_url": "https://github.com/ZhehengJiangLancaster/AMVUR/issues/2",
+        "source_kind": "github_issue",
+        "text": "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\nexperiments/supervised HO3D V2.py FAILED\nFailures:\n<NO OTHER FAILURES>\nRoot Cause (first observed failure) :\n[0]:\ntime\nhost\n2023-09-14 01:45:50\nding-X10DRG\nrank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>\ntraceback : signal 9 (SIGKILL) received by PID 36071",
+        "answer": {
+            "launcher": "torch.distributed.launch",
+            "failing_ranks": [2],
+            "host": "ding-X10DRG",
+            "first_failure_time": "2023-09-14 01:45:50",
+            "is_oom": False,
+            "note": "the summary retyped (or copied from a rendered view): field names on their own lines, their values after them, the rank line glued to exitcode and error file; SIGKILL with memory growing per the thread",
+        },
+    },
+    {
+        "id": "own-launch-013",
+        "source_url": "https://github.com/hpcaitech/ColossalAI/issues/3172",
+        "source_kind": "github_issue",
+        "text": "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 2410413 closing signal SIGTERM\nERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 2410412) of binary: /data/zjt/anaconda3/envs/cai/bin/python",
+        "answer": {
+            "launcher": "torchrun",
+            "failing_ranks": None,
+            "local_ranks": [0],
+            "host": None,
+            "first_failure_time": None,
+            "exitcode": -9,
+            "signal": "SIGKILL",
+            "is_oom": None,
+            "note": "excerpt: the last two lines of the log (the progress lines above report 44 GB of CPU memory); the agent SIGTERMs the sibling after local rank 0 was SIGKILLed",
+        },
+    },
+    {
+        "id": "own-launch-014",
+        "source_url": "https://github.com/jdblischak/smk-simple-slurm/issues/29",
+        "source_kind": "github_issue",
+        "text": "slurmstepd: error: Detected 1 oom_kill event in StepId=65138579.batch. Some of the step tasks have been OOM Killed.",
+        "answer": {
+            "launcher": "sbatch (batch step)",
+            "failing_ranks": None,
+            "host": None,
+            "first_failure_time": None,
+            "is_oom": "host-memory OOM (cgroup), not CUDA",
+            "note": "the new wording on the batch step; sacct shows OUT_OF_MEMORY with exit code 0",
+        },
+    },
+]
+
 XID = [
     {
         "id": "own-xid-001",
