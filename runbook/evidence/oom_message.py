@@ -223,51 +223,48 @@ _EXCEPTION_RE = lazy(
 )
 
 
-def _re(pattern: str, *needs: str) -> LazyPattern:
-    # Compiled on first use, and only for a message with the field's words: a message has the
-    # fields of its own format only.
-    return lazy(pattern.replace("SIZE", SIZE), re.IGNORECASE, needs=needs)
+# The sizes a message states are read by grammar, not one pattern per field: every size in the
+# message ("<number> <unit>") is found once, then named by the words around it, compared letter
+# by letter in lower case with any whitespace between them (as `\s*` would: pastes glue and wrap
+# words). One pattern for all sizes instead of one per field: compiling ~20 patterns that each
+# carry the size grammar cost a `runbook diagnose` more than reading its log (bench/startup.py).
+_SIZE_ANY = lazy(SIZE, re.IGNORECASE)
 
-
-_F = {
-    "tried": _re(r"Tried\s*to\s*allocate\s*SIZE", "allocate"),
-    "old_gpu": _re(r"\(\s*GPU\s*(\d{1,18}(?!\d))\s*;", "(", ";"),
-    "old_total": _re(r"SIZE\s*total\s*capacity", "capacity"),
-    "old_allocated": _re(r"SIZE\s*already\s*allocated", "already"),
-    "old_free": _re(r";\s*SIZE\s*free\b", ";", "free"),
-    "old_reserved": _re(r"SIZE\s*reserved\s*in\s*total\s*by\s*PyTorch", "reserved", "total"),
-    "old_cached": _re(r"SIZE\s*cached\b", "cached"),
-    "old_inactive": _re(r"SIZE\s*inactive\b", "inactive"),
-    "allowed": _re(r"SIZE\s*allowed\b", "allowed"),
-    # The index can be missing ("GPU  has a total capacity of ..."): the size still counts.
-    "new_gpu_total": _re(
-        r"GPU\s*(\d{1,18}(?!\d))?\s*has\s*a\s*total\s*capac(?:i)?ty\s*of\s*SIZE", "capac"
-    ),
-    "new_free": _re(r"of\s*which\s*SIZE\s*is\s*free", "which", "free"),
+# field -> (words before the size, words after it, whether a word must end there)
+_SIZED: dict[str, tuple[str, str, bool]] = {
+    "tried": ("tried to allocate", "", False),
+    "old_total": ("", "total capacity", False),
+    "old_allocated": ("", "already allocated", False),
+    "old_free": (";", "free", True),
+    "old_reserved": ("", "reserved in total by pytorch", False),
+    "old_cached": ("", "cached", True),
+    "old_inactive": ("", "inactive", True),
+    "allowed": ("", "allowed", True),
+    "new_free": ("of which", "is free", False),
     # The sentence's own words, whatever precedes them: authors elide ("... 73.15 GiB is
     # allocated by PyTorch ...") and wrap.
-    "new_allocated": _re(r"SIZE\s*is\s*allocated\s*by\s*PyTorch", "allocated", "pytorch"),
-    "new_unallocated": _re(
-        r"SIZE\s*is\s*reserved\s*by\s*PyTorch\s*but\s*unallocated", "unallocated"
-    ),
+    "new_allocated": ("", "is allocated by pytorch", False),
+    "new_unallocated": ("", "is reserved by pytorch but unallocated", False),
     # A paste can stop right after the size ("this process has 39.23 GiB").
-    "this_process": _re(r"this\s*process\s*has\s*SIZE(?:\s*memory\s*in\s*use)?", "process"),
-    "private_pools": _re(r"with\s*SIZE\s*allocated\s*in\s*private\s*pools", "private"),
-    "ma_allocated": _re(r"Currently\s*allocated\s*:\s*SIZE", "currently"),
-    "ma_requested": _re(r"Requested\s*:\s*SIZE", "requested"),
-    "ma_total": _re(r"Device\s*limit\s*:\s*SIZE", "limit"),
-    "ma_free": _re(r"Free\s*\(\s*according\s*to\s*CUDA\s*\)\s*:\s*SIZE", "according"),
-    "ma_limit": _re(
-        r"PyTorch\s*limit\s*\(\s*set\s*by\s*user-supplied\s*memory\s*fraction\s*\)\s*:\s*SIZE",
-        "user-supplied",
-    ),
-    "mps_allocated": _re(r"MPS\s*allocated\s*:\s*SIZE", "mps"),
-    "mps_other": _re(r"other\s*allocations\s*:\s*SIZE", "other"),
-    "mps_max": _re(r"max\s*allowed\s*:\s*SIZE", "max"),
-    "nccl_calloc": _re(r"Failed\s*to\s*CUDA\s*calloc\s*SIZE", "calloc"),
+    "this_process": ("this process has", "", False),
+    "private_pools": ("with", "allocated in private pools", False),
+    "ma_allocated": ("currently allocated :", "", False),
+    "ma_requested": ("requested :", "", False),
+    "ma_total": ("device limit :", "", False),
+    "ma_free": ("free ( according to cuda ) :", "", False),
+    "ma_limit": ("pytorch limit ( set by user-supplied memory fraction ) :", "", False),
+    "mps_allocated": ("mps allocated :", "", False),
+    "mps_other": ("other allocations :", "", False),
+    "mps_max": ("max allowed :", "", False),
+    "nccl_calloc": ("failed to cuda calloc", "", False),
+}
+_SIZED_WORDS = {k: ("".join(b.split()), "".join(a.split()), w) for k, (b, a, w) in _SIZED.items()}
+
+_F = {
+    "old_gpu": lazy(r"\(\s*GPU\s*(\d{1,18}(?!\d))\s*;", re.IGNORECASE, needs=("(", ";")),
     "nccl_gpu": lazy(r"\S+:\d{1,18}(?!\d):\d{1,18}(?!\d)\s*\[(\d{1,18}(?!\d))\]"),
     "nccl_rank": lazy(r"from\s*rank\s*(\d{1,18}(?!\d))", needs="rank"),
-    "over_1eb": _re(r"more\s*than\s*1\s*EB", "than", "eb"),
+    "over_1eb": lazy(r"more\s*than\s*1\s*EB", re.IGNORECASE, needs=("than", "eb")),
 }
 # The hint of PyTorch >= 1.10 names an allocator setting (max_split_size_mb, later
 # PYTORCH_CUDA_ALLOC_CONF=expandable_segments): proof that the job's PyTorch has them.
@@ -276,17 +273,97 @@ _ALLOC_HINT = lazy(
     re.IGNORECASE,
     needs="setting",
 )
-# "Process N has X" is case-sensitive: "this process has X" must not match it.
-_PROCESS_RE = lazy(
-    r"Process\s*(\d{1,18}(?!\d))\s*has\s*" + SIZE + r"\s*memory\s*in\s*use", needs="Process"
-)
 
 
-def _mib(pattern: str, window: str) -> float | None:
-    m = _F[pattern].search(window)
-    if m is None or m.lastindex is None:
-        return None
-    return to_mib(m.group(m.lastindex - 1), m.group(m.lastindex))
+def _follows(text: str, pos: int, words: str) -> int | None:
+    """Where `words` (lower case, no spaces) end if they follow `pos`, whitespace allowed
+    anywhere; None if they do not."""
+    i, n = pos, len(text)
+    for ch in words:
+        while i < n and text[i].isspace():
+            i += 1
+        if i >= n or text[i].lower() != ch:
+            return None
+        i += 1
+    return i
+
+
+def _precedes(text: str, pos: int, words: str) -> int | None:
+    """Where `words` start if they end right before `pos` (whitespace allowed); None if not."""
+    i = pos
+    for ch in reversed(words):
+        while i > 0 and text[i - 1].isspace():
+            i -= 1
+        if i <= 0 or text[i - 1].lower() != ch:
+            return None
+        i -= 1
+    return i
+
+
+def _sizes(window: str) -> list[tuple[int, int, float]]:
+    """(start, end, MiB) of every size in the window, in order."""
+    return [
+        (m.start(), m.end(), to_mib(m.group(1), m.group(2))) for m in _SIZE_ANY.finditer(window)
+    ]
+
+
+def _mib(name: str, window: str, sizes: list | None = None) -> float | None:
+    """The first size the field's words surround."""
+    before, after, word_end = _SIZED_WORDS[name]
+    for start, end, mib in _sizes(window) if sizes is None else sizes:
+        if before and _precedes(window, start, before) is None:
+            continue
+        if after:
+            stop = _follows(window, end, after)
+            if stop is None:
+                continue
+            if word_end and stop < len(window) and (window[stop].isalnum() or window[stop] == "_"):
+                continue
+        return mib
+    return None
+
+
+def _gpu_total(window: str, sizes: list) -> tuple[int | None, float] | None:
+    """ "GPU 3 has a total capacity of X" (also "capacty"; the index can be missing, "GPU  has"):
+    the GPU index and the size."""
+    for start, _end, mib in sizes:
+        for words in ("hasatotalcapacityof", "hasatotalcapactyof"):
+            at = _precedes(window, start, words)
+            if at is None:
+                continue
+            i = at
+            while i > 0 and window[i - 1].isspace():
+                i -= 1
+            digits_end = i
+            while i > 0 and window[i - 1].isdigit():
+                i -= 1
+            index = window[i:digits_end]
+            if _precedes(window, i, "gpu") is not None and len(index) <= 18:
+                return (int(index) if index else None), mib
+    return None
+
+
+def _other_processes(window: str, sizes: list) -> list[tuple[int, float]]:
+    """ "Process N has X memory in use": another process on the card. Case matters: "this
+    process has X" is the failing process itself."""
+    found = []
+    for start, end, mib in sizes:
+        if _follows(window, end, "memoryinuse") is None:
+            continue
+        at = _precedes(window, start, "has")
+        if at is None:
+            continue
+        i = at
+        while i > 0 and window[i - 1].isspace():
+            i -= 1
+        digits_end = i
+        while i > 0 and window[i - 1].isdigit():
+            i -= 1
+        pid = window[i:digits_end]
+        head = window[:i].rstrip()
+        if pid and len(pid) <= 18 and head.endswith("Process"):
+            found.append((int(pid), mib))
+    return found
 
 
 @record
@@ -361,39 +438,38 @@ def _find_anchors(j: _Joined) -> list[list]:
 
 def _parse_window(family: str, m: re.Match, window: str) -> dict:
     f: dict = {}
+    sizes = _sizes(window) if family in ("caching", "malloc_async", "mps", "nccl") else []
     if family == "caching":
         dev = (m.groupdict().get("dev") or "CUDA").upper()
         f["device"] = dev
-        f["tried_mib"] = _mib("tried", window)
-        old = _F["old_gpu"].search(window) is not None or _F["old_total"].search(window) is not None
+        f["tried_mib"] = _mib("tried", window, sizes)
+        g = _F["old_gpu"].search(window)
+        old = g is not None or _mib("old_total", window, sizes) is not None
         if old:
-            g = _F["old_gpu"].search(window)
             f["gpu"] = int(g.group(1)) if g else None
-            f["total_mib"] = _mib("old_total", window)
-            f["allocated_by_pytorch_mib"] = _mib("old_allocated", window)
-            f["free_mib"] = _mib("old_free", window)
-            f["reserved_total_mib"] = _mib("old_reserved", window)
-            f["reserved_unallocated_mib"] = _mib("old_cached", window)
-            f["inactive_mib"] = _mib("old_inactive", window)
+            f["total_mib"] = _mib("old_total", window, sizes)
+            f["allocated_by_pytorch_mib"] = _mib("old_allocated", window, sizes)
+            f["free_mib"] = _mib("old_free", window, sizes)
+            f["reserved_total_mib"] = _mib("old_reserved", window, sizes)
+            f["reserved_unallocated_mib"] = _mib("old_cached", window, sizes)
+            f["inactive_mib"] = _mib("old_inactive", window, sizes)
             if f["reserved_unallocated_mib"] is not None and f["reserved_total_mib"] is None:
                 f["allocator_conf"] = False
             elif _ALLOC_HINT.search(window):
                 f["allocator_conf"] = True
         else:
             f["allocator_conf"] = True
-            g = _F["new_gpu_total"].search(window)
-            if g:
-                f["gpu"] = int(g.group(1)) if g.group(1) is not None else None
-                f["total_mib"] = to_mib(g.group(2), g.group(3))
-            f["free_mib"] = _mib("new_free", window)
-            f["allocated_by_pytorch_mib"] = _mib("new_allocated", window)
-            f["reserved_unallocated_mib"] = _mib("new_unallocated", window)
-            f["this_process_mib"] = _mib("this_process", window)
-            f["private_pools_mib"] = _mib("private_pools", window)
-            for pm in _PROCESS_RE.finditer(window):
-                f.setdefault("other_process_pids", []).append(int(pm.group(1)))
-                f.setdefault("other_process_mib", []).append(to_mib(pm.group(2), pm.group(3)))
-        f["limit_mib"] = _mib("allowed", window)
+            if gt := _gpu_total(window, sizes):
+                f["gpu"], f["total_mib"] = gt
+            f["free_mib"] = _mib("new_free", window, sizes)
+            f["allocated_by_pytorch_mib"] = _mib("new_allocated", window, sizes)
+            f["reserved_unallocated_mib"] = _mib("new_unallocated", window, sizes)
+            f["this_process_mib"] = _mib("this_process", window, sizes)
+            f["private_pools_mib"] = _mib("private_pools", window, sizes)
+            for pid, mib in _other_processes(window, sizes):
+                f.setdefault("other_process_pids", []).append(pid)
+                f.setdefault("other_process_mib", []).append(mib)
+        f["limit_mib"] = _mib("allowed", window, sizes)
         if _F["over_1eb"].search(window[:200]):
             f["family"] = "over_1eb"
         f["format"] = (
@@ -408,21 +484,21 @@ def _parse_window(family: str, m: re.Match, window: str) -> dict:
             device="CUDA",
             format="other",
             gpu=int(m.group("gpu")),
-            allocated_by_pytorch_mib=_mib("ma_allocated", window),
-            tried_mib=_mib("ma_requested", window),
-            total_mib=_mib("ma_total", window),
-            free_mib=_mib("ma_free", window),
-            limit_mib=_mib("ma_limit", window),
+            allocated_by_pytorch_mib=_mib("ma_allocated", window, sizes),
+            tried_mib=_mib("ma_requested", window, sizes),
+            total_mib=_mib("ma_total", window, sizes),
+            free_mib=_mib("ma_free", window, sizes),
+            limit_mib=_mib("ma_limit", window, sizes),
             allocator_conf=True,  # this backend is itself chosen with PYTORCH_CUDA_ALLOC_CONF
         )
     elif family == "mps":
         f.update(
             device="MPS",
             format="other",
-            tried_mib=_mib("tried", window),
-            allocated_by_pytorch_mib=_mib("mps_allocated", window),
-            mps_other_allocations_mib=_mib("mps_other", window),
-            limit_mib=_mib("mps_max", window),
+            tried_mib=_mib("tried", window, sizes),
+            allocated_by_pytorch_mib=_mib("mps_allocated", window, sizes),
+            mps_other_allocations_mib=_mib("mps_other", window, sizes),
+            limit_mib=_mib("mps_max", window, sizes),
         )
     elif family == "nccl":
         g = _F["nccl_gpu"].search(window)
@@ -430,7 +506,7 @@ def _parse_window(family: str, m: re.Match, window: str) -> dict:
         f.update(
             device="CUDA",
             format="other",
-            tried_mib=_mib("nccl_calloc", window),
+            tried_mib=_mib("nccl_calloc", window, sizes),
             gpu=int(g.group(1)) if g else None,
             rank=int(r.group(1)) if r else None,
         )

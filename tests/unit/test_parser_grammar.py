@@ -208,3 +208,58 @@ def test_hardware_text_in_a_launcher_log_is_flagged_not_trusted():
     assert d.verdict == "not_oom"  # a job's output cannot drain a node
     assert d.log_hardware == ["RuntimeError: CUDA error: uncorrectable ECC error encountered"]
     assert any("hardware errors" in r and "not proof" in r for r in d.reasons)
+
+
+# The sizes of an OOM message are named by the words around them (oom_message._SIZED): the same
+# words whatever the spacing, case or wrapping, and never a word that only starts the same way.
+@pytest.mark.parametrize(
+    "text,field,want",
+    [
+        (
+            "Tried to allocate 2.00 GiB (GPU 0; 8 GiB total capacity; 1 GiB free; 3 GiB cached)",
+            "reserved_unallocated_mib",
+            3072.0,
+        ),
+        (
+            "Tried to allocate 2.00 GiB (GPU 0; 8 GiB total capacity; 1 GiB freed; 3 GiB cached)",
+            "free_mib",
+            None,
+        ),
+        (
+            "CUDA out of memory. TRIED TO\nALLOCATE 2.00 GiB (GPU 0; 8 GiB TOTAL CAPACITY; 1 GiB free)",
+            "tried_mib",
+            2048.0,
+        ),
+        ("Tried toallocate2.00GiB (GPU 0; 8 GiB totalcapacity; 1 GiB free)", "total_mib", 8192.0),
+        (
+            "CUDA out of memory. Tried to allocate 2 GiB. GPU  has a total capacty of 8 GiB of which"
+            " 1 GiB is free.",
+            "total_mib",
+            8192.0,
+        ),
+        (
+            "CUDA out of memory. Tried to allocate 2 GiB. GPU 0 has a total capacity of 8 GiB of which"
+            " 1 GiB is free. Including non-PyTorch memory, this process has 6 GiB memory in use.",
+            "other_process_pids",
+            [],
+        ),
+        (
+            "CUDA out of memory. Tried to allocate 2 GiB. GPU 0 has a total capacity of 8 GiB of which"
+            " 1 GiB is free. Process 77 has 1 GiB memory in use. this process has 6 GiB memory in use.",
+            "other_process_pids",
+            [77],
+        ),
+    ],
+    ids=[
+        "cached",
+        "freed-is-not-free",
+        "upper-case-wrapped",
+        "glued",
+        "no-index-typo",
+        "this-process-is-not-another",
+        "another-process",
+    ],
+)
+def test_oom_sizes_are_named_by_their_words(text, field, want):
+    (m,) = parse_all(text)
+    assert getattr(m, field) == want
