@@ -439,6 +439,7 @@ def scan_parts(
         )
     _out_of_range(report, world_size)
     _srun_notices(report.events)
+    _srun_holes(report.events)
     owner = _map_nodes(report.events, nodes, tasks_per_node)
     _conclude(report, world_size)
     _suspect_node(report, owner)
@@ -483,6 +484,37 @@ def _out_of_range(report: LaunchReport, world_size: int | None) -> None:
             f"rank(s) {shown} in the log are beyond the job's "
             f"{'size of ' + str(world_size) if world_size else 'rank cap of ' + str(MAX_RANKS)};"
             " read as no rank"
+        )
+
+
+def _srun_holes(events: list[RankEvent]) -> None:
+    """srun's teardown line names the tasks it terminated ("tasks 0-57,59-63: Terminated"); a
+    task missing from the middle of those lists had already exited, and when nothing else in the
+    log names a failing rank that is the task that failed first. Only holes inside the listed
+    range count, and only a few of them (cyclic distribution over nodes whose lines were cut
+    would leave every other task out)."""
+    if any(e.rank is not None and not e.consequence for e in events):
+        return
+    torn = [e for e in events if e.source == "srun" and e.signal == "SIGTERM" and e.consequence]
+    listed = {e.rank for e in torn if e.rank is not None}
+    if len(listed) < 2:
+        return
+    holes = sorted(set(range(min(listed), max(listed) + 1)) - listed)
+    if not holes or len(holes) > max(1, len(listed) // 8):
+        return
+    near = {e.rank: e for e in torn}
+    for r in holes:
+        ref = near.get(r - 1) or near.get(r + 1) or torn[0]
+        events.append(
+            RankEvent(
+                kind=EXIT,
+                line=ref.line,
+                rank=r,
+                node=ref.node,
+                time=ref.time,
+                detail="left out of the tasks srun terminated: it had already exited",
+                source="srun",
+            )
         )
 
 

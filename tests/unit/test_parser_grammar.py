@@ -263,3 +263,27 @@ def test_hardware_text_in_a_launcher_log_is_flagged_not_trusted():
 def test_oom_sizes_are_named_by_their_words(text, field, want):
     (m,) = parse_all(text)
     assert getattr(m, field) == want
+
+
+@pytest.mark.parametrize(
+    "log,want",
+    [
+        ("srun: error: nid002888: tasks 0-57,59-63: Terminated\n", [58]),
+        # Two nodes, cyclic: each line leaves the other node's tasks out; together none is missing.
+        (
+            "srun: error: a1: tasks 0,2,4,6: Terminated\nsrun: error: a2: tasks 1,3,5,7: Terminated\n",
+            [],
+        ),
+        # One node's line of a cyclic layout alone: half the tasks missing is not a failure.
+        ("srun: error: a1: tasks 0,2,4,6: Terminated\n", []),
+        # A rank that says why it failed wins over inference.
+        (
+            "[rank3]: RuntimeError: boom\nsrun: error: a1: task 3: Exited with exit code 1\n"
+            "srun: error: a1: tasks 0-1,4-7: Terminated\n",
+            [3],
+        ),
+    ],
+    ids=["complement", "cyclic-two-lines", "cyclic-one-line", "named-rank"],
+)
+def test_a_task_left_out_of_srun_teardown_is_the_one_that_failed(log, want):
+    assert sorted(launcher_log.scan(log).failing_ranks) == want

@@ -215,6 +215,23 @@ LAUNCH += [
     },
 ]
 
+LAUNCH += [
+    {
+        "id": "own-launch-015",
+        "source_url": "https://github.com/desihub/desispec/issues/2744",
+        "source_kind": "github_issue",
+        "text": "[2026-04-29T23:36:37.809] error: *** STEP 52222788.0 ON nid002888 CANCELLED AT 2026-04-29T23:36:37 DUE TO TASK FAILURE ***\nsrun: error: nid002888: tasks 0-57,59-63: Terminated\nsrun: Force Terminated StepId=52222788.0\nFAILED: done at Wed Apr 29 04:36:42 PM PDT 2026",
+        "answer": {
+            "launcher": "srun",
+            "failing_ranks": [58],
+            "host": "nid002888",
+            "first_failure_time": "2026-04-29T23:36:37",
+            "is_oom": False,
+            "note": "srun lists the 63 tasks it terminated after the step was cancelled DUE TO TASK FAILURE: the one left out, 58, is the task that failed; the only stamp is the cancellation, which bounds the failure (own-launch-003 convention: the CANCELLED AT value)",
+        },
+    }
+]
+
 XID = [
     {
         "id": "own-xid-001",
@@ -345,6 +362,23 @@ SLURM = [
             "note": "excerpt: rows of job 20 only (jobs 19, 21 and 22 of the same listing left out); empty MaxRSS/MaxVMSize cells on the allocation row",
         },
     },
+]
+
+SLURM += [
+    {
+        "id": "own-slurm-003",
+        "source_url": "https://github.com/desihub/desispec/issues/2744",
+        "source_kind": "github_issue",
+        "text": "desi@login26 [matterhorn]$ sacct -j 52222788\nJobID           JobName  Partition    Account  AllocCPUS      State ExitCode \n------------ ---------- ---------- ---------- ---------- ---------- -------- \n52222788     ztile-573+       resv     desi_g        128  COMPLETED      0:0 \n52222788.ba+      batch                desi_g        128  COMPLETED      0:0 \n52222788.ex+     extern                desi_g        128  COMPLETED      0:0 \n52222788.0   desi_zproc                desi_g        128  COMPLETED      0:0 ",
+        "answer": {
+            "format": "sacct fixed-width after a shell prompt with the command",
+            "job_id": "52222788",
+            "state": "COMPLETED",
+            "exit_code": "0:0",
+            "nodes": None,
+            "note": "a 2026 Slurm (NERSC) recording COMPLETED 0:0 for a job whose log says a task failed and the script exited 1: what Slurm says is evidence, not the outcome",
+        },
+    }
 ]
 
 APPS = [
