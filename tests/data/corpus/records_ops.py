@@ -329,6 +329,22 @@ XID = [
     },
 ]
 
+XID += [
+    {
+        "id": "own-xid-008",
+        "source_url": "https://github.com/Bumblebee-Project/Bumblebee/issues/677",
+        "source_kind": "github_issue",
+        "text": "[24128.828315] NVRM: Xid (PCI:0000:01:00): 32, Channel ID 00000000 intr 00004000\n[24128.828608] NVRM: Xid (PCI:0000:01:00): 32, Channel ID 00000000 intr 00004000\n[24128.834365] NVRM: Xid (PCI:0000:01:00): 31, Ch 00000003, engmask 00000101, intr 10000000",
+        "answer": {
+            "xids": [32, 32, 31],
+            "pci": "0000:01:00",
+            "pid": None,
+            "category": "app",
+            "note": "a 2015 driver's wording: no pid or process name; Xid 32 (a DMA fault on the command stream, NVIDIA's catalog: mostly PCIe signal, class unknown) then 31 (MMU fault, app class): app beats unknown on one GPU",
+        },
+    }
+]
+
 SLURM = [
     {
         "id": "own-slurm-001",
