@@ -1497,4 +1497,22 @@ OOM = [
         "resolution": "reporter: a discussion's way to set PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 'worked for me' (the limit lifted, not less memory used)",
         "notes": "the limit removed rather than the job shrunk: no verdict label",
     },
+    {
+        "id": "own-oom-101",
+        "url": "https://github.com/intel/intel-extension-for-pytorch/issues/863",
+        "format": "other",
+        "text": "XPU out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 15.11 GiB.",
+        "raw": {"tried": "4.00 GiB", "gpu": 0, "total": "15.11 GiB"},
+        "resolution": "the issue title; the reporter cannot allocate more than 4 GB on a 16 GB A770 (a per-allocation limit of the driver); no fix in the excerpt",
+        "notes": "the title keeps only the first two sentences",
+    },
+    {
+        "id": "own-oom-102",
+        "url": "https://github.com/NVIDIA/TensorRT-LLM/issues/1670",
+        "format": "other",
+        "text": "VM-0-16-ubuntu:392:494 [2] enqueue.cc:43 NCCL WARN Cuda failure 'out of memory'\n\nVM-0-16-ubuntu:392:494 [2] enqueue.cc:54 NCCL WARN Cuda failure 'invalid resource handle'",
+        "raw": {"gpu": 2},
+        "resolution": "stale; no fix reported",
+        "notes": "NCCL's own CUDA failure in enqueue (no calloc size), then an invalid-handle failure; repeated many times in the log, first pair kept",
+    },
 ]
