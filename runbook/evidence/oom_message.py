@@ -160,56 +160,53 @@ class OomMessage:
 
 
 # -- anchors: where a message starts -----------------------------------------------------------
+def _anchor(family: str, pattern: str, *needs: str) -> tuple[str, LazyPattern]:
+    return family, lazy(pattern, needs=needs)
+
+
 _ANCHORS: list[tuple[str, LazyPattern]] = [
-    (
+    _anchor(
         "malloc_async",
-        lazy(
-            r"Allocation\s*on\s*device\s*(?P<gpu>\d{1,18}(?!\d))\s*would\s*exceed\s*allowed",
-            needs=("Allocation", "exceed"),
-        ),
+        r"Allocation\s*on\s*device\s*(?P<gpu>\d{1,18}(?!\d))\s*would\s*exceed\s*allowed",
+        "Allocation",
+        "exceed",
     ),
-    ("mps", lazy(r"MPS\s*backend\s*out\s*of\s*memory", needs=("MPS", "backend"))),
-    ("caching", lazy(r"\b(?P<dev>CUDA|HIP|XPU)\s*out\s*of\s*memory\b(?!')", needs="memory")),
-    (
-        "caching",
-        lazy(r"(?<![A-Za-z])Tried\s*to\s*allocate\s*" + SIZE + r"\s*\(\s*GPU", needs="allocate"),
+    _anchor("mps", r"MPS\s*backend\s*out\s*of\s*memory", "MPS", "backend"),
+    _anchor("caching", r"\b(?P<dev>CUDA|HIP|XPU)\s*out\s*of\s*memory\b(?!')", "memory"),
+    _anchor(
+        "caching", r"(?<![A-Za-z])Tried\s*to\s*allocate\s*" + SIZE + r"\s*\(\s*GPU", "allocate"
     ),
-    (
+    _anchor(
         "thc",
-        lazy(
-            r"THCudaCheck\s*FAIL\b[^\n]{0,400}?error\s*=\s*2\s*:\s*out\s*of\s*memory",
-            needs="THCudaCheck",
-        ),
+        r"THCudaCheck\s*FAIL\b[^\n]{0,400}?error\s*=\s*2\s*:\s*out\s*of\s*memory",
+        "THCudaCheck",
     ),
     # "err(2)": how people retype it (the message itself says "error (2)").
-    (
+    _anchor(
         "thc",
-        lazy(
-            r"cuda\s*runtime\s*err(?:or)?\s*\(\s*2\s*\)\s*:\s*out\s*of\s*memory",
-            needs=("runtime", "memory"),
-        ),
+        r"cuda\s*runtime\s*err(?:or)?\s*\(\s*2\s*\)\s*:\s*out\s*of\s*memory",
+        "runtime",
+        "memory",
     ),
-    ("cuda_error", lazy(r"CUDA\s*error\s*:\s*out\s*of\s*memory", needs=("CUDA", "error"))),
-    ("cublas", lazy(r"CUBLAS_STATUS_ALLOC_FAILED", needs="CUBLAS_STATUS_ALLOC_FAILED")),
-    (
+    _anchor("cuda_error", r"CUDA\s*error\s*:\s*out\s*of\s*memory", "CUDA", "error"),
+    _anchor("cublas", r"CUBLAS_STATUS_ALLOC_FAILED", "CUBLAS_STATUS_ALLOC_FAILED"),
+    _anchor(
         "nccl",
-        lazy(
-            r"NCCL\s*WARN\s*(?:Cuda\s*failure\s*(?:\d{1,4}\s*)?'out\s*of\s*memory'|"
-            r"Failed\s*to\s*CUDA\s*calloc)",
-            needs=("NCCL", "WARN"),
-        ),
+        r"NCCL\s*WARN\s*(?:Cuda\s*failure\s*(?:\d{1,4}\s*)?'out\s*of\s*memory'|"
+        r"Failed\s*to\s*CUDA\s*calloc)",
+        "NCCL",
+        "WARN",
     ),
     # PyTorch's allocator hint, printed only as the tail of a caching-allocator OOM message
     # (c10/cuda/CUDACachingAllocator.cpp). Alone, it is a fragment whose first lines were cut
     # (a log collector's line limit, a paste): an OOM happened, its numbers are lost.
-    (
+    _anchor(
         "hint",
-        lazy(
-            r"If\s*reserved\s*(?:but\s*unallocated\s*)?memory\s*is\s*(?:large|>>\s*allocated\s*"
-            r"memory)\s*try\s*setting\s*(?:PYTORCH_(?:CUDA_)?ALLOC_CONF=expandable_segments|"
-            r"max_split_size_mb)",
-            needs=("reserved", "setting"),
-        ),
+        r"If\s*reserved\s*(?:but\s*unallocated\s*)?memory\s*is\s*(?:large|>>\s*allocated\s*"
+        r"memory)\s*try\s*setting\s*(?:PYTORCH_(?:CUDA_)?ALLOC_CONF=expandable_segments|"
+        r"max_split_size_mb)",
+        "reserved",
+        "setting",
     ),
 ]
 # Anchors of one family this close together are one incident told twice (NCCL prints the CUDA
@@ -323,6 +320,18 @@ def _mib(name: str, window: str, sizes: list | None = None) -> float | None:
     return None
 
 
+def _number_before(text: str, pos: int) -> tuple[int, str]:
+    """The digits that end right before `pos` (whitespace allowed), and where they start; ""
+    where there are none."""
+    i = pos
+    while i > 0 and text[i - 1].isspace():
+        i -= 1
+    end = i
+    while i > 0 and text[i - 1].isdigit():
+        i -= 1
+    return i, text[i:end]
+
+
 def _gpu_total(window: str, sizes: list) -> tuple[int | None, float] | None:
     """ "GPU 3 has a total capacity of X" (also "capacty"; the index can be missing, "GPU  has"):
     the GPU index and the size."""
@@ -331,13 +340,7 @@ def _gpu_total(window: str, sizes: list) -> tuple[int | None, float] | None:
             at = _precedes(window, start, words)
             if at is None:
                 continue
-            i = at
-            while i > 0 and window[i - 1].isspace():
-                i -= 1
-            digits_end = i
-            while i > 0 and window[i - 1].isdigit():
-                i -= 1
-            index = window[i:digits_end]
+            i, index = _number_before(window, at)
             if _precedes(window, i, "gpu") is not None and len(index) <= 18:
                 return (int(index) if index else None), mib
     return None
@@ -353,13 +356,7 @@ def _other_processes(window: str, sizes: list) -> list[tuple[int, float]]:
         at = _precedes(window, start, "has")
         if at is None:
             continue
-        i = at
-        while i > 0 and window[i - 1].isspace():
-            i -= 1
-        digits_end = i
-        while i > 0 and window[i - 1].isdigit():
-            i -= 1
-        pid = window[i:digits_end]
+        i, pid = _number_before(window, at)
         head = window[:i].rstrip()
         if pid and len(pid) <= 18 and head.endswith("Process"):
             found.append((int(pid), mib))
