@@ -11,7 +11,6 @@ import contextlib
 import json
 import os
 import zlib
-from pathlib import Path
 
 from runbook import __version__
 from runbook.errors import ConfigError
@@ -48,16 +47,20 @@ class Playbook:
     ladder: dict[str, tuple[Rung, ...]]
 
 
-def packaged_dir() -> Path:
+# Paths here are strings, not pathlib: `runbook diagnose` reads a playbook on every start, and
+# on an installed Python 3.10 importing pathlib costs ~6 ms of it (bench/startup.py).
+
+
+def packaged_dir() -> str:
     """The playbooks folder inside the installed package: a real folder for wheels and checkouts
     alike (runbook is never imported from a zip), so found from this file, not through
     importlib.resources, whose import costs Python 3.10 15 ms of every start (bench/startup.py)."""
-    return Path(__file__).parent / "playbooks"
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "playbooks")
 
 
-def playbook_dir(site_dir: str = "") -> Path:
+def playbook_dir(site_dir: str = "") -> str:
     """The folder the playbooks are read from: the site's, else the packaged one."""
-    return Path(site_dir).expanduser() if site_dir else packaged_dir()
+    return os.path.expanduser(site_dir) if site_dir else packaged_dir()
 
 
 def describe_source(site_dir: str = "") -> str:
@@ -67,12 +70,13 @@ def describe_source(site_dir: str = "") -> str:
     return f"{packaged_dir()} (shipped with runbook)"
 
 
-def read_yaml(path: Path, what: str, fix: str):
+def read_yaml(path: str | os.PathLike, what: str, fix: str):
     """A YAML data file of runbook's, with errors that name it. The parsed data is kept in the
     user's cache, keyed by the file's content: importing PyYAML costs more than a `runbook
     diagnose` does otherwise, so a run whose playbooks did not change reads JSON instead."""
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as f:
+            raw = f.read()
     except FileNotFoundError:
         raise ConfigError(f"{what} {path} not found", hint=fix) from None
     except OSError as e:
@@ -97,29 +101,32 @@ def read_yaml(path: Path, what: str, fix: str):
 _MISS = object()
 
 
-def cache_dir() -> Path | None:
+def cache_dir() -> str | None:
     """Where parsed data files are kept: $RUNBOOK_CACHE_DIR, else $XDG_CACHE_HOME/runbook, else
     ~/.cache/runbook; None (no cache) when RUNBOOK_CACHE_DIR is set empty."""
     if "RUNBOOK_CACHE_DIR" in os.environ:
         v = os.environ["RUNBOOK_CACHE_DIR"]
-        return Path(v) if v else None
+        return v or None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "runbook"
+    return os.path.join(base, "runbook")
 
 
-def _cache_file(raw: bytes) -> Path | None:
+def _cache_file(raw: bytes) -> str | None:
     d = cache_dir()
     if d is None:
         return None
     # Named by a checksum of the content (hashlib would load OpenSSL: more than it saves); the
     # entry holds the content itself and is believed only when it is byte for byte the same.
-    return d / "yaml" / f"{zlib.crc32(raw):08x}-{len(raw)}.json"
+    return os.path.join(d, "yaml", f"{zlib.crc32(raw):08x}-{len(raw)}.json")
 
 
 def _cache_get(raw: bytes):
     f = _cache_file(raw)
     try:
-        entry = json.loads(f.read_text(encoding="utf-8")) if f else None
+        entry = None
+        if f:
+            with open(f, encoding="utf-8") as fh:
+                entry = json.loads(fh.read())
     except (OSError, ValueError):  # no copy yet, or a damaged one: parse the YAML
         return _MISS
     if (
@@ -145,8 +152,9 @@ def _cache_put(raw: bytes, data) -> None:
             return
         source = raw.decode("utf-8", "replace")
         text = json.dumps({"runbook": __version__, "source": source, "data": data})
-        f.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=f.parent, prefix=".tmp-")
+        folder = os.path.dirname(f)
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
         os.replace(tmp, f)  # whole or absent: a reader never sees half a copy
@@ -156,7 +164,7 @@ def _cache_put(raw: bytes, data) -> None:
                 os.unlink(tmp)
 
 
-def _ladder(data, p: Path) -> dict[str, tuple[Rung, ...]]:
+def _ladder(data, p: str) -> dict[str, tuple[Rung, ...]]:
     ladder = {
         verdict: tuple(Rung(**rung) for rung in rungs) for verdict, rungs in data["ladder"].items()
     }
@@ -171,7 +179,7 @@ def _ladder(data, p: Path) -> dict[str, tuple[Rung, ...]]:
     return ladder
 
 
-def _thresholds(cls_, data, p: Path):
+def _thresholds(cls_, data, p: str):
     cls = data["classification"]
     want = set(cls_.__dataclass_fields__)
     if set(cls) != want:
@@ -183,7 +191,7 @@ def _thresholds(cls_, data, p: Path):
 
 
 def _read(site_dir: str, path, name: str):
-    p = Path(path) if path else playbook_dir(site_dir) / name
+    p = os.fspath(path) if path else os.path.join(playbook_dir(site_dir), name)
     fix = (
         f"point [playbooks] dir (or RUNBOOK_PLAYBOOKS) at a folder holding {name}, or unset it "
         "to use the playbooks shipped with runbook"
@@ -191,15 +199,15 @@ def _read(site_dir: str, path, name: str):
     return p, read_yaml(p, "playbook", fix)
 
 
-def _malformed(p: Path, e: Exception) -> ConfigError:
+def _malformed(p: str, e: Exception) -> ConfigError:
     return ConfigError(
         f"playbook {p} is malformed: {e}",
-        hint=f"compare with the {p.name} shipped with runbook (`runbook --version` says "
+        hint=f"compare with the {os.path.basename(p)} shipped with runbook (`runbook --version` says "
         "where), or unset [playbooks] dir",
     )
 
 
-def load(site_dir: str = "", *, path: str | Path | None = None) -> Playbook:
+def load(site_dir: str = "", *, path: str | os.PathLike | None = None) -> Playbook:
     """The OOM playbook: from `path`, else `site_dir`/oom.yaml, else the packaged one."""
     p, data = _read(site_dir, path, "oom.yaml")
     try:
@@ -225,7 +233,7 @@ class HangPlaybook:
     debug_env: dict[str, str]
 
 
-def load_hang(site_dir: str = "", *, path: str | Path | None = None) -> HangPlaybook:
+def load_hang(site_dir: str = "", *, path: str | os.PathLike | None = None) -> HangPlaybook:
     """The hung-job playbook: `site_dir`/hang.yaml, else the packaged one."""
     p, data = _read(site_dir, path, "hang.yaml")
     try:

@@ -35,7 +35,7 @@ class Catalogue:
 
 def catalogue(path: str | Path | None = None) -> Catalogue:
     """The knob catalogue shipped with runbook (or the one at `path`)."""
-    p = Path(path) if path else packaged_dir() / "knobs.yaml"
+    p = Path(path) if path else Path(packaged_dir()) / "knobs.yaml"
     data = read_yaml(p, "knob catalogue", "reinstall runbook: the catalogue ships inside it")
     return Catalogue(**{k: tuple(data.get(k) or ()) for k in Catalogue.__dataclass_fields__})
 

@@ -78,7 +78,7 @@ class CatalogEntry:
 def catalog(path: str | None = None) -> dict[str, CatalogEntry]:
     """NVIDIA's Xid meanings, as data shipped with runbook (reference data, not site
     configuration: cached per path for the life of the process)."""
-    p = Path(path) if path else packaged_dir() / "xid_catalog.yaml"
+    p = Path(path) if path else Path(packaged_dir()) / "xid_catalog.yaml"
     data = read_yaml(p, "Xid catalog", "reinstall runbook: the catalog ships inside the package")
     try:
         rows = data["xids"]
