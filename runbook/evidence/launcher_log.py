@@ -234,11 +234,12 @@ def parse_time(text: str | None) -> datetime | None:
 
 # -- line patterns ------------------------------------------------------------------------------
 _ELASTIC_ENTRY = lazy(r"^\s*\[(\d{1,18}(?!\d))\]:\s*$", needs="]:")
-_ELASTIC_FIELD = lazy(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*?)\s*$")
+_ELASTIC_NAMES = r"(time|host|rank|exitcode|error_file|traceback)"
+_ELASTIC_FIELD = lazy(r"^\s*" + _ELASTIC_NAMES + r"\s*:\s*(.*?)\s*$")
 _ELASTIC_RANK = lazy(r"(\d{1,18}(?!\d))\s*\(local[_ ]rank:\s*(\d{1,18}(?!\d))\)", needs="rank:")
 # A summary copied from a rendered page loses its layout: field names alone on their lines, their
 # values on the lines after them, in order ("time" / "host" / "2023-09-14 01:45:50" / "node-1").
-_ELASTIC_BARE_FIELD = lazy(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:?\s*$")
+_ELASTIC_BARE_FIELD = lazy(r"^\s*" + _ELASTIC_NAMES + r"\s*:?\s*$")
 _ELASTIC_EXIT = lazy(r"(-?\d{1,18}(?!\d))\s*\(pid:\s*(\d{1,18}(?!\d))\)", needs="(pid:")
 _ELASTIC_SIGNAL = lazy(r"Signal\s+(\d{1,18}(?!\d))\s+\((SIG\w+)\)", needs="Signal")
 _ELASTIC_ROOT = lazy(r"Root Cause \(first observed failure\)", needs="Root Cause")

@@ -304,10 +304,10 @@ def _sizes(window: str) -> list[tuple[int, int, float]]:
     ]
 
 
-def _mib(name: str, window: str, sizes: list | None = None) -> float | None:
-    """The first size the field's words surround."""
+def _mib(name: str, window: str, sizes: list) -> float | None:
+    """The first of the window's sizes (`_sizes`) that the field's words surround."""
     before, after, word_end = _SIZED_WORDS[name]
-    for start, end, mib in _sizes(window) if sizes is None else sizes:
+    for start, end, mib in sizes:
         if before and _precedes(window, start, before) is None:
             continue
         if after:
