@@ -58,7 +58,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "verify",
         "Check that the rerun got past the step that failed; appends the result to the report.",
     ),
-    "incidents": ("runbook.commands.incidents", "incidents", "List incidents, newest first."),
+    "incidents": (
+        "runbook.commands.incidents",
+        "incidents",
+        "List incidents, the most recently run first.",
+    ),
     "report": (
         "runbook.commands.incidents",
         "report",

@@ -168,11 +168,26 @@ def handled_incident(conn: Db, job_id: str):
 
 
 def open_incident(conn: Db, incident_id: str, job_id: str, source: str, folder: str) -> None:
-    """Record an incident as running; the same id again (a resumed incident) runs again."""
+    """Record an incident as running; the same id again (a resumed incident) runs again, and
+    keeps when it was created."""
+    now = time.time()
     conn.execute(
-        "INSERT INTO incidents(id, job_id, source, created, status, folder) VALUES (?, ?, ?, ?, "
-        "'running', ?) ON CONFLICT(id) DO UPDATE SET status = 'running'",
-        (incident_id, job_id, source, time.time(), folder),
+        "INSERT INTO incidents(id, job_id, source, created, status, folder, updated) VALUES (?, "
+        "?, ?, ?, 'running', ?, ?) ON CONFLICT(id) DO UPDATE SET status = 'running', "
+        "updated = excluded.updated",
+        (incident_id, job_id, source, now, folder, now),
+    )
+
+
+def recent_incidents(conn: Db, limit: int) -> list:
+    """The incidents that ran last, most recent first: a resumed incident was created long ago
+    but is the one an on-call is looking at now."""
+    return list(
+        conn.execute(
+            "SELECT id, job_id, source, created, updated, status, verdict, new_job_id, folder, "
+            "data FROM incidents ORDER BY COALESCE(updated, created) DESC LIMIT ?",
+            (limit,),
+        )
     )
 
 
@@ -194,8 +209,9 @@ def close_incident(
         exit_code, "stopped" if stopped else "failed"
     )
     conn.execute(
-        "UPDATE incidents SET status = ?, verdict = ?, new_job_id = ?, data = ? WHERE id = ?",
-        (status, verdict, new_job_id, summary, incident_id),
+        "UPDATE incidents SET status = ?, verdict = ?, new_job_id = ?, data = ?, updated = ? "
+        "WHERE id = ?",
+        (status, verdict, new_job_id, summary, time.time(), incident_id),
     )
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from runbook.errors import ConfigError, RunbookError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Column types differ: PostgreSQL's REAL is 4 bytes, too coarse for epoch seconds.
 _TYPES = {
@@ -37,7 +37,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version(version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS incidents(
   id TEXT PRIMARY KEY, job_id TEXT NOT NULL, source TEXT, created {real}, status TEXT,
-  verdict TEXT, folder TEXT, parent_incident TEXT, new_job_id TEXT, data TEXT);
+  verdict TEXT, folder TEXT, parent_incident TEXT, new_job_id TEXT, data TEXT, updated {real});
 CREATE INDEX IF NOT EXISTS incidents_job ON incidents(job_id);
 CREATE TABLE IF NOT EXISTS ledger(
   seq {serial}, key TEXT NOT NULL, incident TEXT, kind TEXT,
@@ -72,6 +72,8 @@ COLUMNS = [
     (1, "deliveries", "updated", "{real}"),
     # 3: a message being sent is claimed, so two hosts flushing one outbox never both send it
     (3, "outbox", "claimed_at", "{real}"),
+    # 4: when an incident last ran: a resumed one (its `created` is days old) lists as current
+    (4, "incidents", "updated", "{real}"),
 ]
 
 # The one advisory lock every PostgreSQL write transaction takes first (any constant works; this

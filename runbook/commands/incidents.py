@@ -55,7 +55,7 @@ def verify(app, incident_id, as_json):
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable list.")
-@click.option("--limit", default=50, show_default=True, help="How many, newest first.")
+@click.option("--limit", default=50, show_default=True, help="How many, most recent first.")
 @click.option(
     "--all-clusters",
     is_flag=True,
@@ -64,7 +64,9 @@ def verify(app, incident_id, as_json):
 )
 @click.pass_obj
 def incidents(app, as_json, limit, all_clusters):
-    """List incidents, newest first.
+    """List incidents, the most recently run first.
+
+    A resumed incident counts as recent: it lists by when it last ran, not when it was created.
 
     Status: running, complete, needs_human, stopped (a step failed: fix it and run
     `runbook oom JOB` again), failed, interrupted (its process died: `runbook oom JOB`
@@ -89,15 +91,11 @@ def incidents(app, as_json, limit, all_clusters):
         db = conn if scope == conn.schema else store.connect(conn.target, schema=scope)
         rows += [
             dict(r) | {"status": state.incident_state(db, r), "cluster": scope or None}
-            for r in db.execute(
-                "SELECT id, job_id, source, created, status, verdict, new_job_id, folder, data "
-                "FROM incidents ORDER BY created DESC LIMIT ?",
-                (limit,),
-            )
+            for r in state.recent_incidents(db, limit)
         ]
         if db is not conn:
             db.close()
-    rows = sorted(rows, key=lambda r: r["created"] or 0, reverse=True)[:limit]
+    rows = sorted(rows, key=lambda r: r["updated"] or r["created"] or 0, reverse=True)[:limit]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return

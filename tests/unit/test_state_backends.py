@@ -145,6 +145,24 @@ def test_incidents_open_close_and_count_as_handled(db):
     assert state.handled_incident(db, "77")["new_job_id"] == "78"
 
 
+def test_a_resumed_incident_lists_as_the_most_recent_and_keeps_when_it_was_created(db):
+    # The field case: an incident stopped days ago, many others since, then `runbook oom JOB`
+    # resumes it; `runbook incidents` must show it at the top, not past the limit.
+    state.open_incident(db, "old", "5", "cli", "/f")
+    state.close_incident(db, "old", exit_code=1, verdict=None, new_job_id=None, summary="s",
+                         stopped=True)  # fmt: skip
+    created = db.execute("SELECT created FROM incidents WHERE id = 'old'").fetchone()[0]
+    for i in range(3):
+        time.sleep(0.01)
+        state.open_incident(db, f"new{i}", str(10 + i), "cli", "/f")
+    assert [r["id"] for r in state.recent_incidents(db, 2)] == ["new2", "new1"]
+    time.sleep(0.01)
+    state.open_incident(db, "old", "5", "cli", "/f")
+    rows = state.recent_incidents(db, 2)
+    assert [r["id"] for r in rows] == ["old", "new2"] and rows[0]["created"] == created
+    assert rows[0]["status"] == "running" and rows[0]["updated"] > created
+
+
 def test_a_newer_schema_is_refused_and_an_older_shared_one_asks_for_migrate(db, target):
     db.execute("UPDATE schema_version SET version = ?", (store.SCHEMA_VERSION + 1,))
     with pytest.raises(ConfigError) as e:
