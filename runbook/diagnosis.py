@@ -437,6 +437,17 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
     )
     share = pool / total if total else None
     thin = share is not None and share < t.fragmentation_min_pool_share
+    # "Full" means the request did not fit. Say the card is full only when it nearly was: a single
+    # request of most of the card fails with most of the card free, and the report must not say
+    # otherwise.
+    nearly_full = (
+        free is None
+        or free < margin
+        or (fraction is not None and fraction >= t.true_oom_min_used_fraction)
+    )
+    no_fit = "the card is full" if nearly_full else "the request does not fit"
+    if not nearly_full and total:
+        no_fit += f" (one request of {tried / total:.0%} of the card)"
     ratio = t.fragmentation_min_unallocated_ratio
     covers = {
         "co_tenant": floor is not None
@@ -514,7 +525,7 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
         return call(
             "fragmentation",
             (
-                f"the card is full (asked for {h(tried)} with {h(free)} free), but the allocator "
+                f"{no_fit} (asked for {h(tried)} with {h(free)} free), but the allocator "
                 f"setting can win back {h(allocator_buys)}, {allocator_buys / tried:.1f}x the request "
                 f"(threshold {ratio:g}x), and the {h(pool)} pool is a real share of the card "
                 f"(at least {t.fragmentation_min_pool_share:.0%}): the memory was held but not in one "
@@ -546,7 +557,7 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
         )
     if full:
         parts = [
-            f"the card is full: asked for {h(tried)} with {h(free)} free"
+            f"{no_fit}: asked for {h(tried)} with {h(free)} free"
             + (
                 f" (below the request + {h(margin)}, {t.full_card_margin_fraction:.0%} of the card)"
                 if margin

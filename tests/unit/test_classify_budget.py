@@ -49,6 +49,24 @@ def test_full_card_not_near_capacity_is_true_oom():
     assert "the card is full" in d.reasons[0]
 
 
+def test_one_request_of_most_of_the_card_is_true_oom_but_never_called_a_full_card():
+    # mmdetection#3585's shape: 6.96 GiB asked on a 7.80 GiB card with 6.05 GiB free. The job
+    # needs more than the card; the report must not say the card was full.
+    d = verdict(
+        oom(
+            tried_mib=6.96 * GIB,
+            total_mib=7.80 * GIB,
+            free_mib=6.05 * GIB,
+            allocated_by_pytorch_mib=721.23,
+            reserved_unallocated_mib=70.77,
+        )
+    )
+    assert d.verdict == "true_oom", d.reasons
+    assert "the card is full" not in d.reasons[0]
+    assert "the request does not fit (one request of 89% of the card)" in d.reasons[0]
+    assert "halving the micro-batch alone may not be enough" in d.reasons[0]
+
+
 def test_thin_pool_just_above_the_request_is_true_oom_with_the_allocator():
     # 260 MiB unallocated covers a 200 MiB request, but it is 1.1 % of the card.
     d = verdict(
