@@ -9,7 +9,8 @@ Pure functions of text. What is read:
   and `timed out in blocking wait`; SIGABRT watchdog aborts (exitcode -6 / Signal 6);
 - DeepSpeed's launcher (`exits with return code = -9`, `Killing subprocess`);
 - srun (`error: node: task N: ...`, `tasks a-b,c: ...`), slurmstepd oom-kill (host RAM, old and new
-  wording) and `CANCELLED AT ... DUE TO TIME LIMIT`.
+  wording) and `CANCELLED AT ... DUE TO TIME LIMIT`;
+- Ray's memory monitor killing workers (host RAM; the node by its IP).
 
 The first failure is the cause, not the loudest line: NCCL timeouts, watchdog aborts, launcher kills
 and srun's `Terminated` on the survivors are consequences. Among causes, an accelerator OOM wins,
@@ -274,6 +275,18 @@ _STEPD_OOM = lazy(
     r"Detected (\d{1,18}(?!\d)) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )(\S+?)\.?(?:\s|$)",
     needs=("Detected", "kill event"),
 )
+# Ray's memory monitor kills a worker when the node's host memory passes its threshold: the
+# task's error or an actor's exit detail ("Task was killed due to the node running low on
+# memory."), the detail line ("Memory on the node (IP: ip, ID: ...) where the task ... was running
+# was A / B"), the raylet's summary ("N Workers (tasks / actors) killed due to memory pressure
+# (OOM) ... at node (ID: ..., IP: ip)"), and Ray 2.0's "System memory low at node with IP ip".
+# Host RAM, not the GPU. The node is named by IP, often on the next line of a wrapped terminal.
+_RAY_HOST_OOM = lazy(
+    r"node running low on memory|Memory on the node \(IP|killed due to memory pressure \(OOM\)"
+    r"|System memory low at node",
+    needs="emory",
+)
+_RAY_IP = lazy(r"(?:\bIP:? |\bip=)([0-9A-Fa-f][0-9A-Fa-f.:]*[0-9A-Fa-f])")
 _CANCELLED = lazy(
     r"\*\*\* (?:JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))?\s*\*\*\*",
     needs=" CANCELLED AT ",
@@ -677,6 +690,19 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
                 )
             )
             continue
+        if _RAY_HOST_OOM.search(line):
+            ip = _RAY_IP.search(line) or (i + 1 < len(raw) and _RAY_IP.search(raw[i + 1]))
+            events.append(
+                RankEvent(
+                    kind=HOST_OOM,
+                    line=i,
+                    time=when,
+                    node=ip.group(1) if ip else None,
+                    detail="Ray's memory monitor killed a worker (node host memory)",
+                    source="ray",
+                )
+            )
+            continue
         if m := _CANCELLED.search(line):
             reason = (m.group(4) or "").strip()
             events.append(
@@ -815,6 +841,8 @@ def _conclude(report: LaunchReport, world_size: int | None) -> None:
     ]:
         chosen = [e for e in causes if e.kind == kind]
         if chosen:
+            if kind == HOST_OOM and all(e.source == "ray" for e in chosen):
+                why = "host memory ran out on the node (Ray's memory monitor killed a worker)"
             report.first_failure = pick(chosen, why)
             return
     aborts = [e for e in events if e.signal == "SIGABRT" and e.rank is not None]

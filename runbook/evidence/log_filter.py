@@ -27,6 +27,9 @@ from runbook.record import record
 #   "(pid: " / "(local_rank: "  torchrun's report entries and the one-line "failed (exitcode: N)"
 #   "***"    slurmstepd "*** JOB 12 ON gpu-01 CANCELLED AT ... ***"
 #   srun's task lines end in "Exited with exit code N", "Out Of Memory" or a strsignal() name.
+#   Ray's memory monitor: "Task was killed due to the node running low on memory", "Memory on
+#            the node (IP: ...)", the raylet's "... killed due to memory pressure (OOM)" and Ray
+#            2.0's "System memory low at node with IP ..." (host RAM).
 PATTERNS = [
     "Error",
     "ERROR",
@@ -51,6 +54,10 @@ PATTERNS = [
     "Killing subprocess",
     "Exited with exit code",
     "Out Of Memory",
+    "(OOM)",
+    "Task was killed",
+    "Memory on the node",
+    "System memory low",
     "Terminated",
     "Killed",
     "Aborted",

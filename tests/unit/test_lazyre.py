@@ -47,8 +47,9 @@ def module_patterns() -> list[tuple[str, LazyPattern]]:
 
 def required_runs(seq) -> list[str]:
     """Literal runs a match of this parsed sequence cannot avoid: consecutive literals at its
-    top level, in groups, and in repeats of at least one; alternatives and optional parts add
-    nothing. Zero-width assertions end a run (nothing is claimed across them)."""
+    top level, in groups, and in repeats of at least one; of alternatives, only the text every
+    alternative's own runs contain; optional parts add nothing. Zero-width assertions end a run
+    (nothing is claimed across them)."""
     runs, cur = [], ""
     for op, av in seq:
         name = str(op)
@@ -63,8 +64,23 @@ def required_runs(seq) -> list[str]:
                 runs += required_runs(sub)
         elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and av[0] >= 1:
             runs += required_runs(av[2])
+        elif name == "BRANCH":
+            runs += common_to_all([required_runs(b) for b in av[1]])
     runs.append(cur)
     return [r for r in runs if r]
+
+
+def common_to_all(alternatives: list[list[str]]) -> list[str]:
+    """Every text that some run of each alternative contains."""
+    first, rest = alternatives[0], alternatives[1:]
+    found = {run[a:b] for run in first for a in range(len(run)) for b in range(a + 1, len(run) + 1)}
+    return sorted(t for t in found if all(any(t in r for r in runs) for runs in rest))
+
+
+def test_an_alternation_requires_only_what_every_alternative_contains():
+    parsed = sre_parse.parse(r"low on memory|Memory on|memory pressure \(x\)|(?:a)?memory")
+    runs = required_runs(parsed)
+    assert "emory" in runs and "memory" not in runs and "on" not in runs
 
 
 GATED = [(w, p) for w, p in module_patterns() if p.needs]

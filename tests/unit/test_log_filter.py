@@ -9,9 +9,11 @@ from runbook.evidence import oom_message
 from runbook.evidence.launcher_log import scan
 from runbook.evidence.log_filter import filter_lines, parse_grep_output, remote_grep_argv
 from runbook.transport.local import LocalTransport
+from tests import corpus_checks as cc
 from tests.conftest import corpus_records
 
-LOGS = corpus_records("ops/launcher_logs.jsonl")
+# The shared corpus and runbook's own (tests/data/corpus): both are real logs.
+LOGS = corpus_records("ops/launcher_logs.jsonl") + cc.read(cc.OWN / "ops/launcher_logs.jsonl")
 OOMS = corpus_records("oom_messages.jsonl")
 NOISE = "".join(
     f"step {i} | loss 2.{i:04d} | mem allocated 70.12 GiB | tokens/s 41234\n" for i in range(50)

@@ -287,3 +287,35 @@ def test_oom_sizes_are_named_by_their_words(text, field, want):
 )
 def test_a_task_left_out_of_srun_teardown_is_the_one_that_failed(log, want):
     assert sorted(launcher_log.scan(log).failing_ranks) == want
+
+
+def test_ray_memory_monitor_kills_are_host_ram_with_the_node_by_ip():
+    # Ray's memory monitor (Ray Train jobs): the task's error, then the detail line with the IP.
+    log = (
+        "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\n"
+        "Memory on the node (IP: 10.1.2.3, ID: 9f) where the task (task ID: 41, name=train, "
+        "pid=548, memory used=12.18GB) was running was 31.91GB / 33.28GB (0.958), which exceeds "
+        "the memory usage threshold of 0.95. Ray killed this worker (ID: 0f)"
+    )
+    ff = launcher_log.scan(log).first_failure
+    assert ff is not None and (ff.kind, ff.node) == ("host_oom", "10.1.2.3")
+    assert "Ray's memory monitor" in ff.why
+    d = classify(Evidence(launch=launcher_log.scan(log)), load().thresholds)
+    assert d.verdict == "host_oom" and "Ray's memory monitor" in d.reasons[0]
+
+
+def test_a_user_exception_wrapped_by_ray_is_not_a_host_oom():
+    # RayTaskError(OutOfMemoryError) wraps the task's own exception (torch's, usually): without
+    # the CUDA message it says nothing about host memory.
+    log = (
+        "ray.exceptions.RayTaskError(OutOfMemoryError): ray::WorkerDict.update_actor() "
+        "(pid=118848, ip=10.130.71.7, actor_id=b2ba)"
+    )
+    ff = launcher_log.scan(log).first_failure
+    assert ff is None or ff.kind != "host_oom"
+
+
+def test_cgroup_oom_kill_keeps_its_own_reason():
+    log = "slurmstepd: error: Detected 1 oom_kill event in StepId=7.batch. Some of the step tasks"
+    ff = launcher_log.scan(log).first_failure
+    assert ff is not None and ff.kind == "host_oom" and "cgroup" in ff.why

@@ -345,6 +345,94 @@ XID += [
     }
 ]
 
+# Ray's memory monitor: a worker killed because the node's host memory ran low (not CUDA).
+LAUNCH += [
+    {
+        "id": "own-launch-016",
+        "source_url": "https://github.com/ray-project/ray/issues/32730",
+        "source_kind": "github_issue",
+        "text": "Memory on the node (IP: 172.31.237.1, ID: 2c0ca846c8a9b1630ce2a4aae5ce82dd974531325a67acab1801dbf1) where the task (task ID: 76b2551f16836f9d58427a0096d8ccf5ba077e2703000000, name=pi4_sample, pid=664672, memory used=0.05GB) was running was 219.41GB / 230.40GB (0.952289), which exceeds the memory usage threshold of 0.95. Ray killed this worker (ID: ba84684289453ec054c6d0aa4293b77bdf7d3f3e0c77b2724ee41479) because it was the most recently scheduled task; to see more information about memory usage on this node, use `ray logs raylet.out -ip 172.31.237.1`. To see the logs of the worker, use `ray logs worker-ba84684289453ec054c6d0aa4293b77bdf7d3f3e0c77b2724ee41479*out -ip 172.31.237.1. Top 10 memory users:",
+        "answer": {
+            "launcher": "ray",
+            "failing_ranks": None,
+            "host": "172.31.237.1",
+            "first_failure_time": None,
+            "is_oom": "host-memory OOM (Ray's memory monitor), not CUDA",
+            "note": "the node named by IP only; the killed task used 0.05 GB, the node 219.41 of 230.40 GB",
+        },
+    },
+    {
+        "id": "own-launch-017",
+        "source_url": "https://github.com/flwrlabs/flower/issues/2157",
+        "source_kind": "github_issue",
+        "text": "(raylet) [2023-07-23 15:21:29,851 E 9751 9751] (raylet) node_manager.cc:3084: 4 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: b287aac2de42bef55d13e884c4bdb6cffb2d81d1dc96aa08c4633a43, IP: 172.28.0.12) over the last time period. To see more information about the Workers killed on this node, use `ray logs raylet.out -ip 172.28.0.12`\n(raylet) \n(raylet) Refer to the documentation on how to address the out of memory issue: https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html. Consider provisioning more memory on this node or reducing task parallelism by requesting more CPUs per task. To adjust the kill threshold, set the environment variable `RAY_memory_usage_threshold` when starting Ray. To disable worker killing, set the environment variable `RAY_memory_monitor_refresh_ms` to zero.",
+        "answer": {
+            "launcher": "ray",
+            "failing_ranks": None,
+            "host": "172.28.0.12",
+            "first_failure_time": "2023-07-23 15:21:29,851",
+            "is_oom": "host-memory OOM (Ray's memory monitor), not CUDA",
+            "note": "the raylet's periodic summary (printed after the kills, so its stamp bounds them)",
+        },
+    },
+    {
+        "id": "own-launch-018",
+        "source_url": "https://github.com/jchengai/planTF/issues/28",
+        "source_kind": "github_issue",
+        "text": "(raylet) [2024-08-25 19:21:02,241 E 1111013 1111013] (raylet) node_manager.cc:3064: 12 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: b8aad7ac53c083fcae4851424e0362cec4a21916876b69bb1722ed29, IP: 172.31.105.218) over the last time period. To see more information about the Workers killed on this node, use `ray logs raylet.out -ip 172.31.105.218`\n(raylet) \n(raylet) Refer to the documentation on how to address the out of memory issue: https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html. Consider provisioning more memory on this node or reducing task parallelism by requesting more CPUs per task. To adjust the kill threshold, set the environment variable `RAY_memory_usage_threshold` when starting Ray. To disable worker killing, set the environment variable `RAY_memory_monitor_refresh_ms` to zero.",
+        "answer": {
+            "launcher": "ray",
+            "failing_ranks": None,
+            "host": "172.31.105.218",
+            "first_failure_time": "2024-08-25 19:21:02,241",
+            "is_oom": "host-memory OOM (Ray's memory monitor), not CUDA",
+            "note": "feature caching, 12 workers killed",
+        },
+    },
+    {
+        "id": "own-launch-019",
+        "source_url": "https://github.com/WM-PO/WMPO/issues/3",
+        "source_kind": "github_issue",
+        "text": "(raylet) [2025-12-07 09:57:19,206 E 393463 393463] (raylet) node_manager.cc:3277: 2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at \nnode (ID: 8289f87b78d161ae21bf723c7c57838345a56248dd48a2c3f0d5ac73, IP: 172.24.0.226) over the last time period. To see more information about the Workers killed on this node, use `ray log\ns raylet.out -ip 172.24.0.226`",
+        "answer": {
+            "launcher": "ray",
+            "failing_ranks": None,
+            "host": "172.24.0.226",
+            "first_failure_time": "2025-12-07 09:57:19,206",
+            "is_oom": "host-memory OOM (Ray's memory monitor), not CUDA",
+            "note": "hard-wrapped at the terminal's width: the node's IP is on the line after the OOM words",
+        },
+    },
+    {
+        "id": "own-launch-020",
+        "source_url": "https://github.com/ray-project/ray/issues/28774",
+        "source_kind": "github_issue",
+        "text": "(raylet, ip=172.31.66.10) [2022-09-22 16:02:34,214 E 138 138] (raylet) node_manager.cc:2966: System memory low at node with IP 172.31.66.10. Used memory (54.90GB) / total capacity (57.60GB) (0.95307) exceeds threshold 0.95, killing latest task with name  and task ID NIL_ID to avoid running out of memory.\n(raylet, ip=172.31.66.10) This may indicate a memory leak in a task or actor, or that too many tasks are running in parallel.\n(raylet, ip=172.31.66.10) To find the highest memory consumers, use `ray logs raylet.out -ip 172.31.66.10`.\n(raylet, ip=172.31.66.10) Consider provisioning more memory on this node or reducing task parallelism by requesting more CPUs per task. To adjust the eviction threshold, set the environment variable `RAY_memory_usage_threshold_fraction` when starting Ray. To disable worker eviction, set the environment variable `RAY_memory_monitor_interval_ms` to zero.\n\n....\n\n\nray.exceptions.WorkerCrashedError: The worker died unexpectedly while executing this task. Check python-core-worker-*.log files for mo",
+        "answer": {
+            "launcher": "ray",
+            "failing_ranks": None,
+            "host": "172.31.66.10",
+            "first_failure_time": "2022-09-22 16:02:34,214",
+            "is_oom": "host-memory OOM (Ray's memory monitor), not CUDA",
+            "note": "Ray 2.0's wording ('System memory low at node with IP'); the task's own error says only that the worker died",
+        },
+    },
+    {
+        "id": "own-launch-021",
+        "source_url": "https://github.com/ray-project/ray/issues/28778",
+        "source_kind": "github_issue",
+        "text": "ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.\n        class_name: monitor_memory_usage.<locals>.MemoryMonitorActor\n        actor_id: 5b7297472c9a580c171cc15602000000\n        pid: 1412\n        namespace: 94d6d15c-2534-45cf-b560-2d7cdbfac41b\n        ip: 172.31.41.244\nThe actor is dead because its worker process has died. Worker exit type: USER_ERROR Worker exit detail: Task was killed due to the node running low on memory.\n\nMemory on the node (IP: 172.31.41.244, ID: 208ebdd0b89f655e905f8ab3993f4a1c7ee671e57d81df38aa3164eb) where the task wa",
+        "answer": {
+            "launcher": "ray",
+            "failing_ranks": None,
+            "host": "172.31.41.244",
+            "first_failure_time": None,
+            "is_oom": "host-memory OOM (Ray's memory monitor), not CUDA",
+            "note": "an actor's death report; the OOM cause is in its exit detail, the node in its ip field and in the memory line",
+        },
+    },
+]
+
 SLURM = [
     {
         "id": "own-slurm-001",
