@@ -160,8 +160,8 @@ class OomMessage:
 
 
 # -- anchors: where a message starts -----------------------------------------------------------
-def _anchor(family: str, pattern: str, *needs: str) -> tuple[str, LazyPattern]:
-    return family, lazy(pattern, needs=needs)
+def _anchor(family: str, pattern: str, *needs: str, flags: int = 0) -> tuple[str, LazyPattern]:
+    return family, lazy(pattern, flags, needs=needs)
 
 
 _ANCHORS: list[tuple[str, LazyPattern]] = [
@@ -173,8 +173,13 @@ _ANCHORS: list[tuple[str, LazyPattern]] = [
     ),
     _anchor("mps", r"MPS\s*backend\s*out\s*of\s*memory", "MPS", "backend"),
     _anchor("caching", r"\b(?P<dev>CUDA|HIP|XPU)\s*out\s*of\s*memory\b(?!')", "memory"),
+    # Any case: people retype the message ("cuda out of memory, tried to allocate 50MiB(GPU 0;");
+    # a size and "(GPU" after it keep prose out.
     _anchor(
-        "caching", r"(?<![A-Za-z])Tried\s*to\s*allocate\s*" + SIZE + r"\s*\(\s*GPU", "allocate"
+        "caching",
+        r"(?<![A-Za-z])Tried\s*to\s*allocate\s*" + SIZE + r"\s*\(\s*GPU",
+        "allocate",
+        flags=re.IGNORECASE,
     ),
     _anchor(
         "thc",

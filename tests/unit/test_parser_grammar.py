@@ -319,3 +319,15 @@ def test_cgroup_oom_kill_keeps_its_own_reason():
     log = "slurmstepd: error: Detected 1 oom_kill event in StepId=7.batch. Some of the step tasks"
     ff = launcher_log.scan(log).first_failure
     assert ff is not None and ff.kind == "host_oom" and "cgroup" in ff.why
+
+
+def test_a_message_retyped_in_lower_case_is_read_by_its_size_and_gpu():
+    # detectron2#2457's shape: lower case, sizes glued to units and to the next word.
+    text = (
+        "cuda out of memory, tried to allocate 50MiB(GPU 0; 1.96GiB totalcapacity;1.33GiB already "
+        "allocated; 43.5MiB free;1.36 GiB reserved in total by Pytorch)"
+    )
+    (m,) = parse_all(text)
+    assert (m.tried_mib, m.free_mib, m.total_mib) == (50.0, 43.5, 1.96 * 1024)
+    # Prose in lower case with no size after it is not a message.
+    assert parse_all("the trainer tried to allocate more (gpu 0 was busy)") == []
