@@ -463,10 +463,14 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
     }
     budget = [f"the shortfall is {h(shortfall)} (request - free)"]
     if unalloc is not None and no_setting:
+        wording = (
+            'the message\'s "cached" wording is PyTorch before 1.4'
+            if oom.reserved_total_mib is None
+            else "the message's line ends without the allocator hint, which came with the setting"
+        )
         budget.append(
-            f'the allocator setting can win back nothing: the message\'s "cached" wording is '
-            f"PyTorch before 1.4, which has no PYTORCH_CUDA_ALLOC_CONF (the {h(pool)} pool would "
-            "need a newer PyTorch)"
+            f"the allocator setting can win back nothing: {wording}, so this PyTorch has no "
+            f"PYTORCH_CUDA_ALLOC_CONF (the {h(pool)} pool would need a newer PyTorch)"
         )
     elif unalloc is not None:
         budget.append(
@@ -575,6 +579,11 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
                 f"the {h(pool)} reserved-but-unallocated pool would cover this request but is "
                 f"only {share:.1%} of the card (below {t.fragmentation_min_pool_share:.0%}): the "
                 "next allocation fails anyway, so the first rung also sets the allocator"
+            )
+        elif unalloc is not None and no_setting and pool >= ratio * tried:
+            parts.append(
+                f"the {h(pool)} reserved-but-unallocated pool would cover the request, but this "
+                "PyTorch has no allocator setting to win it back"
             )
         elif unalloc is not None:
             parts.append(

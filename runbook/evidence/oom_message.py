@@ -110,8 +110,9 @@ class OomMessage:
     # Whether the PyTorch that printed the message reads PYTORCH_CUDA_ALLOC_CONF, the allocator
     # setting the fragmentation rung needs: False for the "N cached" wording (PyTorch before 1.4,
     # when memory_cached became memory_reserved; the variable came later, with pytorch#44742);
-    # True where the message names a setting in its hint, or is the 2.x sentence format; None
-    # where the message does not tell (the "reserved in total" wording without its hint).
+    # also False for the "reserved in total" wording whose line ends without the hint that came
+    # with the variable; True where the message names a setting in its hint, or is the 2.x
+    # sentence format; None where the message does not tell (a line cut inside the message).
     allocator_conf: bool | None = None
 
     # Derived values: DESIGN §4.1 output keys.
@@ -270,6 +271,11 @@ _F = {
 }
 # The hint of PyTorch >= 1.10 names an allocator setting (max_split_size_mb, later
 # PYTORCH_CUDA_ALLOC_CONF=expandable_segments): proof that the job's PyTorch has them.
+_OLD_LINE_ENDS = lazy(
+    r"reserved\s*in\s*total\s*by\s*PyTorch\s*\)[ \t`'\"*_.]*(?:\r?\n|$)",
+    re.IGNORECASE,
+    needs="total",
+)
 _ALLOC_HINT = lazy(
     r"try\s*setting\s*(?:max_split_size_mb|PYTORCH_(?:CUDA_)?ALLOC_CONF)",
     re.IGNORECASE,
@@ -459,6 +465,12 @@ def _parse_window(family: str, m: re.Match, window: str) -> dict:
                 f["allocator_conf"] = False
             elif _ALLOC_HINT.search(window):
                 f["allocator_conf"] = True
+            elif _OLD_LINE_ENDS.search(window):
+                # PyTorch prints the hint on the message's own line, and the hint came with the
+                # setting it names (pytorch#44742): a line that ends at the closing parenthesis
+                # is a PyTorch without PYTORCH_CUDA_ALLOC_CONF (a text cut inside the line, as
+                # titles are, still tells nothing).
+                f["allocator_conf"] = False
         else:
             f["allocator_conf"] = True
             if gt := _gpu_total(window, sizes):

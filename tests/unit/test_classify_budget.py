@@ -198,7 +198,21 @@ CACHED = (
     "text,knows",
     [
         (CACHED, False),
-        (CACHED.replace("3.78 GiB cached", "8.19 GiB reserved in total by PyTorch"), None),
+        # The hint is printed on the message's own line, and came with the setting: a line that
+        # ends at the parenthesis is a PyTorch without it; a text cut inside the line tells
+        # nothing; a hint wrapped onto the next line still counts.
+        (CACHED.replace("3.78 GiB cached", "8.19 GiB reserved in total by PyTorch"), False),
+        (
+            CACHED.replace("3.78 GiB cached)", "8.19 GiB reserved in total by PyTorch) If res"),
+            None,
+        ),
+        (
+            CACHED.replace(
+                "3.78 GiB cached)", "8.19 GiB reserved in total by PyTorch)\nIf reserved"
+            )
+            + " memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
+            True,
+        ),
         (
             CACHED.replace("3.78 GiB cached)", "8.19 GiB reserved in total by PyTorch) If reserved")
             + " memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
@@ -210,7 +224,14 @@ CACHED = (
             True,
         ),
     ],
-    ids=["cached-wording", "reserved-no-hint", "reserved-with-hint", "sentence-format"],
+    ids=[
+        "cached-wording",
+        "reserved-line-ends-without-hint",
+        "reserved-cut-inside-the-line",
+        "reserved-hint-wrapped",
+        "reserved-with-hint",
+        "sentence-format",
+    ],
 )
 def test_the_message_wording_says_whether_allocator_settings_exist(text, knows):
     from runbook.evidence.oom_message import parse
