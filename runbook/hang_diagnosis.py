@@ -159,12 +159,26 @@ def classify_hang(
             fr = cap.flight.get(r.rank) if r.rank is not None else None
             collective = ""
             if fr is not None and fr.last_seq is not None:
-                # Ranks in the same code but at another collective are not in the same place.
                 collective = f"{fr.last_op} #{fr.last_seq} ({fr.state})"
-                sig = (*sig, f"collective #{fr.last_seq}")
             views.append(
                 RankView(node, r.pid, r.rank, [f.text() for f in main.frames], sig, collective)
             )
+    # Ranks in the same code but at another collective are not in the same place; but only when
+    # every rank's flight recorder was read: a rank whose record came back and a rank whose did
+    # not are not apart for that.
+    seqs = {
+        v.rank: (d.flight.get(v.rank, {}) if v.rank is not None else {}).get("last_seq")
+        for v in views
+    }
+    if views and all(seqs[v.rank] is not None for v in views):
+        for v in views:
+            v.signature = (*v.signature, f"collective #{seqs[v.rank]}")
+    elif any(v.collective for v in views):
+        read = sorted(r for r, q in seqs.items() if r is not None and q is not None)
+        d.unknown.append(
+            f"flight recorder: read for rank(s) {', '.join(map(str, read))} of {len(views)} only; "
+            "collectives not compared"
+        )
     d.ranks_seen = len(views)
     d.network_lines = [ln.strip()[:300] for ln in log_lines if NETWORK.search(ln)][:20]
     d.watchdog_lines = [ln.strip()[:300] for ln in log_lines if WATCHDOG.search(ln)][:20]

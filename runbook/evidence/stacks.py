@@ -53,13 +53,16 @@ if [ -n "$d" ]; then
     n=$((n + 1))
   done
   # The flight recorder, where the job serves it (runbook.instrument): ask, and wait a moment
-  # for each rank's dump, while py-spy reads the stacks.
+  # for each rank's dump, while py-spy reads the stacks. A rank looks for requests once a
+  # second, so wait at least that long: where one /tmp is seen by several nodes' captures, the
+  # files of other nodes' ranks can be counted before this node's own ranks have answered.
   fr=/tmp/runbook-fr-$job
   if [ -d "$fr" ] && [ ! -L "$fr" ] && touch "$fr/request" 2>/dev/null; then
     i=0
     while [ "$i" -lt 10 ]; do
       sleep 0.5; i=$((i + 1))
-      [ "$(find "$fr" -maxdepth 1 -name 'rank*.json' -newer "$fr/request" | wc -l)" -ge "$n" ] &&
+      [ "$i" -ge 3 ] &&
+        [ "$(find "$fr" -maxdepth 1 -name 'rank*.json' -newer "$fr/request" | wc -l)" -ge "$n" ] &&
         break
     done
     for f in $(find "$fr" -maxdepth 1 -name 'rank*.json' -newer "$fr/request"); do

@@ -418,6 +418,20 @@ def test_the_flight_recorder_names_the_rank_behind_when_the_stacks_alone_cannot(
     assert majority.contract()["collective"].startswith("gloo:all_reduce #3")
 
 
+def test_a_flight_record_read_for_some_ranks_only_does_not_split_the_majority():
+    # The CI case: the recorder answered for ranks 1 and 3 only. Rank 1 waits in all_reduce like
+    # ranks 0 and 2; its record alone must not set it apart (which made two outliers, "not one
+    # straggler", and verdict unknown).
+    caps = with_flight(four_ranks())
+    for cap in caps.values():
+        for rank in [r.rank for r in cap.ranks if r.rank in (0, 2)]:
+            del cap.flight[rank]
+    d = classify(caps)
+    assert d.verdict == "straggler_rank", d.reasons
+    assert [(s["rank"], s["node"]) for s in d.suspects] == [(3, "gpu-02")]
+    assert any("flight recorder: read for rank(s) 1, 3 of 4 only" in u for u in d.unknown)
+
+
 def test_a_refused_py_spy_says_what_to_grant():
     sec = sections_for("gpu-01", {16724: "pyspy-err_perm.txt"}, listpids([(16724, 0)]))
     cap = stacks.capture_from_sections("gpu-01", sec)
