@@ -32,18 +32,23 @@ def verdict(m: OomMessage):
     return classify(Evidence(launch=launch), T)
 
 
+def by_numbers(tried, total, free, allocated, unallocated):
+    """The verdict on a message's five numbers, in MiB."""
+    return verdict(
+        oom(
+            tried_mib=tried,
+            total_mib=total,
+            free_mib=free,
+            allocated_by_pytorch_mib=allocated,
+            reserved_unallocated_mib=unallocated,
+        )
+    )
+
+
 def test_full_card_not_near_capacity_is_true_oom():
     # 24 GiB card, tens of MiB free, a request of the same order, no pool: reserved/total is
     # only 0.80 (CUDA context, NCCL and cuDNN hold the rest), yet the card is full.
-    d = verdict(
-        oom(
-            tried_mib=40.0,
-            total_mib=23.65 * GIB,
-            free_mib=28.5,
-            allocated_by_pytorch_mib=18.9 * GIB,
-            reserved_unallocated_mib=0.0,
-        )
-    )
+    d = by_numbers(40.0, 23.65 * GIB, 28.5, 18.9 * GIB, 0.0)
     assert d.verdict == "true_oom", d.reasons
     assert not d.with_allocator
     assert "the card is full" in d.reasons[0]
@@ -52,15 +57,7 @@ def test_full_card_not_near_capacity_is_true_oom():
 def test_one_request_of_most_of_the_card_is_true_oom_but_never_called_a_full_card():
     # mmdetection#3585's shape: 6.96 GiB asked on a 7.80 GiB card with 6.05 GiB free. The job
     # needs more than the card; the report must not say the card was full.
-    d = verdict(
-        oom(
-            tried_mib=6.96 * GIB,
-            total_mib=7.80 * GIB,
-            free_mib=6.05 * GIB,
-            allocated_by_pytorch_mib=721.23,
-            reserved_unallocated_mib=70.77,
-        )
-    )
+    d = by_numbers(6.96 * GIB, 7.80 * GIB, 6.05 * GIB, 721.23, 70.77)
     assert d.verdict == "true_oom", d.reasons
     assert "the card is full" not in d.reasons[0]
     assert "the request does not fit (one request of 89% of the card)" in d.reasons[0]
@@ -69,15 +66,7 @@ def test_one_request_of_most_of_the_card_is_true_oom_but_never_called_a_full_car
 
 def test_thin_pool_just_above_the_request_is_true_oom_with_the_allocator():
     # 260 MiB unallocated covers a 200 MiB request, but it is 1.1 % of the card.
-    d = verdict(
-        oom(
-            tried_mib=200.0,
-            total_mib=23.65 * GIB,
-            free_mib=30.0,
-            allocated_by_pytorch_mib=22.0 * GIB,
-            reserved_unallocated_mib=260.0,
-        )
-    )
+    d = by_numbers(200.0, 23.65 * GIB, 30.0, 22.0 * GIB, 260.0)
     assert d.verdict == "true_oom", d.reasons
     assert d.with_allocator
     assert d.alternatives == ["fragmentation"] and d.confidence == "medium"
@@ -85,71 +74,31 @@ def test_thin_pool_just_above_the_request_is_true_oom_with_the_allocator():
 
 def test_pool_below_the_request_topped_up_by_free_memory_is_fragmentation():
     # 5 GiB unallocated, 6 GiB asked, 1.5 GiB free: the allocator setting can win back 6.5 GiB.
-    d = verdict(
-        oom(
-            tried_mib=6 * GIB,
-            total_mib=79.1 * GIB,
-            free_mib=1.5 * GIB,
-            allocated_by_pytorch_mib=70.0 * GIB,
-            reserved_unallocated_mib=5 * GIB,
-        )
-    )
+    d = by_numbers(6 * GIB, 79.1 * GIB, 1.5 * GIB, 70.0 * GIB, 5 * GIB)
     # 5 GiB is 6.3 % of an 80 GiB card: below the 10 % share, so still a thin pool there...
     assert d.verdict == "true_oom" and d.with_allocator
     # ...and a real share of a 40 GiB card.
-    d = verdict(
-        oom(
-            tried_mib=6 * GIB,
-            total_mib=39.4 * GIB,
-            free_mib=1.5 * GIB,
-            allocated_by_pytorch_mib=31.0 * GIB,
-            reserved_unallocated_mib=5 * GIB,
-        )
-    )
+    d = by_numbers(6 * GIB, 39.4 * GIB, 1.5 * GIB, 31.0 * GIB, 5 * GIB)
     assert d.verdict == "fragmentation", d.reasons
     assert "can win back" in d.reasons[0]
 
 
 def test_pool_and_free_short_of_the_request_is_true_oom():
-    d = verdict(
-        oom(
-            tried_mib=8 * GIB,
-            total_mib=39.4 * GIB,
-            free_mib=1.0 * GIB,
-            allocated_by_pytorch_mib=31.0 * GIB,
-            reserved_unallocated_mib=5 * GIB,
-        )
-    )
+    d = by_numbers(8 * GIB, 39.4 * GIB, 1.0 * GIB, 31.0 * GIB, 5 * GIB)
     assert d.verdict == "true_oom" and not d.with_allocator
     assert "fragmentation" not in d.alternatives
 
 
 def test_halving_that_cannot_cover_the_shortfall_lowers_confidence():
     # 3 GiB allocated: halving frees ~1.5 GiB; 10 GiB short.
-    d = verdict(
-        oom(
-            tried_mib=12 * GIB,
-            total_mib=15.7 * GIB,
-            free_mib=2 * GIB,
-            allocated_by_pytorch_mib=3 * GIB,
-            reserved_unallocated_mib=0.1,
-        )
-    )
+    d = by_numbers(12 * GIB, 15.7 * GIB, 2 * GIB, 3 * GIB, 0.1)
     assert d.confidence == "low"
     assert any("may not be enough" in r for r in d.reasons)
 
 
 def test_card_not_full_with_a_pool_is_fragmentation_as_before():
     # The driver still had memory; a pool bigger than the request: the allocator held it.
-    d = verdict(
-        oom(
-            tried_mib=20.0,
-            total_mib=4096.0,
-            free_mib=2406.4,
-            allocated_by_pytorch_mib=825.15,
-            reserved_unallocated_mib=24.85,
-        )
-    )
+    d = by_numbers(20.0, 4096.0, 2406.4, 825.15, 24.85)
     assert d.verdict == "fragmentation"
 
 
@@ -173,15 +122,7 @@ def test_pool_share_threshold_is_the_playbooks(share):
     # Everything else on the card is this process's (the context allowance included), so no
     # memory is unexplained and no co-tenant is inferred.
     alloc = total - 10.0 - pool - T.cuda_context_allowance_mib
-    d = verdict(
-        oom(
-            tried_mib=pool * 0.9,
-            total_mib=total,
-            free_mib=10.0,
-            allocated_by_pytorch_mib=alloc,
-            reserved_unallocated_mib=pool,
-        )
-    )
+    d = by_numbers(pool * 0.9, total, 10.0, alloc, pool)
     want = "fragmentation" if share >= T.fragmentation_min_pool_share else "true_oom"
     assert d.verdict == want
 
