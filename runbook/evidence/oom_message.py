@@ -264,7 +264,8 @@ _SIZED: dict[str, tuple[str, str, bool]] = {
 _SIZED_WORDS = {k: ("".join(b.split()), "".join(a.split()), w) for k, (b, a, w) in _SIZED.items()}
 
 _F = {
-    "old_gpu": lazy(r"\(\s*GPU\s*(\d{1,18}(?!\d))\s*;", re.IGNORECASE, needs=("(", ";")),
+    # Retyped on a CJK keyboard the punctuation comes full width: "(GPU 0；".
+    "old_gpu": lazy(r"[(（]\s*GPU\s*(\d{1,18}(?!\d))\s*[;；]", re.IGNORECASE, needs="gpu"),
     "nccl_gpu": lazy(r"\S+:\d{1,18}(?!\d):\d{1,18}(?!\d)\s*\[(\d{1,18}(?!\d))\]"),
     "nccl_rank": lazy(r"from\s*rank\s*(\d{1,18}(?!\d))", needs="rank"),
     "over_1eb": lazy(r"more\s*than\s*1\s*EB", re.IGNORECASE, needs=("than", "eb")),
