@@ -138,27 +138,67 @@ def _finish(fmt: str, rows: list[dict[str, str]]) -> SlurmJobText:
     return out
 
 
-def _parse_fixed(lines: list[str], rule_at: int) -> SlurmJobText:
-    header, rule = lines[rule_at - 1], lines[rule_at]
-    spans = [(m.start(), m.end()) for m in re.finditer(r"-+", rule)]
-    names = []
-    for a, b in spans:
-        names.append(_HEADER_NAMES.get(header[a:b].strip().lower(), header[a:b].strip().lower()))
-    rows = [_fixed_row(line, spans, names) for line in lines[rule_at + 1 :] if line.strip()]
+# A fixed-width table's rule line (its indent, if any, is the table's).
+_RULE = lazy(r"^(?P<q>[ \t]*)-{3,}(?:[ \t]+-{3,})*[ \t]*$", needs="-")
+# A row's first cell: a job id, a step, an array task, a width-truncated id, or a redaction.
+_ROW_ID = lazy(r"^[\w\[\]+*.-]+$")
+
+
+def _fixed_tables(lines: list[str | None]) -> list[list[str]]:
+    """Every fixed-width table in a paste: its header, rule and rows. `lines`: the paste's
+    non-blank lines, with None where a shell prompt or the person's own words stood. A table
+    ends there, at the next table's header, or at a line without the table's indent."""
+    tables = []
+    for i, line in enumerate(lines):
+        if line is None or i == 0 or (m := _RULE.match(line)) is None:
+            continue
+        header = lines[i - 1]
+        if header is None or not header.startswith(m["q"]) or not header.strip():
+            continue
+        cut = len(m["q"])
+        table = [header[cut:], line[cut:]]
+        for j in range(i + 1, len(lines)):
+            row = lines[j]
+            after = lines[j + 1] if j + 1 < len(lines) else None
+            if row is None or not row.startswith(m["q"]) or (after and _RULE.match(after)):
+                break
+            table.append(row[cut:])
+        tables.append(table)
+    return tables
+
+
+def _parse_fixed(tables: list[list[str]]) -> SlurmJobText:
+    rows = []
+    for header, rule, *body in tables:
+        spans = [(m.start(), m.end()) for m in re.finditer(r"-+", rule)]
+        names = [
+            _HEADER_NAMES.get(header[a:b].strip().lower(), header[a:b].strip().lower())
+            for a, b in spans
+        ]
+        for line in body:
+            first = line.split(None, 1)[0] if line.strip() else ""
+            if _ROW_ID.match(first):  # not a label or a note written between the rows
+                rows.append(_fixed_row(line, spans, names))
     return _finish("sacct-fixed", rows)
 
 
 def _fixed_row(line: str, spans: list[tuple[int, int]], names: list[str]) -> dict[str, str]:
     """One fixed-width row. Cells can be empty and a pasted row can be shifted (a redacted job
     id), so cells are placed by their right edge: sacct left-aligns JobID and right-aligns the
-    rest. The row's shift is read off its last cell, which ends where the last column ends."""
+    rest. The row's shift is the one that puts its cells' right edges on the columns' best, of
+    those that put its last cell at the end of some column (the last cells can be empty)."""
     tokens = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", line)]
     if len(tokens) == len(spans):
         return {n: t[2] for n, t in zip(names, tokens, strict=True)}
     row = dict.fromkeys(names, "")
     if not tokens:
         return row
-    shift = spans[-1][1] - tokens[-1][1]
+
+    def misfit(shift: int) -> int:
+        return sum(min(abs(b - (end + shift)) for _, b in spans) for _, end, _ in tokens[1:])
+
+    shifts = {b - tokens[-1][1] for _, b in spans}
+    shift = min(shifts, key=lambda k: (misfit(k), abs(k)))
     row[names[0]] = tokens[0][2]
     col = 0
     for _start, end, text in tokens[1:]:
@@ -326,8 +366,29 @@ def _pasted_shell(line: str) -> bool:
 
 def parse(text: str, *, source: str = "input") -> SlurmJobText:
     """Read sacct or scontrol output. Raises InputError naming `source` when it is neither."""
-    lines = [ln.rstrip() for ln in text.replace("\r", "").splitlines()]
-    lines = [ln for ln in lines if ln.strip() and not _pasted_shell(ln)]
+    pasted = [ln.rstrip() for ln in text.replace("\r", "").splitlines() if ln.strip()]
+    marked = [None if _pasted_shell(ln) else ln for ln in pasted]
+    # Output quoted line by line ("> ", a mail or forum quote) among the person's own words: the
+    # quoted lines are the output. When they are not (a quoted question above the output), the
+    # whole paste is read as before.
+    q = next((m.group() for ln in marked if ln and (m := _QUOTE.match(ln))), None)
+    if q:
+        quoted = [ln[len(q) :] if ln and ln.startswith(q) else None for ln in marked]
+        try:
+            return _parse_lines(quoted, source)
+        except InputError:
+            pass
+    return _parse_lines(marked, source)
+
+
+# A quote marker at the start of a line: "> ", ">", ">> ".
+_QUOTE = lazy(r"^[ \t]*(?:>[ \t]?)+", needs=">")
+
+
+def _parse_lines(marked: list[str | None], source: str) -> SlurmJobText:
+    """`marked`: the paste's non-blank lines, None where a shell prompt or a line of the
+    person's own words stood."""
+    lines = [ln for ln in marked if ln is not None]
     if not lines:
         raise InputError(f"{source}: empty, expected sacct or scontrol output")
     errors = [ln for ln in lines if re.match(r"^\s*(sacct|scontrol|slurm_\w+):\s*error", ln)]
@@ -338,9 +399,8 @@ def parse(text: str, *, source: str = "input") -> SlurmJobText:
         )
     if any(re.search(r"\b(JobId|JobState)=", ln) for ln in lines):
         return _parse_scontrol("\n".join(lines))
-    for i, line in enumerate(lines):
-        if i > 0 and re.fullmatch(r"\s*-{3,}(?:\s+-{3,})*\s*", line):
-            return _parse_fixed(lines, i)
+    if tables := _fixed_tables(marked):
+        return _parse_fixed(tables)
     if any("|" in ln for ln in lines):
         return _parse_parsable(lines)
     if all(_is_state(ln) for ln in lines):

@@ -146,6 +146,43 @@ def test_slurm_output_pasted_with_its_prompt(rec, prompt):
     assert got.jobs == plain.jobs and got.rows == plain.rows
 
 
+@pytest.mark.parametrize("quote", ["> ", ">", ">> "])
+@pytest.mark.parametrize("rec", SLURM, ids=[r["id"] for r in SLURM])
+def test_slurm_output_quoted_line_by_line_with_a_note_after(rec, quote):
+    # A mail or forum quote on every line of the output, the person's own words after it.
+    plain = slurm_text.parse(rec["text"])
+    quoted = "\n".join(quote + ln for ln in rec["text"].splitlines())
+    got = slurm_text.parse(f"$ sacct -j 1\n{quoted}\n512 / 1024 = 0.5, so half a GiB")
+    assert (got.state, got.exit_code, got.nodes) == (plain.state, plain.exit_code, plain.nodes)
+    assert got.jobs == plain.jobs and got.rows == plain.rows
+
+
+def test_two_sacct_tables_pasted_one_after_the_other_are_two_jobs():
+    one = (
+        "JobID           JobName      State ExitCode \n"
+        "------------ ---------- ---------- -------- \n"
+        "{id}              train     FAILED      1:0 \n"
+        "{id}.batch        batch     FAILED      1:0 "
+    )
+    text = f"61:\n$ sacct -j 11\n{one.format(id=11)}\n\n63:\n$ sacct -j 12\n{one.format(id=12)}"
+    got = slurm_text.parse(text)
+    assert [(j["jobid"], j["state"]) for j in got.jobs] == [("11", "FAILED"), ("12", "FAILED")]
+    assert got.job_id is None  # two jobs: a list, not one verdict
+
+
+def test_an_empty_last_cell_does_not_shift_the_row():
+    # The allocation row's MaxRSS is empty: its last cell is Elapsed, not MaxRSS.
+    text = (
+        "JobID         Partition      State ExitCode    Elapsed     MaxRSS \n"
+        "------------ ---------- ---------- -------- ---------- ---------- \n"
+        "40516253     optane_low  COMPLETED      0:0 1-15:13:13            \n"
+        "40516253.ba+             COMPLETED      0:0 1-15:13:13 549483116K "
+    )
+    got = slurm_text.parse(text)
+    assert (got.job_id, got.state, got.exit_code) == ("40516253", "COMPLETED", "0:0")
+    assert got.rows[0]["partition"] == "optane_low" and got.rows[1]["max_rss"] == "549483116K"
+
+
 # -- launcher logs ------------------------------------------------------------------------------
 def test_srun_complement_names_the_task_that_failed_first_and_its_node():
     text = (

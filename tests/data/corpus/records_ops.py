@@ -485,6 +485,56 @@ SLURM += [
     }
 ]
 
+# Slurm outputs kept in a repository's notes: quoted sacct tables under their prompt.
+SLURM += [
+    {
+        "id": "own-slurm-004",
+        "source_url": "https://github.com/xamidi/pmGenerator/blob/94ae84f569883f6400cd5b67cd73522ae4b52def/log/custom/walsh3-CpCCNqCCNrsCptCCtqCrq/jobsRSS.txt",
+        "source_kind": "github_file",
+        "text": '$ sacct -j 40516253 --format="JobID,Partition,AllocCPUS,State,ExitCode,Elapsed,MaxRSS"\n> JobID         Partition  AllocCPUS      State ExitCode    Elapsed     MaxRSS \n> ------------ ---------- ---------- ---------- -------- ---------- ---------- \n> 40516253     optane_low         64  COMPLETED      0:0 1-15:13:13            \n> 40516253.ba+                    64  COMPLETED      0:0 1-15:13:13 549483116K \n> 40516253.ex+                    64  COMPLETED      0:0 1-15:13:13          0 \n549483116 / 1024^2 = 524.027935028076171875 ≈ 524.03',
+        "answer": {
+            "format": "sacct fixed-width, every line quoted with '> ' under the prompt and command, the user's arithmetic after",
+            "job_id": "40516253",
+            "state": "COMPLETED",
+            "exit_code": "0:0",
+            "nodes": None,
+            "note": "Elapsed with days (1-15:13:13); an empty MaxRSS cell on the allocation row; a 2023 Slurm at RWTH (CLAIX)",
+        },
+    },
+    {
+        "id": "own-slurm-005",
+        "source_url": "https://github.com/xamidi/pmGenerator/blob/94ae84f569883f6400cd5b67cd73522ae4b52def/log/custom/walsh3-CpCCNqCCNrsCptCCtqCrq/jobsRSS.txt",
+        "source_kind": "github_file",
+        "text": '$ sacct -j 40675584 --format="JobID,Partition,AllocCPUS,State,ExitCode,Elapsed,MaxRSS%11"\n> JobID         Partition  AllocCPUS      State ExitCode    Elapsed      MaxRSS \n> ------------ ---------- ---------- ---------- -------- ---------- ----------- \n> 40675584     optane_low         64  COMPLETED      0:0 3-08:13:30             \n> 40675584.ba+                    64  COMPLETED      0:0 3-08:13:30 1152288240K \n> 40675584.ex+                    64  COMPLETED      0:0 3-08:13:30          8K \n1152288240 / 1024^2 = 1098.9076995849609375 ≈ 1098.91',
+        "answer": {
+            "format": "sacct fixed-width with a widened column (MaxRSS%11), quoted with '> '",
+            "job_id": "40675584",
+            "state": "COMPLETED",
+            "exit_code": "0:0",
+            "nodes": None,
+            "note": "the widened MaxRSS column shifts its header right; 1152288240K",
+        },
+    },
+    {
+        "id": "own-slurm-006",
+        "source_url": "https://github.com/xamidi/pmGenerator/blob/94ae84f569883f6400cd5b67cd73522ae4b52def/log/custom/walsh3-CpCCNqCCNrsCptCCtqCrq/jobsRSS.txt",
+        "source_kind": "github_file",
+        "text": '61:\n$ sacct -j 40053787 --format="JobID,Partition,AllocCPUS,State,ExitCode,Elapsed,MaxRSS"\n> JobID         Partition  AllocCPUS      State ExitCode    Elapsed     MaxRSS \n> ------------ ---------- ---------- ---------- -------- ---------- ---------- \n> 40053787       c18m_low       3456  COMPLETED      0:0   01:07:58            \n> 40053787.ba+                    48  COMPLETED      0:0   01:07:58     10472K \n> 40053787.ex+                  3456  COMPLETED      0:0   01:07:58        84K \n> 40053787.0                    3456  COMPLETED      0:0   01:07:53  14083556K \n14083556 / 1024^2 = 13.431125640869140625 ≈ 13.43\n\n63:\n$ sacct -j 40063090 --format="JobID,Partition,AllocCPUS,State,ExitCode,Elapsed,MaxRSS"\n> JobID         Partition  AllocCPUS      State ExitCode    Elapsed     MaxRSS \n> ------------ ---------- ---------- ---------- -------- ---------- ---------- \n> 40063090       c18m_low       3456  COMPLETED      0:0   03:03:00            \n> 40063090.ba+                    48  COMPLETED      0:0   03:03:00      8228K \n> 40063090.ex+                  3456  COMPLETED      0:0   03:03:00        80K \n> 40063090.0                    3456  COMPLETED      0:0   03:02:56  27418508K \n27418508 / 1024^2 = 26.148326873779296875 ≈ 26.15',
+        "answer": {
+            "format": "two sacct outputs pasted one after the other, each under its prompt, labels between",
+            "job_id": None,
+            "state": None,
+            "exit_code": None,
+            "nodes": None,
+            "jobs": [
+                {"job_id": "40053787", "state": "COMPLETED"},
+                {"job_id": "40063090", "state": "COMPLETED"},
+            ],
+            "note": "two jobs, each with a .0 step: no one job state",
+        },
+    },
+]
+
 APPS = [
     {
         "id": "own-apps-001",
