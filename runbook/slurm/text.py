@@ -7,6 +7,7 @@ line (`-o`) or many; `Reason=` may run to the end of its line with spaces.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import field
 
@@ -185,8 +186,9 @@ def _parse_fixed(tables: list[list[str]]) -> SlurmJobText:
 def _fixed_row(line: str, spans: list[tuple[int, int]], names: list[str]) -> dict[str, str]:
     """One fixed-width row. Cells can be empty and a pasted row can be shifted (a redacted job
     id), so cells are placed by their right edge: sacct left-aligns JobID and right-aligns the
-    rest. The row's shift is the one that puts its cells' right edges on the columns' best, of
-    those that put its last cell at the end of some column (the last cells can be empty)."""
+    rest. The row's shift is the one of two that puts its cells' right edges on the columns'
+    best: none (empty cells, the last ones included), or its last cell at the last column's end
+    (a row shifted whole)."""
     tokens = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", line)]
     if len(tokens) == len(spans):
         return {n: t[2] for n, t in zip(names, tokens, strict=True)}
@@ -194,11 +196,16 @@ def _fixed_row(line: str, spans: list[tuple[int, int]], names: list[str]) -> dic
     if not tokens:
         return row
 
-    def misfit(shift: int) -> int:
-        return sum(min(abs(b - (end + shift)) for _, b in spans) for _, end, _ in tokens[1:])
+    ends = [b for _, b in spans]
 
-    shifts = {b - tokens[-1][1] for _, b in spans}
-    shift = min(shifts, key=lambda k: (misfit(k), abs(k)))
+    def misfit(shift: int) -> int:
+        total = 0
+        for _, end, _ in tokens[1:]:
+            at = bisect.bisect_left(ends, end + shift)
+            total += min(abs(ends[k] - end - shift) for k in (at - 1, at) if 0 <= k < len(ends))
+        return total
+
+    shift = min((0, ends[-1] - tokens[-1][1]), key=lambda k: (misfit(k), abs(k)))
     row[names[0]] = tokens[0][2]
     col = 0
     for _start, end, text in tokens[1:]:
