@@ -433,6 +433,36 @@ LAUNCH += [
     },
 ]
 
+# NVRM lines that are not Xid lines (GSP timeouts' dumps): nothing to read as an Xid.
+XID += [
+    {
+        "id": "own-xid-009",
+        "source_url": "https://github.com/NVIDIA/open-gpu-kernel-modules/issues/446",
+        "source_kind": "github_issue",
+        "text": "192.168.11.119: kern: warning: [2026-04-22T21:27:51.291660856Z]: NVRM: kflcnCoreDumpNondestructive_IMPL: TRACE: 08 = 0x0000000004d4b1a0\n192.168.11.119: kern: warning: [2026-04-22T21:27:51.291666514Z]: NVRM: kflcnCoreDumpNondestructive_IMPL: TRACE: 09 = 0x0000000005c37b14\n192.168.11.119: kern: warning: [2026-04-22T21:27:51.291670789Z]: NVRM: kflcnCoreDumpNondestructive_IMPL: TRACE: 10 = 0x0000000005c39948\n192.168.11.119: kern: warning: [2026-04-22T21:27:51.291676137Z]: NVRM: kflcnCoreDumpNondestructive_IMPL: TRACE: 11 = 0x0000000005a07fe0\n192.168.11.119: kern: warning: [2026-04-22T21:27:51.291679812Z]: NVRM: kflcnCoreDumpNondestructive_IMPL: TRACE: 12 = 0x000000000400a35c",
+        "answer": {
+            "xids": [],
+            "pci": None,
+            "pid": None,
+            "category": None,
+            "note": "a GSP core dump's TRACE lines from a Talos node, each under the node's address and a syslog facility ('192.168.11.119: kern: warning: [ISO stamp]: '): NVRM lines that are not Xid lines; the thread's Xid is not in this excerpt",
+        },
+    },
+    {
+        "id": "own-xid-010",
+        "source_url": "https://github.com/NVIDIA/open-gpu-kernel-modules/issues/1230",
+        "source_kind": "github_issue",
+        "text": "[   84.738332] NVRM:     -3    72   GSP_SET_SYSTEM_INFO            0 0x0000000000000000 0x0000000000000000 0x000655d53b47bfbe 0x000655d53b587765   1095ms  \n[   84.738339] NVRM: GPU6 RPC event history (CPU <- GSP):\n[   84.738342] NVRM:     entry function                     sequence data0              data1              ts_start           ts_end             duration during_incomplete_rpc\n[   84.738345] NVRM:      0    4124 GSP_LOCKDOWN_NOTICE            0 0x0000000000000000 0x0000000000000000 0x000655d53b56deca 0x000655d53b56deca           \n[   84.738366] NVRM:     -1    4124 GSP_LOCKDOWN_NOTICE            0 0x0000000000000001 0x0000000000000000 0x000655d53b56ce62 0x000655d53b56ce62           ",
+        "answer": {
+            "xids": [],
+            "pci": None,
+            "pid": None,
+            "category": None,
+            "note": "the open kernel module's RPC history table after a GSP timeout: numbers in columns, GPU6 named, no Xid line",
+        },
+    },
+]
+
 SLURM = [
     {
         "id": "own-slurm-001",
