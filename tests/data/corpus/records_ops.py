@@ -448,17 +448,34 @@ XID += [
             "note": "a GSP core dump's TRACE lines from a Talos node, each under the node's address and a syslog facility ('192.168.11.119: kern: warning: [ISO stamp]: '): NVRM lines that are not Xid lines; the thread's Xid is not in this excerpt",
         },
     },
+]
+
+# Blackwell NVLink Xids (144-150, 137): quoted in a PR with a tool's decode between, redacted in an issue.
+XID += [
     {
         "id": "own-xid-010",
-        "source_url": "https://github.com/NVIDIA/open-gpu-kernel-modules/issues/1230",
-        "source_kind": "github_issue",
-        "text": "[   84.738332] NVRM:     -3    72   GSP_SET_SYSTEM_INFO            0 0x0000000000000000 0x0000000000000000 0x000655d53b47bfbe 0x000655d53b587765   1095ms  \n[   84.738339] NVRM: GPU6 RPC event history (CPU <- GSP):\n[   84.738342] NVRM:     entry function                     sequence data0              data1              ts_start           ts_end             duration during_incomplete_rpc\n[   84.738345] NVRM:      0    4124 GSP_LOCKDOWN_NOTICE            0 0x0000000000000000 0x0000000000000000 0x000655d53b56deca 0x000655d53b56deca           \n[   84.738366] NVRM:     -1    4124 GSP_LOCKDOWN_NOTICE            0 0x0000000000000001 0x0000000000000000 0x000655d53b56ce62 0x000655d53b56ce62           ",
+        "source_url": "https://github.com/leptonai/gpud/pull/1160",
+        "source_kind": "github_pull_request",
+        "text": "> NVRM: Xid (PCI:0000:01:00): 144, SAW_MVB Nonfatal XC0 i0 Link 0 (0x00000001 0x00000008 0x00000000 0x00000000 0x00000000 0x00000000)\n- XID 144.0 (err status 0x00000008) NVLINK_SAW_ERROR detected on GPU PCI:0000:01:00\n- Warning\n    \n> NVRM: Xid (PCI:0000:00:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 00 (0x026001c6 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)\n- XID 149.38 (err status 0x00000000) NVLINK_NETIR_ERROR detected on GPU PCI:0000:00:00\n- Fatal\n    \n> NVRM: Xid (PCI:0000:00:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 00 (0x025001c6 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)\n- XID 149.37 (err status 0x00000000) NVLINK_NETIR_ERROR detected on GPU PCI:0000:00:00\n- Fatal",
         "answer": {
-            "xids": [],
+            "xids": [144, 149, 149],
+            "pci": ["0000:01:00", "0000:00:00"],
+            "pid": None,
+            "category": "hardware",
+            "note": "Blackwell NVLink Xids quoted with '> ' in a PR, each followed by the tool's own decode ('- XID 144.0 ... detected on GPU PCI:...'), which is not a kernel line: three Xids, not six",
+        },
+    },
+    {
+        "id": "own-xid-011",
+        "source_url": "https://github.com/NVIDIA/nccl/issues/2241",
+        "source_kind": "github_issue",
+        "text": "kernel: NVRM: GPU1 kbifCacheVFInfo_GB100: Unable to read NV_PF0_INITIAL_AND_TOTAL_VFS\nkernel: NVRM: Xid (PCI:...): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 11 (...)\nkernel: NVRM: Xid (PCI:...): 137, RLW_RXPIPE interrupt hit on link 11 on GPU0: PRIV Error",
+        "answer": {
+            "xids": [145, 137],
             "pci": None,
             "pid": None,
-            "category": None,
-            "note": "the open kernel module's RPC history table after a GSP timeout: numbers in columns, GPU6 named, no Xid line",
+            "category": "hardware",
+            "note": "a B200's lines with the PCI address and the register values redacted to '...'; 137 right after a Nonfatal 145 on the same link: the GPU's worst is the NVLink (hardware) one",
         },
     },
 ]
