@@ -2328,4 +2328,20 @@ OOM = [
         "resolution": "the same reporter after moving to PyTorch 1.7 and CUDA 11.0: still out of memory at any batch size",
         "notes": "retyped with full-width semicolons (；) between two of the fields, sizes glued to units",
     },
+    {
+        "id": "own-oom-153",
+        "url": "https://github.com/VIAME/VIAME/issues/146",
+        "format": "old",
+        "text": "ERROR: an <class 'RuntimeError'> error occurred in the train loop: RuntimeError('CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.80 GiB total capacity; 1.28 GiB already allocated; 5.44 MiB free; 1.32 GiB reserved in total by PyTorch)',)",
+        "raw": {
+            "tried": "20.00 MiB",
+            "gpu": 0,
+            "total": "7.80 GiB",
+            "allocated": "1.28 GiB",
+            "free": "5.44 MiB",
+            "reserved_total": "1.32 GiB",
+        },
+        "resolution": "the thread is about the trainer exiting 0 after this error; the OOM's cause is not discussed",
+        "notes": "the exception's repr inside a logger line ('...',); 6.5 GiB of the card outside this process's pool",
+    },
 ]

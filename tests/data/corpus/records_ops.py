@@ -480,6 +480,23 @@ XID += [
     },
 ]
 
+LAUNCH += [
+    {
+        "id": "own-launch-022",
+        "source_url": "https://github.com/FoNDUE-HTR/Documentation/issues/5",
+        "source_kind": "github_issue",
+        "text": "`srun: error: gpu001: task 0: Out Of Memory`",
+        "answer": {
+            "launcher": "srun",
+            "failing_ranks": [0],
+            "host": "gpu001",
+            "first_failure_time": None,
+            "is_oom": "host-memory OOM (cgroup), not CUDA",
+            "note": "the issue title, in backquotes; the job asked --mem=0 on a shared GPU partition",
+        },
+    }
+]
+
 SLURM = [
     {
         "id": "own-slurm-001",
