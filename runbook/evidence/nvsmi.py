@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import field
 
+from runbook.evidence.framing import plain
 from runbook.evidence.units import SIZE_RE, small_int, to_mib
 from runbook.record import record
 
@@ -220,7 +221,7 @@ def _gpu_health(node: _Node, bus_id: str | None) -> GpuMemoryHealth:
 
 def parse_memory_health(text: str) -> MemoryHealth:
     """`nvidia-smi -q` (whole, `-d ROW_REMAPPER,ECC`, or a pasted section)."""
-    root = _tree(text or "")
+    root = _tree(plain(text))
     out = MemoryHealth()
     if d := root.find(r"driver version"):
         out.driver = d.value
@@ -324,6 +325,7 @@ def parse_compute_apps(text: str) -> list[ComputeApp]:
     several nodes (pdsh/clush prefixes, per-host headers) is read host by host."""
     from runbook.evidence import multihost
 
+    text = plain(text)
     parts = multihost.split(text)
     if len(parts) == 1 and parts[0][0] is None:
         return _compute_apps_one(text)

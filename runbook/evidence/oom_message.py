@@ -23,11 +23,11 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, field
 
+from runbook.evidence.framing import ANSI_RE
 from runbook.evidence.units import SIZE, to_mib
 from runbook.lazyre import LazyPattern, lazy
 from runbook.record import record
 
-ANSI_RE = lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]", needs="\x1b")
 # No message line is longer than a few KiB; a longer "line" is junk or a progress bar redrawn with
 # \r, and reading all of it would make one bad line cost seconds.
 MAX_LINE = 64 * 1024

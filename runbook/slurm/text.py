@@ -12,6 +12,7 @@ import re
 from dataclasses import field
 
 from runbook.errors import InputError
+from runbook.evidence.framing import ANSI_RE, QUOTE_RE
 from runbook.lazyre import lazy
 from runbook.record import record
 from runbook.slurm.hostlist import expand
@@ -373,23 +374,26 @@ def _pasted_shell(line: str) -> bool:
 
 def parse(text: str, *, source: str = "input") -> SlurmJobText:
     """Read sacct or scontrol output. Raises InputError naming `source` when it is neither."""
-    pasted = [ln.rstrip() for ln in text.replace("\r", "").splitlines() if ln.strip()]
-    marked = [None if _pasted_shell(ln) else ln for ln in pasted]
-    # Output quoted line by line ("> ", a mail or forum quote) among the person's own words: the
-    # quoted lines are the output. When they are not (a quoted question above the output), the
-    # whole paste is read as before.
-    q = next((m.group() for ln in marked if ln and (m := _QUOTE.match(ln))), None)
-    if q:
-        quoted = [ln[len(q) :] if ln and ln.startswith(q) else None for ln in marked]
+    text = ANSI_RE.sub("", text).replace("\r", "")
+    return _unquoted([ln.rstrip() for ln in text.splitlines() if ln.strip()], source)
+
+
+def _unquoted(lines: list[str | None], source: str, depth: int = 0) -> SlurmJobText:
+    """Output quoted line by line ("> ", a mail or forum quote, perhaps a quote of a quote)
+    among the person's own words: the quoted lines are the output, the others end a table. When
+    they are not (a quoted question above the output), the lines are read as they are."""
+    q = next((m.group() for ln in lines if ln and (m := QUOTE_RE.match(ln))), None)
+    if q and depth < 4:
+        quoted = [ln[len(q) :] if ln is not None and ln.startswith(q) else None for ln in lines]
         try:
-            return _parse_lines(quoted, source)
+            return _unquoted(quoted, source, depth + 1)
         except InputError:
             pass
-    return _parse_lines(marked, source)
+    return _parse_lines([_unless_shell(ln) for ln in lines], source)
 
 
-# A quote marker at the start of a line: "> ", ">", ">> ".
-_QUOTE = lazy(r"^[ \t]*(?:>[ \t]?)+", needs=">")
+def _unless_shell(line: str | None) -> str | None:
+    return None if line is None or _pasted_shell(line) else line
 
 
 def _parse_lines(marked: list[str | None], source: str) -> SlurmJobText:

@@ -368,3 +368,36 @@ def test_a_message_retyped_in_lower_case_is_read_by_its_size_and_gpu():
     assert (m.tried_mib, m.free_mib, m.total_mib) == (50.0, 43.5, 1.96 * 1024)
     # Prose in lower case with no size after it is not a message.
     assert parse_all("the trainer tried to allocate more (gpu 0 was busy)") == []
+
+
+# -- every record, framed the ways outputs are passed on -----------------------------------------
+def _framed_cases():
+    from tests import corpus_checks as cc
+    from tests.conftest import corpus_dir
+
+    for base in (corpus_dir(), cc.OWN):
+        for name, kind in cc.FILES.items():
+            if kind == "hostlist":
+                continue
+            for rec in cc.read(base / name):
+                if not cc.CHECKS[kind](rec):  # records the parser reads right unframed
+                    yield kind, rec
+
+
+FRAMES = {
+    # A forum or mail reply quotes the output line by line.
+    "quoted": lambda t: "\n".join("> " + ln for ln in t.split("\n")),
+    # A terminal capture keeps its colour codes.
+    "coloured": lambda t: "\n".join(f"\x1b[1;31m{ln}\x1b[0m" for ln in t.split("\n")),
+    # A file from Windows.
+    "crlf": lambda t: t.replace("\n", "\r\n"),
+}
+FRAMED = list(_framed_cases())
+
+
+@pytest.mark.parametrize("frame", sorted(FRAMES))
+@pytest.mark.parametrize("kind, rec", FRAMED, ids=[r["id"] for _, r in FRAMED])
+def test_every_record_reads_the_same_quoted_coloured_or_with_crlf(kind, rec, frame):
+    from tests import corpus_checks as cc
+
+    assert cc.CHECKS[kind](dict(rec, text=FRAMES[frame](rec["text"]))) == []

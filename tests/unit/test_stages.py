@@ -52,6 +52,7 @@ ORDER = [
 # Wiring and shared infrastructure that several stages use on purpose.
 STAGE_OF = {
     "evidence.units": "units",
+    "evidence.framing": "units",  # colour codes and quote markers: text any parser reads
     "state": "errors",
     "report.files": "errors",
     "report.model": "errors",

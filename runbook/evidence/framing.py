@@ -1,0 +1,33 @@
+"""What people and tools put around an output they pass on: terminal colour codes, and a quote
+marker on every line ("> " from a forum or mail reply). Pure functions of text; the parsers of
+structured outputs (nvidia-smi, Slurm) read what is left, the text as the tool printed it."""
+
+from __future__ import annotations
+
+from runbook.lazyre import lazy
+
+ANSI_RE = lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]", needs="\x1b")
+# A quote marker at the start of a line: "> ", ">", ">> ".
+QUOTE_RE = lazy(r"^[ \t]*(?:>[ \t]?)+", needs=">")
+
+
+def quote_marker(lines: list[str]) -> str | None:
+    """The quote marker the output's lines carry, when most non-blank lines carry the same one
+    (a person's words around the quote do not): else None. A table's own first character is
+    never taken for one, since a marker must be on most lines."""
+    text = [ln for ln in lines if ln.strip()]
+    first = next((m.group() for ln in text if (m := QUOTE_RE.match(ln))), None)
+    if first is None or sum(ln.startswith(first) for ln in text) * 2 < len(text):
+        return None
+    return first
+
+
+def plain(text: str) -> str:
+    """`text` without colour codes, and without the quote marker most of its lines carry (the
+    lines without it are kept as they are)."""
+    text = ANSI_RE.sub("", text or "")
+    lines = text.split("\n")
+    q = quote_marker(lines)
+    if q is None:
+        return text
+    return "\n".join(ln[len(q) :] if ln.startswith(q) else ln for ln in lines)
