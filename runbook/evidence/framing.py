@@ -1,6 +1,7 @@
-"""What people and tools put around an output they pass on: terminal colour codes, and a quote
-marker on every line ("> " from a forum or mail reply). Pure functions of text; the parsers of
-structured outputs (nvidia-smi, Slurm) read what is left, the text as the tool printed it."""
+"""What people and tools put around an output they pass on: terminal colour codes, a quote marker
+on every line ("> " from a forum or mail reply), Markdown code fences. Pure functions of text; the
+parsers of structured outputs (nvidia-smi, Slurm) read what is left, the text as the tool printed
+it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from runbook.lazyre import lazy
 ANSI_RE = lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]", needs="\x1b")
 # A quote marker at the start of a line: "> ", ">", ">> ".
 QUOTE_RE = lazy(r"^[ \t]*(?:>[ \t]?)+", needs=">")
+# A Markdown code fence line: ``` or ~~~, perhaps with the language ("```text", "```console").
+FENCE_RE = lazy(r"^[ \t]*(?:`{3,}|~{3,})[\w+.-]*[ \t]*$")
 
 
 def quote_marker(lines: list[str]) -> str | None:
@@ -23,11 +26,10 @@ def quote_marker(lines: list[str]) -> str | None:
 
 
 def plain(text: str) -> str:
-    """`text` without colour codes, and without the quote marker most of its lines carry (the
-    lines without it are kept as they are)."""
-    text = ANSI_RE.sub("", text or "")
-    lines = text.split("\n")
+    """`text` without colour codes, without the quote marker most of its lines carry (the lines
+    without it are kept as they are), and without code fence lines."""
+    lines = ANSI_RE.sub("", text or "").split("\n")
     q = quote_marker(lines)
-    if q is None:
-        return text
-    return "\n".join(ln[len(q) :] if ln.startswith(q) else ln for ln in lines)
+    if q is not None:
+        lines = [ln[len(q) :] if ln.startswith(q) else ln for ln in lines]
+    return "\n".join(ln for ln in lines if not FENCE_RE.match(ln))

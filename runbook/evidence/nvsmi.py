@@ -108,6 +108,7 @@ def _sum(values) -> int | None:
 @record
 class GpuMemoryHealth:
     bus_id: str | None = None
+    host: str | None = None  # output of several nodes (pdsh, clush, headers): whose GPU
     ecc_mode: str | None = None
     volatile_correctable: int | None = None
     volatile_uncorrectable: int | None = None
@@ -220,18 +221,27 @@ def _gpu_health(node: _Node, bus_id: str | None) -> GpuMemoryHealth:
 
 
 def parse_memory_health(text: str) -> MemoryHealth:
-    """`nvidia-smi -q` (whole, `-d ROW_REMAPPER,ECC`, or a pasted section)."""
-    root = _tree(plain(text))
+    """`nvidia-smi -q` (whole, `-d ROW_REMAPPER,ECC`, or a pasted section); output of several
+    nodes (pdsh/clush prefixes, per-host headers) is read host by host."""
+    from runbook.evidence import multihost
+
     out = MemoryHealth()
-    if d := root.find(r"driver version"):
-        out.driver = d.value
-    gpus = [(c, m.group(1)) for c in root.children if (m := _GPU_HEADER.fullmatch(c.key))]
-    if gpus:
-        out.gpus = [_gpu_health(node, bus) for node, bus in gpus]
-    elif any(
-        root.find(k) for k in (r"ecc errors", r"remapped rows", r"retired pages", r"ecc mode")
-    ):
-        out.gpus = [_gpu_health(root, None)]
+    for host, part in multihost.split(plain(text)):
+        root = _tree(part)
+        if out.driver is None and (d := root.find(r"driver version")):
+            out.driver = d.value
+        gpus = [(c, m.group(1)) for c in root.children if (m := _GPU_HEADER.fullmatch(c.key))]
+        if gpus:
+            found = [_gpu_health(node, bus) for node, bus in gpus]
+        elif any(
+            root.find(k) for k in (r"ecc errors", r"remapped rows", r"retired pages", r"ecc mode")
+        ):
+            found = [_gpu_health(root, None)]
+        else:
+            found = []
+        for g in found:
+            g.host = host
+        out.gpus += found
     return out
 
 

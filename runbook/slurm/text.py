@@ -12,7 +12,7 @@ import re
 from dataclasses import field
 
 from runbook.errors import InputError
-from runbook.evidence.framing import ANSI_RE, QUOTE_RE
+from runbook.evidence.framing import ANSI_RE, FENCE_RE, QUOTE_RE
 from runbook.lazyre import lazy
 from runbook.record import record
 from runbook.slurm.hostlist import expand
@@ -393,7 +393,8 @@ def _unquoted(lines: list[str | None], source: str, depth: int = 0) -> SlurmJobT
 
 
 def _unless_shell(line: str | None) -> str | None:
-    return None if line is None or _pasted_shell(line) else line
+    """None for what the person added: a prompt, a command line, a code fence."""
+    return None if line is None or _pasted_shell(line) or FENCE_RE.match(line) else line
 
 
 def _parse_lines(marked: list[str | None], source: str) -> SlurmJobText:

@@ -5,6 +5,7 @@ then checks that the answer key still comes out."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -391,6 +392,8 @@ FRAMES = {
     "coloured": lambda t: "\n".join(f"\x1b[1;31m{ln}\x1b[0m" for ln in t.split("\n")),
     # A file from Windows.
     "crlf": lambda t: t.replace("\n", "\r\n"),
+    # An issue or chat paste inside a Markdown code block.
+    "fenced": lambda t: f"```console\n{t}\n```",
 }
 FRAMED = list(_framed_cases())
 
@@ -401,3 +404,19 @@ def test_every_record_reads_the_same_quoted_coloured_or_with_crlf(kind, rec, fra
     from tests import corpus_checks as cc
 
     assert cc.CHECKS[kind](dict(rec, text=FRAMES[frame](rec["text"]))) == []
+
+
+REMAP = corpus_records("ops/nvidia_smi_remap_ecc.jsonl")
+
+
+@pytest.mark.parametrize("rec", REMAP, ids=[r["id"] for r in REMAP])
+def test_nvidia_smi_q_of_two_nodes_through_pdsh_keeps_each_nodes_gpus(rec):
+    one = nvsmi.parse_memory_health(rec["text"])
+    both = "\n".join(
+        f"{host}: {ln}" for host in ("gpu-07", "gpu-08") for ln in rec["text"].splitlines()
+    )
+    got = nvsmi.parse_memory_health(both)
+    assert len(got.gpus) == 2 * len(one.gpus)
+    assert [g.host for g in got.gpus] == ["gpu-07"] * len(one.gpus) + ["gpu-08"] * len(one.gpus)
+    strip = [dataclasses.replace(g, host=None) for g in got.gpus]
+    assert strip == one.gpus + one.gpus
