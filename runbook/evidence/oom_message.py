@@ -56,6 +56,12 @@ _PREFIXES = [
         r"[ \t]*\[?\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
         r"(?:Z|[+-]\d\d:?\d\d)?\]?(?:[ \t]*[|\-:])?[ \t]+"
     ),
+    # Container runtime logs (Kubernetes, CRI): "<ISO stamp> stderr F " once the stamp is off.
+    lazy(r"[ \t]*(?:stdout|stderr)[ \t][FP][ \t]", needs="std"),
+    # The journal and syslog: "Nov 23 10:00:01 " then "gpu07 python3[12345]: " (the process
+    # name with its pid, so a sentence is never taken for one).
+    lazy(r"[ \t]*[A-Z][a-z]{2}[ \t]+\d{1,2}[ \t]\d\d:\d\d:\d\d[ \t]+(?=\S+[ \t]+\S+\[\d)"),
+    lazy(r"[ \t]*[A-Za-z][\w.\-]{0,62}[ \t]+[\w.\-/]{1,64}\[\d{1,10}\]:[ \t]", needs="]:"),
     # A parallel shell's host tag (pdsh, clush: "gpu-01: "). A name with a digit in it, so an
     # exception name ("RuntimeError: ") is never taken for a host.
     lazy(

@@ -420,3 +420,30 @@ def test_nvidia_smi_q_of_two_nodes_through_pdsh_keeps_each_nodes_gpus(rec):
     assert [g.host for g in got.gpus] == ["gpu-07"] * len(one.gpus) + ["gpu-08"] * len(one.gpus)
     strip = [dataclasses.replace(g, host=None) for g in got.gpus]
     assert strip == one.gpus + one.gpus
+
+
+LOG_FRAMES = {
+    # Kubernetes / containerd: every line "<ISO stamp> stderr F ".
+    "cri": lambda t: "\n".join(
+        f"2026-11-23T10:00:01.123456789Z stderr F {ln}" for ln in t.split("\n")
+    ),
+    # The journal (journalctl), short and short-iso.
+    "journal": lambda t: "\n".join(
+        f"Nov 23 10:00:01 gpu07 python3[12345]: {ln}" for ln in t.split("\n")
+    ),
+    "journal-iso": lambda t: "\n".join(
+        f"2026-11-23T10:00:01+0000 gpu07 python3[12345]: {ln}" for ln in t.split("\n")
+    ),
+}
+LOGS = [(k, r) for k, r in FRAMED if k in ("oom", "launcher")]
+
+
+@pytest.mark.parametrize("frame", sorted(LOG_FRAMES))
+@pytest.mark.parametrize("kind, rec", LOGS, ids=[r["id"] for _, r in LOGS])
+def test_every_log_record_reads_the_same_from_a_collector(kind, rec, frame):
+    from tests import corpus_checks as cc
+
+    got = cc.CHECKS[kind](dict(rec, text=LOG_FRAMES[frame](rec["text"])))
+    # The collector's stamp on every line is a time of its own: the first failure's time may
+    # come from it; everything else must not change.
+    assert [d for d in got if not d.startswith("first_failure_time")] == []
