@@ -93,7 +93,8 @@ class OomMessage:
     """One out-of-memory message, its format and family, and the numbers it states."""
 
     format: str  # old | new | cuda_runtime | other (DESIGN §4.1)
-    family: str  # caching | malloc_async | mps | nccl | cuda_error | thc | cublas | over_1eb | hint
+    # caching | malloc_async | expandable | mps | nccl | cuda_error | thc | cublas | over_1eb | hint
+    family: str
     device: str  # CUDA | HIP | XPU | MPS
     text: str  # the message as found (original lines)
     line: int  # 0-based index of the line the message starts on
@@ -179,6 +180,17 @@ _ANCHORS: list[tuple[str, LazyPattern]] = [
         "exceed",
     ),
     _anchor("mps", r"MPS\s*backend\s*out\s*of\s*memory", "MPS", "backend"),
+    # With expandable_segments on (PyTorch >= 2.1), a mapping the driver refuses is logged as a
+    # c10 warning with exact byte counts; the error raised after it may not say out of memory
+    # (an AOTInductor call, a custom op).
+    _anchor(
+        "expandable",
+        r"expandable_segments\s*:\s*memory\s*mapping\s*failed\s*with\s*OOM\s*on\s*device\s*"
+        r"(?P<gpu>\d{1,4}(?!\d))\s*while\s*trying\s*to\s*map\s*(?P<tried>\d{1,20}(?!\d))\s*bytes"
+        r"\s*\(\s*free\s*:\s*(?P<free>\d{1,20}(?!\d))\s*,\s*total\s*:\s*(?P<total>\d{1,20}(?!\d))",
+        "expandable_segments",
+        "mapping",
+    ),
     _anchor("caching", r"\b(?P<dev>CUDA|HIP|XPU)\s*out\s*of\s*memory\b(?!')", "memory"),
     # Any case: people retype the message ("cuda out of memory, tried to allocate 50MiB(GPU 0;");
     # a size and "(GPU" after it keep prose out.
@@ -511,6 +523,16 @@ def _parse_window(family: str, m: re.Match, window: str) -> dict:
             free_mib=_mib("ma_free", window, sizes),
             limit_mib=_mib("ma_limit", window, sizes),
             allocator_conf=True,  # this backend is itself chosen with PYTORCH_CUDA_ALLOC_CONF
+        )
+    elif family == "expandable":
+        f.update(
+            device="CUDA",
+            format="other",
+            gpu=int(m.group("gpu")),
+            tried_mib=int(m.group("tried")) / 2**20,
+            free_mib=int(m.group("free")) / 2**20,
+            total_mib=int(m.group("total")) / 2**20,
+            allocator_conf=True,  # expandable_segments is itself an allocator setting
         )
     elif family == "mps":
         f.update(
