@@ -34,10 +34,14 @@ UNITS = {
 def mib(printed: str | None) -> float | None:
     if printed is None:
         return None
-    m = re.fullmatch(r"\s*([\d.]+)\s*([A-Za-z]+)\s*", printed)
+    m = re.fullmatch(r"\s*([\d.]+)\s*([A-Za-z]*)\s*", printed)
     if not m:
         raise ValueError(f"not a size: {printed!r}")
-    return round(float(m.group(1)) * UNITS[m.group(2).lower()], 6)
+    # A bare whole number is a byte count, as c10's warnings print them ("free: 15663104").
+    unit = m.group(2).lower() or ("bytes" if m.group(1).isdigit() else "")
+    if unit not in UNITS:
+        raise ValueError(f"not a size: {printed!r}")
+    return round(float(m.group(1)) * UNITS[unit], 6)
 
 
 def split_of(rid: str) -> str:

@@ -2352,8 +2352,8 @@ OOM = [
         "raw": {
             "tried": "20971520 bytes",
             "gpu": 0,
-            "free": "15663104 bytes",
-            "total": "33671348224 bytes",
+            "free": "15663104",
+            "total": "33671348224",
         },
         "resolution": "reporter: the batch size had gone up; going back to batch size 2 (the outcome is not reported)",
         "notes": "with expandable_segments on, a failed mapping is logged as a c10 warning; the error the job raised (an AOTInductor API call failed) does not say OOM",
