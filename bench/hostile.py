@@ -31,6 +31,13 @@ OOM = (
 D = "9" * 5000  # over Python's 4300-digit int-string limit
 
 
+def _wide_sacct(size: int) -> str:
+    header = "JobID " + " ".join(f"{'C' + str(i):>3}" for i in range(199))
+    rule = "------ " + " ".join("---" for _ in range(199))
+    row = f"{12:<6} " + " ".join(f"{'x':>3}" for _ in range(198))
+    return "\n".join([header, rule] + [row] * (size // (len(row) + 1))) + "\n"
+
+
 def rows(tmp: Path) -> dict[str, tuple[list[str], bytes | None]]:
     """name -> (argv after `runbook`, stdin bytes)."""
 
@@ -138,6 +145,12 @@ def rows(tmp: Path) -> dict[str, tuple[list[str], bytes | None]]:
                     + ": 0\n",
                 ),
             ],
+            None,
+        ),
+        # 8 MiB (the cap for structured inputs) of a 200-column sacct table whose rows leave
+        # their last cell empty: each row's shift is fitted, not read off its last cell.
+        "8 MiB sacct table of 200 narrow columns": (
+            ["diagnose", "--slurm", f("wide.txt", _wide_sacct(8 << 20))],
             None,
         ),
         "9 MiB dmesg with an Xid 79": (

@@ -7,7 +7,6 @@ line (`-o`) or many; `Reason=` may run to the end of its line with spaces.
 
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import field
 
@@ -177,44 +176,73 @@ def _parse_fixed(tables: list[list[str]]) -> SlurmJobText:
             _HEADER_NAMES.get(header[a:b].strip().lower(), header[a:b].strip().lower())
             for a, b in spans
         ]
+        cols = _Columns(spans)
         for line in body:
             first = line.split(None, 1)[0] if line.strip() else ""
             if _ROW_ID.match(first):  # not a label or a note written between the rows
-                rows.append(_fixed_row(line, spans, names))
+                rows.append(_fixed_row(line, cols, names))
     return _finish("sacct-fixed", rows)
 
 
-def _fixed_row(line: str, spans: list[tuple[int, int]], names: list[str]) -> dict[str, str]:
+class _Columns:
+    """A table's column ends, and for every text position the column whose end is nearest (the
+    first, on a tie), computed once per table: placing a row's cells is then one lookup per
+    cell, whatever the number of columns."""
+
+    def __init__(self, spans: list[tuple[int, int]]):
+        self.ends = [b for _, b in spans]
+        self.index = {b: i for i, b in enumerate(self.ends)}
+        self.near: list[int] = []
+        k = 0
+        for x in range(self.ends[-1] + 1):
+            while k + 1 < len(self.ends) and self.ends[k + 1] - x < x - self.ends[k]:
+                k += 1
+            self.near.append(k)
+
+    def nearest(self, x: int, lo: int = 0) -> int:
+        """The column from `lo` on whose end is nearest position `x`."""
+        if x < 0:
+            k = 0
+        elif x < len(self.near):
+            k = self.near[x]
+        else:
+            k = len(self.ends) - 1
+        # Ends are sorted: when the nearest column is before `lo`, `lo` is the nearest after it.
+        return max(k, lo)
+
+    def misfit(self, ends: list[int], shift: int) -> int:
+        near, at, last = self.near, self.ends, len(self.near) - 1
+        return sum(abs(at[near[min(max(e + shift, 0), last)]] - e - shift) for e in ends)
+
+
+def _fixed_row(line: str, cols: _Columns, names: list[str]) -> dict[str, str]:
     """One fixed-width row. Cells can be empty and a pasted row can be shifted (a redacted job
     id), so cells are placed by their right edge: sacct left-aligns JobID and right-aligns the
     rest. The row's shift is the one of two that puts its cells' right edges on the columns'
     best: none (empty cells, the last ones included), or its last cell at the last column's end
     (a row shifted whole)."""
-    tokens = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", line)]
-    if len(tokens) == len(spans):
-        return {n: t[2] for n, t in zip(names, tokens, strict=True)}
+    tokens = [(m.end(), m.group()) for m in re.finditer(r"\S+", line)]
+    if len(tokens) == len(names):
+        return {n: t[1] for n, t in zip(names, tokens, strict=True)}
     row = dict.fromkeys(names, "")
     if not tokens:
         return row
-
-    ends = [b for _, b in spans]
-
-    def misfit(shift: int) -> int:
-        total = 0
-        for _, end, _ in tokens[1:]:
-            at = bisect.bisect_left(ends, end + shift)
-            total += min(abs(ends[k] - end - shift) for k in (at - 1, at) if 0 <= k < len(ends))
-        return total
-
-    shift = min((0, ends[-1] - tokens[-1][1]), key=lambda k: (misfit(k), abs(k)))
-    row[names[0]] = tokens[0][2]
+    row[names[0]] = tokens[0][1]
+    ends = [e for e, _ in tokens[1:]]
+    if not ends:
+        return row
+    # Most rows: every cell ends where a column ends, the empty ones simply missing.
+    exact = [cols.index.get(e, -1) for e in ends]
+    if exact[0] > 0 and all(a < b for a, b in zip(exact, exact[1:], strict=False)):
+        for k, (_, text) in zip(exact, tokens[1:], strict=True):
+            row[names[k]] = text
+        return row
+    shift = min((0, cols.ends[-1] - tokens[-1][0]), key=lambda k: (cols.misfit(ends, k), abs(k)))
     col = 0
-    for _start, end, text in tokens[1:]:
-        target = end + shift
-        candidates = range(col + 1, len(spans))
-        if not candidates:
+    for end, text in tokens[1:]:
+        if col + 1 >= len(names):
             break
-        col = min(candidates, key=lambda i: abs(spans[i][1] - target))
+        col = cols.nearest(end + shift, col + 1)
         row[names[col]] = text
     return row
 
