@@ -192,6 +192,7 @@ class _Columns:
     def __init__(self, spans: list[tuple[int, int]]):
         self.ends = [b for _, b in spans]
         self.index = {b: i for i, b in enumerate(self.ends)}
+        self.shapes: dict[bytes, list[str]] = {}  # a row's shape -> the columns of its cells
         self.near: list[int] = []
         k = 0
         for x in range(self.ends[-1] + 1):
@@ -199,52 +200,62 @@ class _Columns:
                 k += 1
             self.near.append(k)
 
-    def nearest(self, x: int, lo: int = 0) -> int:
-        """The column from `lo` on whose end is nearest position `x`."""
-        if x < 0:
-            k = 0
-        elif x < len(self.near):
-            k = self.near[x]
-        else:
-            k = len(self.ends) - 1
-        # Ends are sorted: when the nearest column is before `lo`, `lo` is the nearest after it.
-        return max(k, lo)
-
     def misfit(self, ends: list[int], shift: int) -> int:
         near, at, last = self.near, self.ends, len(self.near) - 1
         return sum(abs(at[near[min(max(e + shift, 0), last)]] - e - shift) for e in ends)
 
 
+_CELL = lazy(r"\S+")
+# Every byte of an ASCII line to "x", but the characters str.split() separates cells at.
+_SHAPE = bytes(32 if chr(b).isspace() else 120 for b in range(256))
+_SCONTROL = lazy(r"\b(?:JobId|JobState)=", needs="Job")
+
+
 def _fixed_row(line: str, cols: _Columns, names: list[str]) -> dict[str, str]:
     """One fixed-width row. Cells can be empty and a pasted row can be shifted (a redacted job
-    id), so cells are placed by their right edge: sacct left-aligns JobID and right-aligns the
-    rest. The row's shift is the one of two that puts its cells' right edges on the columns'
-    best: none (empty cells, the last ones included), or its last cell at the last column's end
-    (a row shifted whole)."""
-    tokens = [(m.end(), m.group()) for m in re.finditer(r"\S+", line)]
-    if len(tokens) == len(names):
-        return {n: t[1] for n, t in zip(names, tokens, strict=True)}
+    id), so cells are placed by their right edge (`_place`). Where a cell goes depends only on
+    where the row's cells end, so rows of one shape are placed once."""
+    texts = line.split()
+    if len(texts) == len(names):
+        return dict(zip(names, texts, strict=True))
     row = dict.fromkeys(names, "")
-    if not tokens:
+    if not texts:
         return row
-    row[names[0]] = tokens[0][1]
-    ends = [e for e, _ in tokens[1:]]
-    if not ends:
-        return row
+    # The row's shape: where its cells are, whatever they say (ASCII only, so that a byte is a
+    # character and the shape fixes every cell's position).
+    shape = line.encode().translate(_SHAPE) if line.isascii() else None
+    placed = cols.shapes.get(shape) if shape is not None else None
+    if placed is None:
+        placed = _place(tuple([m.end() for m in _CELL.finditer(line)]), cols, names)
+        if shape is not None and len(cols.shapes) < 1000:  # rows of 1000 shapes: bounded
+            cols.shapes[shape] = placed
+    row.update(zip(placed, texts, strict=False))
+    return row
+
+
+def _place(ends: tuple[int, ...], cols: _Columns, names: list[str]) -> list[str]:
+    """The column of each cell, given where the cells end. sacct left-aligns JobID and
+    right-aligns the rest. The row's shift is the one of two that puts its cells' right edges on
+    the columns' best: none (empty cells, the last ones included), or its last cell at the last
+    column's end (a row shifted whole)."""
+    placed = [names[0]]
+    rest = list(ends[1:])
+    if not rest:
+        return placed
     # Most rows: every cell ends where a column ends, the empty ones simply missing.
-    exact = [cols.index.get(e, -1) for e in ends]
+    exact = [cols.index.get(e, -1) for e in rest]
     if exact[0] > 0 and all(a < b for a, b in zip(exact, exact[1:], strict=False)):
-        for k, (_, text) in zip(exact, tokens[1:], strict=True):
-            row[names[k]] = text
-        return row
-    shift = min((0, cols.ends[-1] - tokens[-1][0]), key=lambda k: (cols.misfit(ends, k), abs(k)))
-    col = 0
-    for end, text in tokens[1:]:
+        return placed + [names[k] for k in exact]
+    whole = cols.ends[-1] - ends[-1]
+    shift = 0 if whole == 0 or cols.misfit(rest, 0) <= cols.misfit(rest, whole) else whole
+    near, last, col = cols.near, len(cols.near) - 1, 0
+    for end in rest:
         if col + 1 >= len(names):
             break
-        col = cols.nearest(end + shift, col + 1)
-        row[names[col]] = text
-    return row
+        # Ends are sorted: when the nearest column is before the next free one, that one is.
+        col = max(near[min(max(end + shift, 0), last)], col + 1)
+        placed.append(names[col])
+    return placed
 
 
 def _parse_parsable(lines: list[str]) -> SlurmJobText:
@@ -437,7 +448,8 @@ def _parse_lines(marked: list[str | None], source: str) -> SlurmJobText:
             f"{source}: Slurm reported an error, not job data: {errors[0].strip()}",
             hint="accounting may be down (slurmdbd unreachable); `sacctmgr ping` tells",
         )
-    if any(re.search(r"\b(JobId|JobState)=", ln) for ln in lines):
+    joined = "\n".join(lines)
+    if ("JobId=" in joined or "JobState=" in joined) and _SCONTROL.search(joined):
         return _parse_scontrol("\n".join(lines))
     if tables := _fixed_tables(marked):
         return _parse_fixed(tables)
