@@ -157,12 +157,12 @@ def _classify(ev: Evidence, t: Thresholds) -> Diagnosis:
             reasons.append(f"The job's first failure was {ff.kind}.")
         return Diagnosis("gpu_fault", reasons, oom, ev)
 
-    host_first = ff.why if ff is not None and ff.kind == HOST_OOM else None
-    if host_first or (state == "OUT_OF_MEMORY" and oom is None):
+    host_why = ff.why if ff is not None and ff.kind == HOST_OOM else None
+    if host_why or (state == "OUT_OF_MEMORY" and oom is None):
         why = (
             "Slurm recorded the job as OUT_OF_MEMORY: its cgroup ran out of host RAM"
             if state == "OUT_OF_MEMORY"
-            else f"the first failure is host RAM running out: {host_first}"
+            else f"the first failure is host RAM running out: {host_why}"
         )
         reasons.append(f"{why}; this is host memory (RAM), not GPU memory: host_oom.")
         if oom is not None:

@@ -47,6 +47,7 @@ class RankView:
     frames: list[str]  # innermost first
     signature: tuple[str, ...] = ()
     collective: str = ""  # the flight recorder's last collective, when the job keeps one
+    seq: int | None = None  # that collective's sequence number
 
 
 @record
@@ -157,24 +158,20 @@ def classify_hang(
                 continue
             sig = signature(main.frames)
             fr = cap.flight.get(r.rank) if r.rank is not None else None
-            collective = ""
-            if fr is not None and fr.last_seq is not None:
-                collective = f"{fr.last_op} #{fr.last_seq} ({fr.state})"
-            views.append(
-                RankView(node, r.pid, r.rank, [f.text() for f in main.frames], sig, collective)
+            seq = fr.last_seq if fr is not None else None
+            collective = (
+                f"{fr.last_op} #{seq} ({fr.state})" if fr is not None and seq is not None else ""
             )
+            frames = [f.text() for f in main.frames]
+            views.append(RankView(node, r.pid, r.rank, frames, sig, collective, seq))
     # Ranks in the same code but at another collective are not in the same place; but only when
     # every rank's flight recorder was read: a rank whose record came back and a rank whose did
     # not are not apart for that.
-    seqs = {
-        v.rank: (d.flight.get(v.rank, {}) if v.rank is not None else {}).get("last_seq")
-        for v in views
-    }
-    if views and all(seqs[v.rank] is not None for v in views):
+    if views and all(v.seq is not None for v in views):
         for v in views:
-            v.signature = (*v.signature, f"collective #{seqs[v.rank]}")
-    elif any(v.collective for v in views):
-        read = sorted(r for r, q in seqs.items() if r is not None and q is not None)
+            v.signature = (*v.signature, f"collective #{v.seq}")
+    elif any(v.seq is not None for v in views):
+        read = sorted(v.rank for v in views if v.seq is not None and v.rank is not None)
         d.unknown.append(
             f"flight recorder: read for rank(s) {', '.join(map(str, read))} of {len(views)} only; "
             "collectives not compared"

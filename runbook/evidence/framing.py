@@ -5,6 +5,8 @@ it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from runbook.lazyre import lazy
 
 ANSI_RE = lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]", needs="\x1b")
@@ -14,12 +16,17 @@ QUOTE_RE = lazy(r"^[ \t]*(?:>[ \t]?)+", needs=">")
 FENCE_RE = lazy(r"^[ \t]*(?:`{3,}|~{3,})[\w+.-]*[ \t]*$")
 
 
+def first_quote_marker(lines: Sequence[str | None]) -> str | None:
+    """The quote marker of the first quoted line (None entries skipped), or None."""
+    return next((m.group() for ln in lines if ln and (m := QUOTE_RE.match(ln))), None)
+
+
 def quote_marker(lines: list[str]) -> str | None:
     """The quote marker the output's lines carry, when most non-blank lines carry the same one
     (a person's words around the quote do not): else None. A table's own first character is
     never taken for one, since a marker must be on most lines."""
     text = [ln for ln in lines if ln.strip()]
-    first = next((m.group() for ln in text if (m := QUOTE_RE.match(ln))), None)
+    first = first_quote_marker(text)
     if first is None or sum(ln.startswith(first) for ln in text) * 2 < len(text):
         return None
     return first

@@ -11,7 +11,7 @@ import re
 from dataclasses import field
 
 from runbook.errors import InputError
-from runbook.evidence.framing import ANSI_RE, FENCE_RE, QUOTE_RE
+from runbook.evidence.framing import ANSI_RE, FENCE_RE, first_quote_marker
 from runbook.lazyre import lazy
 from runbook.record import record
 from runbook.slurm.hostlist import expand
@@ -421,7 +421,7 @@ def _unquoted(lines: list[str | None], source: str, depth: int = 0) -> SlurmJobT
     """Output quoted line by line ("> ", a mail or forum quote, perhaps a quote of a quote)
     among the person's own words: the quoted lines are the output, the others end a table. When
     they are not (a quoted question above the output), the lines are read as they are."""
-    q = next((m.group() for ln in lines if ln and (m := QUOTE_RE.match(ln))), None)
+    q = first_quote_marker(lines)
     if q and depth < 4:
         quoted = [ln[len(q) :] if ln is not None and ln.startswith(q) else None for ln in lines]
         try:
@@ -450,7 +450,7 @@ def _parse_lines(marked: list[str | None], source: str) -> SlurmJobText:
         )
     joined = "\n".join(lines)
     if ("JobId=" in joined or "JobState=" in joined) and _SCONTROL.search(joined):
-        return _parse_scontrol("\n".join(lines))
+        return _parse_scontrol(joined)
     if tables := _fixed_tables(marked):
         return _parse_fixed(tables)
     if any("|" in ln for ln in lines):
