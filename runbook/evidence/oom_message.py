@@ -290,8 +290,10 @@ _F = {
 }
 # The hint of PyTorch >= 1.10 names an allocator setting (max_split_size_mb, later
 # PYTORCH_CUDA_ALLOC_CONF=expandable_segments): proof that the job's PyTorch has them.
-_OLD_LINE_ENDS = lazy(
-    r"reserved\s*in\s*total\s*by\s*PyTorch\s*\)[ \t`'\"*_.]*(?:\r?\n|$)",
+# The old message's last field, with what may follow it on the same line: closing markup, and
+# the c10 source location that PyTorch 1.5 and older appended ("(malloc at ...:289)").
+_OLD_LINE_TAIL = lazy(
+    r"reserved\s*in\s*total\s*by\s*PyTorch\s*(\))[ \t`'\"*_.]*(?:\(malloc\s+at\s[^()\n]*\)[ \t`'\"*_.]*)?",
     re.IGNORECASE,
     needs="total",
 )
@@ -463,7 +465,9 @@ def _find_anchors(j: _Joined) -> list[list]:
     return kept
 
 
-def _parse_window(family: str, m: re.Match, window: str) -> dict:
+def _parse_window(family: str, m: re.Match, window: str, line_ends: frozenset[int]) -> dict:
+    """The fields of one message. `line_ends`: where, in `window`, a line of the original text
+    ended (the joined text repairs hard wraps, so it has no line breaks of its own)."""
     f: dict = {}
     sizes = _sizes(window) if family in ("caching", "malloc_async", "mps", "nccl") else []
     if family == "caching":
@@ -484,7 +488,9 @@ def _parse_window(family: str, m: re.Match, window: str) -> dict:
                 f["allocator_conf"] = False
             elif _ALLOC_HINT.search(window):
                 f["allocator_conf"] = True
-            elif _OLD_LINE_ENDS.search(window):
+            elif (t := _OLD_LINE_TAIL.search(window)) and any(
+                t.start(1) < e <= t.end() for e in (*line_ends, len(window))
+            ):
                 # PyTorch prints the hint on the message's own line, and the hint came with the
                 # setting it names (pytorch#44742): a line that ends at the closing parenthesis
                 # is a PyTorch without PYTORCH_CUDA_ALLOC_CONF (a text cut inside the line, as
@@ -568,7 +574,11 @@ def _read(lines: list[str], stripped, glue: bool) -> list[OomMessage]:
         end = anchors[i + 1][0] if i + 1 < len(anchors) else len(j.text)
         end = min(end, pos + _WINDOW)
         window = j.text[start:end]
-        fields = _parse_window(family, m, window)
+        line_ends = frozenset(
+            j.starts[k] + len(stripped[k][0]) - start
+            for k in range(first, j.line_of(max(start, end - 1)) + 1)
+        )
+        fields = _parse_window(family, m, window, line_ends)
         fields.setdefault("family", family)
         last = j.line_of(max(start, end - 1))
         rank = fields.pop("rank", None)

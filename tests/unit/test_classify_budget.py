@@ -164,6 +164,31 @@ CACHED = (
             "GiB of which 1.75 GiB is free.",
             True,
         ),
+        # The line still ends at the parenthesis when a log line follows it (detectron2's
+        # hooks, own-oom-130/131): hard-wrap repair joins lines, the line end must survive it.
+        (
+            CACHED.replace("3.78 GiB cached", "8.19 GiB reserved in total by PyTorch")
+            + "\n[06/09 11:05:25 d2.engine.hooks]: Total training time: 0:01:02",
+            False,
+        ),
+        (
+            "**"
+            + CACHED.replace("3.78 GiB cached", "8.19 GiB reserved in total by PyTorch")
+            + "\n**",
+            False,
+        ),
+        # PyTorch 1.5 and older appended the c10 source location on the same line (own-oom-158).
+        (
+            CACHED.replace("3.78 GiB cached", "8.19 GiB reserved in total by PyTorch")
+            + " (malloc at ..\\c10\\cuda\\CUDACachingAllocator.cpp:289)\n(no backtrace available)",
+            False,
+        ),
+        # A log line that follows a message cut inside its line does not make it end there.
+        (
+            CACHED.replace("3.78 GiB cached)", "8.19 GiB reserved in total by PyTorch) If res")
+            + "\n[06/09 11:05:25 d2.engine.hooks]: Total training time: 0:01:02",
+            None,
+        ),
     ],
     ids=[
         "cached-wording",
@@ -172,6 +197,10 @@ CACHED = (
         "reserved-hint-wrapped",
         "reserved-with-hint",
         "sentence-format",
+        "reserved-line-ends-before-a-log-line",
+        "reserved-line-ends-before-closing-markup",
+        "reserved-line-ends-with-c10-location",
+        "cut-line-before-a-log-line",
     ],
 )
 def test_the_message_wording_says_whether_allocator_settings_exist(text, knows):
