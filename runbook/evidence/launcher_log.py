@@ -265,9 +265,55 @@ _DS_RETURN = lazy(
 )
 _DS_LOCAL_RANK = lazy(r"--local_rank=(\d{1,18}(?!\d))", needs="--local_rank=")
 _KILLING = lazy(r"Killing subprocess (\d{1,18}(?!\d))", needs="Killing subprocess")
+# srun's per-node verdict. The shape "error: NODE: task(s) LIST: WHAT" is srun's own, so a line
+# whose "srun" tag was cut in the paste ("run: error: nid00018: tasks 0-23: Killed") still reads.
 _SRUN = lazy(
-    r"srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\- ]+): (?P<what>.*)$",
-    needs="srun: error: ",
+    r"(?:^|\s|\bs?run: )error: (?P<node>[^\s:]+): tasks? (?P<tasks>\d[\d,\- ]*): (?P<what>.*)$",
+    needs="error: ",
+)
+# slurmstepd logging through syslog names its node in its tag ("slurmstepd-midway2-0320: ").
+_STEPD_NODE = lazy(r"\bslurmstepd-([A-Za-z0-9][\w.-]*?):\s", needs="slurmstepd-")
+# Open MPI (mpirun/mpiexec; prterun in 5.x) names the first process it saw die by a signal:
+# "mpirun noticed that process rank 18596 with PID 1035144 on node b3168 exited on signal 9
+# (Killed)." The rank is the MPI rank, the node the host it ran on.
+# MPICH's Hydra (mpiexec) prints a block per process that ended badly: "=   RANK 6 PID 2447372
+# RUNNING AT node0009" (RANK is absent in some versions), then "=   KILLED BY SIGNAL: 9 (Killed)"
+# or "=   EXIT CODE: 9".
+_HYDRA_AT = lazy(
+    r"^[=\s]*(?:RANK (\d{1,18}(?!\d)) )?PID (\d{1,18}(?!\d)) RUNNING AT (\S+)", needs="RUNNING AT"
+)
+_HYDRA_END = lazy(
+    r"^[=\s]*(?:KILLED BY SIGNAL: (\d{1,3})(?: \(([^)]*)\))?|EXIT CODE: (-?\d{1,18}(?!\d)))",
+)  # no gate: it only runs on the two lines after a RUNNING AT line
+# Open MPI's summary of the first process to exit non-zero: "Process name: [[6341,1],0]" (4.x:
+# [[job,step],rank]; 5.x: [prterun-host-123@1,0]) and "Exit code:    1" on the next line.
+_OMPI_PROCESS = lazy(
+    r"Process name:\s*\[(?:\[[^\]]*\]|[^\[\],\s]+),(\d{1,18}(?!\d))\]", needs="Process name:"
+)
+_OMPI_EXIT = lazy(r"Exit code:\s*(-?\d{1,18}(?!\d))", needs="Exit code:")
+# Open MPI's text for a process that ended without MPI_Finalize, its node often on the next line:
+# "mpirun has exited due to process rank 1 with PID 4017 on\nnode clsockeyev1 exiting improperly."
+_OMPI_IMPROPER = lazy(
+    r"\b(?:mpirun|mpiexec|orterun|prterun) has exited due to process rank (\d{1,18}(?!\d)) with "
+    r"PID (\d{1,18}(?!\d)) on(?:\s+node (\S+))?",
+    needs="has exited due to process rank",
+)
+_OMPI_IMPROPER_NODE = lazy(r"^\s*node (\S+) exiting improperly", needs="exiting improperly")
+# torch.multiprocessing.spawn (mp.spawn) names the process by its spawn index, which is the rank
+# within the node (the global rank on one node): "-- Process 0 terminated with the following
+# error:" heads that process's own traceback; "process 0 terminated with exit code 1" / "...
+# with signal SIGKILL" is ProcessExitedException's message.
+_SPAWN_RAISED = lazy(
+    r"^\s*-- Process (\d{1,18}(?!\d)) terminated with the following error", needs="terminated with"
+)
+_SPAWN_EXITED = lazy(
+    r"\bprocess (\d{1,18}(?!\d)) terminated with (?:exit code (-?\d{1,18}(?!\d))|signal (SIG[A-Z]+))",
+    needs="terminated with",
+)
+_OMPI_NOTICED = lazy(
+    r"\b(?:mpirun|mpiexec|orterun|prterun) noticed that process rank (\d{1,18}(?!\d)) with PID "
+    r"(\d{1,18}(?!\d)) on node (\S+?) exited on signal (\d{1,3})(?: \(([^)]*)\))?",
+    needs="noticed that process rank",
 )
 # New wording (Slurm >= 21.08): "Detected 2 oom_kill events in StepId=123.13."
 # Old: "Detected 1 oom-kill event(s) in step 802100.batch cgroup."
@@ -557,6 +603,15 @@ _HARDWARE_TEXT = lazy(
 MAX_HARDWARE_LINES = 20
 
 
+def _next_lines(lines: list[str], i: int, pattern, reach: int = 2) -> re.Match | None:
+    """The first match of `pattern` on the `reach` lines after line `i`: a launcher block's
+    second line (Hydra's "KILLED BY SIGNAL", Open MPI's "Exit code")."""
+    for k in range(i + 1, min(i + 1 + reach, len(lines))):
+        if hit := pattern.search(lines[k]):
+            return hit
+    return None
+
+
 def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_rank, offset):
     report.instrument.extend(instrument_lines(raw))
     for line in raw:
@@ -575,9 +630,12 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
 
     # OOM messages, whatever their format.
     ooms = oom_message.parse_all("\n".join(raw))
+    spawned = [(i, int(m.group(1))) for i, s in enumerate(raw) if (m := _SPAWN_RAISED.search(s))]
     for msg in ooms:
         if msg.rank is None:
             msg.rank = file_rank if file_rank is not None else _dump_rank(raw, msg.line)
+        if msg.rank is None and (heads := [r for i, r in spawned if i < msg.line]):
+            msg.rank = heads[-1]  # the traceback under mp.spawn's "-- Process N terminated"
     report.ooms.extend(ooms)
     for msg in ooms:
         events.append(
@@ -681,12 +739,102 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
                 )
             continue
         if m := _STEPD_OOM.search(line):
+            tag = _STEPD_NODE.search(raw[i])  # the tag is a prefix strip_line drops
             events.append(
                 RankEvent(
                     kind=HOST_OOM,
                     line=i,
                     time=when,
+                    node=tag.group(1) if tag else None,
                     detail=f"{m.group(1)} oom-kill event(s) in step {m.group(2)}",
+                )
+            )
+            continue
+        if m := _HYDRA_AT.search(line):
+            end = _next_lines(stripped, i, _HYDRA_END)
+            signum = int(end.group(1)) if end and end.group(1) else None
+            status = int(end.group(3)) if end and end.group(3) else None
+            events.append(
+                RankEvent(
+                    kind=SIGNAL if signum is not None else EXIT,
+                    line=i,
+                    rank=int(m.group(1)) if m.group(1) else None,
+                    node=m.group(3),
+                    time=when,
+                    signal=_SIGNALS.get(signum, f"signal {signum}") if signum is not None else None,
+                    exit_code=status,
+                    detail=f"MPICH Hydra: pid {m.group(2)} on {m.group(3)} ended badly"
+                    + (f" (signal {signum})" if signum is not None else "")
+                    + (f" (exit code {status})" if status is not None else ""),
+                    source="mpiexec",
+                )
+            )
+            continue
+        if m := _OMPI_PROCESS.search(line):
+            ex = _next_lines(stripped, i, _OMPI_EXIT)
+            status = int(ex.group(1)) if ex else None
+            events.append(
+                RankEvent(
+                    kind=EXIT,
+                    line=i,
+                    rank=int(m.group(1)),
+                    time=when,
+                    exit_code=status,
+                    detail="Open MPI: the first process to exit non-zero"
+                    + (f" (exit code {status})" if status is not None else ""),
+                    source="mpirun",
+                )
+            )
+            continue
+        raised = _SPAWN_RAISED.search(line)
+        if m := (raised or _SPAWN_EXITED.search(line)):
+            status = int(m.group(2)) if not raised and m.group(2) else None
+            sig = None if raised else m.group(3)
+            how = "raised" if raised else f"terminated with {sig}" if sig else f"exit code {status}"
+            events.append(
+                RankEvent(
+                    kind=SIGNAL if sig else EXIT,
+                    line=i,
+                    rank=int(m.group(1)),
+                    local_rank=int(m.group(1)),
+                    time=when,
+                    exit_code=status,
+                    signal=sig,
+                    detail=f"torch.multiprocessing.spawn: process {m.group(1)} (spawn index) {how}",
+                    source="spawn",
+                )
+            )
+            continue
+        if m := _OMPI_IMPROPER.search(line):
+            node = m.group(3)
+            if node is None and i + 1 < len(stripped):
+                nx = _OMPI_IMPROPER_NODE.search(stripped[i + 1])
+                node = nx.group(1) if nx else None
+            events.append(
+                RankEvent(
+                    kind=EXIT,
+                    line=i,
+                    rank=int(m.group(1)),
+                    node=node,
+                    time=when,
+                    detail=f"Open MPI: rank {m.group(1)} (pid {m.group(2)}) exited improperly",
+                    source="mpirun",
+                )
+            )
+            continue
+        if m := _OMPI_NOTICED.search(line):
+            signum = int(m.group(4))
+            events.append(
+                RankEvent(
+                    kind=SIGNAL,
+                    line=i,
+                    rank=int(m.group(1)),
+                    node=m.group(3),
+                    time=when,
+                    signal=_SIGNALS.get(signum, f"signal {signum}"),
+                    detail=f"Open MPI: rank {m.group(1)} (pid {m.group(2)}) exited on signal "
+                    f"{signum}" + (f" ({m.group(5)})" if m.group(5) else ""),
+                    source="mpirun",
                 )
             )
             continue
@@ -843,7 +991,16 @@ def _conclude(report: LaunchReport, world_size: int | None) -> None:
         if chosen:
             if kind == HOST_OOM and all(e.source == "ray" for e in chosen):
                 why = "host memory ran out on the node (Ray's memory monitor killed a worker)"
-            report.first_failure = pick(chosen, why)
+            ff = pick(chosen, why)
+            if kind == HOST_OOM and not ff.ranks and not ff.node:
+                # slurmstepd's oom-kill line names neither task nor node; the OOM killer's kill
+                # is a SIGKILL, and the launcher that saw it (srun's "Killed", mpirun's "signal
+                # 9") names the task and its node.
+                killed = [e for e in causes if e.signal == "SIGKILL" and e.rank is not None]
+                if killed:
+                    seen = pick(killed, why)
+                    ff.ranks, ff.node = seen.ranks, seen.node
+            report.first_failure = ff
             return
     aborts = [e for e in events if e.signal == "SIGABRT" and e.rank is not None]
     timeouts = [e for e in events if e.kind == NCCL_TIMEOUT]

@@ -30,6 +30,13 @@ from runbook.record import record
 #   Ray's memory monitor: "Task was killed due to the node running low on memory", "Memory on
 #            the node (IP: ...)", the raylet's "... killed due to memory pressure (OOM)" and Ray
 #            2.0's "System memory low at node with IP ..." (host RAM).
+#   torch.multiprocessing.spawn: "-- Process N terminated with the following error:" heads the
+#            failing process's traceback (its ProcessExitedException line has "Exception").
+#   Open MPI: "mpirun noticed that process rank N with PID P on node H exited on signal S (Name)"
+#            (a lower-case start, but its signal name is not always one listed here), and its
+#            "... has exited due to process rank N with PID P on / node H exiting improperly",
+#            "Process name: [[job,step],rank]" / "Exit code: N" summary; MPICH Hydra's "RANK N PID
+#            P RUNNING AT host" / "KILLED BY SIGNAL: 9" / "EXIT CODE: 9" block.
 PATTERNS = [
     "Error",
     "ERROR",
@@ -52,6 +59,15 @@ PATTERNS = [
     "***",
     "CANCELLED",
     "Killing subprocess",
+    "noticed that process rank",
+    "terminated with the following error",
+    "has exited due to process rank",
+    "exiting improperly",
+    "Process name:",
+    "Exit code:",
+    "RUNNING AT",
+    "KILLED BY SIGNAL",
+    "EXIT CODE:",
     "Exited with exit code",
     "Out Of Memory",
     "(OOM)",

@@ -204,6 +204,155 @@ def test_suspect_node_from_the_layout_not_from_the_first_consequence():
     assert rep.first_failure.ranks == [6] and rep.first_failure.node == "gpu-02"
 
 
+def test_srun_verdict_whose_tag_was_cut_in_the_paste_still_reads():
+    # own-launch-024: the paste lost the "s" of "srun:"; the line's shape is srun's own.
+    rep = launcher_log.scan(
+        "run: error: nid00018: tasks 0-3: Killed\nsrun: Terminating job step 7.4\n"
+    )
+    assert rep.failing_ranks == [0, 1, 2, 3] and rep.first_failure.node == "nid00018"
+    # A line with no task list after the node is not srun's.
+    assert launcher_log.scan("pip: error: resolver: tasks: none\n").failing_ranks == []
+
+
+@pytest.mark.parametrize(
+    "line, rank, node, signal",
+    [
+        (
+            "mpirun noticed that process rank 18596 with PID 1035144 on node b3168 exited on "
+            "signal 9 (Killed).",
+            18596,
+            "b3168",
+            "SIGKILL",
+        ),
+        (
+            "mpiexec noticed that process rank 3 with PID 0 on node cn-12 exited on signal 11 "
+            "(Segmentation fault).",
+            3,
+            "cn-12",
+            "SIGSEGV",
+        ),
+        (
+            "prterun noticed that process rank 0 with PID 77 on node n1 exited on signal 7.",
+            0,
+            "n1",
+            "signal 7",
+        ),
+    ],
+)
+def test_open_mpi_names_the_rank_and_node_it_saw_die(line, rank, node, signal):
+    rep = launcher_log.scan(line + "\n")
+    ff = rep.first_failure
+    assert rep.failing_ranks == [rank] and (ff.ranks, ff.node, ff.signal) == ([rank], node, signal)
+
+
+def test_a_cgroup_oom_kill_takes_the_task_and_node_from_the_launchers_sigkill():
+    # own-launch-025: slurmstepd names neither task nor node; Open MPI saw the SIGKILL.
+    text = (
+        "mpirun noticed that process rank 12 with PID 1035144 on node b3168 exited on signal 9 "
+        "(Killed).\n"
+        "slurmstepd: error: Detected 88 oom_kill events in StepId=1103245.batch. Some of the step "
+        "tasks have been OOM Killed.\n"
+    )
+    ff = launcher_log.scan(text).first_failure
+    assert (ff.kind, ff.ranks, ff.node) == ("host_oom", [12], "b3168")
+    # A SIGTERM (a teardown) is not the OOM killer's: it lends nothing.
+    term = text.replace("signal 9 (Killed)", "signal 15 (Terminated)")
+    ff = launcher_log.scan(term).first_failure
+    assert (ff.kind, ff.ranks, ff.node) == ("host_oom", [], None)
+
+
+@pytest.mark.parametrize(
+    "text, ranks, node, signal, code",
+    [
+        # MPICH Hydra, with and without the RANK field (own-launch-033..035).
+        (
+            "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+            "=   RANK 6 PID 2447372 RUNNING AT node0009\n=   KILLED BY SIGNAL: 9 (Killed)\n",
+            [6],
+            "node0009",
+            "SIGKILL",
+            None,
+        ),
+        (
+            "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+            "=   PID 92248 RUNNING AT fzh-desktop\n=   EXIT CODE: 9\n",
+            [],
+            "fzh-desktop",
+            None,
+            9,
+        ),
+        # Open MPI's summary, 4.x and 5.x process names, a heading glued by Markdown.
+        (
+            "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+            "the job to be terminated. The first process to do so was:\n\n"
+            "  Process name: [[6341,1],3]\n  Exit code:    1\n",
+            [3],
+            None,
+            None,
+            1,
+        ),
+        ("  Process name: [prterun-gpu01-2217@1,5]\n##   Exit code:    2\n", [5], None, None, 2),
+        # Open MPI's "exiting improperly", its node on the wrapped line (own-launch-039..041).
+        (
+            "mpirun has exited due to process rank 1 with PID 4017 on\n"
+            "node clsockeyev1 exiting improperly. There are three reasons this could occur:\n",
+            [1],
+            "clsockeyev1",
+            None,
+            None,
+        ),
+    ],
+    ids=["hydra-rank", "hydra-no-rank", "ompi-summary-4x", "ompi-summary-5x", "ompi-improper"],
+)
+def test_mpi_launchers_name_the_process_that_ended_first(text, ranks, node, signal, code):
+    rep = launcher_log.scan(text)
+    ff = rep.first_failure
+    assert rep.failing_ranks == ranks
+    assert (ff.ranks, ff.node, ff.signal) == (ranks, node, signal)
+    assert [e.exit_code for e in rep.events if e.source in ("mpirun", "mpiexec")] == [code]
+
+
+def test_mp_spawn_names_the_process_and_its_oom():
+    # own-launch-043..046: spawn's index is the process's rank within the node.
+    for line, sig, code in [
+        (
+            "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with signal SIGKILL",
+            "SIGKILL",
+            None,
+        ),
+        (
+            "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with exit code 1",
+            None,
+            1,
+        ),
+    ]:
+        rep = launcher_log.scan(line + "\n")
+        ev = [e for e in rep.events if e.source == "spawn"]
+        assert rep.failing_ranks == [3] and [(e.signal, e.exit_code) for e in ev] == [(sig, code)]
+    # The OOM printed under "-- Process 1 terminated with the following error:" is process 1's.
+    text = (
+        "torch.multiprocessing.spawn.ProcessRaisedException: \n\n"
+        "-- Process 1 terminated with the following error:\n"
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 9, in main_worker\n'
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 1; 23.70 "
+        "GiB total capacity; 20.26 GiB already allocated; 1.34 GiB free; 21.31 GiB reserved in total "
+        "by PyTorch)\n"
+    )
+    rep = launcher_log.scan(text)
+    assert [m.rank for m in rep.ooms] == [1]
+    assert rep.first_failure.kind == "oom" and rep.first_failure.ranks == [1]
+
+
+def test_slurmstepd_tagged_with_its_node_names_it():
+    text = (
+        "slurmstepd-midway2-0320: error: Detected 1 oom-kill event(s) in step 3361579.batch "
+        "cgroup. Some of your processes may have been killed by the cgroup out-of-memory handler.\n"
+    )
+    ff = launcher_log.scan(text).first_failure
+    assert (ff.kind, ff.node) == ("host_oom", "midway2-0320")
+
+
 @pytest.mark.parametrize(
     "prefix",
     [
