@@ -166,6 +166,21 @@ def rows(tmp: Path) -> dict[str, tuple[list[str], bytes | None]]:
             ],
             None,
         ),
+        # Every line exactly 80 columns, as a terminal cut them: the kernel log is read twice
+        # (as cut, and as an editor's wrap), and the Xid on a cut line is read whole.
+        "9 MiB dmesg cut at 80 columns": (
+            [
+                "diagnose",
+                "--json",
+                "--dmesg",
+                f(
+                    "cut-dmesg.txt",
+                    (_CUT_LINE[:80] + "\n" + _CUT_LINE[80:] + "\n") * 78_000
+                    + "[ 9.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n",
+                ),
+            ],
+            None,
+        ),
         "NUL bytes then an OOM": (
             ["diagnose", "--log", f("nul.log", b"\0" * 600 + b"\nstep 3\n" + OOM.encode() + b"\n")],
             None,
@@ -198,12 +213,19 @@ def rows(tmp: Path) -> dict[str, tuple[list[str], bytes | None]]:
     return out
 
 
+# A 120-column kernel line; the row above cuts it at 80 columns, as a terminal does.
+_CUT_LINE = (
+    "[ 1.0] usb 1-1: new high-speed USB device number 2 using xhci_hcd, and the hub "
+    "reports port 3 status 0x503 change 0x1 ok"
+)
+
 # What a row must print besides staying in bounds: the evidence that must survive the input.
 EXPECT = {
     # The example's 765 MiB pool is 0.9% of the card: a true OOM whose first rung also sets the
     # allocator (#15's thin-pool rule), no longer fragmentation.
     "baseline: small real log": "verdict: true_oom",
     "9 MiB dmesg with an Xid 79": '"xid": 79',
+    "9 MiB dmesg cut at 80 columns": '"xid": 79',
     "NUL bytes then an OOM": "verdict: true_oom",
     "gzip-compressed log": "verdict: true_oom",
     "a log on standard input (--log -)": "verdict: true_oom",

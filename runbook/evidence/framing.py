@@ -40,3 +40,87 @@ def plain(text: str) -> str:
     if q is not None:
         lines = [ln[len(q) :] if ln.startswith(q) else ln for ln in lines]
     return "\n".join(ln for ln in lines if not FENCE_RE.match(ln))
+
+
+# A terminal (a screen capture, a log viewer) cuts every line at its width: the cut lines are all
+# exactly that long, and no line is longer. Below this width, a run of equal lines is not a cut.
+MIN_TERMINAL_WIDTH = 60
+
+
+def terminal_width(lines: Sequence[str]) -> int | None:
+    """The width a terminal cut `lines` at, or None: the longest length, when at least two lines
+    have it and are not table rows (whose borders make every row the same length), and when most
+    lines near that length have it exactly. An editor's wrap at word ends leaves its lines spread
+    over the last few columns; a terminal's cut leaves them all at the last one."""
+    lens = [len(ln.rstrip("\r")) for ln in lines]
+    width = max(lens, default=0)
+    if width < MIN_TERMINAL_WIDTH:
+        return None
+    cut = [ln for ln, n in zip(lines, lens, strict=True) if n == width]
+    cut = [ln for ln in cut if ln.rstrip("\r")[-1:] not in ("|", "+")]
+    near = sum(1 for n in lens if width - 8 <= n <= width)
+    return width if len(cut) >= 2 and 2 * len(cut) > near else None
+
+
+def unwrap_terminal(lines: list[str]) -> list[str]:
+    """`lines` with every line a terminal cut at its width joined to the line after it, as the
+    program printed it. Unchanged where nothing was cut."""
+    width = terminal_width(lines)
+    if width is None:
+        return lines
+    out: list[str] = []
+    carry = ""
+    for ln in lines:
+        body = ln.rstrip("\r")
+        if len(body) == width:
+            carry += body
+            continue
+        out.append(carry + ln)
+        carry = ""
+    if carry:
+        out.append(carry)
+    return out
+
+
+def wrap_sep(before: str, after: str, *, digits: bool = True) -> str:
+    """What a line break stood for when a terminal or an editor hard-wrapped the text: nothing
+    where one side already holds the space, nothing inside a number ("4." | "63 GiB") or after a
+    hyphen an editor broke at ("GPU-" | "efbdfde9-..."), else a space (a word wrap drops the space
+    it breaks at). With `digits` off, two digits meeting at the break are two numbers (an editor
+    breaks only at spaces: "x86_64" | "595.71.05"); a dot at the break still joins them."""
+    if not before or not after or before[-1].isspace() or after[0].isspace():
+        return ""
+    if before[-1] == "." and after[0].isdigit() or before[-1].isdigit() and after[0] == ".":
+        return ""
+    if digits and before[-1].isdigit() and after[0].isdigit():
+        return ""
+    return "" if before[-1] == "-" else " "
+
+
+def unwrap(
+    lines: list[str], starts, reach: int = 4, surely_starts=None, cuts: bool = True
+) -> list[str]:
+    """`lines` with the records a terminal or an editor wrapped joined again: a non-blank line
+    that `starts` does not take for a record's first line continues the record above it. After a
+    terminal's cut (a line exactly its width) it is joined as it is, however many there are; after
+    an editor's wrap, at most `reach` lines on, with the space the wrap dropped (wrap_sep). After
+    a cut, only `surely_starts` (default `starts`) stops the join: a cut can leave a tail that
+    looks like a weak start ("id119: ***"). `cuts` off reads every break as an editor's: an
+    editor's wrap of lines that share a prefix leaves them all one length, as a cut would."""
+    surely_starts = surely_starts or starts
+    width = terminal_width(lines) if cuts else None
+    out: list[str] = []
+    open_for = 0  # editor-wrapped lines the last record may still take
+    for ln in lines:
+        prev = out[-1].rstrip("\r") if out else ""
+        cut = width is not None and len(prev) > 0 and len(prev) % width == 0
+        # A log of equal lines (one message from every rank) looks cut at its width: a line that
+        # starts a record is never taken for a continuation.
+        if out and ln.strip() and not (surely_starts if cut else starts)(ln) and (cut or open_for):
+            tail = ln.lstrip()
+            out[-1] = prev + ln if cut else prev + wrap_sep(prev, tail, digits=False) + tail
+            open_for -= 0 if cut else 1
+            continue
+        out.append(ln)
+        open_for = reach if ln.strip() and starts(ln) else 0
+    return out

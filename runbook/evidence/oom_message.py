@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, field
 
-from runbook.evidence.framing import ANSI_RE
+from runbook.evidence.framing import ANSI_RE, wrap_sep
 from runbook.evidence.units import SIZE, to_mib
 from runbook.lazyre import LazyPattern, lazy
 from runbook.record import record
@@ -414,22 +414,11 @@ class _Joined:
         return lo
 
 
-def _wrap_sep(before: str, after: str) -> str:
-    """What a line break stood for when a terminal or an editor hard-wrapped the text: nothing
-    where one side already holds the space, nothing inside a number ("4." | "63 GiB"), else a
-    space (a word wrap drops the space it breaks at)."""
-    if not before or not after or before[-1].isspace() or after[0].isspace():
-        return ""
-    if (before[-1].isdigit() or before[-1] == ".") and (after[0].isdigit() or after[0] == "."):
-        return ""
-    return " "
-
-
 def _join(stripped: list[tuple[str, int | None]], glue: bool) -> _Joined:
     parts, starts, ranks, pos = [], [], [], 0
     for i, (text, rank) in enumerate(stripped):
         if i:
-            sep = "" if glue else _wrap_sep(stripped[i - 1][0], text)
+            sep = "" if glue else wrap_sep(stripped[i - 1][0], text)
             parts.append(sep)
             pos += len(sep)
         starts.append(pos)
@@ -639,10 +628,15 @@ def parse_all(text: str) -> list[OomMessage]:
     if not spaced:
         return _read(lines, stripped, glue=True)
     glued = _read(lines, stripped, glue=True)
-    # Same messages read two ways: keep, message by message, the reading with more numbers.
+    # Same messages read two ways: keep, message by message, the reading with more numbers; on a
+    # tie, the one that also read what the wording says of the allocator settings (a terminal
+    # wrap inside "PyT|orch)" hides that from the spaced reading only).
     if len(glued) == len(spaced):
         return [
-            g if g.numbers_found() > s.numbers_found() else s
+            g
+            if (g.numbers_found(), g.allocator_conf is not None)
+            > (s.numbers_found(), s.allocator_conf is not None)
+            else s
             for s, g in zip(spaced, glued, strict=True)
         ]
     return spaced

@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from runbook.errors import ConfigError
+from runbook.evidence.framing import terminal_width, unwrap
 from runbook.playbook import packaged_dir, read_yaml
 from runbook.record import record
 
@@ -256,11 +257,42 @@ def _fell_off(device: str, i: int, line: str, year_hint: int | None) -> XidEvent
     return ev
 
 
+# What a kernel log line starts with, in the framings parse() reads: an NVRM line anywhere, a
+# dmesg "[  12.3]" or "[Thu Apr  4 ...]", a syslog "<6>" or "Mar 29 15:38:59", an ISO stamp, a
+# "host: " or "kernel: " tag. A line that starts otherwise, after one of these, is its wrapped tail.
+_STAMP_START = r"NVRM|^\s*(?:\[|<\d{1,3}>|\d{4}-\d\d-\d\d|\d\d?:\d\d:\d\d|[A-Z][a-z]{2}\s+\d{1,2}\s"
+_LOG_LINE_SURE = re.compile(_STAMP_START + ")")
+_LOG_LINE_START = re.compile(_STAMP_START + r"|[A-Za-z0-9][\w.-]*:\s)")
+
+
 def parse(text: str, *, year_hint: int | None = None) -> KernelLog:
-    """Every Xid event in a kernel log, in order. `year_hint` dates syslog stamps (no year)."""
+    """Every Xid event in a kernel log, in order. `year_hint` dates syslog stamps (no year).
+
+    A kernel log line wrapped by a terminal or an editor is read whole again (a UUID, a process
+    name or a driver version cut at the line end is otherwise cut short). Where the lines look
+    cut at one width, they are read both as cut and as an editor's wrap, and the reading that
+    finds more is kept (an editor's wrap of lines sharing a prefix looks like a cut)."""
+    raw = (text or "").splitlines()
+    readings = [
+        _parse_lines(
+            unwrap(raw, _LOG_LINE_START.search, surely_starts=_LOG_LINE_SURE.search, cuts=cuts),
+            year_hint,
+        )
+        for cuts in ((True, False) if terminal_width(raw) else (False,))
+    ]
+    return max(readings, key=_found)
+
+
+def _found(log: KernelLog) -> tuple[int, int]:
+    fields = sum(
+        (e.pci is not None) + (e.pid is not None) + (e.process_name is not None) for e in log.events
+    )
+    return len(log.events), fields + len(log.gpu_uuids) + (log.driver is not None)
+
+
+def _parse_lines(lines: list[str], year_hint: int | None) -> KernelLog:
     out = KernelLog()
     fell_off: list[XidEvent] = []
-    lines = (text or "").splitlines()
     for i, line in enumerate(lines):
         if len(line) > 65536:
             line = line[:65536]

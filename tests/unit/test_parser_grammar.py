@@ -555,6 +555,83 @@ def test_every_record_reads_the_same_quoted_coloured_or_with_crlf(kind, rec, fra
     assert cc.CHECKS[kind](dict(rec, text=FRAMES[frame](rec["text"]))) == []
 
 
+def _terminal_wrap(text: str, width: int) -> str:
+    """A terminal (or a log viewer) cuts every line at its width, inside words and numbers."""
+    return "\n".join(
+        ln[i : i + width] for ln in text.split("\n") for i in range(0, max(len(ln), 1), width)
+    )
+
+
+def _editor_wrap(text: str, width: int) -> str:
+    """An editor or a mail client re-flows at word ends and drops the space it breaks at."""
+    import textwrap
+
+    return "\n".join(
+        "\n".join(textwrap.wrap(ln, width, break_long_words=False)) for ln in text.split("\n")
+    )
+
+
+WRAPS = {"terminal-80": lambda t: _terminal_wrap(t, 80), "editor-70": lambda t: _editor_wrap(t, 70)}
+OOM_FRAMED = [rec for kind, rec in FRAMED if kind == "oom"]
+
+
+@pytest.mark.parametrize("wrap", sorted(WRAPS))
+@pytest.mark.parametrize("rec", OOM_FRAMED, ids=[r["id"] for r in OOM_FRAMED])
+def test_every_oom_record_reads_and_classifies_the_same_hard_wrapped(rec, wrap):
+    from runbook.diagnosis import Evidence, classify
+    from runbook.playbook import load
+    from tests import corpus_checks as cc
+
+    wrapped = WRAPS[wrap](rec["text"])
+    assert cc.CHECKS["oom"](dict(rec, text=wrapped)) == []
+    # The verdict too: what the wording says of the allocator settings must survive the wrap
+    # (own-oom-027: a terminal cut "PyT|orch)").
+    t = load().thresholds
+    want = classify(Evidence(launch=launcher_log.scan(rec["text"])), t).verdict
+    assert classify(Evidence(launch=launcher_log.scan(wrapped)), t).verdict == want
+
+
+XID_FRAMED = [rec for kind, rec in FRAMED if kind == "xid"]
+
+
+@pytest.mark.parametrize("wrap", sorted(WRAPS))
+@pytest.mark.parametrize("rec", XID_FRAMED, ids=[r["id"] for r in XID_FRAMED])
+def test_every_kernel_log_record_reads_the_same_hard_wrapped(rec, wrap):
+    from tests import corpus_checks as cc
+
+    # A UUID, a process name or a driver version cut at the line's end is read whole again.
+    assert cc.CHECKS["xid"](dict(rec, text=WRAPS[wrap](rec["text"]))) == []
+
+
+def test_unwrap_joins_cuts_and_wraps_but_never_a_line_that_starts_a_record():
+    from runbook.evidence.framing import terminal_width, unwrap
+
+    starts = lambda ln: ln.startswith("[")  # noqa: E731
+    cut = ["[1] " + "a" * 76, "bc", "[2] " + "b" * 76, "de"]
+    assert terminal_width(cut) == 80 and unwrap(cut, starts) == [
+        "[1] " + "a" * 76 + "bc",
+        "[2] " + "b" * 76 + "de",
+    ]
+    # Equal lines (the same message from every rank) look cut, but each starts a record.
+    same = ["[0] NCCL watchdog timeout on rank 0 after 600000 ms, collective ALLREDUCE seq 9"] * 3
+    assert unwrap(same, starts) == same
+    # Table rows all have one length: not a cut.
+    table = ["| " + "x" * 76 + " |"] * 3
+    assert terminal_width(table) is None
+    # An editor dropped the space it broke at; a hyphen or a dot inside a number joins as is.
+    wrapped = [
+        "[3] loading module for x86_64",
+        "595.71.05 built by GPU-",
+        "efbd-12 ver 570.158.",
+        "01",
+    ]
+    assert unwrap(wrapped, starts) == [
+        "[3] loading module for x86_64 595.71.05 built by GPU-efbd-12 ver 570.158.01"
+    ]
+    # Prose after a blank line is not a continuation.
+    assert unwrap(["[4] done", "", "then it froze"], starts) == ["[4] done", "", "then it froze"]
+
+
 REMAP = corpus_records("ops/nvidia_smi_remap_ecc.jsonl")
 
 
