@@ -47,39 +47,24 @@ def plain(text: str) -> str:
 MIN_TERMINAL_WIDTH = 60
 
 
-def terminal_width(lines: Sequence[str]) -> int | None:
-    """The width a terminal cut `lines` at, or None: the longest length, when at least two lines
-    have it and are not table rows (whose borders make every row the same length), and when most
-    lines near that length have it exactly. An editor's wrap at word ends leaves its lines spread
+def terminal_width(lines: Sequence[str], min_cuts: int = 3) -> int | None:
+    """The width a terminal cut `lines` at, or None: the longest length, when `min_cuts` different
+    lines have it and are not table rows (whose borders make every row the same length), and when
+    most lines near that length have it exactly. An editor's wrap at word ends leaves its lines spread
     over the last few columns; a terminal's cut leaves them all at the last one."""
-    lens = [len(ln.rstrip("\r")) for ln in lines]
+    # Lines of a CRLF file keep their "\r" (it is not a column); the first line tells.
+    crlf = bool(lines) and lines[0].endswith("\r")
+    lens = [len(ln.rstrip("\r")) for ln in lines] if crlf else list(map(len, lines))
     width = max(lens, default=0)
     if width < MIN_TERMINAL_WIDTH:
         return None
     cut = [ln for ln, n in zip(lines, lens, strict=True) if n == width]
     cut = [ln for ln in cut if ln.rstrip("\r")[-1:] not in ("|", "+")]
     near = sum(1 for n in lens if width - 8 <= n <= width)
-    return width if len(cut) >= 2 and 2 * len(cut) > near else None
-
-
-def unwrap_terminal(lines: list[str]) -> list[str]:
-    """`lines` with every line a terminal cut at its width joined to the line after it, as the
-    program printed it. Unchanged where nothing was cut."""
-    width = terminal_width(lines)
-    if width is None:
-        return lines
-    out: list[str] = []
-    carry = ""
-    for ln in lines:
-        body = ln.rstrip("\r")
-        if len(body) == width:
-            carry += body
-            continue
-        out.append(carry + ln)
-        carry = ""
-    if carry:
-        out.append(carry)
-    return out
+    # `min_cuts` different lines at least: the same line printed twice (one message from two
+    # ranks) is not two cuts, and two lines of one length in a short re-flowed paste can be
+    # chance (a reader that tries both readings can take two).
+    return width if len(set(cut)) >= min_cuts and 2 * len(cut) > near else None
 
 
 def wrap_sep(before: str, after: str, *, digits: bool = True) -> str:
@@ -98,7 +83,13 @@ def wrap_sep(before: str, after: str, *, digits: bool = True) -> str:
 
 
 def unwrap(
-    lines: list[str], starts, reach: int = 4, surely_starts=None, cuts: bool = True
+    lines: list[str],
+    starts,
+    reach: int = 4,
+    surely_starts=None,
+    cuts: bool = True,
+    min_cuts: int = 3,
+    opens=None,
 ) -> list[str]:
     """`lines` with the records a terminal or an editor wrapped joined again: a non-blank line
     that `starts` does not take for a record's first line continues the record above it. After a
@@ -106,9 +97,14 @@ def unwrap(
     an editor's wrap, at most `reach` lines on, with the space the wrap dropped (wrap_sep). After
     a cut, only `surely_starts` (default `starts`) stops the join: a cut can leave a tail that
     looks like a weak start ("id119: ***"). `cuts` off reads every break as an editor's: an
-    editor's wrap of lines that share a prefix leaves them all one length, as a cut would."""
+    editor's wrap of lines that share a prefix leaves them all one length, as a cut would.
+    `opens` (default `starts`) says which records may take an editor's wrapped lines: a cheap
+    test there spares `starts` on every line of a long log."""
     surely_starts = surely_starts or starts
-    width = terminal_width(lines) if cuts else None
+    opens = opens or starts
+    width = terminal_width(lines, min_cuts) if cuts else None
+    if width is None:
+        return _unwrap_editor(lines, starts, reach, opens) if reach else lines
     out: list[str] = []
     open_for = 0  # editor-wrapped lines the last record may still take
     for ln in lines:
@@ -122,5 +118,24 @@ def unwrap(
             open_for -= 0 if cut else 1
             continue
         out.append(ln)
-        open_for = reach if ln.strip() and starts(ln) else 0
+        open_for = reach if reach and ln.strip() and opens(ln) and starts(ln) else 0
+    return out
+
+
+def _unwrap_editor(lines: list[str], starts, reach: int, opens) -> list[str]:
+    """unwrap() where nothing was cut: only a record `opens` accepts takes the lines after it."""
+    out: list[str] = []
+    i, n = 0, len(lines)
+    while i < n:
+        ln = lines[i]
+        out.append(ln)
+        i += 1
+        if not (opens(ln) and ln.strip() and starts(ln)):
+            continue
+        for _ in range(reach):
+            if i >= n or not lines[i].strip() or starts(lines[i]):
+                break
+            prev, tail = out[-1].rstrip("\r"), lines[i].lstrip()
+            out[-1] = prev + wrap_sep(prev, tail, digits=False) + tail
+            i += 1
     return out

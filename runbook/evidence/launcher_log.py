@@ -28,6 +28,7 @@ from dataclasses import field
 from datetime import datetime
 
 from runbook.evidence import oom_message
+from runbook.evidence.framing import unwrap
 from runbook.evidence.oom_message import log_lines, strip_line
 from runbook.evidence.units import MAX_DIGITS, small_int
 from runbook.lazyre import lazy
@@ -273,9 +274,6 @@ _SRUN = lazy(
 )
 # slurmstepd logging through syslog names its node in its tag ("slurmstepd-midway2-0320: ").
 _STEPD_NODE = lazy(r"\bslurmstepd-([A-Za-z0-9][\w.-]*?):\s", needs="slurmstepd-")
-# Open MPI (mpirun/mpiexec; prterun in 5.x) names the first process it saw die by a signal:
-# "mpirun noticed that process rank 18596 with PID 1035144 on node b3168 exited on signal 9
-# (Killed)." The rank is the MPI rank, the node the host it ran on.
 # MPICH's Hydra (mpiexec) prints a block per process that ended badly: "=   RANK 6 PID 2447372
 # RUNNING AT node0009" (RANK is absent in some versions), then "=   KILLED BY SIGNAL: 9 (Killed)"
 # or "=   EXIT CODE: 9".
@@ -291,6 +289,15 @@ _OMPI_PROCESS = lazy(
     r"Process name:\s*\[(?:\[[^\]]*\]|[^\[\],\s]+),(\d{1,18}(?!\d))\]", needs="Process name:"
 )
 _OMPI_EXIT = lazy(r"Exit code:\s*(-?\d{1,18}(?!\d))", needs="Exit code:")
+# How a launcher log's lines start, for telling a terminal's cut from a new line: a line that
+# starts like this is never a cut line's tail. Sure starts: a stamp, a bracketed prefix, an
+# indented traceback line, a launcher's or a logger's tag, an upper-case tag ("WARNING:").
+_LINE_SURE = lazy(
+    r"^(?:\x1b\[[0-9;]*m|[ \t]*>[ \t]?)*(?:\s|\[|<\d|\d{4}-\d\d-\d\d|\d\d?:\d\d:\d\d|[A-Z][a-z]{2} [ \d]\d |[EWIF]\d{3,4} "
+    r"|(?:srun|slurmstepd[\w-]*|sbatch|mpirun|mpiexec|prterun|torchrun|Traceback|NCCL"
+    r"|RUNBOOK_INSTRUMENT)\b"
+    r"|[A-Z][A-Z_]+:|[\w.-]+:\s*\[)"
+)
 # Open MPI's text for a process that ended without MPI_Finalize, its node often on the next line:
 # "mpirun has exited due to process rank 1 with PID 4017 on\nnode clsockeyev1 exiting improperly."
 _OMPI_IMPROPER = lazy(
@@ -310,6 +317,9 @@ _SPAWN_EXITED = lazy(
     r"\bprocess (\d{1,18}(?!\d)) terminated with (?:exit code (-?\d{1,18}(?!\d))|signal (SIG[A-Z]+))",
     needs="terminated with",
 )
+# Open MPI (mpirun/mpiexec; prterun in 5.x) names the first process it saw die by a signal:
+# "mpirun noticed that process rank 18596 with PID 1035144 on node b3168 exited on signal 9
+# (Killed)." The rank is the MPI rank, the node the host it ran on.
 _OMPI_NOTICED = lazy(
     r"\b(?:mpirun|mpiexec|orterun|prterun) noticed that process rank (\d{1,18}(?!\d)) with PID "
     r"(\d{1,18}(?!\d)) on node (\S+?) exited on signal (\d{1,3})(?: \(([^)]*)\))?",
@@ -487,7 +497,10 @@ def scan_parts(
     report = LaunchReport()
     offset = 0
     for text, rank in parts:
-        raw = log_lines(text or "")
+        # A terminal's cut lines are joined again (an srun or watchdog line cut at 80 columns
+        # loses its task list or its time otherwise); an editor's re-flow is not: a launcher
+        # log's tracebacks and tables cannot be told from a re-flowed tail.
+        raw = unwrap(log_lines(text or ""), _LINE_SURE.search, reach=0)
         if rank is None:
             rank = _marker_rank(raw)
         _collect(report, raw, set(nodes or []), rank, offset)

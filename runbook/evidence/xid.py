@@ -265,6 +265,11 @@ _LOG_LINE_SURE = re.compile(_STAMP_START + ")")
 _LOG_LINE_START = re.compile(_STAMP_START + r"|[A-Za-z0-9][\w.-]*:\s)")
 
 
+def _NVRM_LINE(line: str) -> bool:  # noqa: N802 - a predicate that stands where a pattern does
+    """Only the driver's own lines take an editor's wrapped tail."""
+    return "NVRM" in line
+
+
 def parse(text: str, *, year_hint: int | None = None) -> KernelLog:
     """Every Xid event in a kernel log, in order. `year_hint` dates syslog stamps (no year).
 
@@ -275,10 +280,17 @@ def parse(text: str, *, year_hint: int | None = None) -> KernelLog:
     raw = (text or "").splitlines()
     readings = [
         _parse_lines(
-            unwrap(raw, _LOG_LINE_START.search, surely_starts=_LOG_LINE_SURE.search, cuts=cuts),
+            unwrap(
+                raw,
+                _LOG_LINE_START.search,
+                surely_starts=_LOG_LINE_SURE.search,
+                cuts=cuts,
+                min_cuts=2,
+                opens=_NVRM_LINE,
+            ),
             year_hint,
         )
-        for cuts in ((True, False) if terminal_width(raw) else (False,))
+        for cuts in ((True, False) if terminal_width(raw, 2) else (False,))
     ]
     return max(readings, key=_found)
 

@@ -603,15 +603,42 @@ def test_every_kernel_log_record_reads_the_same_hard_wrapped(rec, wrap):
     assert cc.CHECKS["xid"](dict(rec, text=WRAPS[wrap](rec["text"]))) == []
 
 
+def _recognisable_launcher_cuts():
+    from runbook.evidence.framing import terminal_width
+
+    for kind, rec in FRAMED:
+        for width in (80, 120):
+            cut = _terminal_wrap(rec["text"], width)
+            if kind == "launcher" and terminal_width(cut.split("\n")):
+                yield rec, width
+
+
+LAUNCH_CUTS = list(_recognisable_launcher_cuts())
+
+
+@pytest.mark.parametrize("rec, width", LAUNCH_CUTS, ids=[f"{r['id']}-{w}" for r, w in LAUNCH_CUTS])
+def test_a_launcher_log_cut_by_a_terminal_reads_the_same(rec, width):
+    from tests import corpus_checks as cc
+
+    # Where the cut can be told (three cut lines or more): an srun, slurmstepd or watchdog line
+    # cut at the terminal's width keeps its task list, node and time. A single cut line cannot
+    # be told from a line that happens to be the longest, and is read as it stands.
+    assert cc.CHECKS["launcher"](dict(rec, text=_terminal_wrap(rec["text"], width))) == []
+
+
 def test_unwrap_joins_cuts_and_wraps_but_never_a_line_that_starts_a_record():
     from runbook.evidence.framing import terminal_width, unwrap
 
     starts = lambda ln: ln.startswith("[")  # noqa: E731
-    cut = ["[1] " + "a" * 76, "bc", "[2] " + "b" * 76, "de"]
+    cut = ["[1] " + "a" * 76, "bc", "[2] " + "b" * 76, "de", "[3] " + "c" * 76, "fg"]
     assert terminal_width(cut) == 80 and unwrap(cut, starts) == [
         "[1] " + "a" * 76 + "bc",
         "[2] " + "b" * 76 + "de",
+        "[3] " + "c" * 76 + "fg",
     ]
+    # Two lines of one length in a short paste may be chance: a caller that reads both ways
+    # asks for two.
+    assert terminal_width(cut[:4]) is None and terminal_width(cut[:4], 2) == 80
     # Equal lines (the same message from every rank) look cut, but each starts a record.
     same = ["[0] NCCL watchdog timeout on rank 0 after 600000 ms, collective ALLREDUCE seq 9"] * 3
     assert unwrap(same, starts) == same
