@@ -483,6 +483,50 @@ def scan(
     )
 
 
+# Lines a launcher prints whole, each with text that shows where one starts: a line that starts
+# one but does not read whole was cut by a terminal or re-flowed by an editor (a single cut, which
+# unwrap cannot tell from a long line): it is read again with the next line joined, as printed or
+# with the space an editor dropped, and kept joined only if it then reads whole.
+_REJOIN = [
+    (lazy(r"\*\*\* (?:JOB|STEP) \S+ ON", needs="***"), _CANCELLED),
+    (lazy(r"\bs?run: error: ", needs="run: error: "), _SRUN),
+    (lazy(r"noticed that process", needs="noticed that process"), _OMPI_NOTICED),
+    (lazy(r"\bprocess \d{1,18} terminated\b", needs=" terminated"), _SPAWN_EXITED),
+    (lazy(r"\bDetected \d{1,18} oom", needs="Detected"), _STEPD_OOM),
+    (lazy(r"\bRank \d{1,18}\]", needs="Rank "), _WATCHDOG),
+    (lazy(r"failed \(exitcode: ", needs="failed (exitcode: "), _ELASTIC_ONE_LINE),
+    (lazy(r"sigkill_handler\]", needs="sigkill_handler]"), _DS_RETURN),
+    (lazy(r"Workers \(tasks / actors\) killed", needs="Workers (tasks"), _RAY_HOST_OOM),
+]
+REJOIN_LINES = 3  # an editor re-flows a 200-column line onto three or four
+
+
+def _rejoin(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    i, n = 0, len(lines)
+    while i < n:
+        ln = lines[i]
+        i += 1
+        cut_off = next(((a, p) for a, p in _REJOIN if a.search(ln) and not p.search(ln)), None)
+        start, whole = cut_off or (None, None)
+        tails: list[str] = []
+        while start is not None and len(tails) < REJOIN_LINES and i + len(tails) < n:
+            nxt = lines[i + len(tails)]
+            # A tail may look like a line of its own (an editor breaks before a timestamp); a
+            # line of the same kind is not a tail, and only a join that reads whole is kept.
+            if not nxt.strip() or start.search(nxt):
+                break
+            tails.append(nxt)
+            cut = ln.rstrip("\r") + "".join(t.rstrip("\r") for t in tails)
+            flowed = " ".join([ln.rstrip(), *(t.strip() for t in tails)])
+            joined = next((j for j in (cut, flowed) if whole is not None and whole.search(j)), None)
+            if joined is not None:
+                ln, i = joined, i + len(tails)
+                break
+        out.append(ln)
+    return out
+
+
 def scan_parts(
     parts: list[tuple[str, int | None]],
     *,
@@ -500,7 +544,7 @@ def scan_parts(
         # A terminal's cut lines are joined again (an srun or watchdog line cut at 80 columns
         # loses its task list or its time otherwise); an editor's re-flow is not: a launcher
         # log's tracebacks and tables cannot be told from a re-flowed tail.
-        raw = unwrap(log_lines(text or ""), _LINE_SURE.search, reach=0)
+        raw = _rejoin(unwrap(log_lines(text or ""), _LINE_SURE.search, reach=0))
         if rank is None:
             rank = _marker_rank(raw)
         _collect(report, raw, set(nodes or []), rank, offset)

@@ -603,27 +603,32 @@ def test_every_kernel_log_record_reads_the_same_hard_wrapped(rec, wrap):
     assert cc.CHECKS["xid"](dict(rec, text=WRAPS[wrap](rec["text"]))) == []
 
 
-def _recognisable_launcher_cuts():
-    from runbook.evidence.framing import terminal_width
-
-    for kind, rec in FRAMED:
-        for width in (80, 120):
-            cut = _terminal_wrap(rec["text"], width)
-            if kind == "launcher" and terminal_width(cut.split("\n")):
-                yield rec, width
-
-
-LAUNCH_CUTS = list(_recognisable_launcher_cuts())
+LAUNCH_CUTS = [(rec, w) for kind, rec in FRAMED if kind == "launcher" for w in (80, 120)]
 
 
 @pytest.mark.parametrize("rec, width", LAUNCH_CUTS, ids=[f"{r['id']}-{w}" for r, w in LAUNCH_CUTS])
 def test_a_launcher_log_cut_by_a_terminal_reads_the_same(rec, width):
     from tests import corpus_checks as cc
 
-    # Where the cut can be told (three cut lines or more): an srun, slurmstepd or watchdog line
-    # cut at the terminal's width keeps its task list, node and time. A single cut line cannot
-    # be told from a line that happens to be the longest, and is read as it stands.
+    # An srun, slurmstepd, Open MPI, spawn, watchdog or Ray line cut at the terminal's width keeps
+    # its task list, node and time: cut lines are joined where three or more tell the width, and
+    # a line that starts a launcher's line but does not read whole takes the lines after it.
     assert cc.CHECKS["launcher"](dict(rec, text=_terminal_wrap(rec["text"], width))) == []
+
+
+def test_a_launcher_line_re_flowed_by_an_editor_reads_whole():
+    text = (
+        "slurmstepd: error: *** JOB 602025 ON compute-2-4 CANCELLED AT\n"
+        "2017-07-12T15:20:54 DUE TO TIME LIMIT ***\n"
+    )
+    ff = launcher_log.scan(text).first_failure
+    assert (ff.kind, ff.node, ff.time) == ("time_limit", "compute-2-4", "2017-07-12T15:20:54")
+    text = "mpirun noticed that process rank 68 with PID 124424 on node node132 exited on\nsignal 9 (Killed).\n"
+    rep = launcher_log.scan(text)
+    assert rep.failing_ranks == [68] and rep.first_failure.signal == "SIGKILL"
+    # Two lines of one kind are two lines, however the first ends.
+    two = "srun: error: Unable to create step\nsrun: error: gpu-01: task 3: Out Of Memory\n"
+    assert [e.line for e in launcher_log.scan(two).events if e.source == "srun"] == [1]
 
 
 def test_unwrap_joins_cuts_and_wraps_but_never_a_line_that_starts_a_record():
