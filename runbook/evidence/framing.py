@@ -100,30 +100,29 @@ def unwrap(
     editor's wrap of lines that share a prefix leaves them all one length, as a cut would.
     `opens` (default `starts`) says which records may take an editor's wrapped lines: a cheap
     test there spares `starts` on every line of a long log."""
-    surely_starts = surely_starts or starts
-    opens = opens or starts
     width = terminal_width(lines, min_cuts) if cuts else None
-    if width is None:
-        return _unwrap_editor(lines, starts, reach, opens) if reach else lines
+    if width is not None:
+        lines = _join_cuts(lines, width, surely_starts or starts)
+    return _unwrap_editor(lines, starts, reach, opens or starts) if reach else lines
+
+
+def _join_cuts(lines: list[str], width: int, starts) -> list[str]:
+    """Every line a terminal cut at `width` joined to its tail as printed. A log of equal lines
+    (one message from every rank) looks cut at its width: a line that starts a record is never
+    taken for a tail."""
     out: list[str] = []
-    open_for = 0  # editor-wrapped lines the last record may still take
     for ln in lines:
         prev = out[-1].rstrip("\r") if out else ""
-        cut = width is not None and len(prev) > 0 and len(prev) % width == 0
-        # A log of equal lines (one message from every rank) looks cut at its width: a line that
-        # starts a record is never taken for a continuation.
-        if out and ln.strip() and not (surely_starts if cut else starts)(ln) and (cut or open_for):
-            tail = ln.lstrip()
-            out[-1] = prev + ln if cut else prev + wrap_sep(prev, tail, digits=False) + tail
-            open_for -= 0 if cut else 1
-            continue
-        out.append(ln)
-        open_for = reach if reach and ln.strip() and opens(ln) and starts(ln) else 0
+        if prev and len(prev) % width == 0 and ln.strip() and not starts(ln):
+            out[-1] = prev + ln
+        else:
+            out.append(ln)
     return out
 
 
 def _unwrap_editor(lines: list[str], starts, reach: int, opens) -> list[str]:
-    """unwrap() where nothing was cut: only a record `opens` accepts takes the lines after it."""
+    """Each record `opens` accepts joined to the at most `reach` lines after it that do not
+    start a record, with the space an editor's wrap dropped."""
     out: list[str] = []
     i, n = 0, len(lines)
     while i < n:

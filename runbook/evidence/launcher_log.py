@@ -352,6 +352,10 @@ _HOST_PREFIX = lazy(r"^([A-Za-z][\w.-]*):\s")
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 
 
+def _signal_name(signum: int) -> str:
+    return _SIGNALS.get(signum, f"signal {signum}")
+
+
 _TOO_LONG = lazy(rf"\d{{{MAX_DIGITS + 1}}}")
 
 # No job has more ranks than this (the largest runs are ~100k GPUs): ranks from a log beyond the
@@ -505,26 +509,30 @@ def _rejoin(lines: list[str]) -> list[str]:
     out: list[str] = []
     i, n = 0, len(lines)
     while i < n:
-        ln = lines[i]
-        i += 1
-        cut_off = next(((a, p) for a, p in _REJOIN if a.search(ln) and not p.search(ln)), None)
-        start, whole = cut_off or (None, None)
-        tails: list[str] = []
-        while start is not None and len(tails) < REJOIN_LINES and i + len(tails) < n:
-            nxt = lines[i + len(tails)]
-            # A tail may look like a line of its own (an editor breaks before a timestamp); a
-            # line of the same kind is not a tail, and only a join that reads whole is kept.
-            if not nxt.strip() or start.search(nxt):
-                break
-            tails.append(nxt)
-            cut = ln.rstrip("\r") + "".join(t.rstrip("\r") for t in tails)
-            flowed = " ".join([ln.rstrip(), *(t.strip() for t in tails)])
-            joined = next((j for j in (cut, flowed) if whole is not None and whole.search(j)), None)
-            if joined is not None:
-                ln, i = joined, i + len(tails)
-                break
+        ln, i = lines[i], i + 1
+        hit = next(((a, p) for a, p in _REJOIN if a.search(ln) and not p.search(ln)), None)
+        if hit is not None:
+            ln, used = _read_whole(ln, lines[i : i + REJOIN_LINES], *hit)
+            i += used
         out.append(ln)
     return out
+
+
+def _read_whole(ln: str, after: list[str], start, whole) -> tuple[str, int]:
+    """`ln` joined with the fewest of the lines `after` it that make it read whole by `whole`
+    (as a terminal cut it, or as an editor re-flowed it), and how many it took: `ln` and 0 where
+    none do. A tail may look like a line of its own (an editor breaks before a timestamp); a
+    line of the same kind (`start`) is not a tail."""
+    for k, nxt in enumerate(after, 1):
+        if not nxt.strip() or start.search(nxt):
+            break
+        tails = after[:k]
+        cut = ln.rstrip("\r") + "".join(t.rstrip("\r") for t in tails)
+        flowed = " ".join([ln.rstrip(), *(t.strip() for t in tails)])
+        for joined in (cut, flowed):
+            if whole.search(joined):
+                return joined, k
+    return ln, 0
 
 
 def scan_parts(
@@ -542,8 +550,9 @@ def scan_parts(
     offset = 0
     for text, rank in parts:
         # A terminal's cut lines are joined again (an srun or watchdog line cut at 80 columns
-        # loses its task list or its time otherwise); an editor's re-flow is not: a launcher
-        # log's tracebacks and tables cannot be told from a re-flowed tail.
+        # loses its task list or its time otherwise). An editor's re-flow is undone only for a
+        # launcher's own lines (_rejoin): a traceback's or a table's lines cannot be told from
+        # a re-flowed tail.
         raw = _rejoin(unwrap(log_lines(text or ""), _LINE_SURE.search, reach=0))
         if rank is None:
             rank = _marker_rank(raw)
@@ -818,7 +827,7 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
                     rank=int(m.group(1)) if m.group(1) else None,
                     node=m.group(3),
                     time=when,
-                    signal=_SIGNALS.get(signum, f"signal {signum}") if signum is not None else None,
+                    signal=_signal_name(signum) if signum is not None else None,
                     exit_code=status,
                     detail=f"MPICH Hydra: pid {m.group(2)} on {m.group(3)} ended badly"
                     + (f" (signal {signum})" if signum is not None else "")
@@ -863,10 +872,8 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
             )
             continue
         if m := _OMPI_IMPROPER.search(line):
-            node = m.group(3)
-            if node is None and i + 1 < len(stripped):
-                nx = _OMPI_IMPROPER_NODE.search(stripped[i + 1])
-                node = nx.group(1) if nx else None
+            nx = None if m.group(3) else _next_lines(stripped, i, _OMPI_IMPROPER_NODE, reach=1)
+            node = m.group(3) or (nx.group(1) if nx else None)
             events.append(
                 RankEvent(
                     kind=EXIT,
@@ -888,7 +895,7 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
                     rank=int(m.group(1)),
                     node=m.group(3),
                     time=when,
-                    signal=_SIGNALS.get(signum, f"signal {signum}"),
+                    signal=_signal_name(signum),
                     detail=f"Open MPI: rank {m.group(1)} (pid {m.group(2)}) exited on signal "
                     f"{signum}" + (f" ({m.group(5)})" if m.group(5) else ""),
                     source="mpirun",

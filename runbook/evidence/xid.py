@@ -265,7 +265,7 @@ _LOG_LINE_SURE = re.compile(_STAMP_START + ")")
 _LOG_LINE_START = re.compile(_STAMP_START + r"|[A-Za-z0-9][\w.-]*:\s)")
 
 
-def _NVRM_LINE(line: str) -> bool:  # noqa: N802 - a predicate that stands where a pattern does
+def _driver_line(line: str) -> bool:
     """Only the driver's own lines take an editor's wrapped tail."""
     return "NVRM" in line
 
@@ -286,7 +286,7 @@ def parse(text: str, *, year_hint: int | None = None) -> KernelLog:
                 surely_starts=_LOG_LINE_SURE.search,
                 cuts=cuts,
                 min_cuts=2,
-                opens=_NVRM_LINE,
+                opens=_driver_line,
             ),
             year_hint,
         )
