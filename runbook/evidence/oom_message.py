@@ -191,7 +191,8 @@ _ANCHORS: list[tuple[str, LazyPattern]] = [
         "expandable_segments",
         "mapping",
     ),
-    _anchor("caching", r"\b(?P<dev>CUDA|HIP|XPU)\s*out\s*of\s*memory\b(?!')", "memory"),
+    # "out of the memory": how people retype it.
+    _anchor("caching", r"\b(?P<dev>CUDA|HIP|XPU)\s*out\s*of\s*(?:the\s*)?memory\b(?!')", "memory"),
     # Any case: people retype the message ("cuda out of memory, tried to allocate 50MiB(GPU 0;");
     # a size and "(GPU" after it keep prose out.
     _anchor(
@@ -287,6 +288,13 @@ _F = {
     "nccl_gpu": lazy(r"\S+:\d{1,18}(?!\d):\d{1,18}(?!\d)\s*\[(\d{1,18}(?!\d))\]"),
     "nccl_rank": lazy(r"from\s*rank\s*(\d{1,18}(?!\d))", needs="rank"),
     "over_1eb": lazy(r"more\s*than\s*1\s*EB", re.IGNORECASE, needs=("than", "eb")),
+    # What only the sentence format (PyTorch >= 2.1) says: its first sentence ends at the size
+    # ("Tried to allocate 20.00 MiB. GPU 0 has"), where the old one goes on " (GPU 0; ...".
+    "sentences": lazy(
+        r"allocate\s*" + SIZE + r"\.|has\s*a\s*total\s*capac|Of\s*the\s*allocated\s*memory|"
+        r"memory\s*in\s*use|but\s*unallocated|expandable_segments",
+        re.IGNORECASE,
+    ),
 }
 # The hint of PyTorch >= 1.10 names an allocator setting (max_split_size_mb, later
 # PYTORCH_CUDA_ALLOC_CONF=expandable_segments): proof that the job's PyTorch has them.
@@ -414,6 +422,12 @@ class _Joined:
         return lo
 
 
+# Markdown emphasis and inline code a person puts around a figure ("this process has
+# **17179869184.00 GiB** memory in use") are no part of any OOM message: blanked, not removed,
+# so every offset into the joined text still points at the same character of its line.
+_MARKUP_BLANK = str.maketrans({"*": " ", "`": " "})
+
+
 def _join(stripped: list[tuple[str, int | None]], glue: bool) -> _Joined:
     parts, starts, ranks, pos = [], [], [], 0
     for i, (text, rank) in enumerate(stripped):
@@ -423,7 +437,7 @@ def _join(stripped: list[tuple[str, int | None]], glue: bool) -> _Joined:
             pos += len(sep)
         starts.append(pos)
         ranks.append(rank)
-        parts.append(text)
+        parts.append(text.translate(_MARKUP_BLANK))
         pos += len(text)
     return _Joined("".join(parts), starts, ranks)
 
@@ -486,7 +500,6 @@ def _parse_window(family: str, m: re.Match, window: str, line_ends: frozenset[in
                 # titles are, still tells nothing).
                 f["allocator_conf"] = False
         else:
-            f["allocator_conf"] = True
             if gt := _gpu_total(window, sizes):
                 f["gpu"], f["total_mib"] = gt
             f["free_mib"] = _mib("new_free", window, sizes)
@@ -497,6 +510,12 @@ def _parse_window(family: str, m: re.Match, window: str, line_ends: frozenset[in
             for pid, mib in _other_processes(window, sizes):
                 f.setdefault("other_process_pids", []).append(pid)
                 f.setdefault("other_process_mib", []).append(mib)
+            if _F["sentences"].search(window):
+                f["allocator_conf"] = True  # the sentence format is PyTorch >= 2.1's
+            else:
+                # Only the first sentence ("CUDA out of memory. Tried to allocate 20.00 MiB"):
+                # both formats start so. Which one, _read guesses from the exception name.
+                f["format_guess"] = True
         f["limit_mib"] = _mib("allowed", window, sizes)
         if _F["over_1eb"].search(window[:200]):
             f["family"] = "over_1eb"
@@ -580,6 +599,12 @@ def _read(lines: list[str], stripped, glue: bool) -> list[OomMessage]:
         exc = _EXCEPTION_RE.search(before)
         if exc is None and first > 0 and not before.strip():
             exc = _EXCEPTION_RE.search(stripped[first - 1][0])  # "Exception has occurred: X"
+        if fields.pop("format_guess", False) and fields["format"] == "new":
+            # PyTorch raised RuntimeError until 1.13 and the sentence format came with 2.1; a
+            # torch.*OutOfMemoryError is most often the sentence format's. With no name at all
+            # the text does not tell; the old format's years left far more such pastes.
+            named = exc.group(1) if exc else ""
+            fields["format"] = "new" if named.startswith("torch.") else "old"
         last = max(_last_message_line(stripped, first, last), j.line_of(merged_end - 1))
         text_lines = lines[first : min(last + 1, first + 40)]
         out.append(

@@ -520,6 +520,59 @@ def test_a_message_retyped_in_lower_case_is_read_by_its_size_and_gpu():
     assert parse_all("the trainer tried to allocate more (gpu 0 was busy)") == []
 
 
+@pytest.mark.parametrize("mark", ["**", "*", "`", "__"])
+def test_markup_around_a_figure_does_not_hide_it(mark):
+    # seamless_communication#341's shape: the reporter put the absurd figure in bold.
+    figure = f"{mark}17179869184.00 GiB{mark}" if mark != "__" else "17179869184.00 GiB"
+    text = (
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 318.00 MiB. GPU 0 has "
+        "a total capacty of 6.00 GiB of which 0 bytes is free. Including non-PyTorch memory, this "
+        f"process has {figure} memory in use. Of the allocated memory 5.00 GiB is allocated by "
+        "PyTorch, and 271.88 MiB is reserved by PyTorch but unallocated."
+    )
+    (m,) = parse_all(text)
+    assert m.this_process_mib == 17179869184.0 * 1024 and m.allocated_by_pytorch_mib == 5120.0
+    assert m.text == text  # the message is quoted as written, markup and all
+
+
+def test_a_message_retyped_with_out_of_the_memory_is_read():
+    (m,) = parse_all("RuntimeError: CUDA out of the memory. Tried to allocate 360.00 MiB")
+    assert (m.family, m.tried_mib, m.format) == ("caching", 360.0, "old")
+    # "out of the memory" in prose, with no device before it, is no message.
+    assert parse_all("the job ran out of the memory it was given") == []
+
+
+@pytest.mark.parametrize(
+    "text, fmt, conf",
+    [
+        # Only the first sentence: both formats start so. The exception name is the evidence.
+        ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB", "old", None),
+        ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB", "new", None),
+        ("threw `CUDA out of memory. Tried to allocate 20.00 MiB`.", "old", None),
+        # The sentence format's first sentence ends at the size; a title cut there still says so.
+        (
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 32.00 MiB. GP",
+            "new",
+            True,
+        ),
+        (
+            "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of",
+            "new",
+            True,
+        ),
+        # The old format's " (GPU 0;" settles it whatever the exception.
+        (
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 4",
+            "old",
+            None,
+        ),
+    ],
+)
+def test_a_first_sentence_alone_claims_no_format_it_cannot_see(text, fmt, conf):
+    (m,) = parse_all(text)
+    assert (m.format, m.allocator_conf) == (fmt, conf)
+
+
 # -- every record, framed the ways outputs are passed on -----------------------------------------
 def _framed_cases():
     from tests import corpus_checks as cc
