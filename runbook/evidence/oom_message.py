@@ -214,6 +214,15 @@ _ANCHORS: list[tuple[str, LazyPattern]] = [
         "memory",
     ),
     _anchor("cuda_error", r"CUDA\s*error\s*:\s*out\s*of\s*memory", "CUDA", "error"),
+    # C++ libraries that report the CUDA runtime's error string: CTranslate2 (faster-whisper,
+    # WhisperX) "CUDA failed with error out of memory", spconv's tensorview "cuda failed with
+    # error 2 out of memory".
+    _anchor(
+        "cuda_error",
+        r"CUDA\s*failed\s*with\s*error\s*(?:\d{1,4}\s*)?out\s*of\s*memory",
+        "failed",
+        flags=re.IGNORECASE,
+    ),
     _anchor("cublas", r"CUBLAS_STATUS_ALLOC_FAILED", "CUBLAS_STATUS_ALLOC_FAILED"),
     _anchor(
         "nccl",
@@ -266,6 +275,8 @@ _SIZED: dict[str, tuple[str, str, bool]] = {
     # The sentence's own words, whatever precedes them: authors elide ("... 73.15 GiB is
     # allocated by PyTorch ...") and wrap.
     "new_allocated": ("", "is allocated by pytorch", False),
+    # The same figure by the words that open its sentence, for a paste cut before its end.
+    "new_allocated_head": ("of the allocated memory", "", False),
     "new_unallocated": ("", "is reserved by pytorch but unallocated", False),
     # A paste can stop right after the size ("this process has 39.23 GiB").
     "this_process": ("this process has", "", False),
@@ -284,7 +295,10 @@ _SIZED_WORDS = {k: ("".join(b.split()), "".join(a.split()), w) for k, (b, a, w) 
 
 _F = {
     # Retyped on a CJK keyboard the punctuation comes full width: "(GPU 0；".
-    "old_gpu": lazy(r"[(（]\s*GPU\s*(\d{1,18}(?!\d))\s*[;；]", re.IGNORECASE, needs="gpu"),
+    # "GPU N;" is the old format's whatever opens it: retyped, the parenthesis can go missing.
+    "old_gpu": lazy(
+        r"(?<![A-Za-z])[(（]?\s*GPU\s*(\d{1,18}(?!\d))\s*[;；]", re.IGNORECASE, needs="gpu"
+    ),
     "nccl_gpu": lazy(r"\S+:\d{1,18}(?!\d):\d{1,18}(?!\d)\s*\[(\d{1,18}(?!\d))\]"),
     "nccl_rank": lazy(r"from\s*rank\s*(\d{1,18}(?!\d))", needs="rank"),
     "over_1eb": lazy(r"more\s*than\s*1\s*EB", re.IGNORECASE, needs=("than", "eb")),
@@ -442,6 +456,20 @@ def _join(stripped: list[tuple[str, int | None]], glue: bool) -> _Joined:
     return _Joined("".join(parts), starts, ranks)
 
 
+_THEN_TRIED = lazy(r"[\s.,:;`'\"*]*Tried\s*to\s*allocate", re.IGNORECASE, needs="allocate")
+_PROSE_BEFORE = lazy(r"[a-z]{2,}\s+$")
+
+
+def _named_in_prose(j: _Joined, start: int, end: int) -> bool:
+    """ "If you encounter CUDA out of memory, try to set --tile" (Real-ESRGAN's advice after every
+    message): the words in a sentence, not a message. A message goes on to "Tried to allocate";
+    one cut there is a title or a log line, never the object of a lower-case word."""
+    if _THEN_TRIED.match(j.text, end, end + 60):
+        return False
+    line_start = j.starts[j.line_of(start)]
+    return _PROSE_BEFORE.search(j.text, line_start, start) is not None
+
+
 def _find_anchors(j: _Joined) -> list[list]:
     """[start, family, match, end of the last anchor merged into it], in text order."""
     found = []
@@ -451,6 +479,8 @@ def _find_anchors(j: _Joined) -> list[list]:
     found.sort(key=lambda a: a[0])
     kept: list[list] = []
     for pos, family, m in found:
+        if family == "caching" and _named_in_prose(j, pos, m.end()):
+            continue
         if kept:
             ppos, pfamily, pm, _ = kept[-1]
             # The same message matched by two caching anchors ("CUDA out of memory. Tried to
@@ -504,6 +534,8 @@ def _parse_window(family: str, m: re.Match, window: str, line_ends: frozenset[in
                 f["gpu"], f["total_mib"] = gt
             f["free_mib"] = _mib("new_free", window, sizes)
             f["allocated_by_pytorch_mib"] = _mib("new_allocated", window, sizes)
+            if f["allocated_by_pytorch_mib"] is None:
+                f["allocated_by_pytorch_mib"] = _mib("new_allocated_head", window, sizes)
             f["reserved_unallocated_mib"] = _mib("new_unallocated", window, sizes)
             f["this_process_mib"] = _mib("this_process", window, sizes)
             f["private_pools_mib"] = _mib("private_pools", window, sizes)

@@ -542,6 +542,51 @@ def test_a_message_retyped_with_out_of_the_memory_is_read():
     assert parse_all("the job ran out of the memory it was given") == []
 
 
+def test_an_application_naming_the_error_in_prose_adds_no_message():
+    # Real-ESRGAN prints its advice after every message.
+    text = (
+        "Error CUDA out of memory. Tried to allocate 1.34 GiB (GPU 0; 3.94 GiB total capacity; "
+        "2.23 GiB already allocated; 479.00 MiB free; 2.38 GiB reserved in total by PyTorch)\n"
+        "If you encounter CUDA out of memory, try to set --tile with a smaller number."
+    )
+    (m,) = parse_all(text)
+    assert (m.tried_mib, m.free_mib) == (1.34 * 1024, 479.0)
+    # A message cut after its first words is still one when nothing reads as prose before it.
+    assert [m.family for m in parse_all("RuntimeError: CUDA out of memory")] == ["caching"]
+    assert parse_all("Getting CUDA out of memory when training on two GPUs") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: CUDA failed with error out of memory",  # CTranslate2
+        "cuda failed with error 2 out of memory. use CUDA_LAUNCH_BLOCKING=1",  # spconv
+    ],
+)
+def test_a_librarys_cuda_error_string_is_a_runtime_oom(text):
+    (m,) = parse_all(text)
+    assert (m.family, m.format, m.tried_mib) == ("cuda_error", "cuda_runtime", None)
+
+
+def test_a_sentence_cut_before_its_end_keeps_the_figure_its_opening_words_name():
+    text = (
+        "CUDA out of memory. Tried to allocate 28.00 MiB. GPU 1 has a total capacity of 8.00 GiB "
+        "of which 0 bytes is free. Of the allocated memory 6.93 GiB is alloca"
+    )
+    (m,) = parse_all(text)
+    assert (m.gpu, m.allocated_by_pytorch_mib, m.free_mib) == (1, 6.93 * 1024, 0.0)
+
+
+def test_old_format_retyped_without_its_parenthesis_keeps_the_gpu():
+    text = (
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB \n"
+        "GPU 3; 8.00 GiB total capacity; 7.20 GiB already allocated; 0 bytes free; 7.30 GiB "
+        "reserved in total by PyTorch"
+    )
+    (m,) = parse_all(text)
+    assert (m.format, m.gpu, m.total_mib, m.free_mib) == ("old", 3, 8192.0, 0.0)
+
+
 @pytest.mark.parametrize(
     "text, fmt, conf",
     [

@@ -3011,4 +3011,602 @@ OOM = [
         "resolution": "not resolved in the excerpt (Windows, RTX 3090: OOM only with DataLoader num_workers=8)",
         "notes": "5.75 GiB free for a 90 MiB request on Windows",
     },
+    {
+        "id": "own-oom-197",
+        "url": "https://github.com/eriklindernoren/PyTorch-YOLOv3/issues/317",
+        "format": "old",
+        "text": "After pytorch was upgraded to 1.1, the error  of `RuntimeError: CUDA out of memory. "
+        "Tried to allocate 12.93 GiB (GPU 0; 5.00 GiB total capacity; 1.44 GiB already "
+        "allocated; 2.31 GiB free; 6.04 MiB cached)`was reported at the beginning of training",
+        "raw": {
+            "tried": "12.93 GiB",
+            "gpu": 0,
+            "total": "5.00 GiB",
+            "allocated": "1.44 GiB",
+            "free": "2.31 GiB",
+            "cached": "6.04 MiB",
+        },
+        "resolution": "reporter: 'Yeah, I lowered batch size and it was solved' (large images)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "a 12.93 GiB request on a 5 GiB card, in backquotes glued to the next word",
+    },
+    {
+        "id": "own-oom-198",
+        "url": "https://github.com/escontra/gauss_gym/issues/11",
+        "format": "new",
+        "text": "`torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.63 GiB. GPU 0 "
+        "has a total capacty of 44.31 GiB of which 4.63 GiB is free. Including non-PyTorch "
+        "memory, this process has 39.67 GiB memory in use. Of the allocated memory 35.84 GiB "
+        "is allocated by PyTorch, and 3.27 GiB is reserved by PyTorch but unallocated. If "
+        "reserved but unallocated memory is large try setting max_split_size_mb to avoid "
+        "fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF`",
+        "raw": {
+            "tried": "4.63 GiB",
+            "gpu": 0,
+            "total": "44.31 GiB",
+            "free": "4.63 GiB",
+            "this_process": "39.67 GiB",
+            "allocated": "35.84 GiB",
+            "unallocated": "3.27 GiB",
+        },
+        "resolution": "maintainer: gsplat's mcmc strategy lets the number of gaussians grow without "
+        "bound; reporter: 'It works for me' after disabling it (30k iterations)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "L40 after 20% of training; free printed equal to the request; a 3.27 GiB pool "
+        "beside it; the confirmed fix capped the model's growth",
+    },
+    {
+        "id": "own-oom-199",
+        "url": "https://github.com/bmaltais/kohya_ss/issues/3329",
+        "format": "old",
+        "text": '"cuda out of memory. tried to allocate 30.00 mib (gpu 0; 8.00 gib total capacity; '
+        "7.04 gib already allocated; 0 bytes free; 7.28 gib reserved in total by pytorch) if "
+        "reserved memory is >> allocated memory try setting max_split_size_mb to avoid "
+        'fragmentation. see documentation for memory management and pytorch_cuda_alloc_conf"',
+        "raw": {
+            "tried": "30.00 mib",
+            "gpu": 0,
+            "total": "8.00 gib",
+            "allocated": "7.04 gib",
+            "free": "0 bytes",
+            "reserved_total": "7.28 gib",
+        },
+        "resolution": "a commenter: turn on gradient checkpointing and cache text encoder outputs "
+        "(SDXL LoRA on an 8 GB card); not confirmed",
+        "notes": "the whole message in lower case, units too ('mib', 'gib'), in double quotes: not as PyTorch prints it (retyped by hand, or lowered by a tool)",
+    },
+    {
+        "id": "own-oom-200",
+        "url": "https://github.com/bmaltais/kohya_ss/issues/745",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 3.20 GiB (GPU 0; 10.76 GiB total "
+        "capacity; 3.22 GiB already allocated; 3.18 GiB free; 3.28 GiB reserved in total by "
+        "PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to "
+        "avoid fragmentation.  See documentation for Memory Management and "
+        "PYTORCH_CUDA_ALLOC_CONF\n"
+        "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 45737 closing "
+        "signal SIGTERM\n"
+        "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 45738 closing "
+        "signal SIGTERM",
+        "raw": {
+            "tried": "3.20 GiB",
+            "gpu": 0,
+            "total": "10.76 GiB",
+            "allocated": "3.22 GiB",
+            "free": "3.18 GiB",
+            "reserved_total": "3.28 GiB",
+        },
+        "resolution": "not resolved in the excerpt (DDP's reducer buckets at start-up, 3.20 GiB asked "
+        "with 3.18 GiB free)",
+        "notes": "torchrun's SIGTERM lines to the sibling ranks after it",
+    },
+    {
+        "id": "own-oom-201",
+        "url": "https://github.com/nerfstudio-project/nerfstudio/issues/1033",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 840.00 MiB (GPU 0; 5.81 GiB "
+        "total capacity; 2.06 GiB already allocated; 746.25 MiB free; 3.36 GiB reserved in "
+        "total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation. See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "840.00 MiB",
+            "gpu": 0,
+            "total": "5.81 GiB",
+            "allocated": "2.06 GiB",
+            "free": "746.25 MiB",
+            "reserved_total": "3.36 GiB",
+        },
+        "resolution": "maintainer: LPIPS needs memory, or lower "
+        "--pipeline.datamanager.train-num-rays-per-batch; reporter: even 1 fails the "
+        "same; not resolved",
+        "notes": "a 1.30 GiB pool plus 746 MiB free against an 840 MiB request",
+    },
+    {
+        "id": "own-oom-202",
+        "url": "https://github.com/speechbrain/speechbrain/issues/1850",
+        "format": "old",
+        "text": "`RuntimeError: CUDA out of memory. Tried to allocate 212.00 MiB (GPU 0; 23.70 GiB "
+        "total capacity; 21.03 GiB already allocated; 96.81 MiB free; 22.07 GiB reserved in "
+        "total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF`",
+        "raw": {
+            "tried": "212.00 MiB",
+            "gpu": 0,
+            "total": "23.70 GiB",
+            "allocated": "21.03 GiB",
+            "free": "96.81 MiB",
+            "reserved_total": "22.07 GiB",
+        },
+        "resolution": "maintainer: gradient checkpointing; reporter: still OOM at batch size 1 with "
+        "the first change (not resolved in the excerpt)",
+        "notes": "SepFormer on an RTX 3090 at batch size 1; a 1.04 GiB pool above the 212 MiB request",
+    },
+    {
+        "id": "own-oom-203",
+        "url": "https://github.com/CosmiQ/solaris/issues/217",
+        "format": "old",
+        "text": "With a batch size of 10, the following error pops up:\n"
+        "> RuntimeError: CUDA out of memory. Tried to allocate 564.00 MiB (GPU 0; 2.00 GiB "
+        "total capacity; 709.95 MiB already allocated; 547.37 MiB free; 34.05 MiB cached)",
+        "raw": {
+            "tried": "564.00 MiB",
+            "gpu": 0,
+            "total": "2.00 GiB",
+            "allocated": "709.95 MiB",
+            "free": "547.37 MiB",
+            "cached": "34.05 MiB",
+        },
+        "resolution": "reporter: 'the problem actually does seem to be the lack of memory of my "
+        "machine'; a smaller random-crop size in the augmentation config fixed it",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "the first of three messages in the post (batch 10), quoted with '> '; 17 MiB short "
+        "on a 2 GiB card",
+    },
+    {
+        "id": "own-oom-204",
+        "url": "https://github.com/XPixelGroup/BasicSR/issues/194",
+        "format": "old",
+        "text": "here's my output:\n"
+        "`CUDA out of memory. Tried to allocate 1.48 GiB (GPU 0; 8.00 GiB total capacity; "
+        "2.60 GiB already allocated; 282.65 MiB free; 3.32 GiB cached)`",
+        "raw": {
+            "tried": "1.48 GiB",
+            "gpu": 0,
+            "total": "8.00 GiB",
+            "allocated": "2.60 GiB",
+            "free": "282.65 MiB",
+            "cached": "3.32 GiB",
+        },
+        "resolution": "reporter: even batch size 1 failed; 'the problem was that i wasnt using tiles "
+        "and full res frames' (input size)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "a 3.32 GiB cached pool, more than twice the request, under a PyTorch too old for "
+        "any allocator setting",
+    },
+    {
+        "id": "own-oom-205",
+        "url": "https://github.com/karpathy/nanoGPT/pull/236",
+        "format": "old",
+        "text": "```\n"
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB \n"
+        "GPU 0; 8.00 GiB total capacity; 7.20 GiB already allocated; 0 bytes free; 7.30 GiB "
+        "reserved in total by PyTorch\n"
+        "If reserved memory is >> allocated memory try setting max_split_size_mb to avoid "
+        "fragmentation.  \n"
+        "See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF\n"
+        "```",
+        "raw": {
+            "tried": "20.00 MiB",
+            "gpu": 0,
+            "total": "8.00 GiB",
+            "allocated": "7.20 GiB",
+            "free": "0 bytes",
+            "reserved_total": "7.30 GiB",
+        },
+        "resolution": "the author: the loaded checkpoint stayed on the GPU after load_state_dict; "
+        "setting checkpoint = None 'resolves the issue for me' (merged)",
+        "confirmed": True,
+        "label": "leak",
+        "notes": "retyped over four lines with the parentheses of '(GPU 0; ...)' dropped",
+    },
+    {
+        "id": "own-oom-206",
+        "url": "https://github.com/openvinotoolkit/nncf/issues/204",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 11.78 GiB "
+        "total capacity; 46.62 MiB already allocated; 12.38 MiB free; 58.00 MiB reserved in "
+        "total by PyTorch)",
+        "raw": {
+            "tried": "20.00 MiB",
+            "gpu": 0,
+            "total": "11.78 GiB",
+            "allocated": "46.62 MiB",
+            "free": "12.38 MiB",
+            "reserved_total": "58.00 MiB",
+        },
+        "resolution": "not resolved in the excerpt (raised inside torch.load while loading a "
+        "checkpoint)",
+        "notes": "PyTorch holds 58 MiB of an 11.78 GiB card that has 12 MiB free: something else "
+        "holds the card",
+    },
+    {
+        "id": "own-oom-207",
+        "url": "https://github.com/hiyouga/LlamaFactory/issues/182",
+        "format": "old",
+        "text": "`torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 50.00 MiB (GPU "
+        "0; 31.75 GiB total capacity; 5.22 GiB already allocated; 44.69 MiB free; 5.22 GiB "
+        "reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF`",
+        "raw": {
+            "tried": "50.00 MiB",
+            "gpu": 0,
+            "total": "31.75 GiB",
+            "allocated": "5.22 GiB",
+            "free": "44.69 MiB",
+            "reserved_total": "5.22 GiB",
+        },
+        "resolution": "reporter (translated): solved; the CUDA_VISIBLE_DEVICES=5 typed at the prompt "
+        "had been overridden by later commands, so the job ran on GPU 0, which other "
+        "work filled",
+        "confirmed": True,
+        "label": "co_tenant",
+        "notes": "PyTorch holds 5.22 GiB of a 31.75 GiB card with 45 MiB free",
+    },
+    {
+        "id": "own-oom-208",
+        "url": "https://github.com/he-y/filter-pruning-geometric-median/issues/20",
+        "format": "old",
+        "text": "`RuntimeError: CUDA out of memory. Tried to allocate 392.00 MiB (GPU 0; 11.90 GiB "
+        "total capacity; 11.34 GiB already allocated; 18.94 MiB free; 579.50 KiB cached)`",
+        "raw": {
+            "tried": "392.00 MiB",
+            "gpu": 0,
+            "total": "11.90 GiB",
+            "allocated": "11.34 GiB",
+            "free": "18.94 MiB",
+            "cached": "579.50 KiB",
+        },
+        "resolution": "maintainer: reduce the batch size; reporter: 'After setting the batch size to "
+        "128 or lower The program can run regularly'",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "ResNet-50 on ImageNet",
+    },
+    {
+        "id": "own-oom-209",
+        "url": "https://github.com/lowfuel/progrockdiffusion/issues/23",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 1.88 GiB (GPU 0; 24.00 GiB total "
+        "capacity; 7.97 GiB already allocated; 9.14 GiB free; 12.15 GiB reserved in total by "
+        "PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to "
+        "avoid fragmentation.  See documentation for Memory Management and "
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "1.88 GiB",
+            "gpu": 0,
+            "total": "24.00 GiB",
+            "allocated": "7.97 GiB",
+            "free": "9.14 GiB",
+            "reserved_total": "12.15 GiB",
+        },
+        "resolution": "maintainer: lower the resolution in steps of 64; reporter: 'lowering the "
+        "resolution did work for me' (1920x1080 on a 3090, Windows)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "9.14 GiB free against a 1.88 GiB request on Windows: the numbers do not show the "
+        "shortfall",
+    },
+    {
+        "id": "own-oom-210",
+        "url": "https://github.com/rbbrdckybk/ai-art-generator/issues/3",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 512.00 MiB (GPU 0; 23.69 GiB "
+        "total capacity; 20.71 GiB already allocated; 187.50 MiB free; 20.78 GiB reserved in "
+        "total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "512.00 MiB",
+            "gpu": 0,
+            "total": "23.69 GiB",
+            "allocated": "20.71 GiB",
+            "free": "187.50 MiB",
+            "reserved_total": "20.78 GiB",
+        },
+        "resolution": "another user: a lower resolution worked; reporter: 'the lowest I tried was "
+        "720x720 and it worked fine'",
+        "confirmed": True,
+        "label": "true_oom",
+    },
+    {
+        "id": "own-oom-211",
+        "url": "https://github.com/mapillary/seamseg/issues/19",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 5; 10.92 GiB total "
+        "capacity; 6.01 GiB already allocated; 1.74 GiB free; 2.62 GiB cached). ",
+        "raw": {
+            "tried": "2.00 GiB",
+            "gpu": 5,
+            "total": "10.92 GiB",
+            "allocated": "6.01 GiB",
+            "free": "1.74 GiB",
+            "cached": "2.62 GiB",
+        },
+        "resolution": "maintainer: the paper used 32 GB V100s; lower longest_max_size and "
+        "random_scale on 16 GB; not confirmed",
+        "notes": "GPU 5 of 8; a 2.62 GiB cached pool plus 1.74 GiB free against a 2 GiB request, "
+        "under a PyTorch with no allocator settings",
+    },
+    {
+        "id": "own-oom-212",
+        "url": "https://github.com/yyliu01/RPL/issues/14",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 602.00 MiB (GPU 0; 5.70 GiB "
+        "total capacity; 2.97 GiB already allocated; 340.50 MiB free; 3.57 GiB reserved in "
+        "total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "602.00 MiB",
+            "gpu": 0,
+            "total": "5.70 GiB",
+            "allocated": "2.97 GiB",
+            "free": "340.50 MiB",
+            "reserved_total": "3.57 GiB",
+        },
+        "resolution": "maintainer: a bigger GPU or lower-resolution images (inference); not confirmed",
+    },
+    {
+        "id": "own-oom-213",
+        "url": "https://github.com/CompVis/stable-diffusion/issues/296",
+        "format": "old",
+        "text": "```\n"
+        "CUDA out of memory. Tried to allocate 1.50 GiB (GPU 0; 11.77 GiB total capacity; "
+        "8.62 GiB already allocated; 723.12 MiB free; 8.74 GiB reserved in total by PyTorch) "
+        "If reserved memory is >> allocated memory try setting max_split_size_mb to avoid "
+        "fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF\n"
+        "```",
+        "raw": {
+            "tried": "1.50 GiB",
+            "gpu": 0,
+            "total": "11.77 GiB",
+            "allocated": "8.62 GiB",
+            "free": "723.12 MiB",
+            "reserved_total": "8.74 GiB",
+        },
+        "resolution": "commenters: close other GPU users (browser hardware acceleration), lower the "
+        "resolution, model.half(); not confirmed",
+        "notes": "PyTorch holds 8.74 GiB of 11.77 GiB with 723 MiB free: about 2.3 GiB held outside "
+        "it",
+    },
+    {
+        "id": "own-oom-214",
+        "url": "https://github.com/lllyasviel/FramePack/issues/369",
+        "format": "new",
+        "text": ".......\n"
+        "...CUDA out of memory. Tried to allocate 30.29 GiB. GPU 0 has a total capacity of "
+        "10.74 GiB of which 3.69 GiB is free. Including non-PyTorch memory, this process has "
+        "6.68 GiB memory in use. Of the allocated memory 6.10 GiB is allocated by PyTorch, "
+        "and 396.58 MiB is reserved by PyTorch but unallocated. If reserved but unallocated "
+        "memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to "
+        "avoid fragmentation.  See documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n"
+        "Unloaded DynamicSwap_LlamaModel as complete.",
+        "raw": {
+            "tried": "30.29 GiB",
+            "gpu": 0,
+            "total": "10.74 GiB",
+            "free": "3.69 GiB",
+            "this_process": "6.68 GiB",
+            "allocated": "6.10 GiB",
+            "unallocated": "396.58 MiB",
+        },
+        "resolution": "not resolved in the excerpt (a second user on an 11 GB card)",
+        "notes": "the commenter's own ellipses glued before the message; the application's 'Unloaded "
+        "...' line after it",
+    },
+    {
+        "id": "own-oom-215",
+        "url": "https://github.com/instantX-research/InstantID/issues/72",
+        "format": "new",
+        "text": "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 14.00 MiB. GPU 0 "
+        "has a total capacity of 4.00 GiB of which 0 bytes is free. Of the allocated memory "
+        "6.97 GiB is allocated by PyTorch, and 184.73 MiB is reserved by PyTorch but "
+        "unallocated. If reserved but unallocated memory is large try setting "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+        "documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+        "raw": {
+            "tried": "14.00 MiB",
+            "gpu": 0,
+            "total": "4.00 GiB",
+            "free": "0 bytes",
+            "allocated": "6.97 GiB",
+            "unallocated": "184.73 MiB",
+        },
+        "resolution": "not resolved in the excerpt (a 4 GB GTX 1050 on Windows)",
+        "notes": "6.97 GiB allocated on a 4 GiB card (Windows shared memory); no 'this process has' "
+        "sentence",
+    },
+    {
+        "id": "own-oom-216",
+        "url": "https://github.com/2KangHo/vdsr_pytorch/issues/2",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 512.00 MiB (GPU 0; 15.90 GiB "
+        "total capacity; 13.13 GiB already allocated; 415.88 MiB free; 14.80 GiB reserved in "
+        "total by PyTorch)",
+        "raw": {
+            "tried": "512.00 MiB",
+            "gpu": 0,
+            "total": "15.90 GiB",
+            "allocated": "13.13 GiB",
+            "free": "415.88 MiB",
+            "reserved_total": "14.80 GiB",
+        },
+        "resolution": "a commenter: buy a new GPU; not resolved",
+        "notes": "the issue title; a 1.67 GiB pool plus 416 MiB free against a 512 MiB request, the "
+        "line ending at its parenthesis",
+    },
+    {
+        "id": "own-oom-217",
+        "url": "https://github.com/hiyouga/LlamaFactory/issues/108",
+        "format": "old",
+        "text": "OutOfMemoryError: CUDA out of memory. Tried to allocate 192.00 MiB (GPU 0; 15.78 GiB "
+        "total capacity; 14.03 GiB already allocated; 5.69 MiB free; 14.72 GiB reserved in "
+        "total by PyTorch) If reserved mem",
+        "raw": {
+            "tried": "192.00 MiB",
+            "gpu": 0,
+            "total": "15.78 GiB",
+            "allocated": "14.03 GiB",
+            "free": "5.69 MiB",
+            "reserved_total": "14.72 GiB",
+        },
+        "resolution": "maintainer: lower the batch size and the source/target lengths (PPO with LoRA "
+        "on a 16 GB card); not confirmed",
+        "notes": "the issue title, cut inside the hint",
+    },
+    {
+        "id": "own-oom-218",
+        "url": "https://github.com/xinntao/Real-ESRGAN/issues/314",
+        "format": "old",
+        "text": "Testing 0 input\n"
+        "Error CUDA out of memory. Tried to allocate 1.34 GiB (GPU 0; 3.94 GiB total "
+        "capacity; 2.23 GiB already allocated; 479.00 MiB free; 2.38 GiB reserved in total by "
+        "PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to "
+        "avoid fragmentation.  See documentation for Memory Management and "
+        "PYTORCH_CUDA_ALLOC_CONF\n"
+        "If you encounter CUDA out of memory, try to set --tile with a smaller number.",
+        "raw": {
+            "tried": "1.34 GiB",
+            "gpu": 0,
+            "total": "3.94 GiB",
+            "allocated": "2.23 GiB",
+            "free": "479.00 MiB",
+            "reserved_total": "2.38 GiB",
+        },
+        "resolution": "a commenter: --fp32; not the reporter (tile 0 on a 4 GB card)",
+        "notes": "Real-ESRGAN's own 'Error ' before the message and its advice line after it, which "
+        "names 'CUDA out of memory' in prose",
+    },
+    {
+        "id": "own-oom-219",
+        "url": "https://github.com/xinntao/Real-ESRGAN/issues/909",
+        "format": "new",
+        "text": "Error CUDA out of memory. Tried to allocate 7.91 GiB. GPU 0 has a total capacty of "
+        "4.00 GiB of which 127.30 MiB is free. Of the allocated memory 2.54 GiB is allocated "
+        "by PyTorch, and 552.82 MiB is reserved by PyTorch but unallocated. If reserved but "
+        "unallocated memory is large try setting max_split_size_mb to avoid fragmentation.  "
+        "See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF\n"
+        "If you encounter CUDA out of memory, try to set --tile with a smaller number.",
+        "raw": {
+            "tried": "7.91 GiB",
+            "gpu": 0,
+            "total": "4.00 GiB",
+            "free": "127.30 MiB",
+            "allocated": "2.54 GiB",
+            "unallocated": "552.82 MiB",
+        },
+        "resolution": "not resolved in the excerpt (infrared images on a 4 GiB card)",
+        "notes": "the sentence format under the same application prefix and advice line",
+    },
+    {
+        "id": "own-oom-220",
+        "url": "https://github.com/snapotter-hq/SnapOtter/issues/191",
+        "format": "new",
+        "text": "[python] [upscale] Real-ESRGAN failed: CUDA out of memory. Tried to allocate 2.68 "
+        "GiB. GPU 0 has a total capacity of 7.63 GiB of which 1.61 GiB is free. Process 16904 "
+        "has 6.00 GiB memory in use. Of the allocated memory 4.21 GiB is allocated by "
+        "PyTorch, and 1.61 GiB is reserved by PyTorch but unallocated. If reserved but "
+        "unallocated memory is large try setting "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+        "documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+        "raw": {
+            "tried": "2.68 GiB",
+            "gpu": 0,
+            "total": "7.63 GiB",
+            "free": "1.61 GiB",
+            "processes": [[16904, "6.00 GiB"]],
+            "allocated": "4.21 GiB",
+            "unallocated": "1.61 GiB",
+        },
+        "resolution": "the maintainers enabled tiling (a 512 px tile) in a pull request that closed "
+        "the issue; the reporter did not confirm",
+        "notes": "in a container: the job itself is listed as 'Process 16904' (6.00 GiB against 4.21 "
+        "+ 1.61 GiB its own); two bracketed tags before it",
+    },
+    {
+        "id": "own-oom-221",
+        "url": "https://github.com/m-bain/whisperX/issues/504",
+        "format": "cuda_runtime",
+        "text": "RuntimeError: CUDA failed with error out of memory 2x rtx 4090",
+        "raw": {},
+        "resolution": "others: different batch sizes, compute types and models did not help; CPU "
+        "works; not resolved",
+        "notes": "CTranslate2's (faster-whisper's) wording, no numbers; the reporter's hardware glued "
+        "after it",
+    },
+    {
+        "id": "own-oom-222",
+        "url": "https://github.com/Vaibhavs10/insanely-fast-whisper/issues/162",
+        "format": "new",
+        "text": "CUDA out of memory. Tried to allocate 60.00 MiB. GPU 0 has a total capacty of 11.00 "
+        "GiB of which 4.48 GiB is free. Of the allocated memory 5.19 GiB is allocated by "
+        "PyTorch, and 283.84 MiB is reserved by PyTorch but unallocated. If reserved but "
+        "unallocated memory is large try setting max_split_size_mb to avoid fragmentation.  "
+        "See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "60.00 MiB",
+            "gpu": 0,
+            "total": "11.00 GiB",
+            "free": "4.48 GiB",
+            "allocated": "5.19 GiB",
+            "unallocated": "283.84 MiB",
+        },
+        "resolution": "another user: a smaller model (distil-whisper) worked for them; not the "
+        "reporter",
+        "notes": "4.48 GiB free against a 60 MiB request",
+    },
+    {
+        "id": "own-oom-223",
+        "url": "https://github.com/mindverse/Second-Me/issues/209",
+        "format": "new",
+        "text": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 28.00 MiB. GPU 1 has a "
+        "total capacity of 8.00 GiB of which 0 bytes is free. Including non-PyTorch memory, "
+        "this process has 17179869184.00 GiB memory in use. Including non-PyTorch memory, "
+        "this process has 17179869184.00 GiB memory in use. Of the allocated memory 6.93 GiB "
+        "is alloca",
+        "raw": {
+            "tried": "28.00 MiB",
+            "gpu": 1,
+            "total": "8.00 GiB",
+            "free": "0 bytes",
+            "this_process": "17179869184.00 GiB",
+            "allocated": "6.93 GiB",
+        },
+        "resolution": "not resolved in the excerpt (LoRA training on an 8 GiB card)",
+        "notes": "the driver's 2^34 GiB figure for this process, its sentence printed twice; the "
+        "excerpt ends inside 'allocated by PyTorch'",
+    },
+    {
+        "id": "own-oom-224",
+        "url": "https://github.com/junjie18/CMT/issues/15",
+        "format": "cuda_runtime",
+        "text": "failed to RuntimeError: TensorStorage /io/include/tensorview/tensor.h 168\n"
+        "cuda failed with error 2 out of memory. use CUDA_LAUNCH_BLOCKING=1 to get correct "
+        "traceback.",
+        "raw": {},
+        "resolution": "not resolved in the excerpt (spconv's tensorview at samples per GPU 1 on a "
+        "TITAN V)",
+        "notes": "spconv/cumm's tensorview error: the CUDA error string with its number, in lower "
+        "case",
+    },
 ]

@@ -837,6 +837,41 @@ LAUNCH += [
     },
 ]
 
+XID += [
+    {
+        "id": "own-xid-013",
+        "source_url": "https://github.com/leptonai/gpud/pull/500",
+        "source_kind": "github_pull_request",
+        "text": "⌛ scanning dmesg\n"
+        '[XID found] (54 minutes ago) "NVRM: Xid (PCI:0000:9b:00): 119, pid=4071838, '
+        "name=python, Timeout after 45s of waiting for RPC response from GPU4 GSP! Expected "
+        'function 76 (GSP_RM_CONTROL) (0x20801702 0x4)."\n'
+        '[XID found] (53 minutes ago) "NVRM: Xid (PCI:0000:9b:00): 119, pid=28232, '
+        "name=cache_mgr_main, Timeout after 45s of waiting for RPC response from GPU4 GSP! "
+        'Expected function 76 (GSP_RM_CONTROL) (0x20810108 0x3e0)."\n'
+        '[XID found] (52 minutes ago) "NVRM: Xid (PCI:0000:9b:00): 119, pid=28232, '
+        "name=cache_mgr_main, Timeout after 45s of waiting for RPC response from GPU4 GSP! "
+        'Expected function 76 (GSP_RM_CONTROL) (0x20803039 0x20)."\n'
+        '[XID found] (32 minutes ago) "NVRM: Xid (PCI:0000:9b:00): 119, pid=28098, '
+        "name=gpu-feature-dis, Timeout after 45s of waiting for RPC response from GPU4 GSP! "
+        'Expected function 76 (GSP_RM_CONTROL) (0x20803039 0x20)."\n'
+        '[XID found] (10 minutes ago) "NVRM: Xid (PCI:0000:9b:00): 119, pid=4071838, '
+        "name=python, Timeout after 45s of waiting for RPC response from GPU4 GSP! Expected "
+        'function 76 (GSP_RM_CONTROL) (0x2080012c 0x14)."\n'
+        "✘ scanned dmesg file -- found 5 issue(s)",
+        "answer": {
+            "xids": [119, 119, 119, 119, 119],
+            "pci": "0000:9b:00",
+            "pid": [4071838, 28232, 28098],
+            "category": "hardware",
+            "events": [{"xid": 119, "category": "hardware", "process_name": "python"}],
+            "note": "Xid 119 (GSP RPC timeout) lines quoted by gpud's own scan output, each "
+            "after '[XID found] (N minutes ago)'; the excerpt keeps gpud's dmesg scan "
+            "and leaves out its kmsg scan, which repeats the lines",
+        },
+    },
+]
+
 SLURM = [
     {
         "id": "own-slurm-001",
