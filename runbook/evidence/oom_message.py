@@ -69,7 +69,20 @@ _PREFIXES = [
         r"[A-Za-z][\w.\-]{0,62}:[ \t]"
     ),
 ]
-_RANK_ANYWHERE = lazy(r"\[(?:rank|default)(\d{1,18}(?!\d))\]:", needs="]:")
+# A rank named further into the line: "[rank3]:" after a time stamp, and a worker's process tag,
+# "(VllmWorker rank=1 pid=2978) ERROR ..." (vLLM's multiprocessing executor).
+_RANK_ANYWHERE = lazy(
+    r"\[(?:rank|default)(\d{1,18}(?!\d))\]:|"
+    r"\((?:[A-Za-z_][\w.]*[ \t]+)?rank=(\d{1,9})(?!\d)[^()\n]{0,60}\)",
+)  # no `needs`: the two forms share no literal, and it runs on one line per message
+
+
+# A log line's header and nothing else: "(VllmWorker rank=1 pid=2978) ERROR 03-19 07:27:53
+# [multiproc_executor.py:375] " (a worker tag, a level, a date and time, a source location).
+_HEADER_ONLY = lazy(
+    r"[ \t]*(?:\([^()\n]{1,80}\)[ \t]*)?(?:[A-Z]{4,8}[ \t]+)?(?:\d\d-\d\d[ \t]+)?"
+    r"(?:\d\d:\d\d:\d\d(?:[.,]\d{1,9})?[ \t]*)?(?:\[[\w./\-]{1,120}:\d{1,6}\][ \t]*)?$"
+)
 
 
 def strip_line(line: str) -> tuple[str, int | None]:
@@ -248,6 +261,8 @@ _ANCHORS: list[tuple[str, LazyPattern]] = [
 _MERGE_WITHIN = {"nccl": 600, "thc": 1200, "cuda_error": 0, "cublas": 0}
 _WINDOW = 2500
 
+# The exception name right before a message, wherever the joined text put its line breaks.
+_EXCEPTION_HEAD = lazy(r"(?:torch\.(?:cuda\.)?)?OutOfMemoryError\s*:\s*$", needs="OutOfMemoryError")
 _EXCEPTION_RE = lazy(
     r"((?:torch\.(?:cuda\.)?)?OutOfMemoryError|RuntimeError|torch\.distributed\.DistBackendError|"
     r"Error)\s*:\s*$"
@@ -604,6 +619,18 @@ def _parse_window(family: str, m: re.Match, window: str, line_ends: frozenset[in
     return {k: v for k, v in f.items() if v is not None}
 
 
+def _head_line(j: _Joined, lines: list[str], first: int, pos: int) -> int:
+    """The line a message's head is on when a wrap put its anchor on the next line: the one its
+    exception name starts on (a terminal cut inside "torch.OutOfMemoryError"), or the line above
+    when that holds only a log header (an editor wrapped after the header)."""
+    exc = _EXCEPTION_HEAD.search(j.text, max(0, pos - 160), pos)
+    if exc is not None and exc.start() < j.starts[first]:
+        return j.line_of(exc.start())
+    if first > 0 and _HEADER_ONLY.match(lines[first - 1]):
+        return first - 1
+    return first
+
+
 def _read(lines: list[str], stripped, glue: bool) -> list[OomMessage]:
     j = _join(stripped, glue)
     anchors = _find_anchors(j)
@@ -626,7 +653,12 @@ def _read(lines: list[str], stripped, glue: bool) -> list[OomMessage]:
             rank = j.ranks[first]
         if rank is None:
             rr = _RANK_ANYWHERE.search(lines[first])
-            rank = int(rr.group(1)) if rr else None
+            head = _head_line(j, lines, first, pos)
+            if rr is None and head != first:
+                rank = j.ranks[head]
+                rr = None if rank is not None else _RANK_ANYWHERE.search(lines[head])
+            if rank is None:
+                rank = int(rr.group(1) or rr.group(2)) if rr else None
         before = j.text[j.starts[first] : pos]
         exc = _EXCEPTION_RE.search(before)
         if exc is None and first > 0 and not before.strip():

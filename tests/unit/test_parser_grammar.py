@@ -587,6 +587,19 @@ def test_old_format_retyped_without_its_parenthesis_keeps_the_gpu():
     assert (m.format, m.gpu, m.total_mib, m.free_mib) == ("old", 3, 8192.0, 0.0)
 
 
+def test_a_worker_tag_naming_its_rank_gives_the_messages_rank():
+    line = (
+        "(VllmWorker rank=1 pid=2978) ERROR 03-19 07:27:53 [multiproc_executor.py:375] "
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.74 GiB. GPU 1 has a total "
+        "capacity of 23.57 GiB of which 605.88 MiB is free."
+    )
+    (m,) = parse_all(line)
+    assert (m.rank, m.gpu, m.tried_mib) == (1, 1, 1.74 * 1024)
+    # A tag that names no rank lends none.
+    (m,) = parse_all(line.replace("rank=1 ", ""))
+    assert m.rank is None
+
+
 @pytest.mark.parametrize(
     "text, fmt, conf",
     [

@@ -3609,4 +3609,292 @@ OOM = [
         "notes": "spconv/cumm's tensorview error: the CUDA error string with its number, in lower "
         "case",
     },
+    {
+        "id": "own-oom-225",
+        "url": "https://github.com/Tencent/FaceDetection-DSFD/issues/20",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 88.00 MiB (GPU 0; 7.93 GiB total "
+        "capacity; 6.82 GiB already allocated; 68.50 MiB free; 65.36 MiB cached)",
+        "raw": {
+            "tried": "88.00 MiB",
+            "gpu": 0,
+            "total": "7.93 GiB",
+            "allocated": "6.82 GiB",
+            "free": "68.50 MiB",
+            "cached": "65.36 MiB",
+        },
+        "resolution": "maintainer: fewer test scales; another user with the same error: inference "
+        "kept gradients after the volatile flag went away, "
+        "torch.set_grad_enabled(False) fixed it for them (not the reporter)",
+        "notes": "demo.py with a ResNet-152 backbone at several scales",
+    },
+    {
+        "id": "own-oom-226",
+        "url": "https://github.com/apache/beam/issues/22811",
+        "format": "old",
+        "text": "```\n"
+        "CUDA out of memory. Tried to allocate 16.00 MiB (GPU 0; 39.59 GiB total capacity; "
+        "666.60 MiB already allocated; 13.19 MiB free; 682.00 MiB reserved in total by "
+        "PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to "
+        "avoid fragmentation.  See documentation for Memory Management and "
+        "PYTORCH_CUDA_ALLOC_CONF.\n"
+        "```",
+        "raw": {
+            "tried": "16.00 MiB",
+            "gpu": 0,
+            "total": "39.59 GiB",
+            "allocated": "666.60 MiB",
+            "free": "13.19 MiB",
+            "reserved_total": "682.00 MiB",
+        },
+        "resolution": "reporter: adding torch.no_grad() 'may resolve it' (not confirmed)",
+        "notes": "PyTorch holds 682 MiB of a 39.59 GiB card with 13 MiB free: other processes hold "
+        "the rest (Beam workers each load the model); a full stop after the setting's name",
+    },
+    {
+        "id": "own-oom-227",
+        "url": "https://github.com/InternLM/InternLM/issues/186",
+        "format": "old",
+        "text": "[Bug] 使用8卡进行训练，报错：torch.cuda.OutOfMemoryError: CUDA out of memory",
+        "raw": {},
+        "resolution": "reporter (translated): on a Slurm cluster whose nodes were not exclusive, "
+        "other jobs could use the same node's GPUs and the OOM came at random; jobs are "
+        "now submitted with exclusive nodes, and GPU memory will be monitored",
+        "confirmed": True,
+        "label": "co_tenant",
+        "notes": "the issue title (Chinese: 'training on 8 GPUs fails with'), no numbers; the "
+        "thread's PyTorch is 1.13.1, whose message is the old format",
+    },
+    {
+        "id": "own-oom-228",
+        "url": "https://github.com/neonbjb/tortoise-tts/issues/539",
+        "format": "old",
+        "text": "Error: Message\n"
+        "OutOfMemoryError: CUDA out of memory. Tried to allocate 184.00 MiB (GPU 0; 14.75 GiB "
+        "total capacity; 6.90 GiB already allocated; 2.81 MiB free; 7.14 GiB reserved in "
+        "total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "184.00 MiB",
+            "gpu": 0,
+            "total": "14.75 GiB",
+            "allocated": "6.90 GiB",
+            "free": "2.81 MiB",
+            "reserved_total": "7.14 GiB",
+        },
+        "resolution": "others: a git pull, use_deepspeed off, a smaller autoregressive_batch_size; "
+        "not the reporter",
+        "notes": "PyTorch holds 7.14 GiB of 14.75 GiB with 3 MiB free: about 7.6 GiB held outside it "
+        "(a Colab notebook)",
+    },
+    {
+        "id": "own-oom-229",
+        "url": "https://github.com/fractal-analytics-platform/fractal-server/issues/2526",
+        "format": "old",
+        "text": "```\n"
+        "RuntimeError: CUDA out of memory. Tried to allocate 26.00 MiB (GPU 0; 14.61 GiB "
+        "total capacity; 221.22 MiB already allocated; 24.81 MiB free; 248.00 MiB reserved in "
+        "total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF\n"
+        "```",
+        "raw": {
+            "tried": "26.00 MiB",
+            "gpu": 0,
+            "total": "14.61 GiB",
+            "allocated": "221.22 MiB",
+            "free": "24.81 MiB",
+            "reserved_total": "248.00 MiB",
+        },
+        "resolution": "reporter: not reproduced since; the Cellpose jobs' start times show several "
+        "srun steps using the same GPU at once on a Slurm cluster without exclusive "
+        "GPUs (the cause, inferred; no fix confirmed)",
+        "label": "co_tenant",
+        "notes": "PyTorch holds 248 MiB of a 14.61 GiB card with 25 MiB free",
+    },
+    {
+        "id": "own-oom-230",
+        "url": "https://github.com/vllm-project/vllm/issues/188",
+        "format": "old",
+        "text": "results in:\n"
+        "\n"
+        "> torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 224.00 MiB (GPU "
+        "0; 10.73 GiB total capacity; 9.85 GiB already allocated; 46.44 MiB free; 9.86 GiB "
+        "reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.",
+        "raw": {
+            "tried": "224.00 MiB",
+            "gpu": 0,
+            "total": "10.73 GiB",
+            "allocated": "9.85 GiB",
+            "free": "46.44 MiB",
+            "reserved_total": "9.86 GiB",
+        },
+        "resolution": "the commenter who posted this message: --gpu-memory-utilization made no "
+        "difference; the AWQ-quantized model at 0.7 'works' (a smaller model on an 11 "
+        "GB RTX 2080 Ti)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "a commenter's own message (Mistral 7B in fp16 on an 11 GB card), quoted with '> ', "
+        "cut after the hint's first sentence",
+    },
+    {
+        "id": "own-oom-231",
+        "url": "https://github.com/vllm-project/vllm/issues/15105",
+        "format": "new",
+        "text": "(VllmWorker rank=1 pid=2978) ERROR 03-19 07:27:53 [multiproc_executor.py:375] "
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.74 GiB. GPU 1 has a "
+        "total capacity of 23.57 GiB of which 605.88 MiB is free. Process 133288 has 22.97 "
+        "GiB memory in use. Of the allocated memory 20.21 GiB is allocated by PyTorch, with "
+        "128.00 MiB allocated in private pools (e.g., CUDA Graphs), and 185.98 MiB is "
+        "reserved by PyTorch but unallocated. If reserved but unallocated memory is large try "
+        "setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  "
+        "See documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+        "raw": {
+            "tried": "1.74 GiB",
+            "gpu": 1,
+            "rank": 1,
+            "total": "23.57 GiB",
+            "free": "605.88 MiB",
+            "processes": [[133288, "22.97 GiB"]],
+            "allocated": "20.21 GiB",
+            "private_pools": "128.00 MiB",
+            "unallocated": "185.98 MiB",
+        },
+        "resolution": "not resolved in the excerpt (vLLM 0.8.0 used more memory than 0.7)",
+        "notes": "vLLM's worker prefix '(VllmWorker rank=1 pid=2978) ERROR <time> [file:line]'; the "
+        "job in a container listed as 'Process 133288'; the excerpt keeps rank 1's line of "
+        "the two ranks' lines",
+    },
+    {
+        "id": "own-oom-232",
+        "url": "https://github.com/vllm-project/vllm/issues/783",
+        "format": "old",
+        "text": "Exception：\n"
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.63 GiB (GPU 0; "
+        "44.56 GiB total capacity; 27.91 GiB already allocated; 565.31 MiB free; 27.93 GiB "
+        "reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "1.63 GiB",
+            "gpu": 0,
+            "total": "44.56 GiB",
+            "allocated": "27.91 GiB",
+            "free": "565.31 MiB",
+            "reserved_total": "27.93 GiB",
+        },
+        "resolution": "not resolved in the excerpt (other processes held about 15 GB of the card; "
+        "vLLM sizes its cache from the whole card)",
+        "notes": "a full-width colon after 'Exception'; PyTorch holds 27.93 GiB of 44.56 GiB with 565 "
+        "MiB free",
+    },
+    {
+        "id": "own-oom-233",
+        "url": "https://github.com/lucidrains/stylegan2-pytorch/issues/268",
+        "format": "old",
+        "text": "it runs for exactly 5024 iterations and the stops with an out of memory error.\n"
+        "`RuntimeError: CUDA out of memory. Tried to allocate 46.00 MiB (GPU 0; 8.00 GiB "
+        "total capacity; 5.25 GiB already allocated; 0 bytes free; 5.42 GiB reserved in total "
+        "by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb "
+        "to avoid fragmentation.  See documentation for Memory Management and "
+        "PYTORCH_CUDA_ALLOC_CONF`",
+        "raw": {
+            "tried": "46.00 MiB",
+            "gpu": 0,
+            "total": "8.00 GiB",
+            "allocated": "5.25 GiB",
+            "free": "0 bytes",
+            "reserved_total": "5.42 GiB",
+        },
+        "resolution": "reporter: 'this was already solved in #193' (the fix itself not in the "
+        "excerpt)",
+        "notes": "'out of memory' in the reporter's prose on the line before; Windows, RTX 3070 8 GB, "
+        "256 px images",
+    },
+    {
+        "id": "own-oom-234",
+        "url": "https://github.com/NVlabs/stylegan2-ada-pytorch/issues/125",
+        "format": "old",
+        "text": "`RuntimeError: CUDA out of memory. Tried to allocate 9.07 GiB (GPU 0; 24.00 GiB "
+        "total capacity; 594.67 MiB already allocated; 12.43 GiB free; 9.21 GiB reserved in "
+        "total by PyTorch)`",
+        "raw": {
+            "tried": "9.07 GiB",
+            "gpu": 0,
+            "total": "24.00 GiB",
+            "allocated": "594.67 MiB",
+            "free": "12.43 GiB",
+            "reserved_total": "9.21 GiB",
+        },
+        "resolution": "not resolved in the excerpt (Windows, 256 px, 25 images)",
+        "notes": "12.43 GiB free and an 8.63 GiB pool against a 9.07 GiB request",
+    },
+    {
+        "id": "own-oom-235",
+        "url": "https://github.com/lucidrains/lightweight-gan/pull/43",
+        "format": "old",
+        "text": "When command run config use GPU memory pretty close to maximum the evaluate function "
+        "throw error `RuntimeError: CUDA out of memory. Tried to allocate 772.00 MiB (GPU 0; "
+        "8.00 GiB total capacity; 3.18 GiB already allocated; 744.06 MiB free; 5.47 GiB "
+        "reserved in total by PyTorch)`",
+        "raw": {
+            "tried": "772.00 MiB",
+            "gpu": 0,
+            "total": "8.00 GiB",
+            "allocated": "3.18 GiB",
+            "free": "744.06 MiB",
+            "reserved_total": "5.47 GiB",
+        },
+        "resolution": "the author's pull request changes the evaluate function and was merged (what "
+        "it changes is not in the excerpt)",
+        "notes": "a 2.29 GiB pool plus 744 MiB free against a 772 MiB request, in evaluation",
+    },
+    {
+        "id": "own-oom-236",
+        "url": "https://github.com/huggingface/sentence-transformers/issues/57",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 34.00 MiB (GPU 0; 10.91 GiB "
+        "total capacity; 9.52 GiB already allocated;\n"
+        "17.56 MiB free; 776.30 MiB cached)",
+        "raw": {
+            "tried": "34.00 MiB",
+            "gpu": 0,
+            "total": "10.91 GiB",
+            "allocated": "9.52 GiB",
+            "free": "17.56 MiB",
+            "cached": "776.30 MiB",
+        },
+        "resolution": "maintainer: memory grows with the square of the sentence length (RoBERTa, "
+        "batch 16); not resolved",
+        "notes": "wrapped after 'already allocated;' by the reporter",
+    },
+    {
+        "id": "own-oom-237",
+        "url": "https://github.com/simplescaling/s1/issues/106",
+        "format": "new",
+        "text": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.46 GiB. GPU 0 has a "
+        "total capacity of 139.72 GiB of which 3.02 GiB is free. Process 3373672 has 136.69 "
+        "GiB memory in use. Of the allocated memory 119.21 GiB is allocated by PyTorch, and "
+        "14.04 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory "
+        "is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
+        "fragmentation.  See documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n"
+        "[rank0]: Traceback (most recent call last):",
+        "raw": {
+            "tried": "8.46 GiB",
+            "gpu": 0,
+            "total": "139.72 GiB",
+            "free": "3.02 GiB",
+            "processes": [[3373672, "136.69 GiB"]],
+            "allocated": "119.21 GiB",
+            "unallocated": "14.04 GiB",
+        },
+        "resolution": "not resolved in the excerpt (Qwen2.5-32B SFT at a 32768 sequence length on an "
+        "H200)",
+        "notes": "an H200's 139.72 GiB; the job itself listed as 'Process N' in a container; a 14.04 "
+        "GiB pool above the 8.46 GiB request; rank 0's traceback line after it",
+    },
 ]
