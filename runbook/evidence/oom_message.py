@@ -664,11 +664,13 @@ def _read(lines: list[str], stripped, glue: bool) -> list[OomMessage]:
         if exc is None and first > 0 and not before.strip():
             exc = _EXCEPTION_RE.search(stripped[first - 1][0])  # "Exception has occurred: X"
         if fields.pop("format_guess", False) and fields["format"] == "new":
-            # PyTorch raised RuntimeError until 1.13 and the sentence format came with 2.1; a
-            # torch.*OutOfMemoryError is most often the sentence format's. With no name at all
-            # the text does not tell; the old format's years left far more such pastes.
+            # The exception name dates the PyTorch: RuntimeError until 1.13, then
+            # torch.cuda.OutOfMemoryError (old format until 2.0, the sentence format from 2.1:
+            # 34 and 31 of the corpora's whole messages), and torch.OutOfMemoryError only with
+            # the sentence format. With no name the text does not tell; the old format's years
+            # left far more pastes.
             named = exc.group(1) if exc else ""
-            fields["format"] = "new" if named.startswith("torch.") else "old"
+            fields["format"] = "new" if named == "torch.OutOfMemoryError" else "old"
         last = max(_last_message_line(stripped, first, last), j.line_of(merged_end - 1))
         text_lines = lines[first : min(last + 1, first + 40)]
         out.append(

@@ -28,10 +28,7 @@ SHARED_OOM_NUMBERS = {numbers(r) for r in cc.read(corpus_dir() / "oom_messages.j
 
 # Where the answer key knows something the text does not hold, the record cannot pass on the
 # text alone; these stay visible as xfail with the reason.
-NOT_IN_TEXT = {
-    "own-oom-227": "the format comes from the thread's PyTorch (1.13.1, the old format); the title "
-    "holds only 'torch.cuda.OutOfMemoryError: CUDA out of memory', which both formats start with",
-}
+NOT_IN_TEXT: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(

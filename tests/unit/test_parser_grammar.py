@@ -606,6 +606,11 @@ def test_a_worker_tag_naming_its_rank_gives_the_messages_rank():
         # Only the first sentence: both formats start so. The exception name is the evidence.
         ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB", "old", None),
         ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB", "new", None),
+        (
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB",
+            "old",
+            None,
+        ),
         ("threw `CUDA out of memory. Tried to allocate 20.00 MiB`.", "old", None),
         # The sentence format's first sentence ends at the size; a title cut there still says so.
         (

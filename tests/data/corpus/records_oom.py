@@ -3897,4 +3897,93 @@ OOM = [
         "notes": "an H200's 139.72 GiB; the job itself listed as 'Process N' in a container; a 14.04 "
         "GiB pool above the 8.46 GiB request; rank 0's traceback line after it",
     },
+    {
+        "id": "own-oom-238",
+        "url": "https://github.com/Fannovel16/comfy_controlnet_preprocessors/issues/50",
+        "format": "old",
+        "text": "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 218.96 GiB",
+        "raw": {"tried": "218.96 GiB"},
+        "resolution": "reporter: 'My image wasn't cropped to 512 and was huge' (a smaller input)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "the first sentence alone, a 219 GiB request on an 8 GB card; May 2023 (PyTorch 2.0, "
+        "the old format)",
+    },
+    {
+        "id": "own-oom-239",
+        "url": "https://github.com/pp00704831/Stripformer-ECCV-2022-/issues/21",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 1.65 GiB (GPU 1; 7.79 GiB total "
+        "capacity; 3.53 GiB already allocated; 1.40 GiB free; 5.28 GiB reserved in total by "
+        "PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to "
+        "avoid fragmentation.  See documentation for Memory Management and "
+        "PYTORCH_CUDA_ALLOC_CONF\n"
+        "Hello, I am very appreciated to your great work.",
+        "raw": {
+            "tried": "1.65 GiB",
+            "gpu": 1,
+            "total": "7.79 GiB",
+            "allocated": "3.53 GiB",
+            "free": "1.40 GiB",
+            "reserved_total": "5.28 GiB",
+        },
+        "resolution": "not resolved in the excerpt (testing; 'no processes on my GPU')",
+        "notes": "GPU 1; a 1.75 GiB pool plus 1.40 GiB free against a 1.65 GiB request; the "
+        "reporter's prose right after",
+    },
+    {
+        "id": "own-oom-240",
+        "url": "https://github.com/fudan-generative-vision/hallo/issues/143",
+        "format": "new",
+        "text": "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 192.00 MiB. GPU",
+        "raw": {"tried": "192.00 MiB"},
+        "resolution": "not resolved in the excerpt",
+        "notes": "the issue title, cut after 'GPU'",
+    },
+    {
+        "id": "own-oom-241",
+        "url": "https://github.com/Comfy-Org/ComfyUI/issues/81",
+        "format": "old",
+        "text": "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 26.00 MiB (GPU 0; "
+        "4.00 GiB total capacity; 3.38 GiB already allocated; 0 bytes free; 3.45 GiB reserved "
+        "in total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "26.00 MiB",
+            "gpu": 0,
+            "total": "4.00 GiB",
+            "allocated": "3.38 GiB",
+            "free": "0 bytes",
+            "reserved_total": "3.45 GiB",
+        },
+        "resolution": "reporter: 'Now its working' after updating to the version that fixed the "
+        "application's VRAM handling (an application fix, not a cause runbook names)",
+        "notes": "128 x 128 at batch 1 on a 4 GB laptop card",
+    },
+    {
+        "id": "own-oom-242",
+        "url": "https://github.com/Comfy-Org/ComfyUI/issues/2431",
+        "format": "other",
+        "text": "comfyui-rocm  | Warning: Ran out of memory when regular VAE decoding, retrying with "
+        "tiled VAE decoding.\n"
+        "comfyui-rocm  | !!! Exception during processing!!! HIP out of memory. Tried to "
+        "allocate 288.00 MiB. GPU 0 has a total capacty of 512.00 MiB of which 17179869184.00 "
+        "GiB is free. Of the allocated memory 243.69 MiB is allocated by PyTorch, and 20.31 "
+        "MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is "
+        "large try setting max_split_size_mb to avoid fragmentation.  See documentation for "
+        "Memory Management and PYTORCH_HIP_ALLOC_CONF",
+        "raw": {
+            "tried": "288.00 MiB",
+            "gpu": 0,
+            "total": "512.00 MiB",
+            "free": "17179869184.00 GiB",
+            "allocated": "243.69 MiB",
+            "unallocated": "20.31 MiB",
+        },
+        "resolution": "not resolved in the excerpt (ROCm with a 512 MiB carve-out, --lowvram)",
+        "notes": "docker compose's service prefix 'comfyui-rocm  | ' on every line; the application's "
+        "own 'Ran out of memory' warning the line before; HIP reporting 2^34 GiB free on a "
+        "512 MiB device",
+    },
 ]
