@@ -3986,4 +3986,213 @@ OOM = [
         "own 'Ran out of memory' warning the line before; HIP reporting 2^34 GiB free on a "
         "512 MiB device",
     },
+    {
+        "id": "own-oom-243",
+        "url": "https://github.com/XavierXiao/Dreambooth-Stable-Diffusion/issues/18",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 32.00 MiB (GPU 0; 23.65 GiB "
+        "total capacity; 22.01 GiB already allocated; 26.44 MiB free; 22.05 GiB reserved in "
+        "total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "32.00 MiB",
+            "gpu": 0,
+            "total": "23.65 GiB",
+            "allocated": "22.01 GiB",
+            "free": "26.44 MiB",
+            "reserved_total": "22.05 GiB",
+        },
+        "resolution": "maintainer: gradient checkpointing was disabled in a hard-coded way; turning "
+        "it on saves memory (no outcome from the reporter)",
+        "notes": "DreamBooth fine-tuning on a 24 GB card",
+    },
+    {
+        "id": "own-oom-244",
+        "url": "https://github.com/huggingface/trl/issues/4237",
+        "format": "new",
+        "text": "> torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.11 GiB. GPU 0 has "
+        "a total capacity of 14.74 GiB of which 1.65 GiB is free. Process 19066 has 6.79 GiB "
+        "memory in use. Process 19069 has 514.00 MiB memory in use. Process 19060 has 4.93 "
+        "GiB memory in use. Process 19063 has 894.00 MiB memory in use. Of the allocated "
+        "memory 4.50 GiB is allocated by PyTorch, and 2.14 GiB is reserved by PyTorch but "
+        "unallocated. If reserved but unallocated memory is large try setting "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+        "documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+        "raw": {
+            "tried": "2.11 GiB",
+            "gpu": 0,
+            "total": "14.74 GiB",
+            "free": "1.65 GiB",
+            "processes": [
+                [19066, "6.79 GiB"],
+                [19069, "514.00 MiB"],
+                [19060, "4.93 GiB"],
+                [19063, "894.00 MiB"],
+            ],
+            "allocated": "4.50 GiB",
+            "unallocated": "2.14 GiB",
+        },
+        "resolution": "not resolved in the excerpt (CI tests run as four processes on one 15 GB GPU)",
+        "notes": "four test workers on one GPU, the failing one among them (4.50 + 2.14 GiB its own); "
+        "a 2.14 GiB pool plus 1.65 GiB free against a 2.11 GiB request",
+    },
+    {
+        "id": "own-oom-245",
+        "url": "https://github.com/mistralai/mistral-finetune/issues/69",
+        "format": "new",
+        "text": "> torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 896.00 MiB. GPU "
+        "0 has a total capacity of 21.99 GiB of which 759.38 MiB is free. Including "
+        "non-PyTorch memory, this process has 0 bytes memory in use. Of the allocated memory "
+        "20.52 GiB is allocated by PyTorch, and 102.08 MiB is reserved by PyTorch but "
+        "unallocated. If reserved but unallocated memory is large try setting "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+        "documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+        "raw": {
+            "tried": "896.00 MiB",
+            "gpu": 0,
+            "total": "21.99 GiB",
+            "free": "759.38 MiB",
+            "this_process": "0 bytes",
+            "allocated": "20.52 GiB",
+            "unallocated": "102.08 MiB",
+        },
+        "resolution": "not resolved in the excerpt (expandable_segments, max_split_size_mb and fewer "
+        "steps did not help; Mistral 7B on an A10G)",
+        "notes": "the driver reports 0 bytes for this process while PyTorch holds 20.6 GiB (a "
+        "container without the host's PID view)",
+    },
+    {
+        "id": "own-oom-246",
+        "url": "https://github.com/huggingface/diffusers/issues/4872",
+        "format": "old",
+        "text": "    return F.linear(input, self.weight, self.bias)\n"
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB (GPU 0; "
+        "14.75 GiB total capacity; 13.21 GiB already allocated; 832.00 KiB free; 13.44 GiB "
+        "reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF\n"
+        "Steps:   0% 0/154 [00:08<?, ?it/s]\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/bin/accelerate", line 8, in <module>',
+        "raw": {
+            "tried": "2.00 MiB",
+            "gpu": 0,
+            "total": "14.75 GiB",
+            "allocated": "13.21 GiB",
+            "free": "832.00 KiB",
+            "reserved_total": "13.44 GiB",
+        },
+        "resolution": "not resolved in the excerpt (SDXL fine-tuning on a Colab T4)",
+        "notes": "a progress bar and accelerate's own traceback after the message",
+    },
+    {
+        "id": "own-oom-247",
+        "url": "https://github.com/NVlabs/FoundationPose/issues/34",
+        "format": "old",
+        "text": "`torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.60 GiB (GPU 0; "
+        "7.79 GiB total capacity; 2.63 GiB already allocated; 2.19 GiB free; 2.75 GiB "
+        "reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF\n"
+        "`",
+        "raw": {
+            "tried": "2.60 GiB",
+            "gpu": 0,
+            "total": "7.79 GiB",
+            "allocated": "2.63 GiB",
+            "free": "2.19 GiB",
+            "reserved_total": "2.75 GiB",
+        },
+        "resolution": "reporter: 'after changing shorter_side to 400, i have solve my problem' (a "
+        "smaller input image)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "the closing backquote on the line after the message",
+    },
+    {
+        "id": "own-oom-248",
+        "url": "https://github.com/PeterL1n/BackgroundMattingV2/issues/174",
+        "format": "old",
+        "text": "I recieve an error when I tried to run the dataset of yours `b1.mp4`  and the error "
+        "is RuntimeError:` CUDA out of memory. Tried to allocate 1.48 GiB (GPU 0; 8.00 GiB "
+        "total capacity; 3.86 GiB already allocated; 628.69 MiB free; 5.68 GiB reserved in "
+        "total by PyTorch)`.",
+        "raw": {
+            "tried": "1.48 GiB",
+            "gpu": 0,
+            "total": "8.00 GiB",
+            "allocated": "3.86 GiB",
+            "free": "628.69 MiB",
+            "reserved_total": "5.68 GiB",
+        },
+        "resolution": "reporter: it ran once only the alpha matte ('pha') was written, and then "
+        "'problem solved' (less output per frame)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "an opening backquote glued after 'RuntimeError:'; a 1.82 GiB pool plus 629 MiB free "
+        "against a 1.48 GiB request, the message ending at its parenthesis",
+    },
+    {
+        "id": "own-oom-249",
+        "url": "https://github.com/nvidia-cosmos/cosmos-predict2.5/issues/1",
+        "format": "new",
+        "text": "`torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.74 GiB. GPU 0 has a "
+        "total capacity of 93.00 GiB of which 1002.94 MiB is free. Process 2761598 has 67.45 "
+        "GiB memory in use. Including non-PyTorch memory, this process has 24.54 GiB memory "
+        "in use. Of the allocated memory 2`",
+        "raw": {
+            "tried": "2.74 GiB",
+            "gpu": 0,
+            "total": "93.00 GiB",
+            "free": "1002.94 MiB",
+            "processes": [[2761598, "67.45 GiB"]],
+            "this_process": "24.54 GiB",
+        },
+        "resolution": "not resolved in the excerpt (torchrun with 8 processes on 8 H100s; another "
+        "process holds 67 GiB of GPU 0)",
+        "notes": "an H100 NVL's 93 GiB; cut inside the allocated figure ('Of the allocated memory 2')",
+    },
+    {
+        "id": "own-oom-250",
+        "url": "https://github.com/royorel/Lifespan_Age_Transformation_Synthesis/issues/20",
+        "format": "old",
+        "text": "> RuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB (GPU 0; 4.00 GiB "
+        "total capacity; 960.24 MiB already allocated; 1.90 MiB free; 2.47 GiB reserved in "
+        "total by PyTorch)",
+        "raw": {
+            "tried": "2.00 MiB",
+            "gpu": 0,
+            "total": "4.00 GiB",
+            "allocated": "960.24 MiB",
+            "free": "1.90 MiB",
+            "reserved_total": "2.47 GiB",
+        },
+        "resolution": "maintainer: a larger --interp_step (fewer frames); not confirmed",
+        "notes": "1.53 GiB reserved but unallocated against a 2 MiB request, the message ending at "
+        "its parenthesis (Windows, 4 GB)",
+    },
+    {
+        "id": "own-oom-251",
+        "url": "https://github.com/zihaosheng/VLM-RL/issues/12",
+        "format": "old",
+        "text": "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 258.00 MiB (GPU "
+        "0; 23.54 GiB total capacity; 11.75 GiB already allocated; 572.50 MiB free; 12.40 GiB "
+        "reserved in total by PyTorch) If reserved memory is &gt;&gt; allocated memory try "
+        "setting max_split_size_mb to avoid fragmentation.  See documentation for Memory "
+        "Management and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "258.00 MiB",
+            "gpu": 0,
+            "total": "23.54 GiB",
+            "allocated": "11.75 GiB",
+            "free": "572.50 MiB",
+            "reserved_total": "12.40 GiB",
+        },
+        "resolution": "maintainer: reduce the batch size; not confirmed",
+        "notes": "the hint's '>>' HTML-escaped as '&gt;&gt;'; PyTorch holds 12.40 GiB of 23.54 GiB "
+        "with 573 MiB free: about 10.6 GiB held outside it",
+    },
 ]
