@@ -4195,4 +4195,86 @@ OOM = [
         "notes": "the hint's '>>' HTML-escaped as '&gt;&gt;'; PyTorch holds 12.40 GiB of 23.54 GiB "
         "with 573 MiB free: about 10.6 GiB held outside it",
     },
+    {
+        "id": "own-oom-252",
+        "url": "https://github.com/open-mmlab/mmsegmentation/issues/1021",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 850.00 MiB (GPU 0; 10.91 GiB "
+        "total capacity; 8.69 GiB already allocated; 863.44 MiB free; 8.98 GiB reserved in "
+        "total by PyTorch)",
+        "raw": {
+            "tried": "850.00 MiB",
+            "gpu": 0,
+            "total": "10.91 GiB",
+            "allocated": "8.69 GiB",
+            "free": "863.44 MiB",
+            "reserved_total": "8.98 GiB",
+        },
+        "resolution": "maintainer: a smaller crop size; reporter: 'after setting crop size smaller, "
+        "it actually worked' (U-Net, batch 1, FP16 already)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "the issue title; 863 MiB free for an 850 MiB request, the message ending at its "
+        "parenthesis",
+    },
+    {
+        "id": "own-oom-253",
+        "url": "https://github.com/open-mmlab/mmsegmentation/issues/2108",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 8.67 GiB (GPU 0; 23.70 GiB total "
+        "capacity; 9.21 GiB already allocated; 4.45 GiB free; 17.61 GiB reserved in total by "
+        "PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to "
+        "avoid fragmentation.  See documentation for Memory Management and "
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "8.67 GiB",
+            "gpu": 0,
+            "total": "23.70 GiB",
+            "allocated": "9.21 GiB",
+            "free": "4.45 GiB",
+            "reserved_total": "17.61 GiB",
+        },
+        "resolution": "maintainer: validation runs one image at a time, so the images may be too big; "
+        "reporter: 'thank you, i find that some validation images are too big'",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "in validation; an 8.40 GiB pool, just below the 8.67 GiB request, plus 4.45 GiB "
+        "free",
+    },
+    {
+        "id": "own-oom-254",
+        "url": "https://github.com/Kaixhin/FCN-semantic-segmentation/issues/11",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 16.00 MiB (GPU 0; 4.00 GiB total "
+        "capacity; 1.40 GiB already allocated; 0 bytes free; 16.43 MiB cached)",
+        "raw": {
+            "tried": "16.00 MiB",
+            "gpu": 0,
+            "total": "4.00 GiB",
+            "allocated": "1.40 GiB",
+            "free": "0 bytes",
+            "cached": "16.43 MiB",
+        },
+        "resolution": "maintainer: smaller --crop-size, SGD instead of RMSprop; the reporter: a "
+        "smaller crop size gave the same error (not resolved in the excerpt)",
+        "notes": "PyTorch holds 1.42 GiB of a 4 GiB card with nothing free (a Windows desktop)",
+    },
+    {
+        "id": "own-oom-255",
+        "url": "https://github.com/ErdanC/Tooth-and-alveolar-bone-segmentation-from-CBCT/issues/9",
+        "format": "old",
+        "text": "When I train data on the GPU, I always meet the error: CUDA out of memory. Tried to "
+        "allocate 1024.00 MiB (GPU 0; 10.76 GiB total capacity; 8.84 GiB already allocated; "
+        "786.94 MiB free; 353.67 MiB cached)",
+        "raw": {
+            "tried": "1024.00 MiB",
+            "gpu": 0,
+            "total": "10.76 GiB",
+            "allocated": "8.84 GiB",
+            "free": "786.94 MiB",
+            "cached": "353.67 MiB",
+        },
+        "resolution": "another user: a crop size of 128^3 instead of 256^3 works (not the reporter)",
+        "notes": "inside the reporter's sentence after a colon",
+    },
 ]
