@@ -4277,4 +4277,481 @@ OOM = [
         "resolution": "another user: a crop size of 128^3 instead of 256^3 works (not the reporter)",
         "notes": "inside the reporter's sentence after a colon",
     },
+    {
+        "id": "own-oom-256",
+        "url": "https://github.com/coqui-ai/TTS/issues/2159",
+        "format": "old",
+        "text": ' File "/home/jou2019/workspace/TTS/TTS/tts/layers/losses.py", line 643, in '
+        "feature_loss\n"
+        "    loss += torch.mean(torch.abs(rl - gl))\n"
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; "
+        "31.75 GiB total capacity; 13.57 GiB already allocated; 4.75 MiB free; 14.03 GiB "
+        "reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "20.00 MiB",
+            "gpu": 0,
+            "total": "31.75 GiB",
+            "allocated": "13.57 GiB",
+            "free": "4.75 MiB",
+            "reserved_total": "14.03 GiB",
+        },
+        "resolution": "not resolved in the excerpt (the reporter suspects a leak in newer code)",
+        "notes": "VITS on a V100 after 21900 steps; PyTorch holds 14.03 of 31.75 GiB with 4.75 MiB "
+        "free, so about 17.7 GiB is outside this process (the reporter runs on GPUs 0, 6 and "
+        "7 of a shared machine)",
+    },
+    {
+        "id": "own-oom-257",
+        "url": "https://github.com/coqui-ai/TTS/issues/1318",
+        "format": "old",
+        "text": "`RuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB (GPU 0; 3.94 GiB total "
+        "capacity; 2.18 GiB already allocated; 640.00 KiB free; 2.21 GiB reserved in total by "
+        "PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to "
+        "avoid fragmentation.  See documentation for Memory Management and "
+        "PYTORCH_CUDA_ALLOC_CONF`",
+        "raw": {
+            "tried": "2.00 MiB",
+            "gpu": 0,
+            "total": "3.94 GiB",
+            "allocated": "2.18 GiB",
+            "free": "640.00 KiB",
+            "reserved_total": "2.21 GiB",
+        },
+        "notes": "a GTX 980 with 4 GB; the message in backquotes; 640 KiB free",
+    },
+    {
+        "id": "own-oom-258",
+        "url": "https://github.com/domesticatedviking/TextyMcSpeechy/issues/37",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 4.92 GiB total "
+        "capacity; 1.25 GiB already allocated; 10.81 MiB free; 1.26 GiB reserved in total by "
+        "PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to "
+        "avoid fragmentation.  See documentation for Memory Management and "
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "20.00 MiB",
+            "gpu": 0,
+            "total": "4.92 GiB",
+            "allocated": "1.25 GiB",
+            "free": "10.81 MiB",
+            "reserved_total": "1.26 GiB",
+        },
+        "resolution": "maintainer: a smaller PIPER_BATCH_SIZE (no outcome reported)",
+        "notes": "piper training; PyTorch holds 1.26 of 4.92 GiB with 10.81 MiB free: most of the "
+        "card is outside this process",
+    },
+    {
+        "id": "own-oom-259",
+        "url": "https://github.com/diegoantognini/pyGAT/issues/56",
+        "format": "old",
+        "text": "all_combinations_matrix = torch.cat([Wh_repeated_in_chunks, "
+        "Wh_repeated_alternating], dim=1)\n"
+        "RuntimeError: CUDA out of memory. Tried to allocate 896.00 MiB (GPU 0; 6.00 GiB "
+        "total capacity; 4.12 GiB already allocated; 162.50 MiB free; 4.48 GiB reserved in "
+        "total by PyTorch)",
+        "raw": {
+            "tried": "896.00 MiB",
+            "gpu": 0,
+            "total": "6.00 GiB",
+            "allocated": "4.12 GiB",
+            "free": "162.50 MiB",
+            "reserved_total": "4.48 GiB",
+        },
+        "resolution": "commenters: the dense attention needs 7 GB+; no fix confirmed",
+        "notes": "GAT on a 6 GB card; a 368 MiB pool and 162 MiB free against an 896 MiB request",
+    },
+    {
+        "id": "own-oom-260",
+        "url": "https://github.com/diegoantognini/pyGAT/issues/50",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 6.25 GiB (GPU 0; 31.75 GiB total "
+        "capacity; 25.01 GiB already allocated; 4.51 GiB free; 1.18 GiB cached)",
+        "raw": {
+            "tried": "6.25 GiB",
+            "gpu": 0,
+            "total": "31.75 GiB",
+            "allocated": "25.01 GiB",
+            "free": "4.51 GiB",
+            "cached": "1.18 GiB",
+        },
+        "resolution": "the reporter moved to the TensorFlow implementation",
+        "notes": "10242 nodes in dense GAT attention; the 'cached' wording of PyTorch 1.x",
+    },
+    {
+        "id": "own-oom-261",
+        "url": "https://github.com/pygod-team/pygod/issues/72",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 597.53 GiB (GPU 0; 16.00 GiB "
+        "total capacity; 1.32 GiB already allocated; 12.78 GiB free; 1.35 GiB reserved in "
+        "total by PyTorch)",
+        "raw": {
+            "tried": "597.53 GiB",
+            "gpu": 0,
+            "total": "16.00 GiB",
+            "allocated": "1.32 GiB",
+            "free": "12.78 GiB",
+            "reserved_total": "1.35 GiB",
+        },
+        "resolution": "not resolved in the excerpt",
+        "notes": "to_dense_adj over 400k nodes asks for 597 GiB of a 16 GiB card (a Jupyter traceback "
+        "on Windows); the hint after the parenthesis is left out",
+    },
+    {
+        "id": "own-oom-262",
+        "url": "https://github.com/neurosim/DNN_NeuroSim_V1.3/issues/28",
+        "format": "old",
+        "text": "remainderQ = (upper-lower)*(remainder-0)+(cellRange-1)*lower   # weight cannot map "
+        "to 0, but to Gmin\n"
+        "RuntimeError: CUDA out of memory. Tried to allocate 1.12 MiB (GPU 0; 22.37 GiB total "
+        "capacity; 15.87 GiB already allocated; 3.56 MiB free; 787.74 MiB cached)",
+        "raw": {
+            "tried": "1.12 MiB",
+            "gpu": 0,
+            "total": "22.37 GiB",
+            "allocated": "15.87 GiB",
+            "free": "3.56 MiB",
+            "cached": "787.74 MiB",
+        },
+        "notes": "a 1.12 MiB request fails with 3.56 MiB free and a 787 MiB cached pool (PyTorch "
+        "1.x); about 5.7 GiB of the card is outside PyTorch",
+    },
+    {
+        "id": "own-oom-263",
+        "url": "https://github.com/OpenDriveLab/TopoNet/issues/15",
+        "format": "old",
+        "text": "Thank you for your awesome work! Here I have a little question that I met error: "
+        '"RuntimeError: CUDA out of memory. Tried to allocate 2.40 GiB (GPU 6; 23.70 GiB '
+        "total capacity; 20.97 GiB already allocated; 598.81 MiB free; 21.46 GiB reserved in "
+        'total by PyTorch)". I think reducing the batch size can solve it.',
+        "raw": {
+            "tried": "2.40 GiB",
+            "gpu": 6,
+            "total": "23.70 GiB",
+            "allocated": "20.97 GiB",
+            "free": "598.81 MiB",
+            "reserved_total": "21.46 GiB",
+        },
+        "resolution": "maintainer: batch size is already 1; enable checkpointing, fp16, or a smaller "
+        "image resize factor (the reporter thanked, no outcome)",
+        "notes": "inside the reporter's sentence in double quotes; GPU 6",
+    },
+    {
+        "id": "own-oom-264",
+        "url": "https://github.com/YSerin/ZeCon/issues/1",
+        "format": "old",
+        "text": "    return torch.layer_norm(input, normalized_shape, weight, bias, eps, "
+        "torch.backends.cudnn.enabled)\n"
+        "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 6.00 GiB total "
+        "capacity; 5.17 GiB already allocated; 0 bytes free; 5.26 GiB reserved in total by "
+        "PyTorch) If reserved\n"
+        " memory is >> allocated memory try setting max_split_size_mb to avoid "
+        "fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "20.00 MiB",
+            "gpu": 0,
+            "total": "6.00 GiB",
+            "allocated": "5.17 GiB",
+            "free": "0 bytes",
+            "reserved_total": "5.26 GiB",
+        },
+        "resolution": "maintainer: it needs more than 11 GB; a smaller --batch_size may degrade "
+        "quality (no outcome)",
+        "notes": "a GTX 1660 Ti laptop; the hint wrapped after 'If reserved'",
+    },
+    {
+        "id": "own-oom-265",
+        "url": "https://github.com/alex-damian/pulse/issues/76",
+        "format": "old",
+        "text": "`RuntimeError: CUDA out of memory. Tried to allocate 64.00 MiB (GPU 0; 2.00 GiB "
+        "total capacity; 1.00 GiB already allocated; 60.86 MiB free; 1.06 GiB reserved in "
+        "total by PyTorch`",
+        "raw": {
+            "tried": "64.00 MiB",
+            "gpu": 0,
+            "total": "2.00 GiB",
+            "allocated": "1.00 GiB",
+            "free": "60.86 MiB",
+            "reserved_total": "1.06 GiB",
+        },
+        "resolution": "not resolved (batch size already 1)",
+        "notes": "the closing parenthesis lost in the paste; 60.86 MiB free for a 64 MiB request on a "
+        "2 GB card",
+    },
+    {
+        "id": "own-oom-266",
+        "url": "https://github.com/Tangshitao/QuadTreeAttention/issues/23",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 314.00 MiB (GPU 1; 10.76 GiB "
+        "total capacity; 8.53 GiB already allocated; 179.44 MiB free; 9.46 GiB reserved in "
+        "total by PyTorch)",
+        "raw": {
+            "tried": "314.00 MiB",
+            "gpu": 1,
+            "total": "10.76 GiB",
+            "allocated": "8.53 GiB",
+            "free": "179.44 MiB",
+            "reserved_total": "9.46 GiB",
+        },
+        "resolution": "maintainer: a smaller image size (no outcome)",
+        "notes": "two 2080 Ti, batch 1, 640 px, at 67% of epoch 0; a 952 MiB pool against a 314 MiB "
+        "request",
+    },
+    {
+        "id": "own-oom-267",
+        "url": "https://github.com/wyhsirius/g3an-project/issues/2",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 1024.00 MiB (GPU 1; 10.76 GiB "
+        "total capacity; 4.05 GiB already allocated; 910.69 MiB free; 5.38 GiB reserved in "
+        "total by PyTorch)",
+        "raw": {
+            "tried": "1024.00 MiB",
+            "gpu": 1,
+            "total": "10.76 GiB",
+            "allocated": "4.05 GiB",
+            "free": "910.69 MiB",
+            "reserved_total": "5.38 GiB",
+        },
+        "resolution": "the reporter: 'That's my fault. Sorry!' (cause not said)",
+        "notes": "the issue title; memory grew over 400 steps; a 1.33 GiB pool plus 910 MiB free "
+        "against a 1 GiB request, and about 4.5 GiB outside PyTorch",
+    },
+    {
+        "id": "own-oom-268",
+        "url": "https://github.com/real-stanford/universal_manipulation_interface/issues/55",
+        "format": "old",
+        "text": "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.95 GiB (GPU 0; "
+        "7.78 GiB total capacity; 6.50 GiB already allocated; 917.81 MiB free; 6.53 GiB "
+        "reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF\n"
+        "`",
+        "raw": {
+            "tried": "1.95 GiB",
+            "gpu": 0,
+            "total": "7.78 GiB",
+            "allocated": "6.50 GiB",
+            "free": "917.81 MiB",
+            "reserved_total": "6.53 GiB",
+        },
+        "notes": "prediction on an 8 GB card; a closing backquote on the next line",
+    },
+    {
+        "id": "own-oom-269",
+        "url": "https://github.com/lkwq007/stablediffusion-infinity/issues/138",
+        "format": "old",
+        "text": '"CUDA out of memory. Tried to allocate 1.79 GiB (GPU 0; 12.00 GiB total capacity; '
+        "8.93 GiB already allocated; 0 bytes free; 11.21 GiB reserved in total by PyTorch) If "
+        "reserved memory is >> allocated memory try setting max_split_size_mb to avoid "
+        'fragmentation. See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CON"',
+        "raw": {
+            "tried": "1.79 GiB",
+            "gpu": 0,
+            "total": "12.00 GiB",
+            "allocated": "8.93 GiB",
+            "free": "0 bytes",
+            "reserved_total": "11.21 GiB",
+        },
+        "notes": "in double quotes, the hint with one space after 'fragmentation.' and its last "
+        "letter lost; a 2.28 GiB pool above the 1.79 GiB request with nothing free",
+    },
+    {
+        "id": "own-oom-270",
+        "url": "https://github.com/Kunhao-Liu/StyleGaussian/issues/11",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 130674.91 GiB (GPU 0; 79.15 GiB "
+        "total capacity; 27.53 GiB already allocated; 37.61 GiB free; 28.21 GiB reserved in "
+        "total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF\n"
+        "Feature training:   0%|| 0/30000 [00:00<?, ?it/s]     running train_feature.py",
+        "raw": {
+            "tried": "130674.91 GiB",
+            "gpu": 0,
+            "total": "79.15 GiB",
+            "allocated": "27.53 GiB",
+            "free": "37.61 GiB",
+            "reserved_total": "28.21 GiB",
+        },
+        "notes": "a 128 TiB request on an 80 GB card (a size bug, not a shortfall of memory); a "
+        "progress bar after the message",
+    },
+    {
+        "id": "own-oom-271",
+        "url": "https://github.com/gjy3035/NWPU-Crowd-Sample-Code/issues/27",
+        "format": "old",
+        "text": "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 38.00 MiB (GPU 0; "
+        "4.00 GiB total capacity; 3.41 GiB already allocated; 0 bytes free; 3.44 GiB reserved "
+        "in total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "38.00 MiB",
+            "gpu": 0,
+            "total": "4.00 GiB",
+            "allocated": "3.41 GiB",
+            "free": "0 bytes",
+            "reserved_total": "3.44 GiB",
+        },
+        "notes": "a 4 GB card full: 3.44 GiB reserved, 0 bytes free",
+    },
+    {
+        "id": "own-oom-272",
+        "url": "https://github.com/perrying/ssn-pytorch/issues/11",
+        "format": "old",
+        "text": "`RuntimeError: CUDA out of memory. Tried to allocate 7.74 GiB (GPU 0; 23.69 GiB "
+        "total capacity; 18.60 GiB already allocated; 2.78 GiB free; 19.05 GiB reserved in "
+        "total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF\n"
+        "`",
+        "raw": {
+            "tried": "7.74 GiB",
+            "gpu": 0,
+            "total": "23.69 GiB",
+            "allocated": "18.60 GiB",
+            "free": "2.78 GiB",
+            "reserved_total": "19.05 GiB",
+        },
+        "notes": "superpixel training on a custom dataset; a 7.74 GiB request against a 460 MiB pool "
+        "and 2.78 GiB free",
+    },
+    {
+        "id": "own-oom-273",
+        "url": "https://github.com/d8ahazard/sd_dreambooth_extension/issues/657",
+        "format": "old",
+        "text": "    Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the "
+        "backward pass\n"
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 30.00 MiB (GPU 0; "
+        "8.00 GiB total capacity; 7.08 GiB already allocated; 0 bytes free; 7.28 GiB reserved "
+        "in total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "30.00 MiB",
+            "gpu": 0,
+            "total": "8.00 GiB",
+            "allocated": "7.08 GiB",
+            "free": "0 bytes",
+            "reserved_total": "7.28 GiB",
+        },
+        "notes": "DreamBooth LoRA in backward through torch.utils.checkpoint on an 8 GB card",
+    },
+    {
+        "id": "own-oom-274",
+        "url": "https://github.com/idmjky/EvolvePro/issues/6",
+        "format": "new",
+        "text": "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 400.00 MiB. GPU 0 "
+        "has a total capacity of 31.73 GiB of which 176.69 MiB is free. Including non-PyTorch "
+        "memory, this process has 31.56 GiB memory in use. Of the allocated memory 31.26 GiB "
+        "is allocated by PyTorch, and 558.50 KiB is reserved by PyTorch but unallocated. If "
+        "reserved but unallocated memory is large try setting "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+        "documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+        "raw": {
+            "tried": "400.00 MiB",
+            "gpu": 0,
+            "total": "31.73 GiB",
+            "free": "176.69 MiB",
+            "this_process": "31.56 GiB",
+            "allocated": "31.26 GiB",
+            "unallocated": "558.50 KiB",
+        },
+        "notes": "ESM2 embedding extraction in a Slurm batch job (--exclusive, 4 V100 per node): this "
+        "process holds the whole card",
+    },
+    {
+        "id": "own-oom-275",
+        "url": "https://github.com/AlphaGPU/leetgpu-challenges/issues/52",
+        "format": "new",
+        "text": "CUDA out of memory. Tried to allocate 7.45 GiB. GPU 0 has a total capacity of 14.56 "
+        "GiB of which 3.24 GiB is free. Process 1 has 11.32 GiB memory in use. Of the "
+        "allocated memory 8.40 GiB is allocated by PyTorch, and 2.80 GiB is reserved by "
+        "PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+        "documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+        "raw": {
+            "tried": "7.45 GiB",
+            "gpu": 0,
+            "total": "14.56 GiB",
+            "free": "3.24 GiB",
+            "processes": [[1, "11.32 GiB"]],
+            "allocated": "8.40 GiB",
+            "unallocated": "2.80 GiB",
+        },
+        "notes": "a T4 in a container: the job itself is listed as 'Process 1'; a 2.80 GiB pool plus "
+        "3.24 GiB free falls short of a 7.45 GiB request",
+    },
+    {
+        "id": "own-oom-276",
+        "url": "https://github.com/JinmiaoChenLab/SEDR/issues/7",
+        "format": "old",
+        "text": "CUDA out of memory. Tried to allocate 2.00 MiB (GPU 0; 11.73 GiB total capacity; "
+        "11.09 GiB already allocated; 1.19 MiB free; 11.51 GiB reserved in total by PyTorch) "
+        "If reserved memory is >> allocated memory try setting max_split_size_mb to avoid "
+        "fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "2.00 MiB",
+            "gpu": 0,
+            "total": "11.73 GiB",
+            "allocated": "11.09 GiB",
+            "free": "1.19 MiB",
+            "reserved_total": "11.51 GiB",
+        },
+        "resolution": "maintainer: they test on a 48 GB GPU; try a larger one (no outcome)",
+        "notes": "Stereo-seq data; a 12 GB card full",
+    },
+    {
+        "id": "own-oom-277",
+        "url": "https://github.com/dimiboeckaerts/PhageRBPdetection/issues/9",
+        "format": "new",
+        "text": "`torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 9.71 GiB. GPU 0 has a "
+        "total capacity of 23.67 GiB of which 907.62 MiB is free. Including non-PyTorch "
+        "memory, this process has 22.78 GiB memory in use. Of the allocated memory 12.61 GiB "
+        "is allocated by PyTorch, and 9.93 GiB is reserved by PyTorch but unallocated. If "
+        "reserved but unallocated memory is large try setting "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+        "documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)`",
+        "raw": {
+            "tried": "9.71 GiB",
+            "gpu": 0,
+            "total": "23.67 GiB",
+            "free": "907.62 MiB",
+            "this_process": "22.78 GiB",
+            "allocated": "12.61 GiB",
+            "unallocated": "9.93 GiB",
+        },
+        "resolution": "maintainer: a bigger GPU, or split the too-long sequences into chunks (no "
+        "outcome)",
+        "notes": "2.1 million proteins of varying length: a 9.93 GiB pool just above a 9.71 GiB "
+        "request",
+    },
+    {
+        "id": "own-oom-278",
+        "url": "https://github.com/IBM/pytorch-seq2seq/issues/194",
+        "format": "old",
+        "text": '`File "/home/ibm_decoder/DecoderRNN.py", line 107, in forward_step\n'
+        "    predicted_softmax = function(self.out(output.contiguous().view(-1, "
+        "self.hidden_size)), dim=1).view(batch_size, output_size, -1)\n"
+        '  File "/home/anaconda2/envs/lib/python3.6/site-packages/torch/nn/functional.py", '
+        "line 1317, in log_softmax\n"
+        "    ret = input.log_softmax(dim)\n"
+        "RuntimeError: CUDA out of memory. Tried to allocate 2.77 GiB (GPU 0; 10.76 GiB total "
+        "capacity; 8.66 GiB already allocated; 943.56 MiB free; 9.06 GiB reserved in total by "
+        "PyTorch)\n"
+        "`",
+        "raw": {
+            "tried": "2.77 GiB",
+            "gpu": 0,
+            "total": "10.76 GiB",
+            "allocated": "8.66 GiB",
+            "free": "943.56 MiB",
+            "reserved_total": "9.06 GiB",
+        },
+        "notes": "a log_softmax over a large vocabulary at batch 32",
+    },
 ]
