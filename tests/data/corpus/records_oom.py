@@ -4754,4 +4754,83 @@ OOM = [
         },
         "notes": "a log_softmax over a large vocabulary at batch 32",
     },
+    {
+        "id": "own-oom-279",
+        "url": "https://github.com/OEvortex/unsloth/issues/20",
+        "format": "new",
+        "text": "[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB. GPU "
+        "5 has a total capacity of 79.19 GiB of which 2.06 MiB is free. Including non-PyTorch "
+        "memory, this process has 75.45 GiB memory in use. Process 18307 has 540.00 MiB "
+        "memory in use. Process 18301 has 540.00 MiB memory in use. Process 18303 has 540.00 "
+        "MiB memory in use. Process 18300 has 540.00 MiB memory in use. Process 18304 has "
+        "540.00 MiB memory in use. Process 18302 has 540.00 MiB memory in use. Process 18306 "
+        "has 540.00 MiB memory in use. Of the allocated memory 73.58 GiB is allocated by "
+        "PyTorch, and 279.13 MiB is reserved by PyTorch but unallocated. If reserved but "
+        "unallocated memory is large try setting "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+        "documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n"
+        "[rank3]: Traceback (most recent call last):\n"
+        '[rank3]:   File "/home/ubuntu/train.py", line 112, in <module>\n'
+        "[rank3]:     trainer_stats = trainer.train()",
+        "raw": {
+            "tried": "2.00 MiB",
+            "gpu": 5,
+            "rank": 5,
+            "total": "79.19 GiB",
+            "free": "2.06 MiB",
+            "this_process": "75.45 GiB",
+            "processes": [
+                [18307, "540.00 MiB"],
+                [18301, "540.00 MiB"],
+                [18303, "540.00 MiB"],
+                [18300, "540.00 MiB"],
+                [18304, "540.00 MiB"],
+                [18302, "540.00 MiB"],
+                [18306, "540.00 MiB"],
+            ],
+            "allocated": "73.58 GiB",
+            "unallocated": "279.13 MiB",
+        },
+        "resolution": "not resolved (open)",
+        "notes": "8-GPU DDP on H100s: the seven other ranks each hold a 540 MiB context on GPU 5 (3.7 "
+        "GiB in all, more than the 2 MiB request); rank 3's traceback follows",
+    },
+    {
+        "id": "own-oom-280",
+        "url": "https://github.com/ultralytics/ultralytics/issues/19699",
+        "format": "new",
+        "text": "2025-03-14 18:44:28.305 | ERROR    | __mp_main__:run_v8:58 - Error in process 0: "
+        "CUDA out of memory. Tried to allocate 9.77 GiB. GPU 0 has a total capacty of 23.69 "
+        "GiB of which 2.10 GiB is free. Process 73168 has 21.58 GiB memory in use. Of the "
+        "allocated memory 15.34 GiB is allocated by PyTorch, and 5.89 GiB is reserved by "
+        "PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "9.77 GiB",
+            "gpu": 0,
+            "total": "23.69 GiB",
+            "free": "2.10 GiB",
+            "processes": [[73168, "21.58 GiB"]],
+            "allocated": "15.34 GiB",
+            "unallocated": "5.89 GiB",
+        },
+        "resolution": "not resolved in the excerpt",
+        "notes": "YOLOv8 inference in two processes, one per 3090, each logging its error through "
+        "loguru with 'Error in process N:' before the message; the job itself listed as "
+        "'Process 73168'; a 5.89 GiB pool plus 2.10 GiB free short of 9.77 GiB. Only process "
+        "0's line is kept (process 1's is cut in the source excerpt)",
+    },
+    {
+        "id": "own-oom-281",
+        "url": "https://github.com/ultralytics/ultralytics/issues/5937",
+        "format": "new",
+        "text": "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.10 GiB. GPU 0 has a total capacty of 12.00 GiB of which 7.07 GiB is free.",
+        "raw": {"tried": "1.10 GiB", "gpu": 0, "total": "12.00 GiB", "free": "7.07 GiB"},
+        "resolution": "maintainer: general advice (no outcome)",
+        "notes": "the first two sentences only; the reporter pasted them twice with no space "
+        "between the copies, and the second copy is left out (one message per record: the parser "
+        "rightly reads two); 7.07 GiB free against a 1.10 GiB request (torch 2.1.0)",
+    },
 ]
