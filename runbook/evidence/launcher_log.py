@@ -11,6 +11,9 @@ Pure functions of text. What is read:
 - srun (`error: node: task N: ...`, `tasks a-b,c: ...`), slurmstepd oom-kill (host RAM, old and new
   wording) and `CANCELLED AT ... DUE TO TIME LIMIT`;
 - Ray's memory monitor killing workers (host RAM; the node by its IP).
+- Composer's launcher (`Rank N crashed with exit code C.`, `Global rank N (PID P) exited with
+  code C`, its teardown kills, and each crashed rank's captured STDERR block, whose lines are that
+  rank's).
 
 The first failure is the cause, not the loudest line: NCCL timeouts, watchdog aborts, launcher kills
 and srun's `Terminated` on the survivors are consequences. Among causes, an accelerator OOM wins,
@@ -317,6 +320,29 @@ _SPAWN_EXITED = lazy(
     r"\bprocess (\d{1,18}(?!\d)) terminated with (?:exit code (-?\d{1,18}(?!\d))|signal (SIG[A-Z]+))",
     needs="terminated with",
 )
+# Composer's launcher (`composer train.py`, logger composer.cli.launcher) polls its ranks and logs
+# the first it finds exited non-zero: "Rank 2 crashed with exit code -7." (a negative code is the
+# signal). Tearing down, it logs "Killing global rank 1 (PID 123) with SIGTERM" for the others,
+# then prints "Global rank 2 (PID 456) exited with code -7" for each rank that was not killed by
+# it (not -9 or -15), each followed by that rank's captured output between "----------Begin global
+# rank 2 STDERR----------" and "----------End global rank 2 STDERR----------"; its last line
+# repeats "Global rank N (PID P) exited with code C" for the lowest rank that exited non-zero.
+_COMPOSER_CRASHED = lazy(
+    r"\bRank (\d{1,18}(?!\d)) crashed with exit code (-?\d{1,18}(?!\d))",
+    needs="crashed with exit code",
+)
+_COMPOSER_EXITED = lazy(
+    r"\bGlobal rank (\d{1,18}(?!\d)) \(PID (\d{1,18}(?!\d))\) exited with code (-?\d{1,18}(?!\d))",
+    needs="exited with code",
+)
+_COMPOSER_KILLING = lazy(
+    r"\bKilling global rank (\d{1,18}(?!\d)) \(PID (\d{1,18}(?!\d))\) with (SIG[A-Z]+)",
+    needs="Killing global rank",
+)
+_COMPOSER_BLOCK = lazy(
+    r"^\s*-{5,}(Begin|End) global rank (\d{1,18}(?!\d)) (?:STDOUT|STDERR)-{5,}\s*$",
+    needs="global rank",
+)
 # Open MPI (mpirun/mpiexec; prterun in 5.x) names the first process it saw die by a signal:
 # "mpirun noticed that process rank 18596 with PID 1035144 on node b3168 exited on signal 9
 # (Killed)." The rank is the MPI rank, the node the host it ran on.
@@ -349,11 +375,32 @@ _CANCELLED = lazy(
 )
 _HOST_PREFIX = lazy(r"^([A-Za-z][\w.-]*):\s")
 
-_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
+_SIGNALS = {
+    1: "SIGHUP",
+    2: "SIGINT",
+    6: "SIGABRT",
+    7: "SIGBUS",
+    9: "SIGKILL",
+    11: "SIGSEGV",
+    15: "SIGTERM",
+}
 
 
 def _signal_name(signum: int) -> str:
     return _SIGNALS.get(signum, f"signal {signum}")
+
+
+def _block_ranks(raw: list[str]) -> list[int | None]:
+    """For each line, the rank whose captured output Composer's launcher is printing there (its
+    Begin/End global rank N STDERR block), else None."""
+    out: list[int | None] = [None] * len(raw)
+    cur = None
+    for i, line in enumerate(raw):
+        if m := _COMPOSER_BLOCK.match(line):
+            cur = int(m.group(2)) if m.group(1) == "Begin" else None
+        else:
+            out[i] = cur
+    return out
 
 
 _TOO_LONG = lazy(rf"\d{{{MAX_DIGITS + 1}}}")
@@ -697,9 +744,12 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
     # OOM messages, whatever their format.
     ooms = oom_message.parse_all("\n".join(raw))
     spawned = [(i, int(m.group(1))) for i, s in enumerate(raw) if (m := _SPAWN_RAISED.search(s))]
+    block = _block_ranks(raw)
     for msg in ooms:
         if msg.rank is None:
-            msg.rank = file_rank if file_rank is not None else _dump_rank(raw, msg.line)
+            msg.rank = file_rank if file_rank is not None else block[msg.line]
+        if msg.rank is None:
+            msg.rank = _dump_rank(raw, msg.line)
         if msg.rank is None and (heads := [r for i, r in spawned if i < msg.line]):
             msg.rank = heads[-1]  # the traceback under mp.spawn's "-- Process N terminated"
     report.ooms.extend(ooms)
@@ -721,6 +771,8 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
     for i, (line, rank) in enumerate(stripped_pairs):
         if rank is None and (rr := re.search(r"\[(?:rank|default)(\d{1,18}(?!\d))\]:", raw[i])):
             rank = int(rr.group(1))
+        if rank is None:
+            rank = block[i]
         when = line_time(raw[i])
         if m := _WATCHDOG.search(line):
             events.append(
@@ -868,6 +920,41 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
                     signal=sig,
                     detail=f"torch.multiprocessing.spawn: process {m.group(1)} (spawn index) {how}",
                     source="spawn",
+                )
+            )
+            continue
+        crashed = _COMPOSER_CRASHED.search(line)
+        if m := (crashed or _COMPOSER_EXITED.search(line)):
+            code = int(m.group(2) if crashed else m.group(3))
+            sig = _signal_name(-code) if code < 0 else None
+            events.append(
+                RankEvent(
+                    kind=SIGNAL if sig else EXIT,
+                    line=i,
+                    rank=int(m.group(1)),
+                    time=when,
+                    exit_code=code,
+                    signal=sig,
+                    detail=f"Composer launcher: rank {m.group(1)} "
+                    + ("crashed" if crashed else f"(pid {m.group(2)}) exited")
+                    + f" with exit code {code}",
+                    # The closing summary can name a rank the launcher itself killed.
+                    consequence=not crashed and sig in ("SIGTERM", "SIGKILL"),
+                    source="composer",
+                )
+            )
+            continue
+        if m := _COMPOSER_KILLING.search(line):
+            events.append(
+                RankEvent(
+                    kind=SIGNAL,
+                    line=i,
+                    rank=int(m.group(1)),
+                    time=when,
+                    signal=m.group(3),
+                    detail=f"Composer launcher killed rank {m.group(1)} (pid {m.group(2)})",
+                    consequence=True,
+                    source="composer",
                 )
             )
             continue

@@ -50,6 +50,8 @@ _PREFIXES = [
     # "rank3: " / "[rank 3]:" (loggers), "[1,3]<stderr>:" (Open MPI --tag-output).
     lazy(r"[ \t]*\[?rank[ _]?(?P<rank>\d{1,9}(?!\d))\]?:[ \t]?", re.IGNORECASE, needs="rank"),
     lazy(r"[ \t]*\[\d{1,9},(?P<rank>\d{1,9})\]<(?:stdout|stderr)>:[ \t]?", needs="]<"),
+    # Composer's console log lines: "rank0[208865][MainThread]: INFO: composer.trainer: ...".
+    lazy(r"[ \t]*rank(?P<rank>\d{1,9})\[\d{1,10}\]\[[^\]\n]{1,64}\]:[ \t]", needs="rank"),
     # Time stamps a logger or a collector put first: "2024-11-20 14:37:16,123 ", "[2024-...]",
     # with the separator after them ("| ", "- ").
     lazy(

@@ -235,7 +235,13 @@ def test_srun_verdict_whose_tag_was_cut_in_the_paste_still_reads():
             "prterun noticed that process rank 0 with PID 77 on node n1 exited on signal 7.",
             0,
             "n1",
-            "signal 7",
+            "SIGBUS",
+        ),
+        (
+            "prterun noticed that process rank 0 with PID 77 on node n1 exited on signal 4.",
+            0,
+            "n1",
+            "signal 4",  # a signal without a name here is still reported, by number
         ),
     ],
 )
@@ -342,6 +348,45 @@ def test_mp_spawn_names_the_process_and_its_oom():
     rep = launcher_log.scan(text)
     assert [m.rank for m in rep.ooms] == [1]
     assert rep.first_failure.kind == "oom" and rep.first_failure.ranks == [1]
+
+
+def test_composer_launcher_names_the_rank_that_crashed_first():
+    # own-launch-047..049 hold the launcher's lines alone; the teardown below is assembled from
+    # the wording composer.cli.launcher prints (Killing..., the crashed rank's STDERR block, the
+    # closing summary), with the OOM of own-oom-279 inside rank 2's block.
+    text = (
+        "ERROR:composer.cli.launcher:Rank 2 crashed with exit code 1.\n"
+        "INFO:composer.cli.launcher:Killing global rank 0 (PID 4100) with SIGTERM\n"
+        "INFO:composer.cli.launcher:Killing global rank 1 (PID 4101) with SIGTERM\n"
+        "INFO:composer.cli.launcher:Killing global rank 3 (PID 4103) with SIGTERM\n"
+        "Global rank 2 (PID 4102) exited with code 1\n"
+        "----------Begin global rank 2 STDERR----------\n"
+        "Traceback (most recent call last):\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB. GPU 2 has a total "
+        "capacity of 79.19 GiB of which 2.06 MiB is free. Including non-PyTorch memory, this process "
+        "has 75.45 GiB memory in use. Of the allocated memory 73.58 GiB is allocated by PyTorch, and "
+        "279.13 MiB is reserved by PyTorch but unallocated.\n"
+        "----------End global rank 2 STDERR----------\n"
+        "ERROR:composer.cli.launcher:Global rank 0 (PID 4100) exited with code -15\n"
+    )
+    rep = launcher_log.scan(text)
+    assert [m.rank for m in rep.ooms] == [2]
+    assert rep.failing_ranks == [2]
+    assert (rep.first_failure.kind, rep.first_failure.ranks) == ("oom", [2])
+    killed = [e.rank for e in rep.events if e.source == "composer" and e.consequence]
+    assert killed == [0, 1, 3, 0]
+    # Without the captured output: the crash line names the rank, a negative code the signal.
+    ff = launcher_log.scan("ERROR:composer.cli.launcher:Rank 2 crashed with exit code -7.\n")
+    assert (ff.first_failure.ranks, ff.first_failure.signal) == ([2], "SIGBUS")
+
+
+def test_composer_log_prefix_names_the_rank():
+    line = (
+        "2024-08-30 11:06:12,920: rank3[208865][MainThread]: ERROR: x: torch.cuda.OutOfMemoryError: "
+        "CUDA out of memory. Tried to allocate 20.00 MiB (GPU 3; 23.65 GiB total capacity; 22.80 GiB "
+        "already allocated; 9.44 MiB free; 23.07 GiB reserved in total by PyTorch)"
+    )
+    assert [m.rank for m in parse_all(line)] == [3]
 
 
 def test_slurmstepd_tagged_with_its_node_names_it():

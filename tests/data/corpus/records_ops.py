@@ -835,6 +835,51 @@ LAUNCH += [
             "note": "excerpt up to the head of process 0's traceback (the thread is about an OOM that this excerpt does not reach); the date line is the script's own start stamp",
         },
     },
+    {
+        "id": "own-launch-047",
+        "source_url": "https://github.com/mosaicml/llm-foundry/issues/258",
+        "source_kind": "github_issue",
+        "text": "the training script starts up, downloads the model, loads my dataset, and then errors out in \u201cbuilding trainer\u201d with:\n\nERROR:composer.cli.launcher:Rank 2 crashed with exit code -7.",
+        "answer": {
+            "launcher": "composer (composer.cli.launcher)",
+            "failing_ranks": [2],
+            "host": None,
+            "first_failure_time": None,
+            "is_oom": False,
+            "kind": "signal",
+            "note": "Composer's launcher names the first rank its monitor saw exit non-zero; -7 is SIGBUS (a Docker container on a 4-GPU g5.12xlarge); no cause reported",
+        },
+    },
+    {
+        "id": "own-launch-048",
+        "source_url": "https://github.com/mosaicml/diffusion/issues/140",
+        "source_kind": "github_issue",
+        "text": '@Skylion007 when i start train the sd-2 (vae.encoder step) ,the issue occurs, no any information but "ERROR:composer.cli.launcher:Rank 0 crashed with exit code -11." hope your reply,thanks.\n\nInstantiating logger <composer.loggers.wandb_logger.WandBLogger>\n[2024-05-07 09:39:45,349][composer.algorithms.low_precision_groupnorm.low_precision_groupnorm][INFO] - Successfully replaced 61 instances of GroupNorm with LowPrecisionGroupNorm\n[2024-05-07 09:39:45,379][composer.algorithms.low_precision_layernorm.low_precision_layernorm][INFO] - Successfully replaced 48 instances of LayerNorm with LowPrecisionLayerNorm\nInstantiating callbacks <composer.callbacks.speed_monitor.SpeedMonitor>\nInstantiating callbacks <composer.callbacks.lr_monitor.LRMonitor>\nInstantiating callbacks <composer.callbacks.memory_monitor.MemoryMonitor>\nInstantiating callbacks <composer.callbacks.runtime_estimator.RuntimeEstimator>\nInstantiating callbacks <composer.callbacks.OptimizerMonitor>\nstart to train........\n[W Utils.hpp:135] Warning: Environment variable NCCL_ASYNC_ERROR_HANDLING is deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead (function getCvarInt)\n[2024-05-07 09:39:45,388][composer.utils.reproducibility][INFO] - Setting seed to 17\n[2024-05-07 09:39:45,572][composer.trainer.trainer][INFO] - Run name: 1715045985-burrowing-goshawk',
+        "answer": {
+            "launcher": "composer (composer.cli.launcher)",
+            "failing_ranks": [0],
+            "host": None,
+            "first_failure_time": None,
+            "is_oom": False,
+            "kind": "signal",
+            "note": "the launcher's line quoted in the reporter's sentence, then the head of the run's log (hydra-style stamps, all before the crash); -11 is SIGSEGV",
+        },
+    },
+    {
+        "id": "own-launch-049",
+        "source_url": "https://github.com/mosaicml/llm-foundry/issues/1501",
+        "source_kind": "github_issue",
+        "text": "ERROR:composer.cli.launcher:Global rank 0 (PID 208865) exited with code -11",
+        "answer": {
+            "launcher": "composer (composer.cli.launcher)",
+            "failing_ranks": [0],
+            "host": None,
+            "first_failure_time": None,
+            "is_oom": False,
+            "kind": "signal",
+            "note": "the issue's title: the launcher's closing summary of the first rank (in rank order) that exited non-zero, with its pid; the body's log lines carry Composer's 'rank0[208865][MainThread]: INFO:' prefix",
+        },
+    },
 ]
 
 XID += [
