@@ -11,6 +11,7 @@ Pure functions of text. What is read:
 - srun (`error: node: task N: ...`, `tasks a-b,c: ...`), slurmstepd oom-kill (host RAM, old and new
   wording) and `CANCELLED AT ... DUE TO TIME LIMIT`;
 - Ray's memory monitor killing workers (host RAM; the node by its IP).
+- Lightning's subprocess launcher (`[rank: N] Child process with PID P terminated with code C`);
 - Composer's launcher (`Rank N crashed with exit code C.`, `Global rank N (PID P) exited with
   code C`, its teardown kills, and each crashed rank's captured STDERR block, whose lines are that
   rank's).
@@ -342,6 +343,16 @@ _COMPOSER_KILLING = lazy(
 _COMPOSER_BLOCK = lazy(
     r"^\s*-{5,}(Begin|End) global rank (\d{1,18}(?!\d)) (?:STDOUT|STDERR)-{5,}\s*$",
     needs="global rank",
+)
+# Lightning's subprocess launcher (Trainer/Fabric with strategy ddp) watches the processes it
+# started and, on the first it finds exited non-zero, logs "[rank: 1] Child process with PID 2977
+# terminated with code 4. Forcefully terminating all other processes to avoid zombies" and kills
+# the rest, itself included (the shell's "Killed" after it is that teardown). The rank is the
+# child's index + 1: its local rank on the node (rank 0 is the launching process itself).
+_LIGHTNING_CHILD = lazy(
+    r"\[rank: (\d{1,9})\] Child process with PID (\d{1,18}(?!\d)) terminated with code "
+    r"(-?\d{1,18}(?!\d))",
+    needs="Child process with PID",
 )
 # Open MPI (mpirun/mpiexec; prterun in 5.x) names the first process it saw die by a signal:
 # "mpirun noticed that process rank 18596 with PID 1035144 on node b3168 exited on signal 9
@@ -941,6 +952,25 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
                     # The closing summary can name a rank the launcher itself killed.
                     consequence=not crashed and sig in ("SIGTERM", "SIGKILL"),
                     source="composer",
+                )
+            )
+            continue
+        if m := _LIGHTNING_CHILD.search(raw[i]):  # the rank is in the prefix strip_line drops
+            code = int(m.group(3))
+            sig = _signal_name(-code) if code < 0 else None
+            events.append(
+                RankEvent(
+                    kind=SIGNAL if sig else EXIT,
+                    line=i,
+                    rank=int(m.group(1)),
+                    local_rank=int(m.group(1)),
+                    time=when,
+                    exit_code=code,
+                    signal=sig,
+                    detail=f"Lightning launcher: local rank {m.group(1)} (pid {m.group(2)}) "
+                    f"terminated with code {code}",
+                    consequence=sig == "SIGABRT",  # the NCCL watchdog's abort, as elsewhere
+                    source="lightning",
                 )
             )
             continue

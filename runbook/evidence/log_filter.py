@@ -37,6 +37,10 @@ from runbook.record import record
 #            "... has exited due to process rank N with PID P on / node H exiting improperly",
 #            "Process name: [[job,step],rank]" / "Exit code: N" summary; MPICH Hydra's "RANK N PID
 #            P RUNNING AT host" / "KILLED BY SIGNAL: 9" / "EXIT CODE: 9" block.
+#   Composer's launcher: "Rank N crashed with exit code C." (an ERROR line), "Killing global rank
+#            N ...", "Global rank N (PID P) exited with code C", and the "Begin/End global rank N
+#            STDERR" lines around a crashed rank's output, which say whose lines lie between.
+#   Lightning's launcher: "[rank: N] Child process with PID P terminated with code C".
 PATTERNS = [
     "Error",
     "ERROR",
@@ -68,6 +72,11 @@ PATTERNS = [
     "RUNNING AT",
     "KILLED BY SIGNAL",
     "EXIT CODE:",
+    "Global rank",
+    "Killing global rank",
+    "Begin global rank",
+    "End global rank",
+    "Child process with PID",
     "Exited with exit code",
     "Out Of Memory",
     "(OOM)",

@@ -13,6 +13,7 @@ import pytest
 from runbook.diagnosis import Evidence, classify
 from runbook.evidence import launcher_log, nvsmi, xid
 from runbook.evidence.gpu_health import NodeHealth
+from runbook.evidence.log_filter import filter_lines
 from runbook.evidence.oom_message import parse_all
 from runbook.playbook import load
 from runbook.slurm import text as slurm_text
@@ -375,9 +376,36 @@ def test_composer_launcher_names_the_rank_that_crashed_first():
     assert (rep.first_failure.kind, rep.first_failure.ranks) == ("oom", [2])
     killed = [e.rank for e in rep.events if e.source == "composer" and e.consequence]
     assert killed == [0, 1, 3, 0]
+    # The node-side filter keeps the block's Begin/End lines, so a long traceback between the
+    # Begin line and the OOM, dropped from the excerpt, does not lose whose OOM it is.
+    frames = "".join(f'  File "train.py", line {n}, in step\n' for n in range(40))
+    long = text.replace("Traceback (most recent call last):\n", "Traceback:\n" + frames)
+    kept = launcher_log.scan(filter_lines(long.splitlines()).text())
+    assert [m.rank for m in kept.ooms] == [2] and kept.failing_ranks == [2]
     # Without the captured output: the crash line names the rank, a negative code the signal.
     ff = launcher_log.scan("ERROR:composer.cli.launcher:Rank 2 crashed with exit code -7.\n")
     assert (ff.first_failure.ranks, ff.first_failure.signal) == ([2], "SIGBUS")
+
+
+def test_lightning_launcher_names_the_child_that_died():
+    # Lightning's _ChildProcessObserver wording (lightning/fabric/strategies/launchers/
+    # subprocess_script.py), under pytest's live-log prefix and, wrapped, under its INFO prefix.
+    text = (
+        "INFO     lightning.fabric.utilities.distributed:distributed.py:282 Initializing "
+        "distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n"
+        "INFO     lightning.fabric.strategies.launchers.subprocess_script:subprocess_script.py:224 "
+        "[rank: 1] Child process with PID 2977 terminated with code 4. Forcefully terminating all "
+        "other processes to avoid zombies \U0001f9df\n"
+        "Killed\n"
+    )
+    rep = launcher_log.scan(text)
+    assert rep.failing_ranks == [1]
+    assert (rep.first_failure.kind, rep.first_failure.ranks) == ("exit", [1])
+    rep = launcher_log.scan(
+        "INFO: [rank: 1] Child process with PID 9487 terminated with code -9.\n"
+        "      Forcefully terminating all other processes to avoid zombies \U0001f9df\n"
+    )
+    assert (rep.first_failure.ranks, rep.first_failure.signal) == ([1], "SIGKILL")
 
 
 def test_composer_log_prefix_names_the_rank():
