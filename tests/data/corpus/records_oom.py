@@ -4833,4 +4833,88 @@ OOM = [
         "between the copies, and the second copy is left out (one message per record: the parser "
         "rightly reads two); 7.07 GiB free against a 1.10 GiB request (torch 2.1.0)",
     },
+    {
+        "id": "own-oom-282",
+        "url": "https://github.com/smthemex/ComfyUI_EchoMimic/issues/134",
+        "format": "other",
+        "text": "```\n"
+        "HIP out of memory. Tried to allocate 12.00 GiB. GPU 0 has a total capacity of 15.98 "
+        "GiB of which 9.51 GiB is free. Of the allocated memory 5.85 GiB is allocated by "
+        "PyTorch, and 270.37 MiB is reserved by PyTorch but unallocated. If reserved but "
+        "unallocated memory is large try setting "
+        "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid fragmentation. See "
+        "documentation for Memory Management "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)```\n"
+        "```",
+        "raw": {
+            "tried": "12.00 GiB",
+            "gpu": 0,
+            "total": "15.98 GiB",
+            "free": "9.51 GiB",
+            "allocated": "5.85 GiB",
+            "unallocated": "270.37 MiB",
+        },
+        "resolution": "maintainer: enable the node's low_vram option (no outcome); 256x256 worked, "
+        "512x512 did not",
+        "notes": "an RX 6800 XT under ROCm 6.1: the hint with single spaces and the code fence's "
+        "closing backquotes glued to its last parenthesis",
+    },
+    {
+        "id": "own-oom-283",
+        "url": "https://github.com/pytorch/pytorch/issues/134208",
+        "format": "other",
+        "text": "!!! Exception during processing !!! HIP out of memory. Tried to allocate 35.31 GiB. "
+        "GPU 0 has a total capacity of 19.94 GiB of which 13.47 GiB is free. Of the allocated "
+        "memory 5.17 GiB is allocated by PyTorch, and 259.56 MiB is reserved by PyTorch but "
+        "unallocated. If reserved but unallocated memory is large try setting "
+        "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+        "documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n"
+        "Traceback (most recent call last):",
+        "raw": {
+            "tried": "35.31 GiB",
+            "gpu": 0,
+            "total": "19.94 GiB",
+            "free": "13.47 GiB",
+            "allocated": "5.17 GiB",
+            "unallocated": "259.56 MiB",
+        },
+        "notes": "ComfyUI's '!!! Exception during processing !!!' prefix on a 20 GB Radeon (CogVideo "
+        "2B); a request larger than the card",
+    },
+    {
+        "id": "own-oom-284",
+        "url": "https://github.com/pinokiofactory/flux-webui/issues/25",
+        "format": "other",
+        "text": "> torch.OutOfMemoryError: HIP out of memory. Tried to allocate 80.00 MiB. GPU 0 has "
+        "a total capacity of 15.98 GiB of which 84.00 MiB is free. Of the allocated memory "
+        "15.44 GiB is allocated by PyTorch, and 267.59 MiB is reserved by PyTorch but "
+        "unallocated. If reserved but unallocated memory is large try setting "
+        "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+        "documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+        "raw": {
+            "tried": "80.00 MiB",
+            "gpu": 0,
+            "total": "15.98 GiB",
+            "free": "84.00 MiB",
+            "allocated": "15.44 GiB",
+            "unallocated": "267.59 MiB",
+        },
+        "notes": "a quoted paste ('> ') on an RX 6950 XT: moving the Flux pipeline to the GPU fills "
+        "the card",
+    },
+    {
+        "id": "own-oom-285",
+        "url": "https://github.com/MIC-DKFZ/nnUNet/issues/359",
+        "format": "cuda_runtime",
+        "text": "RuntimeError: CUDA error: out of memory in model initialization",
+        "raw": {},
+        "resolution": "reporter: the documented fixes did not help; running on another GPU with "
+        "CUDA_VISIBLE_DEVICES=x nnUNet_train 'works well' (the default GPU was taken)",
+        "confirmed": True,
+        "label": "co_tenant",
+        "notes": "the issue title (the traceback is a screenshot); the label is read from the fix, "
+        "moving off the default GPU, which the thread does not show the occupant of",
+    },
 ]
