@@ -463,7 +463,13 @@ def _join(stripped: list[tuple[str, int | None]], glue: bool) -> _Joined:
     parts, starts, ranks, pos = [], [], [], 0
     for i, (text, rank) in enumerate(stripped):
         if i:
-            sep = "" if glue else wrap_sep(stripped[i - 1][0], text)
+            prev = stripped[i - 1][0]
+            # A blank line (or one that was only a quote or fence marker) is a paragraph break,
+            # never a wrap: the lines around it must not run together ("...x" + "HIP out of").
+            if not prev.strip() or not text.strip():
+                sep = " "
+            else:
+                sep = "" if glue else wrap_sep(prev, text)
             parts.append(sep)
             pos += len(sep)
         starts.append(pos)

@@ -351,6 +351,18 @@ def test_mp_spawn_names_the_process_and_its_oom():
     assert rep.first_failure.kind == "oom" and rep.first_failure.ranks == [1]
 
 
+def test_a_blank_or_fence_line_does_not_join_its_neighbours():
+    # own-oom-282: a bare HIP message opening a code fence, after a line of prose; the fence line
+    # is stripped to nothing, and the lines on either side must not run together ("xHIP out").
+    msg = (
+        "HIP out of memory. Tried to allocate 12.00 GiB. GPU 0 has a total capacity of 15.98 GiB "
+        "of which 9.51 GiB is free."
+    )
+    for between in ("```", "", "> "):
+        found = parse_all(f"512x512 do not work\n{between}\n{msg}\n```")
+        assert [(m.device, m.tried_mib) for m in found] == [("HIP", 12288.0)], between
+
+
 def test_composer_launcher_names_the_rank_that_crashed_first():
     # own-launch-047..049 hold the launcher's lines alone; the teardown below is assembled from
     # the wording composer.cli.launcher prints (Killing..., the crashed rank's STDERR block, the
