@@ -4917,4 +4917,75 @@ OOM = [
         "notes": "the issue title (the traceback is a screenshot); the label is read from the fix, "
         "moving off the default GPU, which the thread does not show the occupant of",
     },
+    {
+        "id": "own-oom-286",
+        "url": "https://github.com/ray-project/ray/pull/5755",
+        "format": "old",
+        "text": "(pid=3959, ip=172.31.41.219) | WARNING: ran out of memory with exception: CUDA out "
+        "of memory. Tried to allocate 1.50 GiB (GPU 0; 15.75 GiB total capacity; 11.71 GiB "
+        "already allocated; 584.94 MiB free; 2.38 GiB cached);\n"
+        "(pid=3959, ip=172.31.41.219)  Skipping batch",
+        "raw": {
+            "tried": "1.50 GiB",
+            "gpu": 0,
+            "total": "15.75 GiB",
+            "allocated": "11.71 GiB",
+            "free": "584.94 MiB",
+            "cached": "2.38 GiB",
+        },
+        "resolution": "none: fairseq catches the OOM and skips the batch (a docs example of fairseq "
+        "under Ray)",
+        "notes": "fairseq's '| WARNING: ran out of memory with exception: ...;' then ' Skipping "
+        "batch', each under Ray's '(pid=N, ip=A)' worker prefix; the first of many such "
+        "messages (the others left out: one message per record)",
+    },
+    {
+        "id": "own-oom-287",
+        "url": "https://github.com/facebookresearch/fairseq/issues/2576",
+        "format": "old",
+        "text": "The error that I am getting is:\n"
+        "CUDA out of memory. Tried to allocate 814.00 MiB (GPU 0; 4.00 GiB total capacity; "
+        "2.38 GiB already allocated; 606.83 MiB free; 2.39 GiB reserved in total by PyTorch)",
+        "raw": {
+            "tried": "814.00 MiB",
+            "gpu": 0,
+            "total": "4.00 GiB",
+            "allocated": "2.38 GiB",
+            "free": "606.83 MiB",
+            "reserved_total": "2.39 GiB",
+        },
+        "resolution": "not resolved in the excerpt (lowering --max-tokens to 2 did not help)",
+        "notes": "the big alignment transformer on a 4 GB card with --fp16; about 1 GiB of the card "
+        "is outside PyTorch",
+    },
+    {
+        "id": "own-oom-288",
+        "url": "https://github.com/facebookresearch/fairseq/issues/103",
+        "format": "cuda_runtime",
+        "text": "when I set --max-tokens 4000,it will occur error \n"
+        "THCudaCheck FAIL file=/pytorch/torch/lib/THC/generic/THCStorage.cu line=58 error=2 : "
+        "out of memory\n"
+        "| WARNING: ran out of memory on GPU #2, skipping batch",
+        "raw": {},
+        "resolution": "not resolved in the excerpt (--max-tokens 2000 still ran out once)",
+        "notes": "THC's line names no device; fairseq's warning after it names GPU #2 of three "
+        "(CUDA_VISIBLE_DEVICES=0,1,2) and skips the batch",
+    },
+    {
+        "id": "own-oom-289",
+        "url": "https://github.com/facebookresearch/XLM/issues/20",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 498.50 MiB (GPU 0; 7.92 GiB "
+        "total capacity; 6.74 GiB already allocated; 307.56 MiB free; 3.53 MiB cached)",
+        "raw": {
+            "tried": "498.50 MiB",
+            "gpu": 0,
+            "total": "7.92 GiB",
+            "allocated": "6.74 GiB",
+            "free": "307.56 MiB",
+            "cached": "3.53 MiB",
+        },
+        "resolution": "not resolved in the excerpt (disabling back-translation steps did not help)",
+        "notes": "the issue title; unsupervised MT pretraining on an 8 GB card",
+    },
 ]
