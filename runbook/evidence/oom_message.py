@@ -231,11 +231,12 @@ _ANCHORS: list[tuple[str, LazyPattern]] = [
     _anchor("cuda_error", r"CUDA\s*error\s*:\s*out\s*of\s*memory", "CUDA", "error"),
     # C++ libraries that report the CUDA runtime's error string: CTranslate2 (faster-whisper,
     # WhisperX) "CUDA failed with error out of memory", spconv's tensorview "cuda failed with
-    # error 2 out of memory".
+    # error 2 out of memory", Marian's "CUDA error 2 'out of memory' - ...: cudaMalloc(...)".
     _anchor(
         "cuda_error",
-        r"CUDA\s*failed\s*with\s*error\s*(?:\d{1,4}\s*)?out\s*of\s*memory",
-        "failed",
+        r"CUDA\s*(?:failed\s*with\s*error\s*(?:\d{1,4}\s*)?|error\s*\d{1,4}\s*'?)out\s*of\s*memory",
+        "error",
+        "memory",
         flags=re.IGNORECASE,
     ),
     _anchor("cublas", r"CUBLAS_STATUS_ALLOC_FAILED", "CUBLAS_STATUS_ALLOC_FAILED"),

@@ -646,11 +646,18 @@ def test_an_application_naming_the_error_in_prose_adds_no_message():
     [
         "RuntimeError: CUDA failed with error out of memory",  # CTranslate2
         "cuda failed with error 2 out of memory. use CUDA_LAUNCH_BLOCKING=1",  # spconv
+        "Error: CUDA error 2 'out of memory' - src/tensors/gpu/device.cu:38: cudaMalloc(&d, n)",
     ],
 )
 def test_a_librarys_cuda_error_string_is_a_runtime_oom(text):
     (m,) = parse_all(text)
     assert (m.family, m.format, m.tried_mib) == ("cuda_error", "cuda_runtime", None)
+
+
+def test_cuda_error_without_a_number_in_prose_is_no_message():
+    # A library prints the runtime's error with its number or after "failed with error"; the
+    # bare words are a person's sentence.
+    assert parse_all("the cuda error out of memory happened again") == []
 
 
 def test_a_sentence_cut_before_its_end_keeps_the_figure_its_opening_words_name():

@@ -4988,4 +4988,114 @@ OOM = [
         "resolution": "not resolved in the excerpt (disabling back-translation steps did not help)",
         "notes": "the issue title; unsupervised MT pretraining on an 8 GB card",
     },
+    {
+        "id": "own-oom-290",
+        "url": "https://github.com/OpenNMT/OpenNMT-py/issues/1473",
+        "format": "old",
+        "text": "I am trying to translate a single file with 1000 sentences on a single GPU but its "
+        "throws the following error:\n"
+        "RuntimeError: CUDA out of memory. Tried to allocate 8.76 GiB (GPU 0; 11.91 GiB total "
+        "capacity; 10.59 GiB already allocated; 505.06 MiB free; 234.02 MiB cached)",
+        "raw": {
+            "tried": "8.76 GiB",
+            "gpu": 0,
+            "total": "11.91 GiB",
+            "allocated": "10.59 GiB",
+            "free": "505.06 MiB",
+            "cached": "234.02 MiB",
+        },
+        "resolution": "maintainer: a lower than default batch_size; reporter: 'I set a batch size of "
+        "10 and it works'",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "OpenNMT-py translate.py under CUDA_VISIBLE_DEVICES=7 (GPU 0 of the process)",
+    },
+    {
+        "id": "own-oom-291",
+        "url": "https://github.com/OpenNMT/CTranslate2/issues/1458",
+        "format": "cuda_runtime",
+        "text": "Failed with : `RuntimeError: CUDA failed with error out of memory`",
+        "raw": {},
+        "resolution": "reporter: with 100 sequences instead of 22398 'it works' (the loop passed the "
+        "whole list to forward_batch instead of each batch)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "CTranslate2's encoder; the input, not the GPU, was too large",
+    },
+    {
+        "id": "own-oom-292",
+        "url": "https://github.com/facebookresearch/XLM/issues/142",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 449.50 MiB (GPU 1; 11.78 GiB "
+        "total capacity; 9.69 GiB already allocated; 400.81 MiB free; 249.04 MiB cached)\n"
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 336, in <module>\n'
+        "    main(params)",
+        "raw": {
+            "tried": "449.50 MiB",
+            "gpu": 1,
+            "total": "11.78 GiB",
+            "allocated": "9.69 GiB",
+            "free": "400.81 MiB",
+            "cached": "249.04 MiB",
+        },
+        "resolution": "reporter: changing the batch size has no influence; maintainer: "
+        "--tokens_per_batch overrides it (no outcome in the excerpt)",
+        "notes": "the first of two messages (GPU 1, then GPU 0 in the traceback's end; the second "
+        "left out: one message per record)",
+    },
+    {
+        "id": "own-oom-293",
+        "url": "https://github.com/huggingface/transformers/issues/5602",
+        "format": "old",
+        "text": "RuntimeError('CUDA out of memory. Tried to allocate 26.00 MiB (GPU 0; 4.00 GiB total "
+        "capacity; 3.03 GiB already allocated; 4.72 MiB free; 3.06 GiB reserved in total by "
+        "PyTorch)')",
+        "raw": {
+            "tried": "26.00 MiB",
+            "gpu": 0,
+            "total": "4.00 GiB",
+            "allocated": "3.03 GiB",
+            "free": "4.72 MiB",
+            "reserved_total": "3.06 GiB",
+        },
+        "resolution": "not resolved in the excerpt (after about 1000 generate calls; empty_cache and "
+        "gc did not help)",
+        "notes": "the exception's repr, quoted: RuntimeError('...'); MarianMT translation in a "
+        "notebook",
+    },
+    {
+        "id": "own-oom-294",
+        "url": "https://github.com/marian-nmt/marian/issues/270",
+        "format": "cuda_runtime",
+        "text": "[2020-05-05 18:48:50] [memory] Extending reserved space to 9088 MB (device gpu0)\n"
+        "[2020-05-05 18:48:50] Error: CUDA error 2 'out of memory' - "
+        "/home/imo/news-translit-nmt-master/tools/marian-dev/src/tensors/gpu/device.cu:38: "
+        "cudaMalloc(&data_, size)\n"
+        "[2020-05-05 18:48:50] Error: Aborted from virtual void "
+        "marian::gpu::Device::reserve(size_t) in "
+        "/home/imo/news-translit-nmt-master/tools/marian-dev/src/tensors/gpu/device.cu:38",
+        "raw": {},
+        "resolution": "not resolved in the excerpt (a commenter's run: --workspace 9000 on its GPU)",
+        "notes": "Marian (C++): the CUDA runtime's error 2 quoted as 'out of memory' from cudaMalloc "
+        "while reserving its 9088 MB workspace",
+    },
+    {
+        "id": "own-oom-295",
+        "url": "https://github.com/microsoft/MASS/issues/33",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 367.12 MiB (GPU 0; 10.91 GiB "
+        "total capacity; 9.64 GiB already allocated; 203.38 MiB free; 249.00 MiB cached)",
+        "raw": {
+            "tried": "367.12 MiB",
+            "gpu": 0,
+            "total": "10.91 GiB",
+            "allocated": "9.64 GiB",
+            "free": "203.38 MiB",
+            "cached": "249.00 MiB",
+        },
+        "resolution": "maintainer: a smaller batch or model (the reporter thanked; no outcome)",
+        "notes": "fine-tuning unsupervised NMT; a 249 MiB cached pool plus 203 MiB free against a 367 "
+        "MiB request",
+    },
 ]
