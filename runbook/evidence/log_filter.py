@@ -41,6 +41,8 @@ from runbook.record import record
 #            N ...", "Global rank N (PID P) exited with code C", and the "Begin/End global rank N
 #            STDERR" lines around a crashed rank's output, which say whose lines lie between.
 #   Lightning's launcher: "[rank: N] Child process with PID P terminated with code C".
+#   C++ code naming the failed call, its location, then "-> out of memory" (kmcuda); the ">"
+#            is rare in progress lines, and the call is on the line before (context).
 PATTERNS = [
     "Error",
     "ERROR",
@@ -77,6 +79,7 @@ PATTERNS = [
     "Begin global rank",
     "End global rank",
     "Child process with PID",
+    "> out of memory",
     "Exited with exit code",
     "Out Of Memory",
     "(OOM)",

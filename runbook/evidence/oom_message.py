@@ -239,6 +239,14 @@ _ANCHORS: list[tuple[str, LazyPattern]] = [
         "memory",
         flags=re.IGNORECASE,
     ),
+    # C++ code that prints the failed runtime call, then where, then the error string: kmcuda's
+    # "cudaMalloc(&__ptr, __size)" / "src/kmcuda.cc:456 -> out of memory".
+    _anchor(
+        "cuda_error",
+        r"\bcudaMalloc\w{0,20}\s*\([^()\n]{0,200}\)\s*\S{1,300}?\s*->\s*out\s*of\s*memory",
+        "cudaMalloc",
+        "memory",
+    ),
     _anchor("cublas", r"CUBLAS_STATUS_ALLOC_FAILED", "CUBLAS_STATUS_ALLOC_FAILED"),
     _anchor(
         "nccl",

@@ -647,6 +647,7 @@ def test_an_application_naming_the_error_in_prose_adds_no_message():
         "RuntimeError: CUDA failed with error out of memory",  # CTranslate2
         "cuda failed with error 2 out of memory. use CUDA_LAUNCH_BLOCKING=1",  # spconv
         "Error: CUDA error 2 'out of memory' - src/tensors/gpu/device.cu:38: cudaMalloc(&d, n)",
+        "cudaMalloc(&__ptr, __size)\n/src/kmcuda.cc:456 -> out of memory\nfailed to allocate 36 bytes",
     ],
 )
 def test_a_librarys_cuda_error_string_is_a_runtime_oom(text):

@@ -5098,4 +5098,44 @@ OOM = [
         "notes": "fine-tuning unsupervised NMT; a 249 MiB cached pool plus 203 MiB free against a 367 "
         "MiB request",
     },
+    {
+        "id": "own-oom-296",
+        "url": "https://github.com/k2-fsa/snowfall/issues/216",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 17179869182.18 GiB (GPU 0; 44.49 "
+        "GiB total capacity; 31.00 GiB already allocated; 7.62 GiB free; 35.77 GiB reserved "
+        "in total by PyTorch)\n"
+        "Exception raised from malloc at "
+        "/opt/conda/conda-bld/pytorch_1616554788289/work/c10/cuda/CUDACachingAllocator.cpp:288 "
+        "(most recent call first):\n"
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x42 (0x2aab147e12f2 "
+        "in "
+        "/home3/md510/anaconda3/envs/foo_k2/lib/python3.8/site-packages/torch/lib/libc10.so)",
+        "raw": {
+            "tried": "17179869182.18 GiB",
+            "gpu": 0,
+            "total": "44.49 GiB",
+            "allocated": "31.00 GiB",
+            "free": "7.62 GiB",
+            "reserved_total": "35.77 GiB",
+        },
+        "resolution": "not resolved in the excerpt",
+        "notes": "k2 asking for 2^34 GiB (a size that wrapped below zero) on a 44.49 GiB card, then "
+        "c10's 'Exception raised from malloc at' and the first C++ frame",
+    },
+    {
+        "id": "own-oom-297",
+        "url": "https://github.com/src-d/kmcuda/issues/99",
+        "format": "cuda_runtime",
+        "text": "reassignments threshold: 6000\n"
+        "yinyang groups: 6000\n"
+        "cudaMalloc(&__ptr, __size)\n"
+        "/home/seni/git/kmcuda/src/kmcuda.cc:456 -> out of memory\n"
+        "failed to allocate 3600600000 bytes for device_bounds_yy",
+        "raw": {},
+        "resolution": "maintainer: sum the reported allocations and compare with the GPU's memory (no "
+        "outcome in the excerpt)",
+        "notes": "kmcuda (C++): the failed call, then its source location '-> out of memory', then "
+        "the size in bytes (3.35 GiB) on an 11 GB 1080 Ti",
+    },
 ]
