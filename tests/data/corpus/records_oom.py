@@ -5138,4 +5138,64 @@ OOM = [
         "notes": "kmcuda (C++): the failed call, then its source location '-> out of memory', then "
         "the size in bytes (3.35 GiB) on an 11 GB 1080 Ti",
     },
+    {
+        "id": "own-oom-298",
+        "url": "https://github.com/espnet/espnet/issues/2575",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 6.41 GiB (GPU 0; 10.92 GiB total "
+        "capacity; 7.46 GiB already allocated; 2.83 GiB free; 7.47 GiB reserved in total by "
+        "PyTorch)",
+        "raw": {
+            "tried": "6.41 GiB",
+            "gpu": 0,
+            "total": "10.92 GiB",
+            "allocated": "7.46 GiB",
+            "free": "2.83 GiB",
+            "reserved_total": "7.47 GiB",
+        },
+        "resolution": "reporter: 'Found the problem - was using a VERY long wav file as a reference "
+        "waveform. When I used a shorter file the memory problem went away.'",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "multi-speaker TTS inference on a GTX 1080 Ti; a 6.41 GiB request with 2.83 GiB free "
+        "and no pool",
+    },
+    {
+        "id": "own-oom-299",
+        "url": "https://github.com/espnet/espnet/issues/2831",
+        "format": "old",
+        "text": "This error occurs while training:\n"
+        "RuntimeError: CUDA out of memory. Tried to allocate 2.77 GiB (GPU 0; 7.79 GiB total "
+        "capacity; 6.05 GiB already allocated; 462.94 MiB free; 371.28 MiB cached)\n"
+        "Traceback (most recent call last):",
+        "raw": {
+            "tried": "2.77 GiB",
+            "gpu": 0,
+            "total": "7.79 GiB",
+            "allocated": "6.05 GiB",
+            "free": "462.94 MiB",
+            "cached": "371.28 MiB",
+        },
+        "notes": "a transformer ASR under espnet's chainer-style trainer on an 8 GB card",
+    },
+    {
+        "id": "own-oom-300",
+        "url": "https://github.com/espnet/espnet/issues/1075",
+        "format": "old",
+        "text": "Exception in main training loop: CUDA out of memory. Tried to allocate 19.62 MiB "
+        "(GPU 2; 22.38 GiB total capacity; 21.01 GiB already allocated; 10.06 MiB free; "
+        "634.29 MiB cached)                                   \n"
+        "Traceback (most recent call last):",
+        "raw": {
+            "tried": "19.62 MiB",
+            "gpu": 2,
+            "total": "22.38 GiB",
+            "allocated": "21.01 GiB",
+            "free": "10.06 MiB",
+            "cached": "634.29 MiB",
+        },
+        "resolution": "not resolved in the excerpt (labelled a bug: LM training on 4 GPUs)",
+        "notes": "chainer's 'Exception in main training loop:' before the message, trailing spaces "
+        "after it; GPU 2 of 4",
+    },
 ]
