@@ -330,8 +330,10 @@ _F = {
     "over_1eb": lazy(r"more\s*than\s*1\s*EB", re.IGNORECASE, needs=("than", "eb")),
     # What only the sentence format (PyTorch >= 2.1) says: its first sentence ends at the size
     # ("Tried to allocate 20.00 MiB. GPU 0 has"), where the old one goes on " (GPU 0; ...".
+    # The request's closing period is the sentence format's; an ellipsis ("20.00 MiB...") is a
+    # person cutting the message, in either format.
     "sentences": lazy(
-        r"allocate\s*" + SIZE + r"\.|has\s*a\s*total\s*capac|Of\s*the\s*allocated\s*memory|"
+        r"allocate\s*" + SIZE + r"\.(?!\.)|has\s*a\s*total\s*capac|Of\s*the\s*allocated\s*memory|"
         r"memory\s*in\s*use|but\s*unallocated|expandable_segments",
         re.IGNORECASE,
     ),

@@ -655,6 +655,14 @@ def test_a_librarys_cuda_error_string_is_a_runtime_oom(text):
     assert (m.family, m.format, m.tried_mib) == ("cuda_error", "cuda_runtime", None)
 
 
+def test_an_ellipsis_after_the_request_is_a_cut_not_the_sentence_format():
+    # own-oom-302: "CUDA out of memory.Tried to allocate 20.00 MiB..." under RuntimeError.
+    (m,) = parse_all("RuntimeError: CUDA out of memory.Tried to allocate 20.00 MiB...")
+    assert (m.format, m.allocator_conf, m.tried_mib) == ("old", None, 20.0)
+    (m,) = parse_all("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.")
+    assert m.format == "new"
+
+
 def test_cuda_error_without_a_number_in_prose_is_no_message():
     # A library prints the runtime's error with its number or after "failed with error"; the
     # bare words are a person's sentence.

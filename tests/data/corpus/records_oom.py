@@ -5198,4 +5198,27 @@ OOM = [
         "notes": "chainer's 'Exception in main training loop:' before the message, trailing spaces "
         "after it; GPU 2 of 4",
     },
+    {
+        "id": "own-oom-301",
+        "url": "https://github.com/pyannote/pyannote-audio/issues/1036",
+        "format": "old",
+        "text": 'I receive "`CUDA out of memory. Tried to allocate xxx GiB (GPU 0; x.xx GiB total '
+        'capacity; x.xx GiB already allocated; 0 bytes free`"',
+        "raw": {"gpu": 0, "free": "0 bytes"},
+        "resolution": "maintainer: decrease the pipeline's batch size; reporter: 'Perfect thanks !' "
+        "(no outcome stated)",
+        "notes": "the reporter replaced the figures with x's (xxx GiB, x.xx GiB): only the GPU and '0 "
+        "bytes free' are left to read; quotes and backquotes around it",
+    },
+    {
+        "id": "own-oom-302",
+        "url": "https://github.com/speechbrain/speechbrain/issues/841",
+        "format": "old",
+        "text": "Error:\n  RuntimeError: CUDA out of memory.Tried to allocate 20.00 MiB...",
+        "raw": {"tried": "20.00 MiB"},
+        "resolution": "maintainers: memory grows with the longest utterance seen (the allocator keeps "
+        "its pool); no outcome",
+        "notes": "retyped without the space after 'memory.' and cut with '...' after the request; "
+        "batch_size=1 on 4000 hours of speech",
+    },
 ]
