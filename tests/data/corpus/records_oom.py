@@ -5221,4 +5221,47 @@ OOM = [
         "notes": "retyped without the space after 'memory.' and cut with '...' after the request; "
         "batch_size=1 on 4000 hours of speech",
     },
+    {
+        "id": "own-oom-303",
+        "url": "https://github.com/Edresson/Wav2Vec-Wrapper/issues/4",
+        "format": "old",
+        "text": "_RuntimeError: CUDA out of memory. Tried to allocate 16.00 MiB (GPU 0; 3.95 GiB "
+        "total capacity; 3.23 GiB already allocated; 3.50 MiB free; 3.24 GiB res\n"
+        "erved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memo\n"
+        "ry Management and PYTORCH_CUDA_ALLOC_CONF_",
+        "raw": {
+            "tried": "16.00 MiB",
+            "gpu": 0,
+            "total": "3.95 GiB",
+            "allocated": "3.23 GiB",
+            "free": "3.50 MiB",
+            "reserved_total": "3.24 GiB",
+        },
+        "resolution": "not resolved in the excerpt (batch 1 and short clips did not help on a 4 GB "
+        "card)",
+        "notes": "cut by a terminal at a fixed width inside words ('res|erved', 'Memo|ry') and "
+        "wrapped in markdown underscores",
+    },
+    {
+        "id": "own-oom-304",
+        "url": "https://github.com/facebookresearch/fairseq/issues/932",
+        "format": "old",
+        "text": "_WARNING: ran out of memory with exception: CUDA out of memory. Tried to allocate "
+        "1.16 GiB (GPU 0; 10.91 GiB total capacity; 6.55 GiB already allocated; 1.05 GiB "
+        "free; 1.94 GiB cached);\n"
+        "Skipping batch_",
+        "raw": {
+            "tried": "1.16 GiB",
+            "gpu": 0,
+            "total": "10.91 GiB",
+            "allocated": "6.55 GiB",
+            "free": "1.05 GiB",
+            "cached": "1.94 GiB",
+        },
+        "resolution": "a later commenter (not the reporter): fp16 false with memory_efficient_fp16 "
+        "true",
+        "notes": "fairseq's skipped-batch warning in markdown italics; wav2vec pretraining on two "
+        "1080 Ti",
+    },
 ]
