@@ -5264,4 +5264,104 @@ OOM = [
         "notes": "fairseq's skipped-batch warning in markdown italics; wav2vec pretraining on two "
         "1080 Ti",
     },
+    {
+        "id": "own-oom-305",
+        "url": "https://github.com/rosinality/stylegan2-pytorch/issues/202",
+        "format": "old",
+        "text": '>   File "/home/yangjie08/stylegan2-pytorch/op/upfirdn2d.py", line 120, in forward\n'
+        "    input, kernel, up_x, up_y, down_x, down_y, pad_x0, pad_x1, pad_y0, pad_y1\n"
+        "RuntimeError: CUDA out of memory. Tried to allocate 4.00 GiB (GPU 0; 10.76 GiB total "
+        "capacity; 7.33 GiB already allocated; 2.25 GiB free; 7.53 GiB reserved in total by "
+        "PyTorch)",
+        "raw": {
+            "tried": "4.00 GiB",
+            "gpu": 0,
+            "total": "10.76 GiB",
+            "allocated": "7.33 GiB",
+            "free": "2.25 GiB",
+            "reserved_total": "7.53 GiB",
+        },
+        "resolution": "maintainer: reduce --n_sample (no outcome)",
+        "notes": "StyleGAN2 at 512 px, batch 1, on a 2080 Ti; a quote marker on the first traceback "
+        "line only",
+    },
+    {
+        "id": "own-oom-306",
+        "url": "https://github.com/rosinality/stylegan2-pytorch/issues/223",
+        "format": "old",
+        "text": "but when I do it I get this error : \n"
+        "CUDA out of memory. Tried to allocate 294.00 MiB (GPU 0; 15.90 GiB total capacity; "
+        "14.58 GiB already allocated; 259.75 MiB free; 14.77 GiB reserved in total by "
+        "PyTorch)",
+        "raw": {
+            "tried": "294.00 MiB",
+            "gpu": 0,
+            "total": "15.90 GiB",
+            "allocated": "14.58 GiB",
+            "free": "259.75 MiB",
+            "reserved_total": "14.77 GiB",
+        },
+        "resolution": "maintainer: run the decoder under torch.no_grad; reporter: 'Thanks a lot !' "
+        "(no outcome stated)",
+        "notes": "generation from latents with autograd still recording",
+    },
+    {
+        "id": "own-oom-307",
+        "url": "https://github.com/NVlabs/stylegan2-ada-pytorch/issues/260",
+        "format": "old",
+        "text": "when I try to train it said \n"
+        "\n"
+        '**_"RuntimeError: CUDA out of memory. Tried to allocate 262.00 MiB (GPU 0; 11.00 GiB '
+        "total capacity; 10.03 GiB already allocated; 0 bytes free; 10.17 GiB reserved in "
+        'total by PyTorch)"_**',
+        "raw": {
+            "tried": "262.00 MiB",
+            "gpu": 0,
+            "total": "11.00 GiB",
+            "allocated": "10.03 GiB",
+            "free": "0 bytes",
+            "reserved_total": "10.17 GiB",
+        },
+        "notes": 'bold italics and double quotes around the message (markdown `**_"..."_**`); '
+        "resuming a Colab run on a 1080 Ti under Windows 11",
+    },
+    {
+        "id": "own-oom-308",
+        "url": "https://github.com/NVlabs/stylegan2-ada-pytorch/issues/221",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 6.00 GiB "
+        "total capacity; 4.17 GiB already allocated; 0 bytes free; 4.27 GiB reserved in total "
+        "by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb "
+        "to avoid fragmentation.  See documentation for Memory Management and "
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "128.00 MiB",
+            "gpu": 0,
+            "total": "6.00 GiB",
+            "allocated": "4.17 GiB",
+            "free": "0 bytes",
+            "reserved_total": "4.27 GiB",
+        },
+        "resolution": "commenters: a smaller image size and batch (no outcome from the reporter)",
+        "notes": "a 6 GB card with 1.7 GiB outside PyTorch (a desktop)",
+    },
+    {
+        "id": "own-oom-309",
+        "url": "https://github.com/POSTECH-CVLab/PyTorch-StudioGAN/issues/144",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 39.59 GiB total "
+        "capacity; 33.31 GiB already allocated; 1.06 GiB free; 36.81 GiB reserved in total by "
+        "PyTorch)",
+        "raw": {
+            "tried": "2.00 GiB",
+            "gpu": 0,
+            "total": "39.59 GiB",
+            "allocated": "33.31 GiB",
+            "free": "1.06 GiB",
+            "reserved_total": "36.81 GiB",
+        },
+        "resolution": "not resolved in the excerpt (the same on 15, 24 and 40 GB GPUs)",
+        "notes": "the issue title; image generation from a pretrained StyleGAN2 on an A100 40GB: a "
+        "3.50 GiB pool plus 1.06 GiB free against a 2 GiB request",
+    },
 ]
