@@ -401,6 +401,24 @@ def _signal_name(signum: int) -> str:
     return _SIGNALS.get(signum, f"signal {signum}")
 
 
+def _coded_exit(
+    line: int, rank: int, code: int, when: str | None, source: str, *, local: bool = False
+) -> RankEvent:
+    """A launcher's word that `rank` exited with `code`; a negative code is the signal that
+    killed it."""
+    sig = _signal_name(-code) if code < 0 else None
+    return RankEvent(
+        kind=SIGNAL if sig else EXIT,
+        line=line,
+        rank=rank,
+        local_rank=rank if local else None,
+        time=when,
+        exit_code=code,
+        signal=sig,
+        source=source,
+    )
+
+
 def _block_ranks(raw: list[str]) -> list[int | None]:
     """For each line, the rank whose captured output Composer's launcher is printing there (its
     Begin/End global rank N STDERR block), else None."""
@@ -937,42 +955,22 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
         crashed = _COMPOSER_CRASHED.search(line)
         if m := (crashed or _COMPOSER_EXITED.search(line)):
             code = int(m.group(2) if crashed else m.group(3))
-            sig = _signal_name(-code) if code < 0 else None
-            events.append(
-                RankEvent(
-                    kind=SIGNAL if sig else EXIT,
-                    line=i,
-                    rank=int(m.group(1)),
-                    time=when,
-                    exit_code=code,
-                    signal=sig,
-                    detail=f"Composer launcher: rank {m.group(1)} "
-                    + ("crashed" if crashed else f"(pid {m.group(2)}) exited")
-                    + f" with exit code {code}",
-                    # The closing summary can name a rank the launcher itself killed.
-                    consequence=not crashed and sig in ("SIGTERM", "SIGKILL"),
-                    source="composer",
-                )
-            )
+            how = "crashed" if crashed else f"(pid {m.group(2)}) exited"
+            ev = _coded_exit(i, int(m.group(1)), code, when, "composer")
+            ev.detail = f"Composer launcher: rank {m.group(1)} {how} with exit code {code}"
+            # The closing summary can name a rank the launcher itself killed.
+            ev.consequence = not crashed and ev.signal in ("SIGTERM", "SIGKILL")
+            events.append(ev)
             continue
         if m := _LIGHTNING_CHILD.search(raw[i]):  # the rank is in the prefix strip_line drops
             code = int(m.group(3))
-            sig = _signal_name(-code) if code < 0 else None
-            events.append(
-                RankEvent(
-                    kind=SIGNAL if sig else EXIT,
-                    line=i,
-                    rank=int(m.group(1)),
-                    local_rank=int(m.group(1)),
-                    time=when,
-                    exit_code=code,
-                    signal=sig,
-                    detail=f"Lightning launcher: local rank {m.group(1)} (pid {m.group(2)}) "
-                    f"terminated with code {code}",
-                    consequence=sig == "SIGABRT",  # the NCCL watchdog's abort, as elsewhere
-                    source="lightning",
-                )
+            ev = _coded_exit(i, int(m.group(1)), code, when, "lightning", local=True)
+            ev.detail = (
+                f"Lightning launcher: local rank {m.group(1)} (pid {m.group(2)}) "
+                f"terminated with code {code}"
             )
+            ev.consequence = ev.signal == "SIGABRT"  # the NCCL watchdog's abort, as elsewhere
+            events.append(ev)
             continue
         if m := _COMPOSER_KILLING.search(line):
             events.append(
