@@ -247,6 +247,16 @@ _ANCHORS: list[tuple[str, LazyPattern]] = [
         "cudaMalloc",
         "memory",
     ),
+    # The driver API's allocation failing with the runtime's error string (PyCUDA's
+    # "pycuda._driver.MemoryError: cuMemAlloc failed: out of memory"), and CuPy's memory pool
+    # ("cupy.cuda.memory.OutOfMemoryError: out of memory to allocate 80384 bytes (total N bytes)").
+    _anchor("cuda_error", r"\bcuMem\w{0,20}\s*failed\s*:\s*out\s*of\s*memory", "cuMem", "memory"),
+    _anchor(
+        "cuda_error",
+        r"OutOfMemoryError\s*:\s*out\s*of\s*memory\s*to\s*allocate\s*\d",
+        "OutOfMemoryError",
+        "allocate",
+    ),
     _anchor("cublas", r"CUBLAS_STATUS_ALLOC_FAILED", "CUBLAS_STATUS_ALLOC_FAILED"),
     _anchor(
         "nccl",

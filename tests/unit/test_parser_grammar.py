@@ -648,6 +648,8 @@ def test_an_application_naming_the_error_in_prose_adds_no_message():
         "cuda failed with error 2 out of memory. use CUDA_LAUNCH_BLOCKING=1",  # spconv
         "Error: CUDA error 2 'out of memory' - src/tensors/gpu/device.cu:38: cudaMalloc(&d, n)",
         "cudaMalloc(&__ptr, __size)\n/src/kmcuda.cc:456 -> out of memory\nfailed to allocate 36 bytes",
+        "pycuda._driver.MemoryError: cuMemAlloc failed: out of memory",
+        "cupy.cuda.memory.OutOfMemoryError: out of memory to allocate 80384 bytes (total 57 bytes)",
     ],
 )
 def test_a_librarys_cuda_error_string_is_a_runtime_oom(text):

@@ -5364,4 +5364,71 @@ OOM = [
         "notes": "the issue title; image generation from a pretrained StyleGAN2 on an A100 40GB: a "
         "3.50 GiB pool plus 1.06 GiB free against a 2 GiB request",
     },
+    {
+        "id": "own-oom-310",
+        "url": "https://github.com/k2-fsa/icefall/issues/1100",
+        "format": "old",
+        "text": "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.18 GiB (GPU 0; "
+        "15.77 GiB total capacity; 13.42 GiB already allocated; 1023.38 MiB free; 13.97 GiB "
+        "reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "1.18 GiB",
+            "gpu": 0,
+            "total": "15.77 GiB",
+            "allocated": "13.42 GiB",
+            "free": "1023.38 MiB",
+            "reserved_total": "13.97 GiB",
+        },
+        "resolution": "maintainer: is decoding the only process on the GPU? else a larger GPU or "
+        "fewer paths (no outcome)",
+        "notes": "attention-decoder rescoring with --num-paths 1000 on a 16 GB card",
+    },
+    {
+        "id": "own-oom-311",
+        "url": "https://github.com/zh217/torch-asg/issues/3",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 93.33 GiB (GPU 0; 10.92 GiB "
+        "total capacity; 522.15 MiB already allocated; 9.42 GiB free; 99.85 MiB cached) "
+        "(malloc at /pytorch/c10/cuda/CUDACachingAllocator.cpp:267)\n"
+        "frame #0: std::function<std::string ()>::operator()() const + 0x11 (0x7facd45ea441 "
+        "in "
+        "/home/sid/software/conda3/envs/torch/lib/python3.6/site-packages/torch/lib/libc10.so)",
+        "raw": {
+            "tried": "93.33 GiB",
+            "gpu": 0,
+            "total": "10.92 GiB",
+            "allocated": "522.15 MiB",
+            "free": "9.42 GiB",
+            "cached": "99.85 MiB",
+        },
+        "resolution": "not resolved (open): the ASG loss asks for 93 GiB even at batch 2",
+        "notes": "PyTorch 1.2's '(malloc at ...CUDACachingAllocator.cpp:267)' suffix, then a C++ "
+        "frame",
+    },
+    {
+        "id": "own-oom-312",
+        "url": "https://github.com/NervanaSystems/deepspeech/issues/10",
+        "format": "cuda_runtime",
+        "text": '  File "/srv/neon/neon/backends/nervanagpu.py", line 146, in __init__\n'
+        "    self.gpudata = allocator(self.nbytes)\n"
+        "pycuda._driver.MemoryError: cuMemAlloc failed: out of memory",
+        "raw": {},
+        "resolution": "not resolved in the excerpt (batch 32; smaller batches fail on dimensions)",
+        "notes": "PyCUDA (the neon framework): the driver API's cuMemAlloc failing with the 'out of "
+        "memory' error string",
+    },
+    {
+        "id": "own-oom-313",
+        "url": "https://github.com/espnet/espnet/issues/466",
+        "format": "cuda_runtime",
+        "text": '  File "cupy/cuda/memory.pyx", line 694, in cupy.cuda.memory._try_malloc\n'
+        "cupy.cuda.memory.OutOfMemoryError: out of memory to allocate 80384 bytes (total "
+        "5708742656 bytes)",
+        "raw": {},
+        "resolution": "not resolved in the excerpt (the chainer backend; the thread moves to the "
+        "PyTorch one)",
+        "notes": "CuPy's memory pool: an 80 KB request failing with 5.3 GiB already held by the pool",
+    },
 ]
