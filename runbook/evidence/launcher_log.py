@@ -402,10 +402,18 @@ def _signal_name(signum: int) -> str:
 
 
 def _coded_exit(
-    line: int, rank: int, code: int, when: str | None, source: str, *, local: bool = False
+    line: int,
+    rank: int,
+    code: int,
+    when: str | None,
+    source: str,
+    detail: str,
+    *,
+    local: bool = False,
+    reactions: tuple[str, ...] = (),
 ) -> RankEvent:
     """A launcher's word that `rank` exited with `code`; a negative code is the signal that
-    killed it."""
+    killed it. Killed by one of `reactions`, the rank was torn down after another's failure."""
     sig = _signal_name(-code) if code < 0 else None
     return RankEvent(
         kind=SIGNAL if sig else EXIT,
@@ -415,6 +423,8 @@ def _coded_exit(
         time=when,
         exit_code=code,
         signal=sig,
+        detail=detail,
+        consequence=sig in reactions,
         source=source,
     )
 
@@ -956,21 +966,34 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
         if m := (crashed or _COMPOSER_EXITED.search(line)):
             code = int(m.group(2) if crashed else m.group(3))
             how = "crashed" if crashed else f"(pid {m.group(2)}) exited"
-            ev = _coded_exit(i, int(m.group(1)), code, when, "composer")
-            ev.detail = f"Composer launcher: rank {m.group(1)} {how} with exit code {code}"
-            # The closing summary can name a rank the launcher itself killed.
-            ev.consequence = not crashed and ev.signal in ("SIGTERM", "SIGKILL")
-            events.append(ev)
+            events.append(
+                _coded_exit(
+                    i,
+                    int(m.group(1)),
+                    code,
+                    when,
+                    "composer",
+                    f"Composer launcher: rank {m.group(1)} {how} with exit code {code}",
+                    # The closing summary can name a rank the launcher itself killed.
+                    reactions=() if crashed else ("SIGTERM", "SIGKILL"),
+                )
+            )
             continue
         if m := _LIGHTNING_CHILD.search(raw[i]):  # the rank is in the prefix strip_line drops
             code = int(m.group(3))
-            ev = _coded_exit(i, int(m.group(1)), code, when, "lightning", local=True)
-            ev.detail = (
-                f"Lightning launcher: local rank {m.group(1)} (pid {m.group(2)}) "
-                f"terminated with code {code}"
+            events.append(
+                _coded_exit(
+                    i,
+                    int(m.group(1)),
+                    code,
+                    when,
+                    "lightning",
+                    f"Lightning launcher: local rank {m.group(1)} (pid {m.group(2)}) "
+                    f"terminated with code {code}",
+                    local=True,
+                    reactions=("SIGABRT",),  # the NCCL watchdog's abort, as elsewhere
+                )
             )
-            ev.consequence = ev.signal == "SIGABRT"  # the NCCL watchdog's abort, as elsewhere
-            events.append(ev)
             continue
         if m := _COMPOSER_KILLING.search(line):
             events.append(

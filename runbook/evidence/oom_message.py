@@ -682,12 +682,13 @@ def _read(lines: list[str], stripped, glue: bool) -> list[OomMessage]:
             rank = j.ranks[first]
         if rank is None:
             rr = _RANK_ANYWHERE.search(lines[first])
-            head = _head_line(j, lines, first, pos)
-            if rr is None and head != first:
+            if rr is None and (head := _head_line(j, lines, first, pos)) != first:
+                # A wrap moved the message below its head: that line's prefix or tag names it.
                 rank = j.ranks[head]
-                rr = None if rank is not None else _RANK_ANYWHERE.search(lines[head])
-            if rank is None:
-                rank = int(rr.group(1) or rr.group(2)) if rr else None
+                if rank is None:
+                    rr = _RANK_ANYWHERE.search(lines[head])
+            if rank is None and rr is not None:
+                rank = int(rr.group(1) or rr.group(2))
         before = j.text[j.starts[first] : pos]
         exc = _EXCEPTION_RE.search(before)
         if exc is None and first > 0 and not before.strip():

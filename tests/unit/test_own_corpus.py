@@ -26,21 +26,7 @@ def numbers(rec: dict) -> tuple:
 SHARED_OOM_NUMBERS = {numbers(r) for r in cc.read(corpus_dir() / "oom_messages.jsonl")}
 
 
-# Where the answer key knows something the text does not hold, the record cannot pass on the
-# text alone; these stay visible as xfail with the reason.
-NOT_IN_TEXT: dict[str, str] = {}
-
-
-@pytest.mark.parametrize(
-    "kind, rec",
-    [
-        pytest.param(k, r, marks=pytest.mark.xfail(reason=NOT_IN_TEXT[r["id"]], strict=True))
-        if r["id"] in NOT_IN_TEXT
-        else (k, r)
-        for k, r in ALL
-    ],
-    ids=[r["id"] for _, r in ALL],
-)
+@pytest.mark.parametrize("kind, rec", ALL, ids=[r["id"] for _, r in ALL])
 def test_own_record(kind, rec):
     assert cc.CHECKS[kind](rec) == []
 
