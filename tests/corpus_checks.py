@@ -39,6 +39,7 @@ FILES = {
     "ops/nvidia_smi_apps.jsonl": "apps",
     "ops/slurm_outputs.jsonl": "slurm",
     "hostlist.jsonl": "hostlist",
+    "ops/multihost.jsonl": "multihost",
 }
 
 
@@ -183,6 +184,26 @@ def apps(rec: dict) -> list[str]:
     return out
 
 
+def multihost(rec: dict) -> list[str]:
+    """Output of several nodes (pdsh, dshbak, clush): each node's processes or Xids, and only
+    those, are that node's (a folded `gpu-[01,03]` header names both)."""
+    from runbook.evidence import nvsmi
+    from runbook.evidence import xid as xid_parser
+    from runbook.evidence.gpu_health import NodeHealth
+
+    a, out = rec["answer"], []
+    for node, want in a["per_host"].items():
+        if a["kind"] == "apps":
+            h = NodeHealth(node=node, apps=nvsmi.parse_compute_apps(rec["text"]))
+            got = [[p.pid, p.used_mib] for p in h.apps or [] if h._on_this_node(p)]
+        else:
+            h = NodeHealth(node=node, kernel=xid_parser.parse(rec["text"]))
+            events = h._events(h.kernel.events) if h.kernel else []
+            got = [e.xid for e in events if e.source in ("xid", "gsp")]
+        _diff(out, node, got, want)
+    return out
+
+
 def slurm(rec: dict) -> list[str]:
     from runbook.slurm import text as slurm_text
 
@@ -273,6 +294,7 @@ CHECKS = {
     "apps": apps,
     "slurm": slurm,
     "hostlist": hostlist,
+    "multihost": multihost,
 }
 
 

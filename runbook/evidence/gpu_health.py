@@ -119,16 +119,20 @@ class NodeHealth:
             out.append(app)
         return out
 
-    def _on_this_node(self, app: nvsmi.ComputeApp) -> bool:
-        """Output of several nodes (pdsh, clush): only this node's processes count."""
-        if not app.host or not self.node:
+    def _on_this_node(self, item: nvsmi.ComputeApp | xid.XidEvent) -> bool:
+        """Output of several nodes (pdsh, clush, dshbak): only this node's processes and kernel
+        events count. A folded set (`gpu-[01,03]`, from `clush -b` or `dshbak -c`) names each."""
+        if not item.host or not self.node:
             return True
         from runbook.slurm.hostlist import expand
 
         try:
-            return self.node in expand(app.host)
+            return self.node in expand(item.host)
         except RunbookError:
-            return app.host == self.node
+            return item.host == self.node
+
+    def _events(self, events: list[xid.XidEvent]) -> list[xid.XidEvent]:
+        return [e for e in events if self._on_this_node(e)]
 
     def unknowns(self) -> list[str]:
         """What could not be read on this node, one phrase each: a probe that failed (a refused
@@ -148,7 +152,7 @@ class NodeHealth:
         """Why this node's GPUs must be drained, one sentence each; empty when healthy."""
         reasons = []
         if self.kernel:
-            for e in self.kernel.hardware():
+            for e in self._events(self.kernel.hardware()):
                 entry = xid.lookup(e.xid)
                 what = entry.meaning.split(";")[0].split(":")[0] if entry else "unknown Xid"
                 extra = f", recovery action: {e.recovery_action}" if e.recovery_action else ""
@@ -183,15 +187,19 @@ class NodeHealth:
             + f" on {e.pci or 'an NVSwitch'}"
             + (f" at {e.time}" if e.time else "")
             + ": an NVLink fabric error (Fabric Manager guide), not a GPU fault"
-            for e in self.kernel.fabric()
+            for e in self._events(self.kernel.fabric())
         ]
 
     def contract(self) -> dict:
         """DESIGN §4.1 `gpu_health`."""
         memory = self.memory
         return {
-            "xids": [e.contract() for e in self.kernel.gpu_events()] if self.kernel else [],
-            "sxids": [e.contract() for e in self.kernel.fabric()] if self.kernel else [],
+            "xids": [e.contract() for e in self._events(self.kernel.gpu_events())]
+            if self.kernel
+            else [],
+            "sxids": [e.contract() for e in self._events(self.kernel.fabric())]
+            if self.kernel
+            else [],
             "row_remap": memory.row_remap()
             if memory
             else {"pending": None, "failure": None, "correctable": None, "uncorrectable": None},

@@ -2,7 +2,10 @@
 
 On-call collects node outputs with parallel shells, and each tool frames them its own way:
 - pdsh and `clush` (unbuffered) prefix every line: `gpu-01: <line>`;
-- `clush -b` gathers identical outputs under a header between rules: `-----\\ngpu-[01-02] (2)\\n-----`;
+- `clush -b` gathers identical outputs under a header between rules: `-----\\ngpu-[01-02] (2)\\n-----`,
+  and a node alone under its bare name (`-----\\ngpu-01\\n-----`); pdsh's `dshbak` writes the
+  same rules around a bare name, and `dshbak -c` around a folded set with no count
+  (`gpu-[01,03]`), as captured from the real tools (tests/data/corpus/ops/multihost.jsonl);
 - scripts and people write a header per host: `== gpu-01 ==`, `==> gpu-01 <==` (tail), `### gpu-01`;
 - ansible ad-hoc: `gpu-01 | CHANGED | rc=0 >>`.
 A parser that sees the framing as data rejects the whole input; one that ignores it mixes the
@@ -21,7 +24,8 @@ _HEADERS = [
     re.compile(r"^(?P<host>" + _HOST + r") \| [A-Z]+ \| rc=-?\d{1,9} >>\s*$"),  # ansible
 ]
 _RULE = re.compile(r"^\s*-{6,}\s*$")
-_CLUSH_HOSTS = re.compile(r"^\s*(?P<host>" + _HOST + r")\s+\(\d{1,9}\)\s*$")
+# Between two rules: a node or folded node set, with clush's count `(N)` when it gathers several.
+_CLUSH_HOSTS = re.compile(r"^\s*(?P<host>" + _HOST + r")(?:\s+(?P<count>\(\d{1,9}\)))?\s*$")
 # pdsh/clush line prefix. A colon and one space after a bare name: `Process ID : 1` (space
 # before the colon), `| 0 ...` and CSV rows do not match.
 _PREFIX = re.compile(r"^(?P<host>[A-Za-z][\w.\-]{0,62}): (?P<rest>.*)$")
@@ -54,7 +58,10 @@ def _by_headers(lines: list[str]) -> list[tuple[str | None, str]] | None:
                 break
         if host is None and _RULE.match(line) and i + 2 < len(lines):
             m = _CLUSH_HOSTS.match(lines[i + 1])
-            if m and _RULE.match(lines[i + 2]):
+            # A bare word between rules is a title in a single-node output unless it looks like
+            # a cluster node's name (a number in it) or clush counted it.
+            named = m is not None and bool(m.group("count") or re.search(r"\d", m.group("host")))
+            if m is not None and named and _RULE.match(lines[i + 2]):
                 host, i = m.group("host"), i + 2
         if host is not None:
             found = True

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from runbook.errors import ConfigError
-from runbook.evidence.framing import terminal_width, unwrap
+from runbook.evidence.framing import plain, terminal_width, unwrap
 from runbook.playbook import packaged_dir, read_yaml
 from runbook.record import record
 
@@ -123,6 +123,7 @@ class XidEvent:
     # xid | sxid | gsp (banner, no device) | fell_off (no Xid number printed: treated as 79)
     source: str = "xid"
     severity: str | None = None  # SXid only: fatal | non-fatal, as printed
+    host: str | None = None  # output of several nodes (pdsh, clush, dshbak): whose kernel log
 
     @property
     def is_gpu(self) -> bool:
@@ -276,8 +277,30 @@ def parse(text: str, *, year_hint: int | None = None) -> KernelLog:
     A kernel log line wrapped by a terminal or an editor is read whole again (a UUID, a process
     name or a driver version cut at the line end is otherwise cut short). Where the lines look
     cut at one width, they are read both as cut and as an editor's wrap, and the reading that
-    finds more is kept (an editor's wrap of lines sharing a prefix looks like a cut)."""
-    raw = (text or "").splitlines()
+    finds more is kept (an editor's wrap of lines sharing a prefix looks like a cut).
+
+    Kernel logs of several nodes (pdsh/clush prefixes, dshbak or clush -b headers) are read host
+    by host, and each event keeps its host: an Xid on one node is not another node's fault."""
+    from runbook.evidence import multihost
+
+    # The framing is found on the text without a paste's quote markers, colours and fences.
+    parts = multihost.split(plain(text or ""))
+    if all(host is None for host, _ in parts):
+        return _parse_one(text or "", year_hint)
+    out = KernelLog()
+    for host, part in parts:
+        log = _parse_one(part, year_hint)
+        for e in log.events:
+            e.host = host
+        out.events.extend(log.events)
+        for pci, uuid in log.gpu_uuids.items():
+            out.gpu_uuids.setdefault(pci, uuid)
+        out.driver = out.driver or log.driver
+    return out
+
+
+def _parse_one(text: str, year_hint: int | None) -> KernelLog:
+    raw = text.splitlines()
     readings = [
         _parse_lines(
             unwrap(

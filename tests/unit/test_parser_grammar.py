@@ -108,6 +108,29 @@ def test_compute_apps_of_two_nodes_stay_apart(rec):
     assert {a.host for a in h.foreign_apps(None)} == {"gpu-02"}
 
 
+def test_a_title_between_rules_is_not_a_node():
+    """dshbak and clush -b put a bare node name between rules (captured from the tools:
+    tests/data/corpus/ops/multihost.jsonl); a word without a number there is a single node's
+    own title and the output stays one part."""
+    from runbook.evidence import multihost
+
+    titled = "------\nSummary\n------\nGPU 0 fine"
+    assert multihost.split(titled) == [(None, titled)]
+    named = "------\ngpu-01\n------\nGPU 0 fine\n------\ngpu-[02,04]\n------\nGPU 1 fine"
+    assert multihost.split(named) == [("gpu-01", "GPU 0 fine"), ("gpu-[02,04]", "GPU 1 fine")]
+
+
+def test_kernel_events_of_several_nodes_count_only_on_their_node():
+    rec = next(r for r in corpus_records("ops/xid_dmesg.jsonl") if r["id"] == "xid-proton-9426-31")
+    folded = "----------------\ngpu-[01,03]\n----------------\n" + rec["text"]
+    log = xid.parse(folded)
+    assert {e.host for e in log.events} == {"gpu-[01,03]"} and log.xids
+    assert NodeHealth(node="gpu-03", kernel=log).contract()["xids"]
+    assert NodeHealth(node="gpu-02", kernel=log).contract()["xids"] == []
+    # A single node's log (no framing) is that node's, whatever it is called.
+    assert NodeHealth(node="gpu-02", kernel=xid.parse(rec["text"])).contract()["xids"]
+
+
 def test_concatenated_csv_repeats_its_header():
     rec = next(r for r in APPS if r["id"] == "apps-dcgmexporter-94-uuid-name-csv")
     once = nvsmi.parse_compute_apps(rec["text"])
