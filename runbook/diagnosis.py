@@ -112,6 +112,11 @@ def classify(ev: Evidence, t: Thresholds) -> Diagnosis:
     health = ev.node_health
     if health is not None:
         d.reasons.extend(f"{n}." for n in health.fabric_notes())
+        if others := health.other_hosts():
+            d.reasons.append(
+                f"Set aside: the node outputs also hold {', '.join(others)}; only "
+                f"{health.node}'s processes and kernel events count."
+            )
     if health is not None and d.verdict not in ("gpu_fault", "co_tenant"):
         unknown = health.unknowns()
         if unknown:

@@ -127,12 +127,20 @@ class NodeHealth:
         from runbook.slurm.hostlist import expand
 
         try:
-            return self.node in expand(item.host)
+            names = expand(item.host)
         except RunbookError:
-            return item.host == self.node
+            names = [item.host]
+        # A parallel shell may name the node by its full name where Slurm uses the short one.
+        return _short(self.node) in {_short(n) for n in names}
 
     def _events(self, events: list[xid.XidEvent]) -> list[xid.XidEvent]:
         return [e for e in events if self._on_this_node(e)]
+
+    def other_hosts(self) -> list[str]:
+        """Hosts that output of several nodes also named, whose lines were set aside."""
+        items: list[nvsmi.ComputeApp | xid.XidEvent] = [*(self.apps or [])]
+        items += self.kernel.events if self.kernel else []
+        return sorted({i.host for i in items if i.host and not self._on_this_node(i)})
 
     def unknowns(self) -> list[str]:
         """What could not be read on this node, one phrase each: a probe that failed (a refused
@@ -278,3 +286,7 @@ def probe_nodes(
     with ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(nodes) or 1))) as pool:
         futures = {n: pool.submit(probe_node, hosts[n], job_id, probes, since) for n in nodes}
         return {n: f.result() for n, f in futures.items()}
+
+
+def _short(host: str) -> str:
+    return host.split(".", 1)[0].lower()

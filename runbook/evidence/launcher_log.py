@@ -663,7 +663,19 @@ def _suspect_node(report: LaunchReport, owner: list[str]) -> None:
     was printed: srun reports each node's tasks on one line, so a rank missing inside one node's
     range ("tasks 0-57,59-63: Terminated") ran there; else Slurm's layout says; else unknown."""
     ff = report.first_failure
-    if ff is None or not ff.ranks or ff.ranks != report.suspect_ranks:
+    if ff is None or not ff.ranks:
+        return
+    # srun names the node of each task it reports ("gpu-02: task 1: Exited ..."): the failing
+    # rank ran where srun says it did.
+    ran_on: dict[int, set[str]] = {}
+    for e in report.events:
+        if e.source == "srun" and e.node and e.rank is not None:
+            ran_on.setdefault(e.rank, set()).add(e.node)
+    placed = {n for r in ff.ranks for n in ran_on.get(r, ())}
+    if ff.node is None and all(r in ran_on for r in ff.ranks) and len(placed) == 1:
+        ff.node = placed.pop()
+        return
+    if ff.ranks != report.suspect_ranks:
         return
     spans: dict[str, list[int]] = {}
     for e in report.events:

@@ -277,3 +277,27 @@ def test_gpu_health_file_without_sections_is_exit_3(tmp_path):
     args = _files(tmp_path, log=OOMS["oom-125"]["text"], gpu_health="hello\n")
     r = run(*args, "--json")
     assert r.exit_code == 3 and "no ECC" in r.output
+
+
+@pytest.mark.parametrize("node, fault", [("gpu-02", False), ("gpu-01", True)])
+def test_kernel_log_of_several_nodes_counts_only_the_failing_node(tmp_path, node, fault):
+    """A `pdsh | dshbak -c` capture of three nodes' kernel logs (tests/data/corpus/ops/
+    multihost.jsonl): gpu-01's log has hardware Xids (120, 154), gpu-02's an application Xid 31.
+    Only the node the job failed on decides gpu_fault; the others are said to be set aside."""
+    from tests.corpus_checks import OWN, read
+
+    cap = next(
+        r
+        for r in read(OWN / "ops/multihost.jsonl")
+        if r["id"] == "multihost-xid-journal-pdsh-dshbak-c"
+    )
+    dmesg = tmp_path / "dmesg.txt"
+    dmesg.write_text(cap["text"])
+    oom = next(r for r in OOMS.values() if r["format"] == "new" and r["fields"]["tried_mib"])
+    # Rank 1's OOM, as PyTorch prefixes it, then srun saying where task 1 ran.
+    log = "".join(f"[rank1]: {ln}\n" for ln in oom["text"].splitlines())
+    log += f"srun: error: {node}: task 1: Exited with exit code 1\n"
+    d = diagnose_text(tmp_path, log, "--dmesg", str(dmesg))
+    assert (d["verdict"] == "gpu_fault") is fault, d["reasons"]
+    others = ", ".join(n for n in ("gpu-01", "gpu-02", "gpu-03") if n != node)
+    assert any(f"also hold {others}" in r for r in d["reasons"]), d["reasons"]

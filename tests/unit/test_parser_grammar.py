@@ -127,6 +127,9 @@ def test_kernel_events_of_several_nodes_count_only_on_their_node():
     assert {e.host for e in log.events} == {"gpu-[01,03]"} and log.xids
     assert NodeHealth(node="gpu-03", kernel=log).contract()["xids"]
     assert NodeHealth(node="gpu-02", kernel=log).contract()["xids"] == []
+    # A parallel shell may give the full name where Slurm gives the short one.
+    fqdn = xid.parse("\n".join(f"gpu-02.cluster.local: {ln}" for ln in rec["text"].splitlines()))
+    assert NodeHealth(node="gpu-02", kernel=fqdn).contract()["xids"]
     # A single node's log (no framing) is that node's, whatever it is called.
     assert NodeHealth(node="gpu-02", kernel=xid.parse(rec["text"])).contract()["xids"]
 
@@ -209,6 +212,25 @@ def test_an_empty_last_cell_does_not_shift_the_row():
 
 
 # -- launcher logs ------------------------------------------------------------------------------
+
+
+def test_the_failing_rank_ran_where_srun_says_its_task_ran():
+    msg = OOMS["oom-001"]["text"].splitlines()[0]
+    one = launcher_log.scan(f"[rank3]: {msg}\nsrun: error: gpu-07: task 3: Exited with exit code 1")
+    assert one.first_failure.ranks == [3] and one.first_failure.node == "gpu-07"
+    # srun's range line places every task in it on that node.
+    spanned = launcher_log.scan(
+        f"[rank3]: {msg}\nsrun: error: gpu-07: tasks 0-3: Exited with exit code 1"
+    )
+    assert spanned.first_failure.node == "gpu-07"
+    # Two lines placing task 3 on two nodes say nothing sure: the node stays unknown.
+    both = launcher_log.scan(
+        f"[rank3]: {msg}\nsrun: error: gpu-07: task 3: Exited with exit code 1\n"
+        "srun: error: gpu-08: task 3: Exited with exit code 1"
+    )
+    assert both.first_failure.node is None
+
+
 def test_srun_complement_names_the_task_that_failed_first_and_its_node():
     text = (
         "srun: error: gpu-07: tasks 0-57,59-63: Terminated\nsrun: Force Terminated StepId=1234.0\n"

@@ -5431,4 +5431,73 @@ OOM = [
         "PyTorch one)",
         "notes": "CuPy's memory pool: an 80 KB request failing with 5.3 GiB already held by the pool",
     },
+    {
+        "id": "own-oom-314",
+        "url": "https://github.com/KaiyangZhou/deep-person-reid/issues/556",
+        "format": "old",
+        "text": "self.padding, self.dilation, self.groups)\n"
+        "RuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB (GPU 0; 47.54 GiB total "
+        "capacity; 194.45 MiB already allocated; 4.88 MiB free; 686.00 MiB reserved in total "
+        "by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb "
+        "to avoid fragmentation.  See documentation for Memory Management and "
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "2.00 MiB",
+            "gpu": 0,
+            "total": "47.54 GiB",
+            "allocated": "194.45 MiB",
+            "free": "4.88 MiB",
+            "reserved_total": "686.00 MiB",
+        },
+        "resolution": "reporter: 'Problem solved: I excluded device 0' "
+        "(CUDA_VISIBLE_DEVICES=1,2,3,4); batch size 1 had not helped",
+        "confirmed": True,
+        "label": "co_tenant",
+        "notes": "a 48 GB card with 686 MiB reserved by this process and under 5 MiB free: the rest "
+        "held outside it",
+    },
+    {
+        "id": "own-oom-315",
+        "url": "https://github.com/sgrvinod/a-PyTorch-Tutorial-to-Image-Captioning/issues/57",
+        "format": "cuda_runtime",
+        "text": '  File "train.py", line 282, in validate\n'
+        "    scores_copy = scores.clone()\n"
+        "RuntimeError: CUDA error: out of memory",
+        "raw": {},
+        "resolution": "maintainer: put validate() under torch.no_grad(); reporter: 'That solved the "
+        "issue.' (training at batch 96-128 ran; only validation failed)",
+        "confirmed": True,
+        "label": "leak",
+        "notes": "validation without no_grad kept every batch's graph alive",
+    },
+    {
+        "id": "own-oom-316",
+        "url": "https://github.com/yinboc/DGP/issues/16",
+        "format": "old",
+        "text": "I am using the GTX2080TI  whose memory is 11G. But it always raises an error: "
+        "RuntimeError: CUDA out of memory.",
+        "raw": {},
+        "resolution": "reporter: another code occupied a large amount of memory on GPU 0 and the "
+        "script reset CUDA_VISIBLE_DEVICES; choosing the GPU with --gpu solved it "
+        "(maintainer: 'Happy to hear you solved the issue.')",
+        "confirmed": True,
+        "label": "co_tenant",
+        "notes": "the message's first sentence only, at the end of the reporter's sentence",
+    },
+    {
+        "id": "own-oom-317",
+        "url": "https://github.com/facebookresearch/muss/issues/37",
+        "format": "cuda_runtime",
+        "text": "I see:\n"
+        "```\n"
+        "RuntimeError: CUDA error: out of memory\n"
+        "```\n"
+        "so yes it's probably due to the GPU memory.",
+        "raw": {},
+        "resolution": "reporter: 'I managed to solve the GPU out of memory issue' by reducing the "
+        "number of jobs running at once on the GPUs (paraphrase mining)",
+        "confirmed": True,
+        "label": "co_tenant",
+        "notes": "the maintainer quoting the line from the reporter's log, in a code fence",
+    },
 ]
