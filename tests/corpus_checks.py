@@ -189,7 +189,9 @@ def multihost(rec: dict) -> list[str]:
     those, are that node's (a folded `gpu-[01,03]` header names both)."""
     from runbook.evidence import nvsmi
     from runbook.evidence import xid as xid_parser
+    from runbook.evidence.framing import plain
     from runbook.evidence.gpu_health import NodeHealth
+    from runbook.evidence.multihost import split, tool_messages
 
     a, out = rec["answer"], []
     for node, want in a["per_host"].items():
@@ -201,6 +203,16 @@ def multihost(rec: dict) -> list[str]:
             events = h._events(h.kernel.events) if h.kernel else []
             got = [e.xid for e in events if e.source in ("xid", "gsp")]
         _diff(out, node, got, want)
+    # A node the shell could not reach is health unknown, never healthy.
+    framing = ([h for h, _ in split(plain(rec["text"])) if h], tool_messages(plain(rec["text"])))
+    part = "apps" if a["kind"] == "apps" else "kernel_log"
+    for node in a.get("unreachable", []):
+        h = NodeHealth(node=node, framing={part: framing})
+        if not h.unknowns():
+            out.append(f"{node}: unreachable, but its health was not called unknown")
+    for node in a["per_host"]:
+        if NodeHealth(node=node, framing={part: framing}).unknowns():
+            out.append(f"{node}: its output is there, but its health was called unknown")
     return out
 
 

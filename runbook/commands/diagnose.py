@@ -147,6 +147,13 @@ def _node_health(dmesg, gpu_health, compute_apps, errors):
         except InputError as e:
             errors.append(e)
             continue
+        part = {"--dmesg": "kernel_log", "--compute-apps": "apps"}.get(what)
+        if part:
+            from runbook.evidence import multihost
+            from runbook.evidence.framing import plain
+
+            hosts = [h for h, _ in multihost.split(plain(text)) if h]
+            health.framing[part] = (hosts, multihost.tool_messages(plain(text)))
         if what == "--dmesg":
             health.kernel = xid.parse(text)
         elif what == "--gpu-health":

@@ -103,6 +103,9 @@ class NodeHealth:
     unavailable: dict[str, str] = field(default_factory=dict)  # part -> why
     raw: dict[str, str] = field(default_factory=dict)  # section -> text, for the incident folder
     execs: int = 0
+    # part -> (the nodes its text is framed as, {node: what pdsh/clush said of it}), for output
+    # of several nodes given by hand (`diagnose --dmesg`, `--compute-apps`).
+    framing: dict[str, tuple[list[str], dict[str, str]]] = field(default_factory=dict)
 
     def foreign_apps(self, job_id: str | None) -> list[nvsmi.ComputeApp]:
         """Processes on the node's GPUs that are not the job's. A process is the job's when Slurm
@@ -121,16 +124,20 @@ class NodeHealth:
 
     def _on_this_node(self, item: nvsmi.ComputeApp | xid.XidEvent) -> bool:
         """Output of several nodes (pdsh, clush, dshbak): only this node's processes and kernel
-        events count. A folded set (`gpu-[01,03]`, from `clush -b` or `dshbak -c`) names each."""
+        events count."""
         if not item.host or not self.node:
             return True
+        return self._names_this_node(item.host)
+
+    def _names_this_node(self, host: str) -> bool:
+        """A folded set (`gpu-[01,03]`, from `clush -b` or `dshbak -c`) names each of its nodes;
+        a parallel shell may give the full name where Slurm gives the short one."""
         from runbook.slurm.hostlist import expand
 
         try:
-            names = expand(item.host)
+            names = expand(host)
         except RunbookError:
-            names = [item.host]
-        # A parallel shell may name the node by its full name where Slurm uses the short one.
+            names = [host]
         return _short(self.node) in {_short(n) for n in names}
 
     def _events(self, events: list[xid.XidEvent]) -> list[xid.XidEvent]:
@@ -154,7 +161,18 @@ class NodeHealth:
             "apps": "GPU processes (nvidia-smi)",
             "output": "probe output",
         }
-        return [f"{names.get(k, k)}: {why}" for k, why in self.unavailable.items() if k in names]
+        out = [f"{names.get(k, k)}: {why}" for k, why in self.unavailable.items() if k in names]
+        for part, (hosts, said) in self.framing.items():
+            if part in self.unavailable or not self.node or not (hosts or said):
+                continue
+            if why := next((w for h, w in said.items() if self._names_this_node(h)), None):
+                out.append(f"{names.get(part, part)}: the parallel shell said `{self.node}: {why}`")
+            elif not any(self._names_this_node(h) for h in hosts):
+                out.append(
+                    f"{names.get(part, part)}: the output given is of {', '.join(hosts)}, "
+                    f"not of {self.node}"
+                )
+        return out
 
     def gpu_fault_reasons(self) -> list[str]:
         """Why this node's GPUs must be drained, one sentence each; empty when healthy."""

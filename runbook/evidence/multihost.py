@@ -33,9 +33,19 @@ _PREFIX = re.compile(r"^(?P<host>[A-Za-z][\w.\-]{0,62}): (?P<rest>.*)$")
 _NOT_HOSTS = {"warning", "error", "note", "info", "debug", "timestamp", "gpu", "nvrm", "kernel"}
 
 
+# The shells' own word about a node, on stderr, which a paste of `2>&1` interleaves with the
+# output: pdsh's `pdsh@login01: gpu-09: ssh exited with exit code 255`, clush's `clush: gpu-09:
+# exited with exit code 255` (captured from both: tests/cluster/parallel_shells.py). `dshbak`
+# gathers pdsh's under a header of their own, `pdsh@login01`, as `gpu-09: ssh exited ...`.
+_TOOL = re.compile(r"^\s*(?:pdsh@[\w.\-]+|clush): (?P<host>" + _HOST + r"): (?P<why>\S.*)$")
+_TOOL_HEADER = re.compile(r"^\s*pdsh@[\w.\-]+\s*$")
+_HOST_SAYS = re.compile(r"^\s*(?P<host>" + _HOST + r"): (?P<why>\S.*)$")
+
+
 def split(text: str) -> list[tuple[str | None, str]]:
-    """[(host, text)] in input order; one (None, text) when the input has no per-host framing."""
-    lines = (text or "").splitlines()
+    """[(host, text)] in input order; one (None, text) when the input has no per-host framing.
+    The shells' own messages (`tool_messages`) are not any node's output and are left out."""
+    lines, _ = _without_tool_messages((text or "").splitlines())
     parts = _by_headers(lines)
     if parts is not None:
         return parts
@@ -43,6 +53,40 @@ def split(text: str) -> list[tuple[str | None, str]]:
     if parts is not None:
         return parts
     return [(None, text or "")]
+
+
+def tool_messages(text: str) -> dict[str, str]:
+    """{node: what pdsh or clush said of it} (`ssh exited with exit code 255`): a node named
+    here gave no output, or not all of it, so its health from this paste is unknown."""
+    return _without_tool_messages((text or "").splitlines())[1]
+
+
+def _without_tool_messages(lines: list[str]) -> tuple[list[str], dict[str, str]]:
+    kept: list[str] = []
+    said: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if m := _TOOL.match(line):
+            said.setdefault(m.group("host"), m.group("why").strip())
+            i += 1
+            continue
+        if (
+            _RULE.match(line)
+            and i + 2 < len(lines)
+            and _TOOL_HEADER.match(lines[i + 1])
+            and _RULE.match(lines[i + 2])
+        ):
+            # dshbak's block of pdsh's own messages: up to the next header's rule.
+            i += 3
+            while i < len(lines) and not _RULE.match(lines[i]):
+                if m := _HOST_SAYS.match(lines[i]):
+                    said.setdefault(m.group("host"), m.group("why").strip())
+                i += 1
+            continue
+        kept.append(line)
+        i += 1
+    return kept, said
 
 
 def _by_headers(lines: list[str]) -> list[tuple[str | None, str]] | None:

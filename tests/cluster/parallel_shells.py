@@ -49,6 +49,9 @@ PROBES = {
 
 # Which recorded output each node replays. Two nodes with the same payload make clush -b and
 # dshbak -c fold them under one header (`gpu-[02-03]`, `gpu-[01,03]`).
+# A node with no sshd behind its address: the shells say so on stderr, which a paste of `2>&1`
+# interleaves with the output (the `down` scenario).
+UNREACHABLE = "gpu-09"
 SCENARIOS: list[tuple[str, str, dict[str, str]]] = [
     (
         "cotenant",
@@ -86,6 +89,14 @@ SCENARIOS: list[tuple[str, str, dict[str, str]]] = [
             "gpu-03": "xid-ogkm-1030-31",
         },
     ),
+    (
+        "down",
+        "dmesg",
+        {
+            "gpu-01": "xid-akash-209-79-dmesgT",
+            "gpu-02": "xid-proton-9426-31",
+        },
+    ),
 ]
 
 # The framings, as the tools print them: pdsh prefixes every line with `node: `, dshbak gathers
@@ -101,6 +112,8 @@ def ssh_config(state: Path, env: dict[str, str]) -> Path:
     lines = []
     for i in range(1, nodes + 1):
         lines += [f"Host gpu-{i:02d}", f"  HostName 198.18.0.{10 + i}"]
+    # An address on the cluster's network that nothing answers: ssh fails in seconds.
+    lines += [f"Host {UNREACHABLE}", "  HostName 198.18.0.99", "  ConnectTimeout 3"]
     lines += [
         "Host gpu-*",
         f"  User {env['RUNBOOK_CLUSTER_SSH_USER']}",
@@ -128,18 +141,28 @@ def versions() -> dict[str, str]:
     }
 
 
-def run(tool: str, nodes: list[str], argv: list[str], config: Path) -> tuple[str, str]:
-    """(the command as a person types it, its stdout)."""
+def run(
+    tool: str, nodes: list[str], argv: list[str], config: Path, *, merged: bool = False
+) -> tuple[str, str]:
+    """(the command as a person types it, its stdout; with `merged`, stdout and stderr as one
+    stream, as `2>&1` gives them)."""
     hosts = ",".join(nodes)
     remote = " ".join(argv)
     env = dict(os.environ)
+    err = subprocess.STDOUT if merged else subprocess.PIPE
+    redirect = " 2>&1" if merged else ""
     if tool.startswith("pdsh"):
         env.update(PDSH_RCMD_TYPE="ssh", PDSH_SSH_ARGS_APPEND=f"-F {config}")
         pdsh = subprocess.run(
-            ["pdsh", "-w", hosts, *argv], capture_output=True, text=True, env=env, timeout=60
+            ["pdsh", "-w", hosts, *argv],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            env=env,
+            timeout=60,
         )
         out = pdsh.stdout
-        typed = f"pdsh -w {hosts} {remote}"
+        typed = f"pdsh -w {hosts} {remote}{redirect}"
         if "dshbak" in tool:
             flags = tool.split("dshbak", 1)[1].split()
             out = subprocess.run(
@@ -150,12 +173,13 @@ def run(tool: str, nodes: list[str], argv: list[str], config: Path) -> tuple[str
     flags = tool.split()[1:]
     clush = subprocess.run(
         ["clush", "-o", f"-F {config}", *flags, "-w", hosts, *argv],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=err,
         text=True,
         env=env,
         timeout=60,
     )
-    return " ".join(["clush", *flags, "-w", hosts, *argv]), clush.stdout
+    return " ".join(["clush", *flags, "-w", hosts, *argv]) + redirect, clush.stdout
 
 
 def stage(state: Path, probe: Probe, payload: dict[str, str]) -> dict[str, dict]:
@@ -195,8 +219,9 @@ def capture(state: Path, env: dict[str, str]) -> list[dict]:
     for scenario, probe_name, payload in SCENARIOS:
         probe = PROBES[probe_name]
         used = stage(state, probe, payload)
+        down = [UNREACHABLE] if scenario == "down" else []
         for tool in TOOLS:
-            typed, text = run(tool, list(payload), probe.argv, config)
+            typed, text = run(tool, [*payload, *down], probe.argv, config, merged=bool(down))
             slug = tool.replace(" | ", "-").replace(" -", "-").replace(" ", "-")
             out.append(
                 {
@@ -211,6 +236,8 @@ def capture(state: Path, env: dict[str, str]) -> list[dict]:
                     "answer": {
                         "kind": probe.kind,
                         "per_host": answer(probe, used),
+                        # Nodes the shell could not reach: their health is unknown.
+                        "unreachable": down,
                         "payload": {n: r["id"] for n, r in used.items()},
                         "payload_urls": {n: r["source_url"] for n, r in used.items()},
                         "command": typed,

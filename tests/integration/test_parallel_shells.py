@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from runbook.evidence import multihost
 from tests import corpus_checks
 from tests.cluster import parallel_shells
 
@@ -43,3 +44,8 @@ def test_the_real_tools_frame_as_the_parser_expects(captures):
     assert "\ngpu-01\n" in "\n" + by["multihost-cotenant-table-clush-b"]
     dshbak_c = by["multihost-xid-dmesg-pdsh-dshbak-c"].splitlines()
     assert "gpu-[01,03]" in dshbak_c and not any("(2)" in ln for ln in dshbak_c)
+    # A node that cannot be reached: every shell says so, in words multihost.py reads.
+    down = [r for r in captures if r["answer"]["unreachable"]]
+    assert len(down) == len(parallel_shells.TOOLS)
+    for rec in down:
+        assert parallel_shells.UNREACHABLE in multihost.tool_messages(rec["text"]), rec["id"]

@@ -301,3 +301,22 @@ def test_kernel_log_of_several_nodes_counts_only_the_failing_node(tmp_path, node
     assert (d["verdict"] == "gpu_fault") is fault, d["reasons"]
     others = ", ".join(n for n in ("gpu-01", "gpu-02", "gpu-03") if n != node)
     assert any(f"also hold {others}" in r for r in d["reasons"]), d["reasons"]
+
+
+def test_a_node_the_parallel_shell_could_not_reach_is_unknown_never_healthy(tmp_path):
+    """`pdsh ... 2>&1` with the failing node down (captured: multihost-down-dmesg-pdsh): the
+    other nodes' kernel logs are there, the failing node's is not, so its health is unknown."""
+    from tests.corpus_checks import OWN, read
+
+    cap = next(
+        r for r in read(OWN / "ops/multihost.jsonl") if r["id"] == "multihost-down-dmesg-pdsh"
+    )
+    dmesg = tmp_path / "dmesg.txt"
+    dmesg.write_text(cap["text"])
+    oom = next(r for r in OOMS.values() if r["format"] == "new" and r["fields"]["tried_mib"])
+    log = "".join(f"[rank1]: {ln}\n" for ln in oom["text"].splitlines())
+    log += "srun: error: gpu-09: task 1: Exited with exit code 1\n"
+    d = diagnose_text(tmp_path, log, "--dmesg", str(dmesg))
+    assert d["verdict"] != "gpu_fault"
+    unknown = [r for r in d["reasons"] if "Node health of gpu-09 is unknown" in r]
+    assert unknown and "ssh exited with exit code 255" in unknown[0], d["reasons"]
