@@ -5500,4 +5500,204 @@ OOM = [
         "label": "co_tenant",
         "notes": "the maintainer quoting the line from the reporter's log, in a code fence",
     },
+    {
+        "id": "own-oom-318",
+        "url": "https://github.com/zai-org/ChatGLM-6B/issues/39",
+        "format": "old",
+        "text": "报错：RuntimeError: CUDA out of memory. Tried to allocate 96.00 MiB (GPU 0; 6.00 GiB "
+        "total capacity; 5.27 GiB already allocated; 0 bytes free; 5.28 GiB reserved in total "
+        "by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb "
+        "to avoid fragmentation.  See documentation for Memory Management and "
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "96.00 MiB",
+            "gpu": 0,
+            "total": "6.00 GiB",
+            "allocated": "5.27 GiB",
+            "free": "0 bytes",
+            "reserved_total": "5.28 GiB",
+        },
+        "resolution": "a commenter: load the model with .quantize(4); reporter: solved that way, "
+        "closing the issue",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "ChatGLM-6B in FP16 on a 6 GB laptop card; the message glued to the Chinese word for "
+        "'error:'",
+    },
+    {
+        "id": "own-oom-319",
+        "url": "https://github.com/binary-husky/gpt_academic/issues/533",
+        "format": "old",
+        "text": "CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 8.00 GiB total capacity; "
+        "7.12 GiB already allocated; 0 bytes free; 7.12 GiB reserved in total by PyTorch) If "
+        "reserved memory is >> allocated memory try setting max_split_size_mb to avoid "
+        "fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "128.00 MiB",
+            "gpu": 0,
+            "total": "8.00 GiB",
+            "allocated": "7.12 GiB",
+            "free": "0 bytes",
+            "reserved_total": "7.12 GiB",
+        },
+        "resolution": "maintainer pointed to ChatGLM's hardware table; reporter: switched to the int4 "
+        "model and it works",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "ChatGLM behind a chat front end on an 8 GB RTX 3070",
+    },
+    {
+        "id": "own-oom-320",
+        "url": "https://github.com/chatchat-space/Langchain-Chatchat/issues/117",
+        "format": "old",
+        "text": "`OutOfMemoryError: CUDA out of memory. Tried to allocate 4.46 GiB (GPU 0; 14.62 GiB "
+        "total capacity; 12.42\n"
+        "GiB already allocated; 529.44 MiB free; 12.98 GiB reserved in total by PyTorch) If "
+        "reserved memory is >>\n"
+        "allocated memory try setting max_split_size_mb to avoid fragmentation.  See "
+        "documentation for Memory\n"
+        "Management and PYTORCH_CUDA_ALLOC_CONF`",
+        "raw": {
+            "tried": "4.46 GiB",
+            "gpu": 0,
+            "total": "14.62 GiB",
+            "allocated": "12.42\nGiB",
+            "free": "529.44 MiB",
+            "reserved_total": "12.98 GiB",
+        },
+        "resolution": "reporter: cutting the knowledge base down to one text file seems to have fixed "
+        "it (a shorter prompt)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "a console's hard wrap at 110 columns split '12.42' from its unit 'GiB'",
+    },
+    {
+        "id": "own-oom-321",
+        "url": "https://github.com/YJiangcm/LTE/issues/3",
+        "format": "old",
+        "text": "`torch.cudatorch.cuda..OutOfMemoryErrorOutOfMemoryError: : CUDA out of memory. Tried "
+        "to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity; 77.13 GiB already allocated; "
+        "307.31 MiB free; 78.21 GiB reserved in total by PyTorch) If reserved memory is >> "
+        "allocated memory try setting max_split_size_mb to avoid fragmentation.  See "
+        "documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "2.00 GiB",
+            "gpu": 0,
+            "total": "79.15 GiB",
+            "allocated": "77.13 GiB",
+            "free": "307.31 MiB",
+            "reserved_total": "78.21 GiB",
+        },
+        "resolution": "reporter: some samples of the dataset were too long; setting a cut-off length "
+        "solved the OOM (LoRA on 4 A100 80GB)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "two ranks wrote at once: the exception names interleave "
+        "('torch.cudatorch.cuda..OutOfMemoryErrorOutOfMemoryError: :'); the paste goes on "
+        "with GPU 3's message glued after 'PYTORCH_CUDA_ALLOC_CONF', left out of this record "
+        "(one message per record)",
+    },
+    {
+        "id": "own-oom-322",
+        "url": "https://github.com/yangjianxin1/Firefly/issues/33",
+        "format": "old",
+        "text": " return torch._C._nn.cross_entropy_loss(input, target, weight, "
+        "_Reduction.get_enum(reduction), ignore_index, "
+        "label_smoothing)                                                                                  "
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 250.00 MiB (GPU "
+        "1; 31.75 GiB total capacity; 30.35 GiB already allocated; 209.75 MiB free; 30.55 GiB "
+        "reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF  ",
+        "raw": {
+            "tried": "250.00 MiB",
+            "gpu": 1,
+            "total": "31.75 GiB",
+            "allocated": "30.35 GiB",
+            "free": "209.75 MiB",
+            "reserved_total": "30.55 GiB",
+        },
+        "resolution": "maintainer: lower max_seq_length a little (about 900); reporter: reducing "
+        "max_seq_length solved it, thanks",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "QLoRA on baichuan-7B on V100s; the message on the traceback's last source line, "
+        "after a run of spaces",
+    },
+    {
+        "id": "own-oom-323",
+        "url": "https://github.com/OpenBMB/MiniCPM-V/issues/102",
+        "format": "new",
+        "text": "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 112.00 MiB. GPU 0 "
+        "has a total capacty of 10.75 GiB of which 105.62 MiB is free. Including non-PyTorch "
+        "memory, this process has 10.65 GiB memory in use. Of the allocated memory 10.49 GiB "
+        "is allocated by PyTorch, and 1.63 MiB is reserved by PyTorch but unallocated. If "
+        "reserved but unallocated memory is large try setting max_split_size_mb to avoid "
+        "fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "112.00 MiB",
+            "gpu": 0,
+            "total": "10.75 GiB",
+            "free": "105.62 MiB",
+            "this_process": "10.65 GiB",
+            "allocated": "10.49 GiB",
+            "unallocated": "1.63 MiB",
+        },
+        "resolution": "reporter: switched to the int4 quantized model and it works, so it really was "
+        "not enough memory (four 12 GB cards, the model on one)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "the 2.1-era 'capacty' spelling",
+    },
+    {
+        "id": "own-oom-324",
+        "url": "https://github.com/mymusise/ChatGLM-Tuning/issues/38",
+        "format": "old",
+        "text": "  File "
+        '"L:\\PycharmProjects\\chatglm\\venv\\lib\\site-packages\\bitsandbytes\\functional.py", '
+        "line 361, in get_transform_buffer\n"
+        "    return init_func((rows, cols), dtype=dtype, device=device), state\n"
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB (GPU 0; "
+        "24.00 GiB total capacity; 22.76 GiB already allocated; 0 bytes free; 23.20 GiB "
+        "reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF\n"
+        "  0%|          | 0/52000 [00:09<?, ?it/s]",
+        "raw": {
+            "tried": "64.00 MiB",
+            "gpu": 0,
+            "total": "24.00 GiB",
+            "allocated": "22.76 GiB",
+            "free": "0 bytes",
+            "reserved_total": "23.20 GiB",
+        },
+        "resolution": "a commenter: try batch_size 1; reporter: after adding the batch_size setting "
+        "it works",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "ChatGLM fine-tuning with bitsandbytes on Windows (a 3090); a progress bar after the "
+        "message",
+    },
+    {
+        "id": "own-oom-325",
+        "url": "https://github.com/babysor/MockingBird/issues/27",
+        "format": "old",
+        "text": "`Variable._execution_engine.run_backward(RuntimeError: CUDA out of memory. Tried to "
+        "allocate 88.00 MiB (GPU 0; 4.00 GiB totalcapacity; 2.68 GiB already allocated; 0 "
+        "bytes free; 2.85 GiB reserved in total by PyTorch)`",
+        "raw": {
+            "tried": "88.00 MiB",
+            "gpu": 0,
+            "total": "4.00 GiB",
+            "allocated": "2.68 GiB",
+            "free": "0 bytes",
+            "reserved_total": "2.85 GiB",
+        },
+        "resolution": "reporter: changed batch_size to 6 by editing the synthesizer's hparams, and "
+        "training runs stably (a 4 GB GTX 1050 Ti)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "the message glued to the traceback's last call, and 'totalcapacity' with its space "
+        "lost",
+    },
 ]
