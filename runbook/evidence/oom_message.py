@@ -87,8 +87,22 @@ _HEADER_ONLY = lazy(
 )
 
 
+# A box a terminal tool draws around its output (rich tracebacks, TUI panes): a vertical rule
+# closes each line, after the text a terminal cut at the box's width ("248.50 MiB f│" then
+# "ree; 9.20 GiB ..."), sometimes with the pane's "$" after it; one may open each line too.
+_BOX_RULES = ("\u2502", "\u2503", "\u2551")
+_BOX_END = lazy(r"[ \t]*[\u2502\u2503\u2551]\$?[ \t]*$")
+_BOX_START = lazy(r"[ \t]*[\u2502\u2503\u2551][ \t]?")
+
+
 def strip_line(line: str) -> tuple[str, int | None]:
-    """A log line without its quote markers and rank/stream prefixes, and the rank they named."""
+    """A log line without its quote markers, box rules and rank/stream prefixes, and the rank
+    they named."""
+    if any(rule in line for rule in _BOX_RULES):
+        if m := _BOX_END.search(line):
+            line = line[: m.start()]
+        if m := _BOX_START.match(line):
+            line = line[m.end() :]
     rank = None
     changed = True
     while changed:

@@ -516,6 +516,21 @@ def test_hard_wrapped_message_with_a_prefix_on_every_line():
     assert m.rank == 3 and m.total_mib == pytest.approx(15.75 * 1024)
 
 
+@pytest.mark.parametrize("rule", ["\u2502", "\u2503", "\u2551"])
+def test_a_message_inside_a_terminal_box_reads_through_its_rules(rule):
+    """A box a terminal tool draws (a rich traceback, a TUI pane): a rule opens and closes every
+    line, and the cut at the box's width falls inside words (own-oom-328: 'f\u2502' then 'ree')."""
+    rec = OOMS["oom-001"]
+    body = rec["text"].splitlines()[0]
+    lines = [body[i : i + 60] for i in range(0, len(body), 60)]
+    boxed = "\n".join(f"{rule} {ln}{rule}" for ln in lines)
+    m = parse_all(boxed)[0]
+    want = rec["fields"]
+    assert m.tried_mib == pytest.approx(want["tried_mib"], rel=0.005)
+    assert m.free_mib == pytest.approx(want["free_mib"], rel=0.005)
+    assert m.allocated_by_pytorch_mib == pytest.approx(want["allocated_by_pytorch_mib"], rel=0.005)
+
+
 def test_hardware_text_in_a_launcher_log_is_flagged_not_trusted():
     text = (
         "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"

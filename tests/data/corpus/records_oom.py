@@ -5700,4 +5700,72 @@ OOM = [
         "notes": "the message glued to the traceback's last call, and 'totalcapacity' with its space "
         "lost",
     },
+    {
+        "id": "own-oom-326",
+        "url": "https://github.com/royorel/Lifespan_Age_Transformation_Synthesis/issues/23",
+        "format": "old",
+        "text": "`RuntimeError: CUDA out of memory. Tried to allocate 3.21 GiB (GPU 0; 11.17 GiB "
+        "total capacity; 4.47 GiB already allocated; 2.45 GiB free; 8.26 GiB reserved in "
+        "total by PyTorch)`",
+        "raw": {
+            "tried": "3.21 GiB",
+            "gpu": 0,
+            "total": "11.17 GiB",
+            "allocated": "4.47 GiB",
+            "free": "2.45 GiB",
+            "reserved_total": "8.26 GiB",
+        },
+        "resolution": "maintainer: raise opt.interp_step (fewer frames generated at once); reporter: "
+        "'opt.interp_step=0.06 helps, error disappeared' (Colab K80)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "a 3.79 GiB reserved-but-unallocated pool plus 2.45 GiB free would cover the 3.21 "
+        "GiB request; the confirmed fix was less work per call",
+    },
+    {
+        "id": "own-oom-327",
+        "url": "https://github.com/modelscope/FunASR/issues/755",
+        "format": "old",
+        "text": "Error log：torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 "
+        "MiB (GPU 0; 11.77 GiB total capacity; 10.46 GiB already allocated; 168.06 MiB free; "
+        "10.53 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory "
+        "try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory "
+        "Management and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "336.00 MiB",
+            "gpu": 0,
+            "total": "11.77 GiB",
+            "allocated": "10.46 GiB",
+            "free": "168.06 MiB",
+            "reserved_total": "10.53 GiB",
+        },
+        "resolution": "reporter: reducing batch_size_token solved it (a 4-minute file through the "
+        "VAD+ASR+punctuation pipeline on a 12 GB 3080)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "the message after a full-width colon",
+    },
+    {
+        "id": "own-oom-328",
+        "url": "https://github.com/okotaku/diffengine/issues/55",
+        "format": "old",
+        "text": "RuntimeError: class `IterBasedTrainLoop` in mmengine/runner/loops.py: class "
+        "`HFDreamBoothDataset` in diffengine/datasets/hf_dreambooth_d│$\n"
+        "atasets.py: CUDA out of memory. Tried to allocate 1024.00 MiB (GPU 0; 10.75 GiB "
+        "total capacity; 9.07 GiB already allocated; 248.50 MiB f│\n"
+        "ree; 9.20 GiB reserved in total by PyTorch) If reserved memory is >> allocated "
+        "memory try setting max_split_size_mb to avoid fragmentati│\n"
+        "on.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "1024.00 MiB",
+            "gpu": 0,
+            "total": "10.75 GiB",
+            "allocated": "9.07 GiB",
+            "free": "248.50 MiB",
+            "reserved_total": "9.20 GiB",
+        },
+        "resolution": "maintainer suggested memory-saving options; no fix reported in the excerpt",
+        "notes": "a terminal pane's right rule closes each line, cut inside words ('f│ / ree'), the "
+        "first line with the pane's '$' after it",
+    },
 ]
