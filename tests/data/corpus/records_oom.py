@@ -5768,4 +5768,48 @@ OOM = [
         "notes": "a terminal pane's right rule closes each line, cut inside words ('f│ / ree'), the "
         "first line with the pane's '$' after it",
     },
+    {
+        "id": "own-oom-329",
+        "url": "https://github.com/rsommerfeld/trocr/issues/1",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 16.00 MiB (GPU 0; 6.00 GiB total "
+        "capacity; 5.30 GiB already allocated; 0 bytes free; 5.35 GiB reserved in total by "
+        "PyTorch) If reserved memory is allocated memory try setting max_split_size_mb to "
+        "avoid fragmentation.  See documentation for Memory Management and "
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "16.00 MiB",
+            "gpu": 0,
+            "total": "6.00 GiB",
+            "allocated": "5.30 GiB",
+            "free": "0 bytes",
+            "reserved_total": "5.35 GiB",
+        },
+        "resolution": "maintainer: lower the batch size, or use trocr-small-handwritten; reporter: "
+        "'Yes! It definately' (the comment as stored ends there)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "the hint's '>>' lost in the paste ('If reserved memory is allocated memory')",
+    },
+    {
+        "id": "own-oom-330",
+        "url": "https://github.com/lbc12345/SeD/issues/5",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 87.95 GiB (GPU 0; 44.48 GiB "
+        "total capacity; 22.69 GiB already allocated; 19.28 GiB free; 23.92 GiB reserved in "
+        "total by PyTorch)",
+        "raw": {
+            "tried": "87.95 GiB",
+            "gpu": 0,
+            "total": "44.48 GiB",
+            "allocated": "22.69 GiB",
+            "free": "19.28 GiB",
+            "reserved_total": "23.92 GiB",
+        },
+        "resolution": "maintainer: the input image is too large, crop it into patches; reporter: a "
+        "smaller image worked ('success')",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "an 88 GiB request on a 44 GiB card: no setting covers it",
+    },
 ]
