@@ -5812,4 +5812,89 @@ OOM = [
         "label": "true_oom",
         "notes": "an 88 GiB request on a 44 GiB card: no setting covers it",
     },
+    {
+        "id": "own-oom-331",
+        "url": "https://github.com/ActiveVisionLab/gaussctrl/issues/4",
+        "format": "old",
+        "text": "`torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 19.39 GiB (GPU "
+        "0; 23.69 GiB total capacity; 8.49 GiB already allocated; 14.59 GiB free; 8.76 GiB "
+        "reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation. See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF`",
+        "raw": {
+            "tried": "19.39 GiB",
+            "gpu": 0,
+            "total": "23.69 GiB",
+            "allocated": "8.49 GiB",
+            "free": "14.59 GiB",
+            "reserved_total": "8.76 GiB",
+        },
+        "resolution": "reporter: 'it was my fault. I just realized that I used non-preprocessed data' "
+        "(the preprocessed, smaller input ran)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "a 19.39 GiB request on a 23.69 GiB card, inside backquotes; a 3D scene-editing run",
+    },
+    {
+        "id": "own-oom-332",
+        "url": "https://github.com/autonomousvision/mip-splatting/issues/62",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 26.00 MiB (GPU 0; 23.79 GiB "
+        "total capacity; 20.60 GiB already allocated; 38.38 MiB free; 20.60 GiB reserved in "
+        "total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+        "and PYTORCH_CUDA_ALLOC_CONF",
+        "raw": {
+            "tried": "26.00 MiB",
+            "gpu": 0,
+            "total": "23.79 GiB",
+            "allocated": "20.60 GiB",
+            "free": "38.38 MiB",
+            "reserved_total": "20.60 GiB",
+        },
+        "resolution": "maintainer: the images are of too high resolution, try factor 2 or 4; "
+        "reporter: 'There was no problem trying factor 2 and 4', then 'setting factor "
+        "to -1 will stop oom from appearing' (downscaled images)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "38 MiB free with reserved/total 0.87: about 3.2 GiB of the card outside PyTorch's "
+        "pool, no unallocated pool",
+    },
+    {
+        "id": "own-oom-333",
+        "url": "https://github.com/ranahanocka/MeshCNN/issues/105",
+        "format": "old",
+        "text": "RuntimeError: CUDA out of memory. Tried to allocate 1.62 GiB (GPU 0; 8.00 GiB total "
+        "capacity; 3.97 GiB already allocated; 1.25 GiB free; 4.68 GiB reserved in total by "
+        "PyTorch).",
+        "raw": {
+            "tried": "1.62 GiB",
+            "gpu": 0,
+            "total": "8.00 GiB",
+            "allocated": "3.97 GiB",
+            "free": "1.25 GiB",
+            "reserved_total": "4.68 GiB",
+        },
+        "resolution": "reporter (the one who opened the issue): 'in my case I reduced the meshes size "
+        "and it works' (a 250 000-edge mesh had failed; a small mesh worked)",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "a closing period after the parenthesis; the 0.71 GiB unallocated pool plus 1.25 GiB "
+        "free would cover the 1.62 GiB request, yet a smaller input was the fix",
+    },
+    {
+        "id": "own-oom-334",
+        "url": "https://github.com/NVlabs/FoundationPose/issues/267",
+        "format": "new",
+        "text": "Everything works fine when running the mustard0 sequence, but when I switch to the "
+        "kinect_driller_seq, I get the error torch.cuda.OutOfMemoryError: CUDA out of memory. "
+        "Tried to allocate 886.00 MiB. I understand that this is caused by insufficient GPU "
+        "memory.",
+        "raw": {"tried": "886.00 MiB"},
+        "resolution": "maintainer: the kinect data's image resolution is higher, downsize "
+        "shorter_side; reporter: 'Fixing the parameter did the trick'",
+        "confirmed": True,
+        "label": "true_oom",
+        "notes": "the first sentence only, inside the reporter's prose, on a 12 GB RTX 3060",
+    },
 ]
