@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from runbook.evidence.launcher_log import HOST_OOM, LaunchReport
 from runbook.evidence.oom_message import OomMessage
+from runbook.evidence.units import human_mib
 from runbook.playbook import Thresholds
 from runbook.record import record
 from runbook.slurm.text import SlurmJobText
@@ -22,16 +23,6 @@ if TYPE_CHECKING:  # node health (Xid, nvidia-smi parsers) loads only where a pr
 
 VERDICTS = ("true_oom", "fragmentation", "co_tenant", "gpu_fault", "host_oom", "not_oom", "unknown")
 _NO_NUMBERS = {"cuda_error", "thc", "cublas"}
-
-
-def human_mib(mib: float | None) -> str:
-    if mib is None:
-        return "?"
-    if abs(mib) >= 1024:
-        return f"{mib / 1024:.2f} GiB"
-    if abs(mib) >= 1 or mib == 0:
-        return f"{mib:.2f} MiB"
-    return f"{mib * 1024:.2f} KiB"
 
 
 @record

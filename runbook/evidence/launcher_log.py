@@ -34,7 +34,7 @@ from datetime import datetime
 from runbook.evidence import oom_message
 from runbook.evidence.framing import unwrap
 from runbook.evidence.oom_message import log_lines, strip_line
-from runbook.evidence.units import MAX_DIGITS, small_int
+from runbook.evidence.units import MAX_DIGITS, human_mib, small_int, to_mib
 from runbook.lazyre import lazy
 from runbook.record import record
 from runbook.slurm.hostlist import expand
@@ -378,6 +378,15 @@ _RAY_HOST_OOM = lazy(
     r"node running low on memory|Memory on the node \(IP|killed due to memory pressure \(OOM\)"
     r"|System memory low at node",
     needs="emory",
+)
+# c10's CPU allocator refusing host memory: "DefaultCPUAllocator: can't allocate memory: you tried
+# to allocate N bytes. Error code 12 (Cannot allocate memory)" (posix_memalign's ENOMEM), and the
+# Windows wording "DefaultCPUAllocator: not enough memory: you tried to allocate N bytes". Host RAM,
+# raised as an exception by the rank that asked, so the rank is the traceback's.
+_CPU_ALLOC = lazy(
+    r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate "
+    r"(\d{1,18}(?!\d)) bytes",
+    needs="DefaultCPUAllocator",
 )
 _RAY_IP = lazy(r"(?:\bIP:? |\bip=)([0-9A-Fa-f][0-9A-Fa-f.:]*[0-9A-Fa-f])")
 _CANCELLED = lazy(
@@ -1082,15 +1091,22 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
         if i not in oom_lines and (m := _EXCEPTION_LINE.match(line.strip())):
             # The last line of a traceback. Without a rank prefix it is still the failure of a
             # single-process job (or of a rank the log does not name).
+            host = _CPU_ALLOC.search(line)
             events.append(
                 RankEvent(
-                    kind=EXIT,
+                    kind=HOST_OOM if host else EXIT,
                     line=i,
                     rank=rank,
                     time=when,
                     node=host_prefix(i),
-                    detail=line.strip()[:200],
-                    consequence=bool(_CONSEQUENCE_TEXT.search(line)),
+                    detail=(
+                        f"the CPU allocator could not get {human_mib(to_mib(host.group(1), 'bytes'))} of host "
+                        f"memory ({m.group(1)})"
+                        if host
+                        else line.strip()[:200]
+                    ),
+                    consequence=not host and bool(_CONSEQUENCE_TEXT.search(line)),
+                    source="c10" if host else "log",
                 )
             )
 
@@ -1205,6 +1221,11 @@ def _conclude(report: LaunchReport, world_size: int | None) -> None:
         if chosen:
             if kind == HOST_OOM and all(e.source == "ray" for e in chosen):
                 why = "host memory ran out on the node (Ray's memory monitor killed a worker)"
+            elif kind == HOST_OOM and all(e.source == "c10" for e in chosen):
+                why = (
+                    f"{chosen[0].detail}: one request of the rank's own; if it is more than the "
+                    f"node's RAM (`scontrol show node` RealMemory), no --mem can meet it"
+                )
             ff = pick(chosen, why)
             if kind == HOST_OOM and not ff.ranks and not ff.node:
                 # slurmstepd's oom-kill line names neither task nor node; the OOM killer's kill

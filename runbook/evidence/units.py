@@ -36,6 +36,16 @@ def to_mib(number: str, unit: str) -> float:
     return float(number) * _FACTOR_MIB[unit.lower()]
 
 
+def human_mib(mib: float | None) -> str:
+    if mib is None:
+        return "?"
+    if abs(mib) >= 1024:
+        return f"{mib / 1024:.2f} GiB"
+    if abs(mib) >= 1 or mib == 0:
+        return f"{mib:.2f} MiB"
+    return f"{mib * 1024:.2f} KiB"
+
+
 # Longer than any rank, pid, exit code, Xid, task or node count a machine has: a longer run of
 # digits in a log is noise (or an attack), never one of those. Parsers' regexes capture at most
 # this many digits, which also keeps them linear on long runs of digits.

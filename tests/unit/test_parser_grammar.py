@@ -465,6 +465,39 @@ def test_lightning_launcher_names_the_child_that_died():
     assert (rep.first_failure.ranks, rep.first_failure.signal) == ([1], "SIGKILL")
 
 
+@pytest.mark.parametrize(
+    "line, size",
+    [
+        # Linux: posix_memalign's ENOMEM (as captured in tests/data/corpus/captured_lightning.jsonl).
+        (
+            "[rank2]: RuntimeError: [enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator:"
+            " can't allocate memory: you tried to allocate 195696230400 bytes. Error code 12 "
+            "(Cannot allocate memory)",
+            "182.26 GiB",
+        ),
+        # Windows wording, older c10.
+        (
+            "[rank2]: RuntimeError: [enforce fail at ..\\c10\\core\\CPUAllocator.cpp:72] data. "
+            "DefaultCPUAllocator: not enough memory: you tried to allocate 1073741824 bytes. Buy "
+            "new RAM!",
+            "1.00 GiB",
+        ),
+    ],
+)
+def test_a_refused_host_allocation_is_host_memory_on_its_rank(line, size):
+    rep = launcher_log.scan(f"[rank1]: Traceback (most recent call last):\n{line}\n")
+    ff = rep.first_failure
+    assert (ff.kind, ff.ranks, rep.failing_ranks) == ("host_oom", [2], [2])
+    assert size in ff.why and "RealMemory" in ff.why
+    # Prose naming the allocator is not a failure; a CUDA OOM on another rank still comes first.
+    assert launcher_log.scan("the DefaultCPUAllocator: can't allocate memory error\n").events == []
+    cuda = (
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 "
+        "has a total capacity of 79.10 GiB of which 2.00 MiB is free.\n"
+    )
+    assert launcher_log.scan(cuda + line + "\n").first_failure.ranks == [0]
+
+
 def test_composer_log_prefix_names_the_rank():
     line = (
         "2024-08-30 11:06:12,920: rank3[208865][MainThread]: ERROR: x: torch.cuda.OutOfMemoryError: "

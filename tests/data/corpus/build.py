@@ -116,13 +116,16 @@ def main() -> None:
     from records_ops import APPS, LAUNCH, SLURM, XID
 
     write("oom_messages.jsonl", [oom_record(r) for r in OOM])
+    # Lightning launcher logs captured here (tests/captures/lightning_launcher.py), split fixed.
+    captured = HERE / "captured_lightning.jsonl"
+    lightning = [json.loads(ln) for ln in captured.read_text(encoding="utf-8").splitlines() if ln]
     for name, recs in (
-        ("ops/launcher_logs.jsonl", LAUNCH),
+        ("ops/launcher_logs.jsonl", LAUNCH + lightning),
         ("ops/xid_dmesg.jsonl", XID),
         ("ops/slurm_outputs.jsonl", SLURM),
         ("ops/nvidia_smi_apps.jsonl", APPS),
     ):
-        write(name, [{**r, "split": split_of(r["id"])} for r in recs])
+        write(name, [{**r, "split": r.get("split") or split_of(r["id"])} for r in recs])
 
 
 if __name__ == "__main__":
