@@ -66,6 +66,7 @@ class RankEvent:
     signal: str | None = None
     exit_code: int | None = None
     source: str = "log"  # srun: the launcher's exit notice for a task
+    request_mib: float | None = None  # c10: the host allocation the rank was refused
 
     @property
     def sort_time(self) -> datetime | None:
@@ -85,6 +86,7 @@ class FirstFailure:
     kind: str
     why: str  # one sentence: which evidence made this the cause
     signal: str | None = None
+    request_mib: float | None = None  # the one host allocation a rank was refused (c10)
 
     def contract(self) -> dict:
         return {"ranks": self.ranks, "node": self.node, "time": self.time, "kind": self.kind}
@@ -1107,6 +1109,7 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
                     ),
                     consequence=not host and bool(_CONSEQUENCE_TEXT.search(line)),
                     source="c10" if host else "log",
+                    request_mib=to_mib(host.group(1), "bytes") if host else None,
                 )
             )
 
@@ -1207,6 +1210,7 @@ def _conclude(report: LaunchReport, world_size: int | None) -> None:
             kind=first[0].kind,
             why=why,
             signal=first[0].signal,
+            request_mib=next((e.request_mib for e in first if e.request_mib), None),
         )
 
     causes = [e for e in events if not e.consequence and e.kind != NCCL_TIMEOUT]

@@ -13,7 +13,15 @@ from dataclasses import field
 
 from runbook import rungs
 from runbook.checkpoints import Checkpoint
-from runbook.planning.sbatch_patch import Patch, RungNotApplicable, patch, render, set_allocator
+from runbook.evidence.units import human_mib
+from runbook.planning.sbatch_patch import (
+    Patch,
+    RungNotApplicable,
+    job_mem_mib,
+    patch,
+    render,
+    set_allocator,
+)
 from runbook.record import record
 
 ACTING_VERDICTS = ("true_oom", "fragmentation", "co_tenant", "gpu_fault", "host_oom")
@@ -59,6 +67,16 @@ class Plan:
 candidates = rungs.candidates
 
 
+def _more_ram_cannot_help(script: str, request_mib: float | None) -> str | None:
+    mem = job_mem_mib(script) if request_mib else None
+    if request_mib and mem and request_mib > 2 * mem:
+        return (
+            f"one refused host allocation asked for {human_mib(request_mib)}, more than the "
+            f"doubled --mem ({human_mib(2 * mem)}): more RAM would fail the same way"
+        )
+    return None
+
+
 def plan(
     verdict: str,
     ladder: dict,
@@ -73,13 +91,16 @@ def plan(
     configs: list | None = None,
     nodes: int | None = None,
     capacity: int | None = None,
+    host_request_mib: float | None = None,
 ) -> Plan:
     """Choose the rung and build the patched script; raise nothing for a rung that does not
     apply, say why instead. `only_sharding` (a reason) passes over the activation rungs;
     `with_allocator` (a thin unallocated pool) adds expandable_segments to a script rung.
     `nodes` is the job's node count and `capacity` how many of its partition's nodes could run
     it without the failing one (None: unknown): a rung that keeps the job's size is passed over
-    when the partition cannot hold it any more, and shrink_world is taken only then."""
+    when the partition cannot hold it any more, and shrink_world is taken only then.
+    `host_request_mib`: one host allocation the job was refused (c10's CPU allocator); doubling
+    --mem is passed over when even the doubled memory could not hold that one request."""
     p = Plan(verdict=verdict, tried=tried)
     if verdict not in ladder:  # the playbook's ladder names the verdicts it acts on
         p.why = f"verdict {verdict}: report only, nothing is changed"
@@ -92,6 +113,9 @@ def plan(
             continue
         if only_sharding and r is not None and r.shrinks_activations:
             p.passed_over.append((rung.id, only_sharding))
+            continue
+        if rung.id == "raise_mem" and (why_not := _more_ram_cannot_help(script, host_request_mib)):
+            p.passed_over.append((rung.id, why_not))
             continue
         if rung.human_only or (r is not None and r.kind == rungs.HUMAN):
             p.needs_human = True

@@ -27,6 +27,13 @@ def only_sharding(diagnosis: Diagnosis) -> str | None:
     return None
 
 
+def host_request_mib(diagnosis: Diagnosis) -> float | None:
+    """The one host allocation the failing rank was refused, when that was the failure."""
+    launch = diagnosis.evidence.launch
+    ff = launch.first_failure if launch else None
+    return ff.request_mib if ff is not None and diagnosis.verdict == "host_oom" else None
+
+
 def make_plan(
     diagnosis: Diagnosis,
     playbook,
@@ -60,6 +67,7 @@ def make_plan(
         configs=configs,
         nodes=job.num_nodes,
         capacity=capacity,
+        host_request_mib=host_request_mib(diagnosis),
     )
     p.checkpoint, p.checkpoints_skipped, p.failed_step = chosen, checkpoints.skipped, failed_step
     p.suspicious = run.suspicious

@@ -546,8 +546,23 @@ def set_resume(script: str, env_name: str, flag: str, path: str, knobs):
     return script, None
 
 
+_SBATCH_MEM = re.compile(r"(?m)^#SBATCH[ \t]+--mem=(\d+)([KMGT]?)\b")
+_MEM_UNIT_MIB = {"K": 1 / 1024, "M": 1.0, "": 1.0, "G": 1024.0, "T": 1024.0**2}  # Slurm: MB default
+
+
+def job_mem_mib(script: str) -> float | None:
+    """The host RAM the job asks for, in MiB: a runbook-rendered job's `mem_mib`, else the
+    script's `#SBATCH --mem=`; None when neither says (e.g. --mem on the sbatch command line)."""
+    header = read_header(script)
+    if header:
+        mem = header[1].get("mem_mib")
+        return float(mem) if isinstance(mem, int) and not isinstance(mem, bool) else None
+    m = _SBATCH_MEM.search(script)
+    return int(m.group(1)) * _MEM_UNIT_MIB[m.group(2)] if m else None
+
+
 def raise_mem(script: str) -> tuple[str, list[str], list[str]]:
-    m = re.search(r"(?m)^#SBATCH[ \t]+--mem=(\d+)([KMGT]?)\b", script)
+    m = _SBATCH_MEM.search(script)
     if not m:
         raise RungNotApplicable("the script has no `#SBATCH --mem=` line to raise")
     value = int(m.group(1)) * 2

@@ -83,6 +83,34 @@ def test_a_rung_that_cannot_apply_is_passed_over_with_why():
     assert ("halve_micro_batch", "weights and optimizer state alone fill the card") in p.passed_over
 
 
+def test_more_ram_is_passed_over_when_one_refused_allocation_outgrows_it():
+    # hf_accelerate.sbatch asks --mem=512G: doubled, 1 TiB.
+    assert plan("host_oom").rung == "raise_mem"
+    assert plan("host_oom", host_request_mib=900 * 1024.0).rung == "raise_mem"
+    p = plan("host_oom", host_request_mib=128 * 1024.0**2)  # the captures' 128 TiB request
+    assert p.rung == "escalate" and p.needs_human and not p.acts
+    (rung, why), *_ = p.passed_over
+    assert rung == "raise_mem" and "131072.00 GiB" in why and "1024.00 GiB" in why
+    # --mem the script does not state (the sbatch command line's): nothing to compare, no guess.
+    bare = HF.replace("#SBATCH --mem=512G\n", "")
+    assert ladder._more_ram_cannot_help(bare, 128 * 1024.0**2) is None
+
+
+def test_job_mem_reads_slurm_units_and_runbook_templates():
+    from runbook.planning.sbatch_patch import job_mem_mib
+
+    assert job_mem_mib("#!/bin/bash\n#SBATCH --mem=64G\n") == 64 * 1024
+    assert job_mem_mib("#!/bin/bash\n#SBATCH --mem=4000\n") == 4000  # Slurm's default unit: MB
+    assert job_mem_mib("#!/bin/bash\n#SBATCH --mem=2T\n") == 2 * 1024**2
+    assert job_mem_mib("#!/bin/bash\nsrun python train.py\n") is None
+    from runbook.planning.sbatch_patch import render
+
+    variables = {"nodes": 1, "ranks_per_node": 2, "micro_batch": 8, "grad_accum": 2}
+    variables.update(workdir="/scratch/run", alloc_conf="")
+    rendered = render(str(DATA / "train.sbatch.j2"), {**variables, "mem_mib": 4096})
+    assert job_mem_mib(rendered) == 4096
+
+
 def test_human_rung_stops_and_says_so():
     tried = [("1", "halve_micro_batch"), ("2", "activation_checkpointing"), ("3", "raise_sharding")]
     p = plan("true_oom", tried=tried)
@@ -198,3 +226,25 @@ def test_usable_node_states():
     assert not any(
         usable_state(s) for s in ("drained", "draining", "down", "idle*", "down*", "maint", "")
     )
+
+
+def test_the_plan_takes_the_refused_request_from_the_diagnosis():
+    """From a real capture (Lightning on the CPU) to the number the ladder compares."""
+    import json
+
+    from runbook.diagnosis import Evidence, classify
+    from runbook.evidence.launcher_log import scan
+    from runbook.planning.plan import host_request_mib
+
+    captured = Path(__file__).resolve().parents[1] / "data" / "corpus" / "captured_lightning.jsonl"
+    recs = [json.loads(ln) for ln in captured.read_text(encoding="utf-8").splitlines() if ln]
+    by = {r["id"]: r["text"] for r in recs}
+    d = classify(
+        Evidence(launch=scan(by["own-launch-lightning-hold-2-alloc-rank1"])), load().thresholds
+    )
+    assert d.verdict == "host_oom" and host_request_mib(d) == 2**47 / 2**20
+    # A SIGKILL with no traceback (the OOM killer's signature) refused nothing: --mem is the rung.
+    d = classify(
+        Evidence(launch=scan(by["own-launch-lightning-hold-4-kill-rank2"])), load().thresholds
+    )
+    assert d.verdict == "host_oom" and host_request_mib(d) is None
