@@ -28,7 +28,8 @@ it alive. The other ranks block in the next all-reduce: a real wedge, until the 
 long rank's workers prefetch the long batches): above the job's Slurm memory limit
 (SLURM_MEM_PER_NODE) the rank is SIGKILLed (exit 137), as the kernel's OOM killer would.
 --fail-with value_error makes the long rank raise a plain ValueError at --long-step instead: a
-failure that is not an OOM.
+failure that is not an OOM. --fail-with host_alloc makes it ask the CPU allocator for 128 TiB at
+once (a shape gone wrong), which c10 really refuses (ENOMEM): host memory, but no --mem meets it.
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ def main() -> int:
     ap.add_argument("--ckpt-dir", default="checkpoints")
     ap.add_argument("--resume-from", default=os.environ.get("RUNBOOK_RESUME_FROM", ""))
     ap.add_argument("--step-seconds", type=float, default=0.05)
-    ap.add_argument("--fail-with", choices=["oom", "value_error"], default="oom")
+    ap.add_argument("--fail-with", choices=["oom", "value_error", "host_alloc"], default="oom")
     ap.add_argument(
         "--config",
         default="",
@@ -192,6 +193,8 @@ def main() -> int:
             fetch_shard_from_storage(step)  # never returns: a read that hangs
         if long and args.fail_with == "value_error":
             raise ValueError(f"sample {step * 97} has an empty label sequence")
+        if long and args.fail_with == "host_alloc":
+            torch.empty(1 << 47, dtype=torch.uint8)  # c10 raises RuntimeError: can't allocate
         act = activations(step)
         pool = 0.0 if expandable else args.frag_mib_per_step * step
         others = co_tenants if step >= co_from else []

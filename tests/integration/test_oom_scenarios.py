@@ -395,6 +395,23 @@ def test_host_ram_oom_raises_mem(scenario):
     assert "training finished at step 10" in log
 
 
+def test_a_refused_host_allocation_no_mem_can_meet_escalates_without_a_rerun(scenario):
+    """A rank asks c10's CPU allocator for 128 TiB at once (really refused, ENOMEM, inside the
+    Slurm job): host_oom, but doubling --mem would fail the same way. No rerun: a person decides,
+    and the report says why more RAM was passed over."""
+    s = scenario("hostalloc", extra_args="--fail-with host_alloc")
+    job = s.submit()
+    s.wait_failure(job, "DefaultCPUAllocator")
+    code, out = runbook("oom", "--job", job, "--yes", "--json")
+    assert out["verdict"] == "host_oom" and out["new_job_id"] is None, out
+    assert code == 4  # ExitCode.NEEDS_HUMAN
+    plan = json.loads((Path(out["folder"]) / "report.json").read_text())["plan"]
+    assert plan["needs_human"] and plan["rung"] == "escalate"
+    (rung, why), *_ = plan["passed_over"]
+    assert rung == "raise_mem" and "131072.00 GiB" in why
+    assert "submit" not in [a["kind"] for a in out["actions"]]
+
+
 def test_not_an_oom_is_report_only(scenario):
     s = scenario("plainerr", extra_args="--fail-with value_error")
     job = s.submit()
