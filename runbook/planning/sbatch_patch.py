@@ -546,7 +546,8 @@ def set_resume(script: str, env_name: str, flag: str, path: str, knobs):
     return script, None
 
 
-_SBATCH_MEM = re.compile(r"(?m)^#SBATCH[ \t]+--mem=(\d+)([KMGT]?)\b")
+# At most MAX_DIGITS digits, as every parser here: a longer number is noise, not a size.
+_SBATCH_MEM = re.compile(r"(?m)^#SBATCH[ \t]+--mem=(\d{1,18})([KMGT]?)\b")
 _MEM_UNIT_MIB = {"K": 1 / 1024, "M": 1.0, "": 1.0, "G": 1024.0, "T": 1024.0**2}  # Slurm: MB default
 
 

@@ -103,6 +103,7 @@ def test_job_mem_reads_slurm_units_and_runbook_templates():
     assert job_mem_mib("#!/bin/bash\n#SBATCH --mem=4000\n") == 4000  # Slurm's default unit: MB
     assert job_mem_mib("#!/bin/bash\n#SBATCH --mem=2T\n") == 2 * 1024**2
     assert job_mem_mib("#!/bin/bash\nsrun python train.py\n") is None
+    assert job_mem_mib("#SBATCH --mem=" + "9" * 5000 + "\n") is None  # noise, not a size
     from runbook.planning.sbatch_patch import render
 
     variables = {"nodes": 1, "ranks_per_node": 2, "micro_batch": 8, "grad_accum": 2}
