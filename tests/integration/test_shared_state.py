@@ -121,6 +121,7 @@ def test_two_hook_hosts_and_a_sweep_share_one_postgres_and_survive_kill_9(cluste
     # In a partition of its own: the sweep below must see this job only, not the failed jobs
     # other tests left in the window (it would act on those).
     s = Scenario(cluster, "twohosts", frag_mib_per_step=6000, long_step=1)
+    submitted = time.monotonic()
     job = s.submit("--partition=shared")
     s.wait_failure(job, "Tried to allocate")
     scenario = slow_health_on(s.state_dir, "gpu-02", s.site.probes, delay_s=15)
@@ -149,8 +150,11 @@ def test_two_hook_hosts_and_a_sweep_share_one_postgres_and_survive_kill_9(cluste
         # A sweep now, on a third "host": the job failed (cancelled), its incident is running
         # and its lease alive: the sweep leaves it alone.
         wait_until(lambda: sacct_row(job)["state"].startswith("CANCELLED"), 30, "the scancel")
+        # The window reaches back past this job's submission whatever the agents took (a fixed
+        # minute missed the job's end once, on a loaded 2-core machine), and no further.
+        since = f"{int((time.monotonic() - submitted) // 60) + 2}m"
         sweep = subprocess.run(
-            ["runbook", "--site", "devcluster", "sweep", "--since", "1m", "--json"],
+            ["runbook", "--site", "devcluster", "sweep", "--since", since, "--json"],
             env={
                 **runbook_env(cluster, Path(tempfile.mkdtemp())),
                 "RUNBOOK_SWEEP_PARTITIONS": "shared",
