@@ -21,6 +21,7 @@ from runbook.slurm.client import (
     check_node,
     parse_time,
     slurm_error,
+    window_end,
 )
 from runbook.slurm.hostlist import expand
 from runbook.slurm.recorded import recorded
@@ -130,7 +131,7 @@ class CliSlurm:
         self, since: datetime, until: datetime | None = None, partitions: list[str] | None = None
     ) -> list[JobInfo]:
         """Every job of every user that ended badly in the window: one accounting query."""
-        end = (until or datetime.now()).strftime("%Y-%m-%dT%H:%M:%S")
+        end = window_end(until).strftime("%Y-%m-%dT%H:%M:%S")
         extra = ["-r", ",".join(partitions)] if partitions else []
         return self._sacct(
             [

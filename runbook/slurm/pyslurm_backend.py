@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from runbook.errors import ConfigError, JobNotFound, SlurmError
-from runbook.slurm.client import JobInfo, check_job_id, check_node
+from runbook.slurm.client import JobInfo, check_job_id, check_node, window_end
 from runbook.slurm.hostlist import expand
 
 
@@ -109,7 +109,7 @@ class PyslurmBackend:
     ) -> list[JobInfo]:
         flt = self.ps.db.JobFilter(
             start_time=int(since.timestamp()),
-            end_time=int((until or datetime.now()).timestamp()),
+            end_time=int(window_end(until).timestamp()),
             states=["FAILED", "OUT_OF_MEMORY", "TIMEOUT", "CANCELLED", "NODE_FAIL"],
             partitions=partitions or None,
         )

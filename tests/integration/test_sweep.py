@@ -143,7 +143,9 @@ def test_sweep_acts_on_a_failed_training_job_per_policy(cluster, tmp_path, own_p
         wait_until(lambda: (r := sacct_row(job)) and r["state"] == "FAILED", 120, "the job to fail")
         site = site_file(tmp_path, ["fragmentation"], [own_partition])
         code, out = sweep(site)
-        (line,) = [ln for ln in out["jobs"] if ln["job_id"] == job]
+        mine = [ln for ln in out["jobs"] if ln["job_id"] == job]
+        assert len(mine) == 1, (job, out)  # the whole answer, should the sweep miss the job
+        (line,) = mine
         assert line["verdict"] == "fragmentation" and line["incident"]
         prom = (tmp_path / "runbook.prom").read_text()  # node_exporter's textfile collector
         assert 'runbook_sweep_jobs{incident="yes",verdict="fragmentation"}' in prom

@@ -73,3 +73,16 @@ def test_pyslurm_backend_delegates_what_pyslurm_does_not_carry():
         ("batch_scripts", ["1"]),
         ("find_lineage", "7", "halve_micro_batch"),
     ]
+
+
+def test_a_window_of_finished_jobs_ends_past_now_unless_told():
+    """A job that ended in the very second of the query, or by a controller clock running ahead
+    of this host's, must fall inside the sweep's window."""
+    from datetime import datetime, timedelta
+
+    from runbook.slurm.client import window_end
+
+    before = datetime.now()
+    assert window_end(None) >= before + timedelta(minutes=4)
+    given = datetime(2026, 1, 2, 3, 4, 5)
+    assert window_end(given) == given
