@@ -41,3 +41,23 @@ def sacct_row(job_id: str) -> dict[str, str] | None:
         if jid == job_id:
             return {"state": state, "exit_code": code, "nodes": nodes}
     return None
+
+
+def in_sweep_window(job_id: str) -> bool:
+    """Whether accounting's window query (the one a sweep makes) lists the job as ended badly.
+    slurmdbd lists a job there a little after `sacct -j` shows its state (longer under load): a
+    test that sweeps once waits for this first, as overlapping cron windows would."""
+    from datetime import datetime, timedelta
+
+    from runbook.slurm.cli_backend import FAILED_STATES
+
+    f = "%Y-%m-%dT%H:%M:%S"
+    now = datetime.now()
+    out = sh(
+        "sacct", "-a", "-X", "-P", "-n", "-o", "JobID",
+        "-S", (now - timedelta(hours=1)).strftime(f),
+        "-E", (now + timedelta(minutes=5)).strftime(f),
+        "-s", FAILED_STATES,
+        check=False,
+    )  # fmt: skip
+    return job_id in out.split()

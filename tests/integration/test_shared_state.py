@@ -22,7 +22,7 @@ import pytest
 
 from runbook import store
 from tests.conftest import corpus_records
-from tests.integration.slurm_helpers import sacct_row, sh, wait_until
+from tests.integration.slurm_helpers import in_sweep_window, sacct_row, sh, wait_until
 from tests.integration.test_hook_http import post
 from tests.integration.test_hook_service import wait_listening
 from tests.integration.test_oom_scenarios import Scenario
@@ -150,6 +150,7 @@ def test_two_hook_hosts_and_a_sweep_share_one_postgres_and_survive_kill_9(cluste
         # A sweep now, on a third "host": the job failed (cancelled), its incident is running
         # and its lease alive: the sweep leaves it alone.
         wait_until(lambda: sacct_row(job)["state"].startswith("CANCELLED"), 30, "the scancel")
+        wait_until(lambda: in_sweep_window(job), 60, "the sweep's window query to list the job")
         # The window reaches back past this job's submission whatever the agents took (a fixed
         # minute missed the job's end once, on a loaded 2-core machine), and no further.
         since = f"{int((time.monotonic() - submitted) // 60) + 2}m"

@@ -15,7 +15,7 @@ import pytest
 from runbook import state
 from runbook.site import load_site
 from tests.conftest import corpus_records
-from tests.integration.slurm_helpers import sacct_row, sbatch, sh, wait_until
+from tests.integration.slurm_helpers import in_sweep_window, sacct_row, sbatch, sh, wait_until
 from tests.integration.test_oom_scenarios import Scenario
 
 pytestmark = pytest.mark.integration
@@ -141,6 +141,7 @@ def test_sweep_acts_on_a_failed_training_job_per_policy(cluster, tmp_path, own_p
     try:
         job = s.submit(f"--partition={own_partition}")
         wait_until(lambda: (r := sacct_row(job)) and r["state"] == "FAILED", 120, "the job to fail")
+        wait_until(lambda: in_sweep_window(job), 60, "the sweep's window query to list the job")
         site = site_file(tmp_path, ["fragmentation"], [own_partition])
         code, out = sweep(site)
         mine = [ln for ln in out["jobs"] if ln["job_id"] == job]
