@@ -1094,6 +1094,7 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
             # The last line of a traceback. Without a rank prefix it is still the failure of a
             # single-process job (or of a rank the log does not name).
             host = _CPU_ALLOC.search(line)
+            refused = to_mib(host.group(1), "bytes") if host else None
             events.append(
                 RankEvent(
                     kind=HOST_OOM if host else EXIT,
@@ -1102,14 +1103,14 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
                     time=when,
                     node=host_prefix(i),
                     detail=(
-                        f"the CPU allocator could not get {human_mib(to_mib(host.group(1), 'bytes'))} of host "
-                        f"memory ({m.group(1)})"
+                        f"the CPU allocator could not get {human_mib(refused)} of host memory "
+                        f"({m.group(1)})"
                         if host
                         else line.strip()[:200]
                     ),
                     consequence=not host and bool(_CONSEQUENCE_TEXT.search(line)),
                     source="c10" if host else "log",
-                    request_mib=to_mib(host.group(1), "bytes") if host else None,
+                    request_mib=refused,
                 )
             )
 

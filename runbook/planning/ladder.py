@@ -68,8 +68,10 @@ candidates = rungs.candidates
 
 
 def _more_ram_cannot_help(script: str, request_mib: float | None) -> str | None:
-    mem = job_mem_mib(script) if request_mib else None
-    if request_mib and mem and request_mib > 2 * mem:
+    if not request_mib:
+        return None
+    mem = job_mem_mib(script)
+    if mem and request_mib > 2 * mem:
         return (
             f"one refused host allocation asked for {human_mib(request_mib)}, more than the "
             f"doubled --mem ({human_mib(2 * mem)}): more RAM would fail the same way"

@@ -29,9 +29,10 @@ TERMINAL_STATES = {
 
 
 # The end of a window of finished jobs, when the caller gives none: past now. Accounting stamps a
-# job's end with the controller's clock, which can run seconds ahead of this host's, and a job
-# that ended in the very second of the query must count; no job ends in the future, so the slack
-# adds nothing else. A sweep missed a job this way on a loaded test run.
+# job's end with the controller's clock, which can run ahead of this host's, and a window query
+# lists a job only when its end second is inside the window; no job ends in the future, so the
+# slack adds nothing else. (Accounting also lists a job there a little after `sacct -j` shows its
+# state: overlapping sweep windows, not this, cover that.)
 def window_end(until: datetime | None) -> datetime:
     return until or datetime.now() + timedelta(minutes=5)
 

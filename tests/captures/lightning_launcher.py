@@ -200,24 +200,29 @@ def run(py: str, sc: Scenario) -> str:
         return text
 
 
-def capture(py: str, scenarios: list[Scenario] = SCENARIOS) -> list[dict]:
+def capture(
+    py: str, scenarios: list[Scenario] = SCENARIOS, progress=lambda name: None
+) -> list[dict]:
     made = versions(py)
-    return [
-        {
-            "id": f"own-launch-lightning-{sc.name}",
-            "source_kind": "captured",
-            "source_url": SOURCE,
-            # Captured after launcher_log.py was changed to read them (the CPU allocator's
-            # refusal): none is kept apart for measuring.
-            "split": "tune",
-            "text": run(py, sc),
-            "answer": {
-                **sc.answer(),
-                "captured_with": f"lightning {made['lightning']}, torch {made['torch']}, CPU",
-            },
-        }
-        for sc in scenarios
-    ]
+    records = []
+    for sc in scenarios:
+        progress(sc.name)
+        records.append(
+            {
+                "id": f"own-launch-lightning-{sc.name}",
+                "source_kind": "captured",
+                "source_url": SOURCE,
+                # Captured after launcher_log.py was changed to read them (the CPU allocator's
+                # refusal): none is kept apart for measuring.
+                "split": "tune",
+                "text": run(py, sc),
+                "answer": {
+                    **sc.answer(),
+                    "captured_with": f"lightning {made['lightning']}, torch {made['torch']}, CPU",
+                },
+            }
+        )
+    return records
 
 
 def main() -> int:
@@ -229,10 +234,7 @@ def main() -> int:
             file=sys.stderr,
         )
         return 2
-    records = []
-    for sc in SCENARIOS:
-        print(f"capturing {sc.name} ...", file=sys.stderr)
-        records += capture(py, [sc])
+    records = capture(py, progress=lambda name: print(f"capturing {name} ...", file=sys.stderr))
     with OUT.open("w", encoding="utf-8") as f:
         for r in records:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")

@@ -50,13 +50,13 @@ def in_sweep_window(job_id: str) -> bool:
     from datetime import datetime, timedelta
 
     from runbook.slurm.cli_backend import FAILED_STATES
+    from runbook.slurm.client import window_end
 
     f = "%Y-%m-%dT%H:%M:%S"
-    now = datetime.now()
     out = sh(
         "sacct", "-a", "-X", "-P", "-n", "-o", "JobID",
-        "-S", (now - timedelta(hours=1)).strftime(f),
-        "-E", (now + timedelta(minutes=5)).strftime(f),
+        "-S", (datetime.now() - timedelta(hours=1)).strftime(f),
+        "-E", window_end(None).strftime(f),
         "-s", FAILED_STATES,
         check=False,
     )  # fmt: skip
