@@ -290,8 +290,8 @@ def _co_tenant_from_apps(oom: OomMessage, health: NodeHealth, job_id, t: Thresho
         else (" (no job PID list was available, so every listed process counts as foreign)")
     )
     return (
-        f"processes{known} hold {human_mib(held)} on {health.node}'s GPUs: {who}; more than the "
-        f"{human_mib(shortfall)} shortfall and the {human_mib(floor)} floor "
+        f"processes{known} hold {human_mib(held)} on {health.node or 'the node'}'s GPUs: {who}; "
+        f"more than the {human_mib(shortfall)} shortfall and the {human_mib(floor)} floor "
         f"({t.co_tenant_min_fraction_of_total:.0%} of the card). They are reported, never killed."
     )
 

@@ -22,7 +22,7 @@ from runbook.actions import steps
 from runbook.actions.executor import Executor
 from runbook.actions.policy import confirm_policy
 from runbook.actions.remediate import apply_plan, outcome
-from runbook.errors import ExitCode, RunbookError
+from runbook.errors import ArrayJobError, ExitCode, RunbookError
 from runbook.planning import ladder
 from runbook.record import record
 from runbook.report.model import Incident, plain
@@ -71,6 +71,15 @@ def run_incident(
     dry = opts.dry_run or site.policy.dry_run
     client = slurm_client(site)
     job_id = trigger.job_id
+    if "_" not in job_id:
+        # A plain id may be a whole job array: that is the caller's to fix (name one task), said
+        # before an incident is opened for it. Slurm not answering here is the job step's to say.
+        try:
+            client.job(job_id)
+        except ArrayJobError:
+            raise
+        except RunbookError:
+            pass
     conn = state.site_db(site, dry_run=dry)
     if not dry:
         try:

@@ -75,6 +75,12 @@ class SlurmError(RunbookError):
     """A Slurm command failed; carries the command, its exit code and stderr."""
 
 
+class ArrayJobError(RunbookError):
+    """An id that names a whole job array where runbook acts on one task: the caller's to fix."""
+
+    exit_code = ExitCode.USAGE
+
+
 class JobNotFound(SlurmError):
     """Slurm answered, and neither slurmctld nor accounting knows the job: final, not an outage."""
 

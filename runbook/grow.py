@@ -68,7 +68,14 @@ def _run(ctx: engine.Run) -> None:
             rec.raw("batch_script.sh", script)
         configs = collect.configs_of(job, script) if script else None
         plan = ctx.plan = make_grow_plan(
-            d, site, job=job, script=script, run=run, checkpoint=saved.chosen, configs=configs
+            d,
+            site,
+            job=job,
+            script=script,
+            run=run,
+            checkpoint=saved.chosen,
+            configs=configs,
+            submission=collect.submission_of(ctx.client, job),
         )
         engine.record_plan(ctx, plan, s)
     if not plan.acts:
@@ -96,6 +103,13 @@ def _run(ctx: engine.Run) -> None:
         newer = collect.checkpoints_of(site, job, run).chosen
         if newer is not None and newer.path != (plan.checkpoint.path if plan.checkpoint else None):
             plan = ctx.plan = make_grow_plan(
-                d, site, job=job, script=script, run=run, checkpoint=newer, configs=configs
+                d,
+                site,
+                job=job,
+                script=script,
+                run=run,
+                checkpoint=newer,
+                configs=configs,
+                submission=collect.submission_of(ctx.client, job),
             )
     engine.act(ctx, plan, d)

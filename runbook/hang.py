@@ -75,7 +75,7 @@ def _run(ctx: engine.Run) -> None:
         caps = stacks.capture_nodes(
             hosts,
             job.nodes,
-            job.job_id,
+            job.raw,
             site.probes,
             site.hang,
             job.start,
@@ -85,7 +85,7 @@ def _run(ctx: engine.Run) -> None:
             for name, text in cap.raw.items():
                 rec.raw(f"{node}.{name.replace(' ', '-')}.txt", text)
         inc.evidence["node_health"] = {
-            n: health_view(c.health, job.job_id) for n, c in caps.items() if c.health is not None
+            n: health_view(c.health, job.raw) for n, c in caps.items() if c.health is not None
         }
         seen = sum(len(c.ranks) for c in caps.values())
         inc.evidence["capture"] = {
@@ -153,6 +153,7 @@ def _run(ctx: engine.Run) -> None:
             capacity=collect.capacity_of(
                 client, job, d.suspect_nodes[0] if len(d.suspect_nodes) == 1 else None
             ),
+            submission=collect.submission_of(client, job),
         )
         engine.record_plan(ctx, plan, s)
 

@@ -26,7 +26,7 @@ import threading
 import time
 
 from runbook import intake, state
-from runbook.errors import ConfigError, InputError, JobNotFound, RunbookError
+from runbook.errors import ArrayJobError, ConfigError, InputError, JobNotFound, RunbookError
 from runbook.pipeline import handle_incident
 from runbook.slurm.factory import slurm_client
 from runbook.trigger import Options, Trigger, new_incident_id
@@ -155,8 +155,8 @@ class Hook:
         key, job_id = row["key"], row["job_id"]
         try:
             self.client_factory(self.site).job(job_id)
-        except JobNotFound as e:
-            self.slurm_down = None  # Slurm answered
+        except (JobNotFound, ArrayJobError) as e:  # Slurm answered: no such job, or a whole array
+            self.slurm_down = None
             state.queue_finish(conn, key, "rejected", error=e.message)
             return
         except RunbookError as e:  # slurmctld, slurmdbd or the login host cannot answer now

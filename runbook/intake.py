@@ -20,7 +20,7 @@ from dataclasses import field
 
 from runbook.errors import InputError
 from runbook.record import record
-from runbook.slurm.client import JOB_ID
+from runbook.slurm.client import check_job_id, valid_job_id
 
 GO_ZERO_TIME = "0001-01-01T00:00:00Z"
 
@@ -250,8 +250,7 @@ def _shape_bare(docs: list) -> None:
 
 
 def _job(value) -> str | None:
-    v = str(value).strip() if value is not None else ""
-    return v if JOB_ID.match(v) else None
+    return valid_job_id(value)
 
 
 def triggers(
@@ -309,8 +308,15 @@ def _bare(docs: list[dict]) -> Parsed:
     out = Parsed("bare")
     for d in docs:
         job = _job(d.get("job_id"))
+        if job is None and d.get("job_id") not in (None, ""):
+            # A bare body exists only to name a job: one it cannot name is the request's error
+            # (400), said with the value cut to a readable length.
+            try:
+                check_job_id(d.get("job_id"))
+            except InputError as e:
+                raise InputError(f"webhook body: job_id {e.message}", hint=e.hint) from None
         if job is None:
-            out.ignored.append(f"job_id {d.get('job_id')!r} is not a Slurm job id")
+            out.ignored.append("no job_id given")
         else:
             out.candidates.append(Candidate(job, f"bare:{job}", "bare"))
     return out

@@ -73,7 +73,7 @@ def _run(ctx: engine.Run) -> None:
         )
 
     wedged = job.state in ACTIVE and ff is not None and ff.kind in OOM_KINDS
-    preliminary = Evidence(launch=launch, slurm=collect.slurm_text(job), job_id=job.job_id)
+    preliminary = Evidence(launch=launch, slurm=collect.slurm_text(job), job_id=job.raw)
     prelim_verdict = classify(preliminary, playbook.thresholds).verdict
     ex.confirm = confirm_policy(
         site, prelim_verdict, assume_yes=opts.assume_yes, confirm=opts.confirm
@@ -100,9 +100,7 @@ def _run(ctx: engine.Run) -> None:
         for n, h in health.nodes.items():
             for name, text in h.raw.items():
                 rec.raw(f"{n}.{name}.txt", text)
-        inc.evidence["node_health"] = {
-            n: health_view(h, job.job_id) for n, h in health.nodes.items()
-        }
+        inc.evidence["node_health"] = {n: health_view(h, job.raw) for n, h in health.nodes.items()}
         s.detail = f"{len(health.nodes)} node(s) probed"
         if health.unknown:  # a probe that failed is not a healthy node
             s.status = "unknown"
@@ -115,7 +113,7 @@ def _run(ctx: engine.Run) -> None:
             launch=launch,
             slurm=collect.slurm_text(job),
             node_health=health.oom_node,
-            job_id=job.job_id,
+            job_id=job.raw,
             dump=dump,
         )
         diagnosis = ctx.diagnosis = classify(evidence, playbook.thresholds)
@@ -154,6 +152,7 @@ def _run(ctx: engine.Run) -> None:
             failed_step=failed_step,
             node_events=history,
             capacity=collect.capacity_of(client, job, node),
+            submission=collect.submission_of(client, job),
         )
         engine.record_plan(ctx, plan, s)
 

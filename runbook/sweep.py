@@ -211,7 +211,7 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
             )
         return  # a healthy running job is none of the sweep's business
     verdict = classify(
-        Evidence(launch=launch, slurm=collect.slurm_text(j), job_id=j.job_id),
+        Evidence(launch=launch, slurm=collect.slurm_text(j), job_id=j.raw),
         playbook.thresholds,
     ).verdict
     if verdict not in ACTING_VERDICTS:

@@ -22,6 +22,7 @@ class Outcome:
     output: str = ""
     value: str | None = None  # what the step produced: a job id, a file path
     note: str = ""  # what a person should know about it (said after "done" in the report)
+    error: str = ""  # why a step whose command ran is failed (its effect never showed)
 
 
 @record
@@ -160,5 +161,5 @@ class Executor:
             value=out.value,
             message=("done" + (f"; {out.note}" if out.note else ""))
             if status == "applied"
-            else "command failed",
+            else (out.error or "command failed"),
         )

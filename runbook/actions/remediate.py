@@ -13,6 +13,7 @@ from runbook.errors import RunbookError
 from runbook.evidence.configs import point_script_at
 from runbook.hang_diagnosis import HangDiagnosis
 from runbook.planning import ladder, resources
+from runbook.planning.environment import env_file_text
 
 
 def apply_plan(
@@ -49,17 +50,27 @@ def apply_plan(
     w = ex.run(steps.write_file(script, text))
     if not w.ok:
         return
+    args = list(plan.sbatch_args)
+    if plan.env_file is not None:
+        # The job's environment for --export-file, readable by runbook's user only: it may hold
+        # the user's own credentials. The ledger keeps its hash, never its text.
+        env_path = str(folder / f"job.{plan.rung}.env")
+        written = ex.run(steps.write_file(env_path, env_file_text(plan.env_file), mode=0o600))
+        if not written.ok:
+            return
+        args.append(f"--export-file={env_path}")
     sub = ex.run(
         steps.submit(
             client,
             script,
-            plan.sbatch_args,
-            plan.env,
+            args,
+            plan.sbatch_env,
             incident=ex.incident,
             parent=job.job_id,
             rung=plan.rung,
             secret=lineage.site_secret(site),
             runbook_user=lineage.runbook_user(site),
+            array_task=getattr(job, "array_task", None),
         )
     )
     if sub.status != "applied" or not sub.value:

@@ -6,23 +6,63 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from runbook.actions.executor import Action, Outcome
 from runbook.errors import RunbookError
 
+# How long a mutation's effect is awaited in Slurm before the step is called failed: scancel
+# marks a job CANCELLED at once (its processes get KillWait to exit), a drain is at once too;
+# a few seconds cover a busy slurmctld.
+READBACK_S = 20.0
 
-def cancel(client, job_id: str) -> Action:
+
+def read_back(what: str, probe: Callable[[], str | None], timeout_s: float) -> str | None:
+    """Poll `probe` (None once the effect shows, else what Slurm shows instead) until it says
+    done or the time is up: None, or why the effect never showed."""
+    deadline = time.monotonic() + timeout_s
+    seen = "nothing read"
+    while True:
+        try:
+            now = probe()
+        except RunbookError as e:
+            now = f"could not be read back ({e.message})"
+        if now is None:
+            return None
+        seen = now
+        if time.monotonic() >= deadline:
+            return f"{what} did not take effect within {timeout_s:g} s: {seen}"
+        time.sleep(0.5)
+
+
+def _ending(job) -> bool:
+    return job.terminal or job.state in ("COMPLETING", "CANCELLED")
+
+
+def cancel(client, job_id: str, *, readback_s: float = READBACK_S) -> Action:
     def check():
         job = client.job(job_id)
-        if job.terminal or job.state == "COMPLETING":  # already ending: a second scancel is noise
+        if _ending(job):  # already ending: a second scancel is noise
             return f"job {job_id} already {job.state}; no scancel needed"
         return None
 
     def apply():
         r = client.cancel(job_id)
-        return Outcome(getattr(r, "exit_code", 0), getattr(r, "stdout", "") or "")
+        code, out = getattr(r, "exit_code", 0), getattr(r, "stdout", "") or ""
+        if code != 0:
+            return Outcome(code, out)
+
+        # scancel exits 0 for ids Slurm ignores (an array task by its raw id on 22.05): done
+        # only once Slurm shows the job ending.
+        def probe():
+            job = client.job(job_id)
+            return None if _ending(job) else f"Slurm still shows job {job_id} {job.state}"
+
+        why = read_back(f"scancel {job_id}", probe, readback_s)
+        return Outcome(1, out, error=why) if why else Outcome(0, out, note="Slurm shows it ending")
 
     return Action(
         "cancel",
@@ -35,7 +75,9 @@ def cancel(client, job_id: str) -> Action:
     )
 
 
-def drain(client, node: str, reason: str, incident: str) -> Action:
+def drain(
+    client, node: str, reason: str, incident: str, *, readback_s: float = READBACK_S
+) -> Action:
     def check():
         state, why = client.node_state(node)
         if "DRAIN" in state.upper():
@@ -44,7 +86,16 @@ def drain(client, node: str, reason: str, incident: str) -> Action:
 
     def apply():
         r = client.drain(node, reason)
-        return Outcome(getattr(r, "exit_code", 0), getattr(r, "stdout", "") or "")
+        code, out = getattr(r, "exit_code", 0), getattr(r, "stdout", "") or ""
+        if code != 0:
+            return Outcome(code, out)
+
+        def probe():
+            state, _ = client.node_state(node)
+            return None if "DRAIN" in state.upper() else f"Slurm shows {node} {state or '?'}"
+
+        why = read_back(f"drain {node}", probe, readback_s)
+        return Outcome(1, out, error=why) if why else Outcome(0, out, note=f"{node} shows DRAIN")
 
     return Action(
         "drain",
@@ -109,6 +160,7 @@ def submit(
     rung: str | None = None,
     secret: bytes = b"",
     runbook_user: str = "",
+    array_task: str | None = None,
 ) -> Action:
     """sbatch. A resubmission carries its lineage in the job's comment, signed with the site's
     lineage secret, so the next incident on it knows which rung was already tried, and is never
@@ -145,6 +197,8 @@ def submit(
 
     def apply():
         job_id = client.submit(script, args, env)
+        if array_task is not None:  # an array of one task: runbook names it by its task
+            job_id = f"{job_id}_{array_task}"
         note = (
             "SUSPICIOUS: ignored comment(s) claiming to be this rerun: " + "; ".join(forged)
             if forged

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from runbook.checkpoints import Checkpoint
 from runbook.errors import RunbookError
 from runbook.evidence.launcher_log import LaunchReport, scan_parts
+from runbook.evidence.provenance import this_run
 
 if TYPE_CHECKING:  # node health (Xid, nvidia-smi parsers) loads only where a probe runs
     from runbook.evidence.gpu_health import NodeHealth
@@ -80,6 +81,43 @@ def log_patterns(job, script: str) -> list[str]:
     return list(dict.fromkeys([*found, *srun_log_patterns(script)])) or [""]
 
 
+_APPEND = re.compile(r"(?m)^#SBATCH[ \t]+--open-mode(?:=|[ \t]+)[\"']?append\b")
+
+
+def log_appends(job, script: str) -> str | None:
+    """Why the job's log may hold lines of other runs (requeued: Slurm appends the next run's
+    output; --open-mode=append: every submission writing that file does), else None."""
+    if getattr(job, "restarts", 0):
+        return f"the job was requeued {job.restarts} time(s) (Slurm's Restarts)"
+    if _APPEND.search(script or "") or re.search(
+        r"--open-mode(?:=|\s+)append\b", getattr(job, "submit_line", "") or ""
+    ):
+        return "the job appends to its log (--open-mode=append)"
+    return None
+
+
+def attribute(job, script: str, e) -> tuple[list[str], list[str]]:
+    """Keep only this run's lines of one excerpt (evidence.provenance): (notes, reasons the
+    evidence is incomplete)."""
+    why = log_appends(job, script)
+    got = this_run(e.lines, job.start, job.raw, shared=why is not None)
+    e.lines = got.kept
+    notes: list[str] = []
+    if got.earlier:
+        notes.append(
+            f"{e.path}: {got.earlier} line(s) set aside, written by an earlier run (before this "
+            f"run started at {job.start})"
+        )
+    if got.unproven:
+        why = why or "lines stamped before this run started show the file is shared"
+        notes.append(
+            f"{e.path}: {got.unproven} line(s) set aside that the log does not show to be this "
+            f"run's ({why}; no time stamp or requeue notice marks where this run begins)"
+        )
+        return notes, [notes[-1] + "; an OOM among them is no verdict for this job"]
+    return notes, []
+
+
 def log_host(job) -> str:
     """Where the job's logs are written: its batch host (its first node)."""
     return job.batch_host or (job.nodes[0] if job.nodes else "")
@@ -103,7 +141,7 @@ def read_logs_many(
         for pattern in log_patterns(job, script):
             where = locate(
                 pattern,
-                job_id=job.job_id,
+                job_id=job.raw,
                 work_dir=job.work_dir or ".",
                 job_name=job.name,
                 user=job.user,
@@ -138,6 +176,8 @@ def read_logs_many(
     raw: dict[str, list[str]] = {}
     quiet: dict[str, float] = {}
     unreadable: dict[str, RunbookError] = {}
+    missing: dict[str, list[str]] = {}  # lines the log does not show to be this run's
+    scripts = {job.job_id: script for job, script in jobs}
     for host, items, out, err in done:
         if out is None:
             for job, _ in items:
@@ -155,6 +195,9 @@ def read_logs_many(
                     f"no log file matched {where.pattern} on {host or 'this host'}"
                 )
             for path, e in sorted(excerpts.items()):
+                said, gaps = attribute(job, scripts.get(jid, ""), e)
+                notes.setdefault(jid, []).extend(said)
+                missing.setdefault(jid, []).extend(gaps)
                 if now is not None and e.mtime is not None:
                     quiet[jid] = min(quiet.get(jid, now - e.mtime), now - e.mtime)
                 parts[jid].append((e.text(), task_of(where, path)))
@@ -179,6 +222,7 @@ def read_logs_many(
                 f"from {job.source})"
             )
         launch.incomplete.extend(n for n in job_notes if "cut at" in n)
+        launch.incomplete.extend(missing.get(jid, []))
         last = None
         if step_pattern:
             last = training_steps(launch.tails, step_pattern)
@@ -300,7 +344,7 @@ def node_health(site, hosts, job: JobInfo, node: str | None) -> HealthEvidence:
     if not targets:
         return HealthEvidence()
     health = probe_nodes(
-        hosts, targets, job.job_id, site.probes, since=job.start, max_parallel=site.ssh.max_parallel
+        hosts, targets, job.raw, site.probes, since=job.start, max_parallel=site.ssh.max_parallel
     )
     oom = (
         health.get(node)
@@ -309,6 +353,17 @@ def node_health(site, hosts, job: JobInfo, node: str | None) -> HealthEvidence:
     )
     unknown = {n: h.unknowns() for n, h in health.items() if h.unknowns()}
     return HealthEvidence(health, oom, unknown)
+
+
+def submission_of(client, job: JobInfo):
+    """How the job was submitted, as accounting recorded it (its command line, its environment);
+    a Slurm that cannot say leaves it unknown with the reason, never stops the incident."""
+    from runbook.slurm.client import Submission
+
+    try:
+        return client.submission(job.job_id)
+    except RunbookError as e:
+        return Submission(notes=[f"how job {job.job_id} was submitted is unknown: {e.message}"])
 
 
 def capacity_of(client, job: JobInfo, node: str | None) -> int | None:

@@ -8,10 +8,12 @@ from runbook.evidence.units import small_int
 
 # Lines Slurm itself writes into a job's output: "*** STEP 20.0 ON gpu-01 CANCELLED AT ... ***",
 # "slurmstepd: error: ...", "srun: error: ...". Their numbers are Slurm's step ids, never the
-# training's steps, whatever [logs] step_pattern matches.
+# training's steps, whatever [logs] step_pattern matches. They arrive under whatever prefix
+# srun -l ("0: "), a launcher ("[rank0]:"), a collector ("gpu-01: ", a timestamp) puts first,
+# so they are looked for anywhere in the line, not only at its start.
 _SLURM_NOTICE = re.compile(
-    r"^\s*(?:\[[^\]]*\]\s*)?(?:\*{3}\s*(?:STEP|JOB)\b|(?:slurmstepd|srun|sbatch|salloc)"
-    r"(?:-[\w.-]+)?:)"
+    r"\*{3}\s*(?:STEP|JOB)\s+\d"
+    r"|(?:^|[\s\]:>|])(?:slurmstepd|srun|sbatch|salloc)(?:-[\w.-]+)?:\s"
 )
 
 

@@ -148,8 +148,14 @@ class XidEvent:
         return cat
 
     def contract(self) -> dict:
-        if not self.is_gpu:
-            return {"sxid": self.xid, "pci": self.pci, "severity": self.severity, "time": self.time}
+        if not self.is_gpu:  # the NVSwitch fabric's: a category of its own, never a GPU's
+            return {
+                "sxid": self.xid,
+                "pci": self.pci,
+                "severity": self.severity,
+                "time": self.time,
+                "category": "fabric",
+            }
         return {
             "xid": self.xid,
             "pci": self.pci,
@@ -184,10 +190,11 @@ class KernelLog:
 
     def category(self) -> str | None:
         """One word for the GPUs' events: per GPU, hardware beats app beats unknown; GPUs that
-        disagree between hardware and app make it `mixed`. NVSwitch SXids are not counted."""
+        disagree between hardware and app make it `mixed`. NVSwitch SXids are not counted with
+        them: a log of SXids alone is `fabric`."""
         events = self.gpu_events()
         if not events:
-            return None
+            return "fabric" if self.fabric() else None
         per_gpu: dict[str, set[str]] = {}
         for e in events:
             per_gpu.setdefault(_pci_key(e.pci), set()).add(e.category)

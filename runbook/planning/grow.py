@@ -133,7 +133,7 @@ def decide(job, run, usable: set[str] | None, newest) -> GrowDecision:
 
 
 def make_grow_plan(
-    d: GrowDecision, site, *, job, script: str, run, checkpoint, configs=None
+    d: GrowDecision, site, *, job, script: str, run, checkpoint, configs=None, submission=None
 ) -> ladder.Plan:
     """The rerun at full size: the script's accumulation lowered by old/new nodes (only when
     exact, else a person decides), from `checkpoint`, without the exclusions of nodes that are
@@ -159,4 +159,4 @@ def make_grow_plan(
     p.world, p.readmit = (d.before, d.after), d.readmit
     p.checkpoint = checkpoint
     p.why = f"nodes are back: {d.before} -> {d.after} nodes, the global batch kept"
-    return resubmission(p, site, job, checkpoint)
+    return resubmission(p, site, job, checkpoint, script, submission)

@@ -44,6 +44,11 @@ class Plan:
     checkpoints_skipped: list[Checkpoint] = field(default_factory=list)
     sbatch_args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    # The rerun's environment (planning.environment): the job's own, never runbook's. env_file
+    # goes to --export-file (None: none); sbatch_env is set in sbatch's own environment.
+    env_file: dict[str, str] | None = None
+    sbatch_env: dict[str, str] = field(default_factory=dict)
+    env_notes: list[str] = field(default_factory=list)
     failed_step: int | None = None
     # Job comments that claimed a runbook lineage and were not believed (unsigned, other user).
     suspicious: list[str] = field(default_factory=list)

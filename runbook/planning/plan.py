@@ -7,9 +7,14 @@ out.
 
 from __future__ import annotations
 
+import os
+import re
+
 from runbook.diagnosis import Diagnosis, human_mib
 from runbook.evidence.collect import CheckpointEvidence, LineageEvidence
-from runbook.planning import ladder, resources
+from runbook.planning import environment, ladder, resources
+from runbook.slurm.client import Submission
+from runbook.slurm.hostlist import expand
 
 
 def only_sharding(diagnosis: Diagnosis) -> str | None:
@@ -48,6 +53,8 @@ def make_plan(
     failed_step: int | None,
     node_events: int = 0,
     capacity: int | None = None,
+    submission: Submission | None = None,
+    own_env: dict[str, str] | None = None,
 ) -> ladder.Plan:
     """`node_events`: events in the failing node's history within the site's window (runbook
     nodes); at [nodes] drain_after_events or more, a rung that only excludes the node drains it.
@@ -79,16 +86,55 @@ def make_plan(
             f"{site.nodes.window_days:g} days ([nodes] drain_after_events = {limit}): drained, "
             "not only excluded"
         )
-    return resubmission(p, site, job, chosen)
+    return resubmission(p, site, job, chosen, script, submission, own_env)
 
 
-def resubmission(p: ladder.Plan, site, job, chosen) -> ladder.Plan:
+_SCRIPT_PINS = re.compile(r"(?m)^#SBATCH[ \t]+(?:--nodelist|-w)\b")
+
+
+def pinned_nodes(p: ladder.Plan, job, script: str, exclude: list[str]) -> list[str] | None:
+    """The node list the rerun is pinned to: the original's (as Slurm recorded it, from the
+    script or the command line) less the nodes the rerun excludes, at most as many as it runs
+    on. None: refused (the script itself pins only excluded nodes: a command line cannot lift
+    an #SBATCH --nodelist), said in the plan."""
+    want = (getattr(job, "resources", None) or {}).get("nodelist")
+    if not want:
+        return []
+    try:
+        pinned = expand(want)
+    except Exception:  # a list runbook cannot expand is passed over, not guessed at
+        return []
+    left = [n for n in pinned if n not in exclude]
+    if not left and _SCRIPT_PINS.search(script or ""):
+        p.needs_human = True
+        p.human_action = (
+            f"the script pins its nodes (#SBATCH --nodelist={want}) and the rung excludes "
+            f"{', '.join(n for n in pinned if n in exclude)}: resubmit with another node list"
+        )
+        return None
+    count = p.world[1] if p.world else job.num_nodes
+    return left[:count] if count else left
+
+
+def resubmission(
+    p: ladder.Plan,
+    site,
+    job,
+    chosen,
+    script: str = "",
+    submission: Submission | None = None,
+    own_env: dict[str, str] | None = None,
+) -> ladder.Plan:
     """The rerun's sbatch arguments and environment, for a plan that acts: the original's
-    folder and recorded resources (less what the rung changes), the nodes it excludes, and the
-    checkpoint to resume from."""
+    folder and recorded resources (less what the rung changes), its node list less the nodes it
+    excludes, its own environment (never runbook's), and the checkpoint to resume from."""
     if p.acts:
         exclude = sorted((set(job.excluded) | set(p.exclude)) - set(p.readmit))
         p.sbatch_args = [f"--chdir={job.work_dir}"] if job.work_dir else []
+        if (task := getattr(job, "array_task", None)) is not None:
+            # One task of an array: the rerun is that index of a new array (the script picks its
+            # shard by SLURM_ARRAY_TASK_ID, and %a in its log names resolve as before).
+            p.sbatch_args.append(f"--array={task}")
         # The same job: the resources Slurm recorded for it, given again (command-line options
         # of the original sbatch are in no script), less what the rung itself changes.
         p.sbatch_args += resources.options(job.resources, p.rung)
@@ -96,8 +142,21 @@ def resubmission(p: ladder.Plan, site, job, chosen) -> ladder.Plan:
             p.sbatch_args += resources.resized(job, *p.world)
         if exclude:
             p.sbatch_args.append(f"--exclude={','.join(exclude)}")
+        pinned = pinned_nodes(p, job, script, exclude)
+        if pinned is None:
+            p.sbatch_args = []
+            return p
+        if pinned:
+            p.sbatch_args.append(f"--nodelist={','.join(pinned)}")
         if chosen and site.checkpoints.resume_env:
-            p.env = {site.checkpoints.resume_env: chosen.path}
+            p.env = {**p.env, site.checkpoints.resume_env: chosen.path}
+        sub = submission or Submission(notes=["Slurm's record of the submission was not read"])
+        rerun = environment.rerun_environment(
+            sub.line, sub.env, p.env, dict(os.environ) if own_env is None else own_env
+        )
+        p.sbatch_args.append(f"--export={rerun.export}")
+        p.env_file, p.sbatch_env = rerun.file_env, rerun.sbatch_env
+        p.env_notes = [*sub.notes, *rerun.notes]
     return p
 
 
@@ -111,6 +170,8 @@ def make_hang_plan(
     run: LineageEvidence,
     checkpoints: CheckpointEvidence,
     capacity: int | None = None,
+    submission: Submission | None = None,
+    own_env: dict[str, str] | None = None,
 ) -> ladder.Plan:
     """The hung-job runbook's plan (playbooks/hang.yaml): the first rung of the verdict's ladder
     not yet tried on the lineage (so a repeat escalates), the suspect node excluded when the
@@ -141,8 +202,8 @@ def make_hang_plan(
         ]
     p.checkpoint, p.checkpoints_skipped = chosen, checkpoints.skipped
     p.suspicious = run.suspicious
-    resubmission(p, site, job, chosen)
     r = rungs.get(p.rung or "")
     if p.acts and r is not None and r.debug_env:
         p.env.update(playbook.debug_env)
+    resubmission(p, site, job, chosen, script, submission, own_env)
     return p

@@ -12,6 +12,17 @@ import jinja2
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
+def world_text(w: dict | None) -> str:
+    """A job's size as a person reads it ("2 nodes, 4 tasks, 4 GPUs"), never a Python dict."""
+    if not w:
+        return "unknown"
+    parts = []
+    for key, one in (("nodes", "node"), ("tasks", "task"), ("gpus", "GPU")):
+        n = w.get(key)
+        parts.append(f"{n} {one}{'s' if n != 1 else ''}" if n is not None else f"{one}s unknown")
+    return ", ".join(parts)
+
+
 def _env(autoescape: bool) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
@@ -27,6 +38,7 @@ def _env(autoescape: bool) -> jinja2.Environment:
     )
     env.filters["cell"] = lambda v: str(v).replace("|", "\\|").replace("\n", " ")
     env.filters["unk"] = lambda v: "unknown (not shown)" if v is None else v
+    env.filters["world"] = world_text
     return env
 
 

@@ -31,6 +31,9 @@ def plan_view(p: ladder.Plan) -> dict:
         "exclude": p.exclude,
         "sbatch_args": p.sbatch_args,
         "env": p.env,
+        # Names only: the job's environment may hold the user's credentials.
+        "env_file_names": sorted(p.env_file) if p.env_file is not None else None,
+        "env_notes": p.env_notes,
         "failed_step": p.failed_step,
         "suspicious": p.suspicious,
         "readback": p.readback,

@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from runbook.errors import JobNotFound, SlurmError, UsageError
+from runbook.errors import ArrayJobError, JobNotFound, SlurmError, UsageError
 from runbook.evidence.units import small_int
 from runbook.slurm.client import (
     JobInfo,
+    Submission,
+    canonical_id,
     check_job_id,
     check_node,
     parse_time,
@@ -116,9 +118,11 @@ class CliSlurm:
         r = self._exec(["scontrol", "show", "job", job_id])
         records = scontrol_records(r.stdout) if r.exit_code == 0 else []
         if records:
-            return _from_scontrol(records[0])
+            return one_job(job_id, [_from_scontrol(f) for f in records])
         found = self._sacct(["-j", job_id])
-        main = [j for j in found if j.job_id == job_id]
+        main = [j for j in found if job_id in (j.job_id, j.raw)]
+        if main and "_" not in job_id:  # every row: `sacct -j A` lists all of an array's tasks
+            return one_job(job_id, found)
         if not main:
             raise JobNotFound(
                 f"job {job_id} is unknown to slurmctld and to accounting",
@@ -177,6 +181,29 @@ class CliSlurm:
             r"Batch Script for (\S+)\s*\n-+\n(.*?)(?=\nBatch Script for |\Z)", r.stdout, re.S
         ):
             out[m.group(1)] = m.group(2)
+        return out
+
+    def submission(self, job_id: str) -> Submission:
+        """SubmitLine (Slurm 21.08+) and `sacct --env-vars` (22.05+, with job_env stored): two
+        reads; a failure of either is a note."""
+        job_id = check_job_id(job_id)
+        out = Submission()
+        r = self._exec(["sacct", "-X", "-n", "-P", "-o", "SubmitLine", "-j", job_id])
+        lines = [ln for ln in r.stdout.splitlines() if ln.strip()] if r.exit_code == 0 else []
+        if lines:
+            out.line = lines[-1].strip()
+        else:
+            out.notes.append(
+                f"accounting holds no submit line for job {job_id} "
+                f"({(r.stderr or 'no output').strip()[:200]})"
+            )
+        r = self._exec(["sacct", "-n", "--env-vars", "-j", job_id])
+        out.env = parse_env_vars(r.stdout) if r.exit_code == 0 else None
+        if out.env is None:
+            out.notes.append(
+                f"accounting holds no environment for job {job_id} (AccountingStoreFlags="
+                "job_env keeps it)"
+            )
         return out
 
     def batch_script(self, job_id: str) -> str:
@@ -281,6 +308,54 @@ class CliSlurm:
         return parse_submitted(r.stdout)
 
 
+_ENV_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]{0,255}(?:%%)?)=(.*)$")
+
+
+def parse_env_vars(text: str) -> dict[str, str] | None:
+    """`sacct --env-vars` output: a header, a rule, then NAME=value lines (a multi-line value,
+    an exported bash function, goes on in lines that are no NAME=); "NONE" or nothing: None."""
+    body = re.split(r"(?m)^-{10,}\s*$", text, maxsplit=1)
+    if len(body) < 2:
+        return None
+    lines = body[1].strip("\n").split("\n")
+    if not any(lines) or [ln.strip() for ln in lines if ln.strip()] == ["NONE"]:
+        return None
+    env: dict[str, str] = {}
+    last = None
+    for ln in lines:
+        m = _ENV_LINE.match(ln)
+        if m:
+            last = m.group(1)
+            env[last] = m.group(2)
+        elif last is not None:
+            env[last] += "\n" + ln
+    return env or None
+
+
+def one_job(asked: str, found: list[JobInfo]) -> JobInfo:
+    """The one job an id names. A plain id that is an array's own id names every task of it
+    (scontrol and sacct both list them): runbook acts on one task, so that is a refusal naming
+    the tasks, never the first one taken for the job."""
+    if "_" in asked:
+        return found[0]
+    tasks = [j for j in found if j.array_job_id == asked]
+    whole = len(tasks) > 1 or any(j.array_job_id == asked and not j.array_task for j in found)
+    if not whole:
+        return next((j for j in found if asked in (j.job_id, j.raw)), found[0])
+    listed = ", ".join(f"{j.job_id} {j.state}" for j in tasks[:12])
+    more = f" and {len(tasks) - 12} more" if len(tasks) > 12 else ""
+    bad = [j.job_id for j in tasks if j.state not in ("COMPLETED", "RUNNING", "PENDING")]
+    raise ArrayJobError(
+        f"job {asked} is a job array ({listed}{more}): runbook handles one task at a time",
+        hint=(
+            f"run it on a failed task: runbook oom --job {bad[0]}"
+            if bad and bad[0] != asked
+            else "name one task as ARRAY_TASK, e.g. runbook oom --job "
+            f"{asked}_{tasks[0].array_task_id or 0}"
+        ),
+    )
+
+
 def parse_submitted(stdout: str) -> str:
     m = re.search(r"^(\d{1,18}(?!\d))(?:;\S+)?\s*$", stdout.strip(), re.M)
     if not m:
@@ -300,8 +375,11 @@ def _nodes(expr: str) -> list[str]:
 
 
 def _from_scontrol(f: dict[str, str]) -> JobInfo:
+    raw = f.get("JobId", "")
     return JobInfo(
-        job_id=f.get("JobId", ""),
+        job_id=canonical_id(raw, f.get("ArrayJobId"), f.get("ArrayTaskId")),
+        raw_id=raw,
+        restarts=_int(f.get("Restarts")) or 0,
         name=f.get("JobName", ""),
         user=re.sub(r"\(\d{1,18}(?!\d)\)$", "", f.get("UserId", "")),
         state=expand_state(f.get("JobState", "")),
@@ -325,15 +403,18 @@ def _from_scontrol(f: dict[str, str]) -> JobInfo:
         excluded=_nodes(f.get("ExcNodeList", "")),
         batch_host=f.get("BatchHost", ""),
         source="scontrol",
-        resources=recorded(f, f.get("JobId", "")),
+        resources=recorded(f, raw, f.get("ArrayJobId")),
     )
 
 
 def _from_sacct(line: str) -> JobInfo:
     f = dict(zip(SACCT_FIELDS, line.split(SEP), strict=False))
-    m = re.match(r"^(\d{1,18}(?!\d))_(\d{1,18}(?!\d))$", f.get("JobID", ""))
+    m = re.match(r"^(\d{1,18}(?!\d))_(\d{1,18}(?!\d)|\[[^\]]{0,200}\])$", f.get("JobID", ""))
+    raw = f.get("JobIDRaw", "")
+    array_job, array_task = (m.group(1), m.group(2)) if m else (None, None)
     return JobInfo(
-        job_id=f.get("JobIDRaw", ""),
+        job_id=canonical_id(raw, array_job, array_task),
+        raw_id=raw,
         name=f.get("JobName", ""),
         user=f.get("User", ""),
         state=expand_state(f.get("State", "")),
@@ -348,7 +429,7 @@ def _from_sacct(line: str) -> JobInfo:
         tres=f.get("AllocTRES", ""),
         comment=f.get("Comment", ""),
         num_nodes=_int(f.get("NNodes")),
-        array_job_id=m.group(1) if m else None,
-        array_task_id=m.group(2) if m else None,
+        array_job_id=array_job,
+        array_task_id=array_task,
         source="sacct",
     )

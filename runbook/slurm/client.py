@@ -7,11 +7,14 @@ from dataclasses import field
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from runbook.errors import SlurmError, UsageError
+from runbook.errors import InputError, SlurmError, UsageError
 from runbook.record import record
 
-# A Slurm job id: 123, 123_4 (array task), 123+1 (het component).
-JOB_ID = re.compile(r"^\d+(?:_\d+)?(?:\+\d+)?$")
+# A Slurm job id: 123, 123_4 (array task), 123+1 (het component). Slurm's ids are 32-bit
+# (uint32_t job_id and array_task_id in slurm.h); 10 digits at most, checked against the range
+# by valid_job_id, so a hostile id of thousands of digits never reaches a file name or argv.
+JOB_ID = re.compile(r"^(\d{1,10})(?:_(\d{1,10}))?(?:\+(\d{1,10}))?$")
+_UINT32 = 2**32 - 1
 NODE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 TERMINAL_STATES = {
     "BOOT_FAIL",
@@ -37,14 +40,35 @@ def window_end(until: datetime | None) -> datetime:
     return until or datetime.now() + timedelta(minutes=5)
 
 
-def check_job_id(job_id: str) -> str:
-    job_id = str(job_id).strip()
-    if not JOB_ID.match(job_id):
-        raise UsageError(
-            f"{job_id!r} is not a Slurm job id",
-            hint="expected digits, optionally an array task (123_4)",
+def valid_job_id(value) -> str | None:
+    """The job id as a string when it is one Slurm could have given, else None."""
+    text = str(value).strip() if value is not None else ""
+    m = JOB_ID.match(text)
+    if not m or any(int(g) > _UINT32 for g in m.groups() if g is not None):
+        return None
+    return text
+
+
+def check_job_id(job_id) -> str:
+    """The job id, or an InputError (exit 3) that names what was given, cut to a readable length."""
+    ok = valid_job_id(job_id)
+    if ok is None:
+        shown = str(job_id).strip()
+        shown = shown if len(shown) <= 40 else f"{shown[:30]}... ({len(shown)} characters)"
+        raise InputError(
+            f"{shown!r} is not a Slurm job id",
+            hint="expected a 32-bit job number, optionally an array task (123_4) or a "
+            "heterogeneous component (123+1)",
         )
-    return job_id
+    return ok
+
+
+def canonical_id(raw: str, array_job: str | None, array_task: str | None) -> str:
+    """`A_T` for one task of an array (the id scancel and sbatch read back safely), else the raw
+    id (a plain job, or an array not yet split into tasks: `A_[0-3]`)."""
+    if array_job and array_task and array_task.isdigit() and array_job.isdigit():
+        return f"{array_job}_{array_task}"
+    return raw
 
 
 def check_node(node: str) -> str:
@@ -58,6 +82,9 @@ def check_node(node: str) -> str:
 
 @record
 class JobInfo:
+    # The id runbook names the job by: `A_T` for a task of an array (scancel, sbatch readback,
+    # lineage, incidents), since a task's raw id may be the array's own id, which Slurm reads as
+    # the whole array. `raw_id` is what the node sees (SLURM_JOB_ID, the cgroup job_<raw>, %j).
     job_id: str
     name: str = ""
     user: str = ""
@@ -78,12 +105,28 @@ class JobInfo:
     num_nodes: int | None = None
     array_job_id: str | None = None
     array_task_id: str | None = None
+    raw_id: str = ""
+    restarts: int = 0  # times Slurm requeued it (scontrol Restarts): its log holds earlier runs
+    # The sbatch command line, when read (accounting's SubmitLine): its --open-mode tells whether
+    # the log is appended to by other submissions.
+    submit_line: str = ""
     excluded: list[str] = field(default_factory=list)  # --exclude it was submitted with
     batch_host: str = ""
     source: str = ""  # scontrol | sacct | pyslurm: where the details came from
     # The submission options Slurm recorded (nodes, tasks, gres, mem, time, partition, ...), by
     # name (runbook.planning.resources); from slurmctld only, empty when it had forgotten the job.
     resources: dict = field(default_factory=dict)
+
+    @property
+    def raw(self) -> str:
+        """The job's own number as its nodes see it (SLURM_JOB_ID, cgroup job_<raw>, %j)."""
+        return self.raw_id or self.job_id
+
+    @property
+    def array_task(self) -> str | None:
+        """The task index when this is one task of an array, else None."""
+        t = self.array_task_id or ""
+        return t if self.array_job_id and t.isdigit() else None
 
     @property
     def terminal(self) -> bool:
@@ -94,6 +137,17 @@ class JobInfo:
         if self.num_tasks and self.nodes and self.num_tasks % len(self.nodes) == 0:
             return self.num_tasks // len(self.nodes)
         return None
+
+
+@record
+class Submission:
+    """What Slurm recorded of how a job was submitted, for a rerun that is the same job: its
+    sbatch command line (sacct SubmitLine) and the environment sbatch ran in (sacct --env-vars,
+    kept only with AccountingStoreFlags=job_env). `env` None: not recorded, never "empty"."""
+
+    line: str = ""
+    env: dict[str, str] | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 class SlurmClient(Protocol):
@@ -126,6 +180,11 @@ class SlurmClient(Protocol):
 
     def batch_scripts(self, job_ids: list[str]) -> dict[str, str]:
         """Batch scripts of many finished jobs, in one query."""
+        ...
+
+    def submission(self, job_id: str) -> Submission:
+        """The job's sbatch command line and environment as accounting recorded them; what it
+        does not hold is left unset with a note (never an error: the rerun says what it lacks)."""
         ...
 
     def node_state(self, node: str) -> tuple[str, str]:

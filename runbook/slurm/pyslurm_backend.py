@@ -91,6 +91,8 @@ class PyslurmBackend:
 
     def job(self, job_id: str) -> JobInfo:
         job_id = check_job_id(job_id)
+        if "_" in job_id:  # Job.load(A) would be the whole array: one task is the CLI's
+            return self.submitter.job(job_id)
         try:
             return _job(self.ps.Job.load(int(job_id.split("_")[0])), "pyslurm")
         except Exception:  # no longer in slurmctld: accounting
@@ -123,6 +125,10 @@ class PyslurmBackend:
     def known_jobs(self) -> list[JobInfo]:
         return self.submitter.known_jobs()
 
+    def submission(self, job_id: str):
+        # pyslurm 22.5 exposes no SubmitLine nor stored environment: the CLI backend's sacct.
+        return self.submitter.submission(job_id)
+
     def batch_scripts(self, job_ids: list[str]) -> dict[str, str]:
         return self.submitter.batch_scripts(job_ids)
 
@@ -134,6 +140,8 @@ class PyslurmBackend:
 
     def cancel(self, job_id: str):
         job_id = check_job_id(job_id)
+        if "_" in job_id:  # Job(A).cancel() would cancel every task: scancel A_T takes one
+            return self.submitter.cancel(job_id)
         return self._call(f"cancelling job {job_id}", self.ps.Job(int(job_id)).cancel)
 
     def drain(self, node: str, reason: str):
@@ -142,7 +150,9 @@ class PyslurmBackend:
         return self._call(f"draining {node}", self.ps.Node(node).modify, change)
 
     def cancel_argv(self, job_id: str) -> list[str]:
-        return ["pyslurm", "Job.cancel", check_job_id(job_id)]
+        if "_" in check_job_id(job_id):
+            return self.submitter.cancel_argv(job_id)
+        return ["pyslurm", "Job.cancel", job_id]
 
     def drain_argv(self, node: str, reason: str) -> list[str]:
         return ["pyslurm", "Node.modify", check_node(node), "state=DRAIN", f"reason={reason}"]

@@ -7,7 +7,9 @@ import posixpath
 import re
 
 
-def recorded(fields: dict[str, str], job_id: str) -> dict[str, str]:
+def recorded(
+    fields: dict[str, str], job_id: str, array_job_id: str | None = None
+) -> dict[str, str]:
     """The submission options `scontrol show job` records, by name; what it does not show (or
     shows as a default placeholder) is left out."""
     out: dict[str, str] = {}
@@ -31,6 +33,9 @@ def recorded(fields: dict[str, str], job_id: str) -> dict[str, str]:
     if "mem" not in out:
         put("mem_per_cpu", fields.get("MinMemoryCPU"))
     put("time", fields.get("TimeLimit"))
+    # --nodelist, from the script or the command line: the rerun keeps it, less what it excludes
+    # (planning.plan.pinned_nodes); not given again as it stands.
+    put("nodelist", fields.get("ReqNodeList"))
     for key, name in (
         ("partition", "Partition"),
         ("account", "Account"),
@@ -43,16 +48,18 @@ def recorded(fields: dict[str, str], job_id: str) -> dict[str, str]:
         path = fields.get(name, "")
         if path and path != "/dev/null":
             # The resolved path names the job; the rerun writes its own file, not into this one.
-            put(key, as_pattern(path, job_id))
+            put(key, as_pattern(path, job_id, array_job_id))
     return out
 
 
-def as_pattern(path: str, job_id: str) -> str:
+def as_pattern(path: str, job_id: str, array_job_id: str | None = None) -> str:
     """A resolved log path back to a pattern: the job id in the file name, as a number of its
-    own, becomes %j. Directories are left as they are (job 9 must not turn `run-w4a69kn2/` into
-    a folder that does not exist)."""
-    if not job_id:
-        return path
+    own, becomes %j; for a task of an array, the array's id becomes %A (the rerun is the same
+    index of a new array, so the task index written in the name stays right as it is).
+    Directories are left as they are (job 9 must not turn `run-w4a69kn2/` into a folder that
+    does not exist)."""
     folder, name = posixpath.split(path)
-    name = re.sub(rf"(?<![0-9A-Za-z]){re.escape(job_id)}(?![0-9])", "%j", name)
+    for number, token in ((array_job_id, "%A"), (job_id, "%j")):
+        if number and number.isdigit():
+            name = re.sub(rf"(?<![0-9A-Za-z%]){re.escape(number)}(?![0-9])", token, name)
     return posixpath.join(folder, name)

@@ -128,7 +128,7 @@ AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=$CTLD_ADDR
 AccountingStorageTRES=gres/gpu
 # sacct -B returns a finished job's script; the comment carries runbook's lineage.
-AccountingStoreFlags=job_script,job_comment
+AccountingStoreFlags=job_script,job_comment,job_env
 KillWait=5
 MinJobAge=300
 SlurmctldTimeout=30
@@ -388,6 +388,8 @@ is_ready() {
   pid_alive "$STATE/run/slurmctld.pid" && pid_alive "$STATE/run/slurmdbd.pid" || return 1
   local i out
   scontrol show partition shared >/dev/null 2>&1 || return 1  # a config from before it existed
+  # A config from before accounting kept job environments (the rerun replays them): restart.
+  grep -q '^AccountingStoreFlags=.*job_env' /etc/slurm/slurm.conf || return 1
   out=$(sinfo -h -N -o '%N %t' 2>/dev/null) || return 1
   for ((i = 1; i <= NODES; i++)); do
     grep -Eq "^$(node_name "$i") (idle|mix|alloc|comp|drain|drng)$" <<<"$out" || return 1
@@ -402,7 +404,11 @@ cmd_up() {
   if is_ready; then
     local i
     for ((i = 1; i <= NODES; i++)); do write_node_bin "$(node_name "$i")"; done
-    log "already up ($NODES nodes); stand-ins refreshed"
+    # The Slurm trigger calls the runbook of whoever brings the cluster up: a cluster left up by
+    # another checkout or venv would run that one (or one since deleted).
+    write_trigger
+    log "already up ($NODES nodes); stand-ins and the Slurm trigger refreshed for $(
+      python3 -c 'import sys; print(sys.executable)')"
     return 0
   fi
   cmd_down_quiet

@@ -147,3 +147,25 @@ def test_recorded_nvidia_smi_served_on_a_node_and_unexpected_calls_refused(clust
         scenario.clear()
     made = calls(state, "gpu-01")[before:]
     assert [c["matched"] for c in made] == [True, False, False]
+
+
+def test_up_on_a_running_cluster_points_the_slurm_trigger_at_the_callers_runbook(cluster):
+    """Issue 34 item 7: a cluster left up by another checkout or venv (one since deleted) is
+    reused, and its Slurm trigger then calls this checkout's runbook, not that one."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from tests.conftest import CLUSTER_SH
+
+    epilog = Path(cluster["RUNBOOK_CLUSTER_STATE"]) / "runbook-epilog.sh"
+    text = epilog.read_text()
+    epilog.write_text(re.sub(r"(?m)^RUNBOOK=.*$", "RUNBOOK=/gone/venv/bin/runbook", text))
+    up = subprocess.run(
+        ["bash", str(CLUSTER_SH), "up"], capture_output=True, text=True, timeout=600
+    )
+    assert up.returncode == 0, up.stderr[-2000:]
+    assert "already up" in up.stderr  # reused, not restarted
+    want = os.path.join(os.path.dirname(sys.executable), "runbook")
+    assert re.search(rf"(?m)^RUNBOOK={re.escape(want)}$", epilog.read_text()), epilog.read_text()

@@ -52,7 +52,7 @@ def test_hang_names_the_hung_rank_from_live_stacks_then_resubmits_without_its_no
     code, dry = runbook("hang", job, "--dry-run", "--json")
     assert code == 0 and dry["verdict"] == "straggler_rank", dry
     assert squeue_state(job) == "RUNNING"  # the dry run stopped nothing
-    assert [a["kind"] for a in dry["actions"]] == ["cancel", "write_file", "submit"]
+    assert [a["kind"] for a in dry["actions"]] == ["cancel", "write_file", "write_file", "submit"]
 
     code, out = runbook("hang", job, "--yes", "--json")
     assert code == 0 and out["verdict"] == "straggler_rank", out

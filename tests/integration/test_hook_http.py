@@ -92,6 +92,7 @@ def test_bad_requests_get_4xx_with_a_reason(hook):
         b'{"event": {"event_type": "incident.triggered", "data": [1]}}',
         b"[" * 20_000 + b"]" * 20_000,
         b'{"job_id": ' + b"9" * 5000 + b"}",
+        b'{"job_id": "' + b"9" * 5000 + b'"}',  # issue 34: was "File name too long"
     ):
         code, doc = post(hook, bad, signed(bad))
         assert code == 400 and doc["error"].startswith("webhook body"), (bad[:40], code, doc)
@@ -100,7 +101,8 @@ def test_bad_requests_get_4xx_with_a_reason(hook):
     assert code == 413 and "limit" in doc["error"]
     # A job Slurm does not know: queued at once (the request thread never waits on Slurm), then
     # rejected by the worker once Slurm says so; never retried.
-    unknown = f"97{time.time_ns() % 10**8}"  # no incident of an earlier run has this one
+    # No incident of an earlier run has this one; 9 digits, inside Slurm's 32-bit ids.
+    unknown = f"4{time.time_ns() % 10**8:08d}"
     body = json.dumps({"job_id": unknown}).encode()
     code, doc = post(hook, body, signed(body))
     got = doc["accepted"][0]

@@ -46,4 +46,4 @@ def test_report_rerenders_and_bad_ids_are_clear(cluster):
 
 def test_bad_job_id_is_a_usage_error(cluster):
     code, _, err = runbook("oom", "--job", "12; rm -rf /")
-    assert code == 2 and "is not a Slurm job id" in err
+    assert code == 3 and "is not a Slurm job id" in err

@@ -159,7 +159,7 @@ def test_fragmentation_gets_expandable_segments_under_both_names(scenario):
     s.wait_failure(job, "Tried to allocate")
     dry = dry_run_changes_nothing(job)
     assert dry["verdict"] == "fragmentation"
-    assert [a["kind"] for a in dry["actions"]] == ["cancel", "write_file", "submit"]
+    assert [a["kind"] for a in dry["actions"]] == ["cancel", "write_file", "write_file", "submit"]
     out = act(job)
     assert out["verdict"] == "fragmentation" and out["new_job_id"]
     folder = Path(out["folder"])
@@ -244,7 +244,13 @@ def test_gpu_fault_drains_and_resubmits_unchanged_elsewhere(scenario):
         s.wait_failure(job, "Tried to allocate")
         dry = dry_run_changes_nothing(job)
         assert dry["verdict"] == "gpu_fault"
-        assert [a["kind"] for a in dry["actions"]] == ["cancel", "drain", "write_file", "submit"]
+        assert [a["kind"] for a in dry["actions"]] == [
+            "cancel",
+            "drain",
+            "write_file",
+            "write_file",
+            "submit",
+        ]
         out = act(job)
         assert out["verdict"] == "gpu_fault"
         reason = sh("sinfo", "-R", "-h", "-n", "gpu-02", "-o", "%E").strip()
@@ -327,7 +333,12 @@ def test_a_shrunk_job_grows_back_to_full_size_once_the_node_returns(scenario):
         before = (squeue_state(shrunk), _ledger_rows())
         code, dry = runbook("grow", "--job", shrunk, "--dry-run", "--json")
         assert code == 0 and dry["verdict"] == "grow", dry
-        assert [a["kind"] for a in dry["actions"]] == ["cancel", "write_file", "submit"]
+        assert [a["kind"] for a in dry["actions"]] == [
+            "cancel",
+            "write_file",
+            "write_file",
+            "submit",
+        ]
         assert (squeue_state(shrunk), _ledger_rows()) == before  # the dry run changed nothing
 
         code, out = runbook("grow", "--job", shrunk, "--yes", "--json")
@@ -365,7 +376,12 @@ def test_co_tenant_excludes_the_node_and_reports_the_pids(scenario):
     assert dry_run_changes_nothing(job)["verdict"] == "co_tenant"
     out = act(job)
     assert out["verdict"] == "co_tenant"
-    assert [a["kind"] for a in out["actions"]] == ["cancel", "write_file", "submit"]  # no drain
+    assert [a["kind"] for a in out["actions"]] == [
+        "cancel",
+        "write_file",
+        "write_file",
+        "submit",
+    ]  # no drain
     submit = next(a for a in out["actions"] if a["kind"] == "submit")
     assert "--exclude=gpu-02" in submit["argv"]
     md = (Path(out["folder"]) / "report.md").read_text()

@@ -46,7 +46,7 @@ def test_root_help_lists_verbs_from_the_table_without_drift():
 def test_job_id_as_argument_or_option():
     for argv in (["oom", "12; rm -rf /"], ["oom", "--job", "12; rm -rf /"]):
         r = CliRunner().invoke(cli, argv)
-        assert r.exit_code == 2 and "is not a Slurm job id" in r.output, argv
+        assert r.exit_code == 3 and "is not a Slurm job id" in r.output, argv
     r = CliRunner().invoke(cli, ["oom"])
     assert r.exit_code == 2 and "which job?" in r.output
     r = CliRunner().invoke(cli, ["oom", "1", "--job", "2"])
@@ -70,17 +70,35 @@ def test_every_verb_has_help_with_an_example(verb):
 
 
 def test_usage_errors_exit_2_and_say_why():
-    result = CliRunner().invoke(cli, ["oom", "--job", "12; rm -rf /"])
-    assert result.exit_code == 2 and "is not a Slurm job id" in result.output
     result = CliRunner().invoke(cli, ["sweep", "--since", "soon"])
     assert result.exit_code == 2 and "expected a number and a unit" in result.output
 
 
 def test_errors_as_json_when_json_was_asked():
     result = CliRunner().invoke(cli, ["oom", "--job", "x y", "--json"])
-    assert result.exit_code == 2
+    assert result.exit_code == 3
     doc = json.loads(result.output)
-    assert doc["exit_code"] == 2 and "not a Slurm job id" in doc["error"]
+    assert doc["exit_code"] == 3 and "not a Slurm job id" in doc["error"]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["9" * 5000, "4294967296", "12_4294967296", "1+99999999999", "12; rm -rf /", "-1", "0x10"],
+)
+def test_a_job_id_is_32_bit_and_anything_else_exits_3_naming_it(bad):
+    """Issue 34 item 8: an id Slurm could never give is input runbook cannot read (exit 3),
+    named in the error cut to a readable length: never a file name, never a traceback."""
+    r = CliRunner().invoke(cli, ["oom", "--job", bad])
+    assert r.exit_code == 3, r.output
+    assert "is not a Slurm job id" in r.output and "Traceback" not in r.output
+    assert len(r.output) < 600
+
+
+@pytest.mark.parametrize("good", ["4294967295", "12_0", "7+1", "123_4294967295"])
+def test_the_largest_32_bit_ids_are_job_ids(good):
+    from runbook.slurm.client import valid_job_id
+
+    assert valid_job_id(good) == good
 
 
 def test_unknown_site_is_a_usage_error(monkeypatch):

@@ -100,7 +100,9 @@ def test_bare_and_bad_bodies():
         "1",
         "2",
     ]
-    assert triggers(b'{"job_id": "7; rm -rf /"}').candidates == []
+    for bad in (b'{"job_id": "7; rm -rf /"}', b'{"job_id": "' + b"9" * 5000 + b'"}'):
+        with pytest.raises(InputError, match="webhook body: job_id .* is not a Slurm job id"):
+            triggers(bad)
     with pytest.raises(InputError, match="not JSON"):
         triggers(b"{nope")
     with pytest.raises(InputError, match="not an Alertmanager"):

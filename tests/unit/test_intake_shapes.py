@@ -32,6 +32,8 @@ HOSTILE = {
         {"event": {"event_type": "incident.triggered", "data": {"type": "incident", "title": 5}}}
     ).encode(),
     "job id of 5000 digits": b'{"job_id": ' + b"7" * 5000 + b"}",
+    "job id of 5000 digits in a string": b'{"job_id": "' + b"7" * 5000 + b'"}',
+    "job id past 32 bits": b'{"job_id": "4294967296"}',
     "job id true": b'{"job_id": true}',
     "job id a list": b'{"job_id": [1]}',
     "status a number": json.dumps({"alerts": [{"status": 3, "labels": {}}]}).encode(),

@@ -57,10 +57,26 @@ def test_nvswitch_sxid_is_kept_apart_from_gpu_xids():
     doc = h.contract()
     assert [x["xid"] for x in doc["xids"]] == [79]
     assert doc["sxids"] == [
-        {"sxid": 20034, "pci": "0000:c2:00.0", "severity": "fatal", "time": "4167.365051"}
+        {
+            "sxid": 20034,
+            "pci": "0000:c2:00.0",
+            "severity": "fatal",
+            "time": "4167.365051",
+            "category": "fabric",
+        }
     ]
     assert all("20034" not in r for r in h.gpu_fault_reasons())
     assert "fabric error" in h.fabric_notes()[0]
+
+
+def test_a_kernel_log_of_sxids_alone_has_the_fabric_category():
+    """Issue 34: a node whose kernel log holds only NVSwitch SXid lines was given no category."""
+    log = xid.parse(
+        "[Mon Nov 24 10:00:00 2026] nvidia-nvswitch2: SXid (PCI:0000:c3:00.0): 12028, Non-fatal, "
+        "Link 28 egress non-posted PRIV error (First)\n"
+    )
+    assert log.xids == [] and log.sxids == [12028] and log.category() == "fabric"
+    assert xid.parse("").category() is None
 
 
 def test_sxid_alone_is_no_gpu_fault():
@@ -68,7 +84,7 @@ def test_sxid_alone_is_no_gpu_fault():
         "nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 47 egress "
         "non-posted PRIV error (First)"
     )
-    assert log.xids == [] and log.category() is None and log.hardware() == []
+    assert log.xids == [] and log.category() == "fabric" and log.hardware() == []
 
 
 # -- compute apps -------------------------------------------------------------------------------

@@ -124,3 +124,11 @@ def test_memory_svg_marks_every_part_and_the_request():
     svg = memory_svg(incident().to_json()["diagnosis"]["oom"])
     for label in ("allocated by PyTorch", "reserved but unallocated", "free", "failed request"):
         assert label in svg
+
+
+def test_a_read_back_job_size_reads_as_words_not_a_python_dict():
+    from runbook.report.render import world_text
+
+    assert world_text({"nodes": 2, "tasks": 4, "gpus": 4}) == "2 nodes, 4 tasks, 4 GPUs"
+    assert world_text({"nodes": 1, "tasks": 1, "gpus": None}) == "1 node, 1 task, GPUs unknown"
+    assert world_text(None) == "unknown"

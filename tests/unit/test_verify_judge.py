@@ -28,6 +28,35 @@ def test_slurm_step_notices_are_not_training_steps():
     assert training_steps(tails, STEP) == 12
 
 
+PREFIXES = [
+    "0: ",
+    "12: ",
+    "[rank3]: ",
+    "gpu-01: ",
+    "2026-11-25 10:00:01 ",
+    "[2026-11-25T10:00] 3: ",
+]
+
+
+def test_slurm_notices_under_any_prefix_are_not_training_steps():
+    """Issue 34 item 6: the same notice under `srun -l`'s task label, a launcher's rank prefix,
+    a parallel shell's host, a collector's timestamp: never step 184 (the job id)."""
+    for prefix in PREFIXES:
+        tails = [
+            f"{prefix}step 12 loss 2.1",
+            f"{prefix}slurmstepd: error: *** STEP 184.0 ON gpu-01 CANCELLED AT 2026-11-25T10:00 ***",
+            f"{prefix}slurmstepd-gpu-01: error: *** JOB 184 ON gpu-01 CANCELLED AT x ***",
+            f"{prefix}srun: error: gpu-01: task 3: step 184 Killed",
+        ]
+        assert training_steps(tails, STEP) == 12, prefix
+        v = judge(PLAN, job("CANCELLED"), LaunchReport(), tails, STEP)
+        assert v["state"] == "failed" and v["last_step"] == 12, (prefix, v)
+
+
+def test_training_lines_that_mention_a_launcher_word_still_count():
+    assert training_steps(["0: step 21 loss 1.0 (srun_wrapper ok)"], STEP) == 21
+
+
 def test_a_cancelled_rerun_before_the_failing_step_is_not_passed():
     tails = ["step 12 loss 2.1", "slurmstepd: error: *** STEP 77.20 ON gpu-01 CANCELLED AT x ***"]
     v = judge(PLAN, job("CANCELLED"), LaunchReport(), tails, STEP)

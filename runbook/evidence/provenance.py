@@ -1,0 +1,95 @@
+"""Which lines of a log belong to this run of the job (issue 34 item 3).
+
+A log several submissions write (a fixed `--output` with `--open-mode=append`), or a requeued
+job's (Slurm appends a requeued run's output to the same file), holds earlier runs' lines: an
+earlier job's OOM is no evidence for this one. A line is this run's only when the log shows it:
+after a time stamp at or past this run's start, or after Slurm's own "DUE TO JOB REQUEUE" notice
+for this job (the run that follows the last requeue is the current one). Lines before that are
+set aside, said in the report; an OOM among them is no verdict. A pure function of the lines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import field
+from datetime import datetime, timedelta
+
+from runbook.evidence.launcher_log import parse_time
+from runbook.record import record
+
+# The node's and the controller's clocks, and a run's first line printed a little before
+# slurmctld records it started: a stamp this far before the start is still this run's.
+SKEW = timedelta(seconds=120)
+
+# A stamp that opens the line (after an srun label, a rank or host prefix, a bracket): a date
+# further into a line is the line's content (a data snapshot's name), not when it was written.
+_LEADING = re.compile(
+    r"^(?:\s*(?:\d{1,6}:|\[[^\]]{0,40}\]:?|[\w.-]{1,64}:)\s*){0,2}\[?"
+    r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?|[EWIF]\d{3,4} \d\d:\d\d:\d\d)"
+)
+_SLURM_END = re.compile(
+    r"\*{3}\s*(?:JOB|STEP)\s+(\d{1,18})(?:\.\w+)?\s+ON\s+\S+\s+CANCELLED\s+AT\s+"
+    r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\s+DUE TO JOB REQUEUE)?"
+)
+
+
+@record
+class Attributed:
+    kept: list[tuple[int, str]] = field(default_factory=list)
+    earlier: int = 0  # lines shown to be an earlier run's
+    unproven: int = 0  # lines the log does not show to be this run's
+    stamped_before: bool = False  # a line stamped before this run started: the log is shared
+
+
+def _stamp(text: str, start: datetime) -> datetime | None:
+    m = _LEADING.match(text)
+    t = parse_time(m.group(1)) if m else None
+    if t is not None and t.year == 1900:  # glog has no year: the one nearest the start
+        t = t.replace(year=start.year)
+        if t > start + timedelta(days=1):
+            t = t.replace(year=start.year - 1)
+    return t
+
+
+def stamped_before(lines: list[tuple[int, str]], start: datetime | None) -> bool:
+    """Whether any line is stamped before this run's start: the file holds another run's."""
+    return start is not None and any(
+        (t := _stamp(text, start)) is not None and t < start - SKEW for _, text in lines
+    )
+
+
+def this_run(
+    lines: list[tuple[int, str]], start: datetime | None, raw_id: str, *, shared: bool
+) -> Attributed:
+    """The lines of one log that are this run's. A log that is not shared is all this run's,
+    unless a line stamped before the start shows it is shared after all."""
+    out = Attributed(stamped_before=stamped_before(lines, start))
+    if not shared and not out.stamped_before:
+        out.kept = list(lines)
+        return out
+    # Each line's mark: "old" (stamped before the start, or Slurm ended an earlier run
+    # there), "requeue" (Slurm requeued this job there: the next run follows), "new" (stamped
+    # at or past the start).
+    marks: list[str | None] = []
+    for _, text in lines:
+        mark = None
+        end = _SLURM_END.search(text)
+        if end and end.group(1) != raw_id:  # Slurm ended another job there: its lines above
+            mark = "old"
+        elif end and end.group(3):  # this job's requeue: an earlier run of it ended there
+            mark = "requeue"
+        elif start is not None and (t := _stamp(text, start)) is not None:
+            mark = "old" if t < start - SKEW else "new"
+        marks.append(mark)
+    last_old = max((i for i, m in enumerate(marks) if m in ("old", "requeue")), default=-1)
+    mine = last_old >= 0 and marks[last_old] == "requeue"  # the run after the last requeue
+    for i, (n, text) in enumerate(lines):
+        if i <= last_old:
+            out.earlier += 1
+            continue
+        mine = mine or marks[i] == "new"
+        if mine:
+            out.kept.append((n, text))
+        else:
+            out.unproven += 1
+    return out

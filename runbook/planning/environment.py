@@ -1,0 +1,104 @@
+"""The rerun's environment: the job's, never runbook's (issue 34).
+
+sbatch exports the environment it runs in (--export=ALL by default), so a rerun submitted by
+runbook would carry runbook's own variables (its hook token, its database URL) and lose the
+user's. Measured on Slurm 22.05: with `--export-file=F` and --export=ALL (or no --export), the job
+gets F's variables and none of sbatch's own; with --export=NONE, F is ignored; with a list
+(`--export=A=1,B`), the job gets the list and F. Accounting keeps the environment sbatch launched
+the script with when AccountingStoreFlags=job_env (`sacct --env-vars`), and the command line
+(SubmitLine) always. Pure functions: the caller reads Slurm and the process environment.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import field
+
+from runbook.record import record
+
+# runbook's own variables and anything that names a credential: never handed to a user's job
+# when the job's own environment is not known and runbook's stands in for it.
+_OWN = re.compile(
+    r"^(RUNBOOK_|PG[A-Z]|SSH_AUTH_SOCK$|SSH_AGENT_PID$|DATABASE_URL$)"
+    r"|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_KEY|PRIVATE_KEY|ACCESS_KEY",
+    re.IGNORECASE,
+)
+
+
+@record
+class RerunEnv:
+    export: str  # the --export value the rerun is given
+    file_env: dict[str, str] | None  # written for --export-file (None: no file)
+    sbatch_env: dict[str, str]  # set in sbatch's own environment (names an --export list takes)
+    notes: list[str] = field(default_factory=list)
+
+
+def export_option(line: str) -> str | None:
+    """The --export value of an sbatch command line (the last one given), else None."""
+    try:
+        words = shlex.split(line or "")
+    except ValueError:  # no shell ran a line with unbalanced quotes: nothing read from it
+        return None
+    found = None
+    for i, w in enumerate(words):
+        if w in ("--export", "--expor", "--expo") and i + 1 < len(words):
+            found = words[i + 1]
+        elif w.startswith("--export="):
+            found = w.split("=", 1)[1]
+        elif w == "sbatch" or w.endswith("/sbatch"):
+            continue
+        elif not w.startswith("-") and i > 0 and not words[i - 1].startswith("-"):
+            break  # the script: what follows are the script's own arguments
+    return found
+
+
+def scrub(env: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """runbook's environment without its own variables and credentials: (kept, dropped names)."""
+    dropped = sorted(k for k in env if _OWN.search(k))
+    return {k: v for k, v in env.items() if k not in dropped}, dropped
+
+
+def rerun_environment(
+    line: str, recorded: dict[str, str] | None, rung_env: dict[str, str], own_env: dict[str, str]
+) -> RerunEnv:
+    """What the rerun's sbatch is given so that the job sees its original environment plus the
+    rung's variables, and nothing of runbook's."""
+    export = export_option(line)
+    words = [w for w in (export or "").split(",") if w]
+    if export is None or (words and words[0].upper() == "ALL"):
+        notes: list[str] = []
+        if recorded is not None:
+            # The recorded environment already holds what the list after ALL set; SubmitLine
+            # joins words with spaces and no quotes, so a value with a space cannot be read
+            # back from it (measured: `--export=ALL,EXTRA=x y` is recorded as such).
+            export = "ALL" if export is not None else None
+            base = dict(recorded)
+            notes.append(
+                f"the rerun gets the job's own environment as accounting recorded it "
+                f"({len(recorded)} variables)"
+            )
+        else:
+            base, dropped = scrub(own_env)
+            notes.append(
+                "accounting holds no environment for the job (AccountingStoreFlags=job_env "
+                "keeps it): the rerun gets the environment runbook runs in, less runbook's own "
+                f"variables and credentials ({', '.join(dropped) or 'none found'})"
+            )
+        return RerunEnv(export or "ALL", {**base, **rung_env}, {}, notes)
+    # NONE, or a list without ALL: Slurm ignores an export file there; the rung's variables
+    # join the list by name, their values set in sbatch's own environment (a value may hold
+    # commas, which a list would split).
+    if words == ["NONE"] or words == ["NIL"]:
+        words = []
+    names = [w for w in words if w.split("=", 1)[0] not in rung_env]
+    value = ",".join([*names, *rung_env]) or export
+    notes = [f"the job was submitted with --export={export}: the rerun keeps that list"]
+    if rung_env and export in ("NONE", "NIL"):
+        notes[0] += f", with the rung's variables ({', '.join(rung_env)}) added by name"
+    return RerunEnv(value, None, dict(rung_env), notes)
+
+
+def env_file_text(env: dict[str, str]) -> str:
+    """--export-file's format: NAME=value entries separated by NUL (values may hold newlines)."""
+    return "".join(f"{k}={v}\0" for k, v in env.items() if "\0" not in k + v)
