@@ -100,21 +100,27 @@ def attribute(job, script: str, e) -> tuple[list[str], list[str]]:
     """Keep only this run's lines of one excerpt (evidence.provenance): (notes, reasons the
     evidence is incomplete)."""
     why = log_appends(job, script)
-    got = this_run(e.lines, job.start, job.raw, shared=why is not None)
+    if why is None:
+        return [], []
+    got = this_run(e.lines, job.start, job.raw, shared=True)
     e.lines = got.kept
     notes: list[str] = []
     if got.earlier:
         notes.append(
             f"{e.path}: {got.earlier} line(s) set aside, written by an earlier run (before this "
-            f"run started at {job.start})"
+            f"run started at {job.start}; {why})"
         )
     if got.unproven:
-        why = why or "lines stamped before this run started show the file is shared"
         notes.append(
             f"{e.path}: {got.unproven} line(s) set aside that the log does not show to be this "
             f"run's ({why}; no time stamp or requeue notice marks where this run begins)"
         )
         return notes, [notes[-1] + "; an OOM among them is no verdict for this job"]
+    if got.earlier and not got.kept:
+        return notes, [
+            f"{e.path}: no line of this run in the matched lines ({why}): an earlier run's "
+            "failure is no verdict for this job"
+        ]
     return notes, []
 
 

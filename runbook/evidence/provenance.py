@@ -18,7 +18,9 @@ from runbook.evidence.launcher_log import parse_time
 from runbook.record import record
 
 # The node's and the controller's clocks, and a run's first line printed a little before
-# slurmctld records it started: a stamp this far before the start is still this run's.
+# slurmctld records it started: a stamp this far before the start is still this run's. (A
+# logger stamping in another time zone than slurmctld's reads as hours off: in a shared log its
+# lines are then set aside, an unknown, never taken as this run's.)
 SKEW = timedelta(seconds=120)
 
 # A stamp that opens the line (after an srun label, a rank or host prefix, a bracket): a date
@@ -38,7 +40,6 @@ class Attributed:
     kept: list[tuple[int, str]] = field(default_factory=list)
     earlier: int = 0  # lines shown to be an earlier run's
     unproven: int = 0  # lines the log does not show to be this run's
-    stamped_before: bool = False  # a line stamped before this run started: the log is shared
 
 
 def _stamp(text: str, start: datetime) -> datetime | None:
@@ -51,20 +52,14 @@ def _stamp(text: str, start: datetime) -> datetime | None:
     return t
 
 
-def stamped_before(lines: list[tuple[int, str]], start: datetime | None) -> bool:
-    """Whether any line is stamped before this run's start: the file holds another run's."""
-    return start is not None and any(
-        (t := _stamp(text, start)) is not None and t < start - SKEW for _, text in lines
-    )
-
-
 def this_run(
     lines: list[tuple[int, str]], start: datetime | None, raw_id: str, *, shared: bool
 ) -> Attributed:
-    """The lines of one log that are this run's. A log that is not shared is all this run's,
-    unless a line stamped before the start shows it is shared after all."""
-    out = Attributed(stamped_before=stamped_before(lines, start))
-    if not shared and not out.stamped_before:
+    """The lines of one log that are this run's. A log not known to be shared is all this run's:
+    a stamp before the start does not make it shared, since a job may print old text (a replayed
+    log) and its logger may stamp in another time zone than slurmctld's (UTC on a UTC+8 site)."""
+    out = Attributed()
+    if not shared:
         out.kept = list(lines)
         return out
     # Each line's mark: "old" (stamped before the start, or Slurm ended an earlier run

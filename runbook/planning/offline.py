@@ -100,7 +100,7 @@ def _line(text: str, offset: int) -> int:
 def script_knobs(script: str, name: str, knobs) -> dict[str, Knob]:
     out = {}
     for key in KNOB_NAMES:
-        hits = sp._find(script, list(getattr(knobs, key)))
+        hits = sp._find(script, sp.names(knobs, key))
         if hits:
             h = hits[0]
             kind = "flag" if h.name.startswith("-") else "env"

@@ -13,6 +13,7 @@ unified diff and the checks that passed, and writes through the action executor.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
 import re
@@ -149,17 +150,27 @@ class Hit:
     end: int
 
 
-def inert_spans(script: str) -> list[tuple[int, int]]:
-    """Where bash runs nothing: comments (an unquoted # that starts a word, to the end of the
-    line; `#SBATCH` directives are comments too, and sbatch reads them itself) and here-document
-    bodies. Quotes and line continuations are followed, so a `#` inside quotes is not a comment.
-    A knob in these spans is history or documentation, never the value the job uses. A here-doc
-    that feeds `read` is the exception: its body is a variable's value that the script then runs
-    (OpenRLHF's `read -r -d '' training_commands <<EOF`)."""
+@record(frozen=True)
+class Heredoc:
+    """A here-document: its body's offsets in the script, the command that reads it, and
+    whether bash expands `$VAR` in it (an unquoted delimiter)."""
+
+    start: int
+    end: int
+    command: str
+    expands: bool
+    live: bool  # fed to `read`: a variable's value the script then runs
+
+
+@functools.lru_cache(maxsize=32)  # a pure function of the text; every knob lookup needs it
+def _lex(script: str) -> tuple[tuple[tuple[int, int], ...], tuple[Heredoc, ...]]:
+    """Comments (an unquoted # that starts a word, to the end of the line; `#SBATCH` directives
+    excepted) and here-documents, following quotes and line continuations."""
     spans: list[tuple[int, int]] = []
+    docs: list[Heredoc] = []
     i, n = 0, len(script)
     quote = ""
-    pending: list[tuple[str, bool, bool]] = []  # here-docs opened on this line: word, <<-, live
+    pending: list[tuple[str, bool, bool, str, bool]] = []  # word, <<-, live, command, expands
     while i < n:
         c = script[i]
         if quote:
@@ -185,29 +196,72 @@ def inert_spans(script: str) -> list[tuple[int, int]]:
         elif c == "<" and script.startswith("<<", i) and not script.startswith("<<<", i):
             m = re.match(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_]\w*)\2", script[i:])
             if m:
+                line_end = script.find("\n", i)
+                line = script[script.rfind("\n", 0, i) + 1 : n if line_end < 0 else line_end]
                 command = re.split(r"[;&|]", script[script.rfind("\n", 0, i) + 1 : i])[-1]
                 live = re.match(r"\s*read\b", command) is not None
-                pending.append((m.group(3), m.group(1) == "-", live))
+                pending.append((m.group(3), m.group(1) == "-", live, line, not m.group(2)))
                 i += m.end()
                 continue
         elif c == "\n" and pending:
             j = i + 1
-            for word, strip_tabs, live in pending:
+            for word, strip_tabs, live, command, expands in pending:
                 body_start = j
                 while j < n:
                     line_end = script.find("\n", j)
                     line_end = n if line_end < 0 else line_end
                     line = script[j:line_end]
-                    j = line_end + 1
                     if (line.lstrip("\t") if strip_tabs else line) == word:
+                        docs.append(Heredoc(body_start, j, command, expands, live))
+                        j = line_end + 1
                         break
+                    j = line_end + 1
+                else:
+                    docs.append(Heredoc(body_start, min(j, n), command, expands, live))
                 if not live:
                     spans.append((body_start, min(j, n)))
             pending = []
             i = j
             continue
         i += 1
-    return spans
+    return tuple(spans), tuple(docs)
+
+
+def inert_spans(script: str) -> list[tuple[int, int]]:
+    """Where bash runs nothing: comments (`#SBATCH` directives are comments too, and sbatch reads
+    them itself) and here-document bodies. A knob in these spans is history or documentation,
+    never the value the job uses, except in a config the script writes (config_heredocs). A
+    here-doc that feeds `read` is not inert: its body is a variable's value that the script then
+    runs (OpenRLHF's `read -r -d '' training_commands <<EOF`)."""
+    return list(_lex(script)[0])
+
+
+# A here-document the script writes to a file: `cat > ds.json <<EOF`, `cat <<EOF > x.yaml`,
+# `tee x.yaml <<EOF`. Its body is a config the job reads, so its knobs are knobs.
+_WRITES_FILE = re.compile(r"^\s*(?:cat\b[^\n]*>|tee\b)")
+
+
+def config_heredocs(script: str) -> list[Heredoc]:
+    """The configs the script writes itself, as here-documents."""
+    return [d for d in _lex(script)[1] if not d.live and _WRITES_FILE.match(d.command)]
+
+
+# A config key's value in a written config: a number, a quoted number, or a shell expansion
+# bash fills in when the here-document is unquoted ($MBS, ${MBS}, ${MBS:-4}).
+_CONFIG_VALUE = r"\$\{[A-Za-z_]\w*(?::?[-=]\d{1,9})?\}|\$[A-Za-z_]\w*|\"\d{1,9}\"|\d{1,9}(?![\w.])"
+
+
+def _config_hits(script: str, name: str) -> list[Hit]:
+    """`name` as a key (JSON, YAML or TOML) in the configs the script writes itself."""
+    k = re.escape(name)
+    pattern = re.compile(rf'(?m)(?:"{k}"[ \t]*:|^[ \t-]*{k}[ \t]*[:=])[ \t]*(?P<v>{_CONFIG_VALUE})')
+    hits = []
+    for d in config_heredocs(script):
+        for m in pattern.finditer(script, d.start, d.end):
+            if m.group("v").startswith("$") and not d.expands:
+                continue  # a quoted here-doc writes `$MBS` as it stands: no number
+            hits.append(Hit(name, m.group("v"), m.start("v"), m.end("v")))
+    return hits
 
 
 def _inert(spans: list[tuple[int, int]], pos: int) -> bool:
@@ -231,6 +285,8 @@ def _find(script: str, names: list[str]) -> list[Hit]:
         for m in re.finditer(pattern, script):
             if not _inert(spans, m.start()):
                 hits.append(Hit(name, m.group("v"), m.start("v"), m.end("v")))
+        if not name.startswith("-") and "." not in name:
+            hits.extend(_config_hits(script, name))
     return sorted(hits, key=lambda h: h.start)
 
 
@@ -268,7 +324,8 @@ def _literal_site(script: str, hit: Hit, depth: int = 0) -> Hit:
             return _literal_site(script, a, depth + 1)
     d = _DEFAULTED.search(hit.value)
     if d and d.group(0) == v:
-        assigned = [a for a in _find(script, [d.group(1)])]
+        # `MBS=${MBS:-4}` names itself: the default is the literal, not that same assignment.
+        assigned = [a for a in _find(script, [d.group(1)]) if a.start != hit.start]
         if assigned:
             return _literal_site(script, assigned[0], depth + 1)
         off = hit.start + d.start(2)
@@ -307,6 +364,21 @@ class Patch:
         ) + "".join(self.file_diffs)
 
 
+@functools.lru_cache(maxsize=1)
+def _config_keys() -> dict[str, tuple[str, ...]]:
+    from runbook.evidence.configs import catalogue
+
+    cat = catalogue()
+    return {k: getattr(cat, k) for k in ("micro_batch", "grad_accum", "global_batch")}
+
+
+def names(knobs, kind: str) -> list[str]:
+    """The names a knob of `kind` goes by: the site's flags and shell variables, then the
+    catalogue's config keys (found in configs the script writes itself)."""
+    own = list(getattr(knobs, kind))
+    return own + [k for k in _config_keys().get(kind, ()) if k not in own]
+
+
 def _maybe(script: str, names: list[str]) -> Hit | None:
     hits = _find(script, names)
     return hits[0] if hits else None
@@ -326,7 +398,7 @@ def halve_micro_batch(script: str, knobs) -> tuple[str, list[str], list[str]]:
     """micro-batch / 2 with the global batch unchanged: Megatron-style scripts state the global
     batch (the framework derives accumulation), HF-style ones state accumulation (doubled here);
     an accumulation computed from the micro-batch in the script follows by itself."""
-    micro = _one(script, knobs.micro_batch, "micro-batch")
+    micro = _one(script, names(knobs, "micro_batch"), "micro-batch")
     m = _int_value(script, micro)
     if m is None:
         raise RungNotApplicable(
@@ -339,9 +411,19 @@ def halve_micro_batch(script: str, knobs) -> tuple[str, list[str], list[str]]:
     site = _literal_site(script, micro)
     edits = [(site, str(m // 2))]
     changes = [f"micro-batch {m} -> {m // 2} ({micro.name})"]
-    gbs = _maybe(script, knobs.global_batch)
-    accum = _maybe(script, knobs.grad_accum)
-    if gbs is not None:
+    gbs = _maybe(script, names(knobs, "global_batch"))
+    accum = _maybe(script, names(knobs, "grad_accum"))
+    a_stated = _int_value(script, accum) if accum is not None else None
+    if gbs is not None and accum is not None and a_stated is not None:
+        # All three stated (DeepSpeed checks train_batch_size = micro x accumulation x world at
+        # start): the accumulation doubles, the global batch stays.
+        edits.append((_literal_site(script, accum), str(a_stated * 2)))
+        changes.append(f"gradient accumulation {a_stated} -> {a_stated * 2} ({accum.name})")
+        checks = [
+            f"global batch stated by {gbs.name}={gbs.value}: unchanged, and micro-batch x "
+            f"accumulation kept: {m} x {a_stated} = {m // 2} x {a_stated * 2}"
+        ]
+    elif gbs is not None:
         checks = [
             f"global batch stated by {gbs.name}={gbs.value}: unchanged; the framework "
             "derives accumulation"
@@ -618,12 +700,12 @@ def effective_batch(script: str, knobs) -> dict:
     """Micro-batch, accumulation and global batch as the script states them, read afresh (the
     check after a patch never trusts the list of edits it made)."""
     out: dict[str, int | str | None] = {}
-    for key, names in (
-        ("micro", knobs.micro_batch),
-        ("accum", knobs.grad_accum),
-        ("global", knobs.global_batch),
+    for key, kind in (
+        ("micro", "micro_batch"),
+        ("accum", "grad_accum"),
+        ("global", "global_batch"),
     ):
-        hits = _find(script, names)
+        hits = _find(script, names(knobs, kind))
         out[key] = _int_value(script, hits[0]) if hits else None
         out[key + "_text"] = hits[0].value if hits else None
     return out

@@ -29,6 +29,9 @@ GPUS_PER_NODE=4
 CTLD_HOST=$(hostname -s)
 PG_PORT=5433
 PG_URL="postgresql://runbook@$CTLD_ADDR:$PG_PORT/runbook"
+# Raised whenever slurm.conf changes in a way tests rely on: a running cluster whose config
+# lacks it is restarted by 'up' instead of reused.
+CONFIG_VERSION="runbook test cluster config 2: job_env, cred_expire=15"
 
 log() { printf '[cluster] %s\n' "$*" >&2; }
 die() { printf '[cluster] error: %s\n' "$*" >&2; exit 1; }
@@ -96,11 +99,16 @@ write_configs() {
   done
   cat >/etc/slurm/slurm.conf <<EOF
 # Written by runbook's tests/cluster/cluster.sh; rewritten on every 'up'.
+# $CONFIG_VERSION
 ClusterName=$CLUSTER
 SlurmctldHost=$CTLD_HOST($CTLD_ADDR)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
+# A requeued job waits until its old credential expires (slurm.conf(5): cred_expire "also
+# controls how long a requeued job must wait before starting again", 120 s by default); the
+# requeue test would wait that long. The test jobs start in well under a second.
+AuthInfo=cred_expire=15
 StateSaveLocation=$STATE/slurm/ctld
 SlurmdSpoolDir=$STATE/slurm/spool/%n
 SlurmctldPidFile=$STATE/run/slurmctld.pid
@@ -388,8 +396,8 @@ is_ready() {
   pid_alive "$STATE/run/slurmctld.pid" && pid_alive "$STATE/run/slurmdbd.pid" || return 1
   local i out
   scontrol show partition shared >/dev/null 2>&1 || return 1  # a config from before it existed
-  # A config from before accounting kept job environments (the rerun replays them): restart.
-  grep -q '^AccountingStoreFlags=.*job_env' /etc/slurm/slurm.conf || return 1
+  # A config written by an older cluster.sh (before job_env, cred_expire): restart with this one.
+  grep -qx "# $CONFIG_VERSION" /etc/slurm/slurm.conf || return 1
   out=$(sinfo -h -N -o '%N %t' 2>/dev/null) || return 1
   for ((i = 1; i <= NODES; i++)); do
     grep -Eq "^$(node_name "$i") (idle|mix|alloc|comp|drain|drng)$" <<<"$out" || return 1

@@ -169,6 +169,7 @@ def test_a_rerun_cancelled_before_the_failing_step_is_not_passed(scenario):
         "--exclusive",
         "-J",
         "blocker",
+        "--output=/dev/null",  # never slurm-%j.out in the folder pytest runs in (the checkout)
         "--wrap",
         "sleep 300",
     ).strip()

@@ -89,10 +89,11 @@ def test_a_date_inside_a_line_is_content_not_when_it_was_written():
     assert this_run(lines, START, "77", shared=False).kept == lines
 
 
-def test_a_log_not_known_to_be_shared_is_shared_once_a_line_predates_the_run():
+def test_a_log_not_known_to_be_shared_is_all_this_run_s_whatever_its_stamps_say():
+    """A job may print old text (a replayed log), and its logger may stamp in UTC on a UTC+8
+    site: stamps alone never set a log's lines aside."""
     lines = numbered(f"2026-11-24 09:00:00 {OOM}", "ValueError: x")
-    got = this_run(lines, START, "77", shared=False)
-    assert got.stamped_before and got.kept == [] and got.earlier == 1
+    assert this_run(lines, START, "77", shared=False).kept == lines
 
 
 def job(restarts=0, submit_line="", start=START):
@@ -104,6 +105,18 @@ def test_when_a_log_appends():
     assert "append" in log_appends(job(), "#!/bin/bash\n#SBATCH --open-mode=append\n")
     assert "append" in log_appends(job(submit_line="sbatch --open-mode append x.sh"), "")
     assert log_appends(job(), "#!/bin/bash\n# #SBATCH --open-mode=append is off\n") is None
+
+
+def test_a_shared_log_with_only_an_earlier_run_s_lines_is_incomplete():
+    e = Excerpt("/logs/train.log", numbered(f"3: {OOM}", REQUEUE))
+    notes, gaps = attribute(job(1), "", e)
+    assert e.lines == [] and "earlier run" in notes[0]
+    assert gaps and "no line of this run" in gaps[0]
+
+
+def test_a_log_not_shared_is_left_as_it_is():
+    e = Excerpt("/logs/train-77.log", numbered("2020-01-01 00:00:00 step 1", OOM))
+    assert attribute(job(), "", e) == ([], []) and len(e.lines) == 2
 
 
 def test_set_aside_lines_make_the_evidence_incomplete_with_the_reason():

@@ -210,3 +210,93 @@ def test_a_plain_script_that_assigns_the_resume_variable_gets_the_path_there():
     assert (
         "RUNBOOK_RESUME_FROM" not in patch(bare, "halve_micro_batch", site.knobs, resume=resume).new
     )
+
+
+# Issue 34 item 5: the four shapes a hand-written lexer kept missing. Each is patched at the
+# exact bytes of one value, and the framework's batch rule is kept.
+DEFAULTED = """#!/bin/bash
+#SBATCH -N 2
+MBS=${MBS:-4}
+GAS=${GAS:-2}
+srun python train.py --micro-batch-size $MBS --gradient-accumulation-steps $GAS
+"""
+
+DS_WRITTEN = """#!/bin/bash
+MICRO_BATCH_SIZE=4
+GLOBAL_BATCH_SIZE=256
+GAS=8
+cat > ds_config.json <<EOT
+{
+  "train_batch_size": $GLOBAL_BATCH_SIZE,
+  "train_micro_batch_size_per_gpu": $MICRO_BATCH_SIZE,
+  "gradient_accumulation_steps": $GAS
+}
+EOT
+srun python train.py --deepspeed ds_config.json
+"""
+
+DS_LITERAL = """#!/bin/bash
+cat > ds_config.json <<'EOT'
+{
+  "train_micro_batch_size_per_gpu": 8,
+  "gradient_accumulation_steps": 4
+}
+EOT
+srun python train.py --deepspeed_config ds_config.json
+"""
+
+YAML_WRITTEN = """#!/bin/bash
+cat <<EOF > recipe.yaml
+per_device_train_batch_size: ${MBS:-8}
+gradient_accumulation_steps: 2
+EOF
+srun accelerate launch train.py --config recipe.yaml
+"""
+
+
+def _changed(old: str, new: str) -> list[tuple[str, str]]:
+    return [(a, b) for a, b in zip(old.splitlines(), new.splitlines(), strict=True) if a != b]
+
+
+def test_a_defaulted_knob_is_patched_at_its_default():
+    p = patch(DEFAULTED, "halve_micro_batch", KNOBS)
+    assert _changed(DEFAULTED, p.new) == [
+        ("MBS=${MBS:-4}", "MBS=${MBS:-2}"),
+        ("GAS=${GAS:-2}", "GAS=${GAS:-4}"),
+    ]
+
+
+def test_a_deepspeed_config_the_script_writes_keeps_train_batch_size_consistent():
+    """train_batch_size, micro-batch and accumulation all stated: DeepSpeed checks at start that
+    train_batch_size = micro x accumulation x world, so the accumulation doubles."""
+    p = patch(DS_WRITTEN, "halve_micro_batch", KNOBS)
+    assert _changed(DS_WRITTEN, p.new) == [
+        ("MICRO_BATCH_SIZE=4", "MICRO_BATCH_SIZE=2"),
+        ("GAS=8", "GAS=16"),
+    ]
+    assert any("global batch stated as 256 before and after" in c for c in p.checks), p.checks
+
+
+def test_literal_knobs_in_a_quoted_heredoc_config_are_edited_in_place():
+    p = patch(DS_LITERAL, "halve_micro_batch", KNOBS)
+    assert _changed(DS_LITERAL, p.new) == [
+        ('  "train_micro_batch_size_per_gpu": 8,', '  "train_micro_batch_size_per_gpu": 4,'),
+        ('  "gradient_accumulation_steps": 4', '  "gradient_accumulation_steps": 8'),
+    ]
+
+
+def test_a_yaml_heredoc_with_a_defaulted_knob():
+    p = patch(YAML_WRITTEN, "halve_micro_batch", KNOBS)
+    assert _changed(YAML_WRITTEN, p.new) == [
+        ("per_device_train_batch_size: ${MBS:-8}", "per_device_train_batch_size: ${MBS:-4}"),
+        ("gradient_accumulation_steps: 2", "gradient_accumulation_steps: 4"),
+    ]
+
+
+def test_a_heredoc_that_is_not_written_to_a_file_stays_inert():
+    """A usage text printed with `cat <<EOF` (no file) documents knobs; it is no config."""
+    script = DEFAULTED.replace(
+        "srun", "cat <<EOF\nusage: per_device_train_batch_size: 64\nEOF\nsrun", 1
+    )
+    p = patch(script, "halve_micro_batch", KNOBS)
+    assert "per_device_train_batch_size: 64" in p.new
