@@ -107,6 +107,10 @@ def classify(ev: Evidence, t: Thresholds) -> Diagnosis:
             d.reasons.append(
                 f"Set aside: the node outputs also hold {', '.join(others)}; only "
                 f"{health.node}'s processes and kernel events count."
+                if health.node
+                else f"Set aside: the node outputs are of several nodes ({', '.join(others)}) "
+                "and the failing node is not known: none of their processes or kernel events "
+                "count."
             )
     if health is not None and d.verdict not in ("gpu_fault", "co_tenant"):
         unknown = health.unknowns()

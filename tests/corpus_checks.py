@@ -130,6 +130,8 @@ def xid(rec: dict) -> list[str]:
         _as_list(a.get("pid")),
     )
     _diff(out, "category", log.category(), a["category"])
+    if "sxids" in a:
+        _diff(out, "sxids", log.sxids, a["sxids"])
     for ev, want in zip(log.events, a.get("events") or [], strict=False):
         _diff(out, "event", (ev.xid, ev.category), (want["xid"], want["category"]))
         for key in ("recovery_action", "nvlink_link", "process_name"):

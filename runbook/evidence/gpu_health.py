@@ -124,10 +124,20 @@ class NodeHealth:
 
     def _on_this_node(self, item: nvsmi.ComputeApp | xid.XidEvent) -> bool:
         """Output of several nodes (pdsh, clush, dshbak): only this node's processes and kernel
-        events count."""
-        if not item.host or not self.node:
+        events count. With the failing node unknown, output of one node counts (it is taken to
+        be that node's), output of several counts for none: another node's process or Xid is no
+        evidence about the GPU that ran out."""
+        if not item.host:
             return True
+        if not self.node:
+            return len(self.framed_hosts()) <= 1
         return self._names_this_node(item.host)
+
+    def framed_hosts(self) -> list[str]:
+        """The hosts that output of several nodes names, apps and kernel events together."""
+        items: list[nvsmi.ComputeApp | xid.XidEvent] = [*(self.apps or [])]
+        items += self.kernel.events if self.kernel else []
+        return sorted({i.host for i in items if i.host})
 
     def _names_this_node(self, host: str) -> bool:
         """A folded set (`gpu-[01,03]`, from `clush -b` or `dshbak -c`) names each of its nodes;
@@ -163,6 +173,12 @@ class NodeHealth:
         }
         out = [f"{names.get(k, k)}: {why}" for k, why in self.unavailable.items() if k in names]
         for part, (hosts, said) in self.framing.items():
+            if not self.node and len(hosts) > 1 and part not in self.unavailable:
+                out.append(
+                    f"{names.get(part, part)}: the output given is of several nodes "
+                    f"({', '.join(hosts)}) and the failing node is not known: none of it counts"
+                )
+                continue
             if part in self.unavailable or not self.node or not (hosts or said):
                 continue
             if why := next((w for h, w in said.items() if self._names_this_node(h)), None):

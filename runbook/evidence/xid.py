@@ -268,14 +268,19 @@ def _fell_off(device: str, i: int, line: str, year_hint: int | None) -> XidEvent
 # What a kernel log line starts with, in the framings parse() reads: an NVRM line anywhere, a
 # dmesg "[  12.3]" or "[Thu Apr  4 ...]", a syslog "<6>" or "Mar 29 15:38:59", an ISO stamp, a
 # "host: " or "kernel: " tag. A line that starts otherwise, after one of these, is its wrapped tail.
-_STAMP_START = r"NVRM|^\s*(?:\[|<\d{1,3}>|\d{4}-\d\d-\d\d|\d\d?:\d\d:\d\d|[A-Z][a-z]{2}\s+\d{1,2}\s"
-_LOG_LINE_SURE = re.compile(_STAMP_START + ")")
+# `dmesg -x` puts the facility and level first: "kern  :err   : ".
+_STAMP_START = (
+    r"NVRM|^\s*(?:\[|<\d{1,3}>|\d{4}-\d\d-\d\d|\d\d?:\d\d:\d\d|[A-Z][a-z]{2}\s+\d{1,2}\s"
+    r"|[a-z]{2,8}\s*:[a-z]{2,7}\s*:\s"
+)
+_LOG_LINE_SURE = re.compile(_STAMP_START + ")")  # the group opened after "^\s*(?:"
 _LOG_LINE_START = re.compile(_STAMP_START + r"|[A-Za-z0-9][\w.-]*:\s)")
 
 
 def _driver_line(line: str) -> bool:
-    """Only the driver's own lines take an editor's wrapped tail."""
-    return "NVRM" in line
+    """Only the drivers' own lines take an editor's wrapped tail: the GPU driver's (NVRM) and
+    the NVSwitch driver's (`nvidia-nvswitchN: SXid ...`)."""
+    return "NVRM" in line or "nvidia-nvswitch" in line
 
 
 def parse(text: str, *, year_hint: int | None = None) -> KernelLog:

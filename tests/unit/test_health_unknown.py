@@ -67,3 +67,35 @@ def test_report_says_unknown_not_no_xid_events():
     assert "No Xid events" not in md and "No Xid events" not in html
     assert "Health **unknown**: gpu_fault and co_tenant cannot be ruled out." in md
     assert "<b>Health unknown</b>" in html and "Xid events: <b>unknown</b>" in html
+
+
+def test_compute_apps_of_several_nodes_count_for_none_when_the_failing_node_is_unknown():
+    """Issue 34: a compute-apps CSV gathered from several nodes by pdsh (`gpu-01: 1111, 30000
+    MiB`) or dshbak (a header per node) was read as one node's: another node's process was taken
+    for a co-tenant of the GPU that ran out. Read host by host; with the failing node unknown,
+    none counts, and the reason says why; with it known, only its own."""
+    from runbook.evidence import nvsmi
+    from runbook.evidence.gpu_health import NodeHealth
+
+    pdsh = (
+        "gpu-01: pid, used_gpu_memory [MiB]\ngpu-01: 1111, 30000 MiB\n"
+        "gpu-02: pid, used_gpu_memory [MiB]\ngpu-02: 4242, 70000 MiB\n"
+    )
+    rule = "-" * 16
+    dshbak = (
+        f"{rule}\ngpu-01\n{rule}\npid, used_gpu_memory [MiB]\n1111, 30000 MiB\n"
+        f"{rule}\ngpu-02\n{rule}\npid, used_gpu_memory [MiB]\n4242, 70000 MiB\n"
+    )
+    for text in (pdsh, dshbak):
+        apps = nvsmi.parse_compute_apps(text)
+        assert [(a.pid, a.used_mib, a.host) for a in apps] == [
+            (1111, 30000.0, "gpu-01"),
+            (4242, 70000.0, "gpu-02"),
+        ]
+        unknown = NodeHealth(node="", apps=apps, framing={"apps": (["gpu-01", "gpu-02"], {})})
+        assert unknown.foreign_apps("77") == []
+        assert any("several nodes" in u for u in unknown.unknowns())
+        known = NodeHealth(node="gpu-02", apps=apps)
+        assert [a.pid for a in known.foreign_apps("77")] == [4242]
+    one = NodeHealth(node="", apps=nvsmi.parse_compute_apps("gpu-02: 4242, 70000 MiB\n"))
+    assert [a.pid for a in one.foreign_apps("77")] == [4242]  # one node's output is that node's

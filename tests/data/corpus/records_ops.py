@@ -915,6 +915,24 @@ XID += [
             "and leaves out its kmsg scan, which repeats the lines",
         },
     },
+    {
+        "id": "own-xid-014",
+        "source_url": "https://github.com/leptonai/gpud/pull/338",
+        "source_kind": "github_pull_request",
+        # `dmesg -x --time-format iso` (facility and level first), quoted by gpud's scan: a
+        # kernel log holding an NVSwitch SXid and no GPU Xid (issue 34: no category was given).
+        "text": "kern  :err   : 2025-01-25T10:34:54,859532+00:00 nvidia-nvswitch1: SXid "
+        "(PCI:0000:84:00.0): 12028, Data {0x000001c0, 0x00bd5c8a, 0x00000500, 0x00000064, "
+        "0x00000000, 0x40008000, 0x5a001100, 0x00000000, 0x00000000}",
+        "answer": {
+            "xids": [],
+            "sxids": [12028],
+            "pci": "0000:84:00.0",
+            "category": "fabric",
+            "note": "SXid 12028 (egress non-posted PRIV error) on NVSwitch 1 alone: a fabric "
+            "event, not any GPU's; no severity word is printed in this form",
+        },
+    },
 ]
 
 SLURM = [
