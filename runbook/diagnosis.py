@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from runbook.evidence.launcher_log import HOST_OOM, LaunchReport
 from runbook.evidence.oom_message import OomMessage
@@ -54,6 +54,9 @@ class Diagnosis:
     log_hardware: list[str] = field(default_factory=list)
     # The first rung of the verdict's ladder, with the exact setting (runbook.rungs).
     next_step: dict | None = None
+    # The micro-batch solved from the failure's numbers (planning.fit.Fit), when the micro-batch
+    # the run used is known (DESIGN §3.2).
+    fit: Any = None
 
     @property
     def evidence_incomplete(self) -> bool:
@@ -81,6 +84,7 @@ class Diagnosis:
             "with_allocator": self.with_allocator,
             "log_hardware": self.log_hardware,
             "next_step": self.next_step,
+            "fit": self.fit.contract() if self.fit is not None else None,
         }
 
 

@@ -154,6 +154,10 @@ def _run(ctx: engine.Run) -> None:
             capacity=collect.capacity_of(client, job, node),
             submission=collect.submission_of(client, job),
         )
+        if plan.fit is not None:  # the fitted micro-batch joins the diagnosis (DESIGN §4.1)
+            diagnosis.fit = plan.fit
+            inc.diagnosis = diagnosis.contract()
+            rec.stage("diagnosis", inc.diagnosis)
         engine.record_plan(ctx, plan, s)
 
     engine.act(ctx, plan, diagnosis)

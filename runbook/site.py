@@ -122,6 +122,23 @@ class NodesSection:
 
 
 @record(frozen=True)
+class LadderSection:
+    """[ladder]: how the ladder's rungs are sized."""
+
+    # The share of the card kept free under the fitted micro-batch's predicted peak
+    # (planning.fit): the prediction is a lower bound of the step's peak, so the margin covers
+    # what the failed request did not show.
+    fit_margin: float = 0.10
+
+    def __post_init__(self):
+        if not isinstance(self.fit_margin, (int, float)) or not 0.0 <= self.fit_margin < 0.9:
+            raise ConfigError(
+                f"[ladder] fit_margin = {self.fit_margin!r} is not a share of the card",
+                hint="give a number from 0 to below 0.9, e.g. fit_margin = 0.10",
+            )
+
+
+@record(frozen=True)
 class HangSection:
     """[hang]: when a running job counts as hung, and how its stacks are taken."""
 
@@ -341,6 +358,7 @@ class SiteConfig:
     sweep: SweepSection = field(default_factory=SweepSection)
     nodes: NodesSection = field(default_factory=NodesSection)
     hang: HangSection = field(default_factory=HangSection)
+    ladder: LadderSection = field(default_factory=LadderSection)
     source: str = "built-in defaults"  # where the values came from, for messages
     # "section.key" -> where its value came from ("file PATH", "environment VAR", "command line");
     # keys not listed have their default.

@@ -46,6 +46,24 @@ from runbook.slurm import text as slurm_text
     help="`nvidia-smi --query-compute-apps=pid,used_memory --format=csv`, or plain nvidia-smi.",
 )
 @click.option(
+    "--micro-batch",
+    type=click.IntRange(min=1),
+    help="The micro-batch the failing run used: the JSON then has `fit`, the largest smaller "
+    "micro-batch predicted to fit the card (DESIGN §3.2).",
+)
+@click.option(
+    "--grad-accum",
+    type=click.IntRange(min=1),
+    help="Its gradient accumulation: candidates then keep micro-batch x accumulation exact "
+    "(else only divisors of the micro-batch).",
+)
+@click.option(
+    "--params",
+    type=click.IntRange(min=1),
+    help="Parameters the job trains (weights, gradients and Adam state: ~18 bytes each): the fit "
+    "is then a point, not a range.",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -54,7 +72,9 @@ from runbook.slurm import text as slurm_text
     "next_step.",
 )
 @click.pass_obj
-def diagnose(app, logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
+def diagnose(
+    app, logs, slurm_file, dmesg, gpu_health, compute_apps, micro_batch, grad_accum, params, as_json
+):
     """Diagnose a CUDA OOM offline, from files you already have.
 
     Finds the rank that ran out of memory first (NCCL timeouts on the other ranks are
@@ -66,6 +86,7 @@ def diagnose(app, logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
     Examples:
       runbook diagnose --log slurm-123456.out --slurm sacct.txt --dmesg dmesg.txt --json
       pbpaste | runbook diagnose --log -
+      runbook diagnose --log slurm-123456.out --micro-batch 8 --grad-accum 2 --json
     Exit codes: 0 a verdict was reached (not_oom too), 3 an input could not be read
     (the others are still used), 2 usage error.
     """
@@ -116,6 +137,22 @@ def diagnose(app, logs, slurm_file, dmesg, gpu_health, compute_apps, as_json):
     diagnosis.next_step = next_step(
         diagnosis.verdict, playbook.ladder, with_allocator=diagnosis.with_allocator
     )
+    if micro_batch and diagnosis.oom is not None:
+        from runbook.instrument import estimate_fixed_mib
+        from runbook.planning.fit import fit
+
+        o = diagnosis.oom
+        diagnosis.fit = fit(
+            micro_batch=micro_batch,
+            allocated_mib=o.allocated_by_pytorch_mib,
+            request_mib=o.tried_mib,
+            card_mib=o.total_mib,
+            reserved_mib=o.reserved_mib,
+            process_mib=o.this_process_mib,
+            fixed_training_mib=estimate_fixed_mib(params) if params else None,
+            grad_accum=grad_accum,
+            margin=site.ladder.fit_margin,
+        )
     for err in errors:
         click.echo(f"runbook: error: {err}", err=True)
     if as_json:
@@ -227,4 +264,17 @@ def render(d: Diagnosis) -> str:
         lines.append(f"next step{who}: {n['rung']}: {n['setting']}")
         if n["then"]:
             lines.append(f"  then, if it fails again: {', '.join(n['then'])}")
+    if d.fit is not None:
+        f = d.fit
+        got = f"micro-batch {f.micro_batch}" if f.micro_batch else "no smaller micro-batch"
+        lines.append(
+            f"fit ({'range' if not f.known else 'point'}, {f.source}): {got} from "
+            f"{f.from_micro_batch}; " + "; ".join(f.reasons)
+        )
+        for c in f.candidates:
+            low = "" if f.known else f" (at least {human_mib(c.peak_mib[0])})"
+            lines.append(
+                f"  micro-batch {c.micro_batch:<4} predicted {human_mib(c.peak_mib[1])}{low} "
+                f"of {human_mib(f.limit_mib)}: {'fits' if c.fits else 'does not fit'}"
+            )
     return "\n".join(lines)

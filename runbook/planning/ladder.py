@@ -10,6 +10,7 @@ a rung that changes the science, or an exhausted ladder, stops for a person.
 from __future__ import annotations
 
 from dataclasses import field
+from typing import Any
 
 from runbook import rungs
 from runbook.checkpoints import Checkpoint
@@ -60,6 +61,8 @@ class Plan:
     # shrink_world: the job's nodes before and after (the sbatch arguments and the read-back
     # follow it).
     world: tuple[int, int] | None = None
+    # The micro-batch solved from the failure's numbers (planning.fit.Fit), when they allow it.
+    fit: Any = None
     # Nodes the job excluded that may run it again (grow_world: drained, then returned to
     # service): the rerun no longer excludes them.
     readmit: list[str] = field(default_factory=list)
@@ -99,6 +102,7 @@ def plan(
     nodes: int | None = None,
     capacity: int | None = None,
     host_request_mib: float | None = None,
+    fit=None,
 ) -> Plan:
     """Choose the rung and build the patched script; raise nothing for a rung that does not
     apply, say why instead. `only_sharding` (a reason) passes over the activation rungs;
@@ -107,8 +111,10 @@ def plan(
     it without the failing one (None: unknown): a rung that keeps the job's size is passed over
     when the partition cannot hold it any more, and shrink_world is taken only then.
     `host_request_mib`: one host allocation the job was refused (c10's CPU allocator); doubling
-    --mem is passed over when even the doubled memory could not hold that one request."""
-    p = Plan(verdict=verdict, tried=tried)
+    --mem is passed over when even the doubled memory could not hold that one request.
+    `fit` (planning.fit.Fit): with the fixed cost known, halve_micro_batch sets the fitted
+    micro-batch, and is passed over when none is predicted to fit."""
+    p = Plan(verdict=verdict, tried=tried, fit=fit)
     if verdict not in ladder:  # the playbook's ladder names the verdicts it acts on
         p.why = f"verdict {verdict}: report only, nothing is changed"
         return p
@@ -165,8 +171,22 @@ def plan(
             script_rung = "unchanged"
         else:
             script_rung = rung.id
+        target = None
+        if rung.id == "halve_micro_batch" and fit is not None and fit.known:
+            if fit.micro_batch is None:
+                p.passed_over.append((rung.id, fit.reasons[-1]))
+                continue
+            target = fit.micro_batch
         try:
-            p.patch = patch(script, script_rung, knobs, resume=resume, configs=configs, world=world)
+            p.patch = patch(
+                script,
+                script_rung,
+                knobs,
+                resume=resume,
+                configs=configs,
+                world=world,
+                micro_batch=target,
+            )
         except RungNotApplicable as e:
             p.passed_over.append((rung.id, e.message))
             p.exclude, p.drain = [], None

@@ -13,6 +13,7 @@ import re
 from runbook.diagnosis import Diagnosis, human_mib
 from runbook.evidence.collect import CheckpointEvidence, LineageEvidence
 from runbook.planning import environment, ladder, resources
+from runbook.planning import fit as fitting
 from runbook.slurm.client import Submission
 from runbook.slurm.hostlist import expand
 
@@ -37,6 +38,47 @@ def host_request_mib(diagnosis: Diagnosis) -> float | None:
     launch = diagnosis.evidence.launch
     ff = launch.first_failure if launch else None
     return ff.request_mib if ff is not None and diagnosis.verdict == "host_oom" else None
+
+
+def failing_batch(script: str, knobs) -> tuple[int | None, int | None]:
+    """(micro-batch, accumulation) the failing run used, as its script states them (a runbook
+    template's variables, else the knobs); accumulation None where the framework derives it."""
+    from runbook.planning import sbatch_patch as sp
+
+    header = sp.read_header(script)
+    if header:
+        v = header[1]
+        m, a = v.get("micro_batch"), v.get("grad_accum")
+        return (
+            m if isinstance(m, int) else None,
+            a if isinstance(a, int) and "global_batch" not in v else None,
+        )
+    b = sp.effective_batch(script, knobs)
+    m, a = b.get("micro"), b.get("accum")
+    return (m if isinstance(m, int) else None, a if isinstance(a, int) else None)
+
+
+def fit_of(diagnosis: Diagnosis, script: str, knobs, margin: float) -> fitting.Fit | None:
+    """The fitted micro-batch of a true OOM (planning.fit), from its message, the job's dump
+    (the parameter count) and its script (the micro-batch it ran with); None when the numbers
+    are not there."""
+    oom = diagnosis.oom
+    if diagnosis.verdict != "true_oom" or oom is None:
+        return None
+    m, a = failing_batch(script, knobs)
+    if m is None:
+        return None
+    return fitting.fit(
+        micro_batch=m,
+        allocated_mib=oom.allocated_by_pytorch_mib,
+        request_mib=oom.tried_mib,
+        card_mib=oom.total_mib,
+        reserved_mib=oom.reserved_mib,
+        process_mib=oom.this_process_mib,
+        fixed_training_mib=(diagnosis.evidence.dump or {}).get("fixed_training_mib"),
+        grad_accum=a,
+        margin=margin,
+    )
 
 
 def make_plan(
@@ -75,6 +117,7 @@ def make_plan(
         nodes=job.num_nodes,
         capacity=capacity,
         host_request_mib=host_request_mib(diagnosis),
+        fit=fit_of(diagnosis, script, site.knobs, site.ladder.fit_margin),
     )
     p.checkpoint, p.checkpoints_skipped, p.failed_step = chosen, checkpoints.skipped, failed_step
     p.suspicious = run.suspicious

@@ -394,34 +394,53 @@ def _one(script: str, names: list[str], what: str) -> Hit:
     return hit
 
 
-def halve_micro_batch(script: str, knobs) -> tuple[str, list[str], list[str]]:
-    """micro-batch / 2 with the global batch unchanged: Megatron-style scripts state the global
-    batch (the framework derives accumulation), HF-style ones state accumulation (doubled here);
-    an accumulation computed from the micro-batch in the script follows by itself."""
+def new_micro_batch(m: int, target: int | None, accum: int | None) -> int:
+    """The micro-batch the rung sets: the fitted one (planning.fit) when given, else m / 2; a
+    RungNotApplicable when it would not keep the global batch exact."""
+    if target is None:
+        if m < 2 or m % 2:
+            raise RungNotApplicable(
+                f"micro-batch is {m}: it cannot be halved exactly; take the next rung"
+            )
+        return m // 2
+    if not 1 <= target < m or (m * (accum or 1)) % target or (not accum and m % target):
+        raise RungNotApplicable(
+            f"the fitted micro-batch {target} does not keep micro-batch {m} x accumulation "
+            f"{accum or 1} exact"
+        )
+    return target
+
+
+def halve_micro_batch(
+    script: str, knobs, target: int | None = None
+) -> tuple[str, list[str], list[str]]:
+    """micro-batch / 2 (or the fitted `target`) with the global batch unchanged: Megatron-style
+    scripts state the global batch (the framework derives accumulation), HF-style ones state
+    accumulation (scaled here by old / new); an accumulation computed from the micro-batch in the
+    script follows by itself."""
     micro = _one(script, names(knobs, "micro_batch"), "micro-batch")
     m = _int_value(script, micro)
     if m is None:
         raise RungNotApplicable(
             f"micro-batch {micro.name}={micro.value} is not a number runbook can halve"
         )
-    if m < 2 or m % 2:
-        raise RungNotApplicable(
-            f"micro-batch is {m}: it cannot be halved exactly; take the next rung"
-        )
+    accum0 = _maybe(script, names(knobs, "grad_accum"))
+    new = new_micro_batch(m, target, _int_value(script, accum0) if accum0 else None)
     site = _literal_site(script, micro)
-    edits = [(site, str(m // 2))]
-    changes = [f"micro-batch {m} -> {m // 2} ({micro.name})"]
+    edits = [(site, str(new))]
+    changes = [f"micro-batch {m} -> {new} ({micro.name})"]
     gbs = _maybe(script, names(knobs, "global_batch"))
     accum = _maybe(script, names(knobs, "grad_accum"))
     a_stated = _int_value(script, accum) if accum is not None else None
     if gbs is not None and accum is not None and a_stated is not None:
         # All three stated (DeepSpeed checks train_batch_size = micro x accumulation x world at
-        # start): the accumulation doubles, the global batch stays.
-        edits.append((_literal_site(script, accum), str(a_stated * 2)))
-        changes.append(f"gradient accumulation {a_stated} -> {a_stated * 2} ({accum.name})")
+        # start): the accumulation grows by m / new, the global batch stays.
+        a2 = a_stated * m // new
+        edits.append((_literal_site(script, accum), str(a2)))
+        changes.append(f"gradient accumulation {a_stated} -> {a2} ({accum.name})")
         checks = [
             f"global batch stated by {gbs.name}={gbs.value}: unchanged, and micro-batch x "
-            f"accumulation kept: {m} x {a_stated} = {m // 2} x {a_stated * 2}"
+            f"accumulation kept: {m} x {a_stated} = {new} x {a2}"
         ]
     elif gbs is not None:
         checks = [
@@ -434,7 +453,7 @@ def halve_micro_batch(script: str, knobs) -> tuple[str, list[str], list[str]]:
         if a is None and any(re.search(rf"\b{v}\b", accum.value) for v in var_names):
             checks = [
                 f"accumulation {accum.name}={accum.value} is computed from the micro-batch: "
-                "it doubles by itself"
+                "it follows by itself"
             ]
         elif a is None:
             raise RungNotApplicable(
@@ -442,10 +461,11 @@ def halve_micro_batch(script: str, knobs) -> tuple[str, list[str], list[str]]:
                 "computed from the micro-batch"
             )
         else:
-            edits.append((_literal_site(script, accum), str(a * 2)))
-            changes.append(f"gradient accumulation {a} -> {a * 2} ({accum.name})")
+            a2 = a * m // new
+            edits.append((_literal_site(script, accum), str(a2)))
+            changes.append(f"gradient accumulation {a} -> {a2} ({accum.name})")
             checks = [
-                f"global batch: {m} x {a} = {m // 2} x {a * 2} = {m * a} per data-parallel "
+                f"global batch: {m} x {a} = {new} x {a2} = {m * a} per data-parallel "
                 "rank, unchanged"
             ]
     else:
@@ -757,11 +777,17 @@ RUNG_PATCHERS = {
 
 
 def _patch_plain(
-    script: str, rung: str, knobs, world: tuple[int, int] | None = None
+    script: str,
+    rung: str,
+    knobs,
+    world: tuple[int, int] | None = None,
+    micro_batch: int | None = None,
 ) -> tuple[str, list[str], list[str]]:
     r = rungs.get(rung)
     if rung == "unchanged":
         return script, [], []
+    if rung == "halve_micro_batch":
+        return halve_micro_batch(script, knobs, micro_batch)
     if rungs.resizes_world(rung):
         if not world:
             raise RungNotApplicable("the job's node count is not known")
@@ -780,6 +806,7 @@ def _patch_template(
     variables: dict,
     extra: dict | None = None,
     world: tuple[int, int] | None = None,
+    micro_batch: int | None = None,
 ) -> Patch:
     vars2 = dict(variables)
     vars2.update(extra or {})
@@ -787,17 +814,18 @@ def _patch_template(
     checks: list[str] = []
     if rung == "halve_micro_batch":
         m = vars2.get("micro_batch")
-        if not isinstance(m, int) or m < 2 or m % 2:
+        if not isinstance(m, int):
             raise RungNotApplicable(f"micro_batch is {m!r}: it cannot be halved exactly")
-        vars2["micro_batch"] = m // 2
-        changes.append(f"micro_batch {m} -> {m // 2}")
+        a = vars2.get("grad_accum") if "global_batch" not in vars2 else None
+        m2 = new_micro_batch(m, micro_batch, a if isinstance(a, int) else None)
+        vars2["micro_batch"] = m2
+        changes.append(f"micro_batch {m} -> {m2}")
         if "global_batch" in vars2:
             checks.append(f"global_batch={vars2['global_batch']} unchanged")
-        elif isinstance(vars2.get("grad_accum"), int):
-            a = vars2["grad_accum"]
-            vars2["grad_accum"] = a * 2
-            changes.append(f"grad_accum {a} -> {a * 2}")
-            checks.append(f"global batch {m} x {a} = {m // 2} x {a * 2}, unchanged")
+        elif isinstance(a, int):
+            vars2["grad_accum"] = a * m // m2
+            changes.append(f"grad_accum {a} -> {a * m // m2}")
+            checks.append(f"global batch {m} x {a} = {m2} x {a * m // m2}, unchanged")
         else:
             raise RungNotApplicable("the template has neither global_batch nor grad_accum")
     elif rung == "activation_checkpointing":
@@ -848,7 +876,9 @@ def _patch_template(
     return Patch(rung, script, new, changes, checks, template, vars2)
 
 
-def patch(script: str, rung: str, knobs, *, resume=None, configs=None, world=None) -> Patch:
+def patch(
+    script: str, rung: str, knobs, *, resume=None, configs=None, world=None, micro_batch=None
+) -> Patch:
     """The job script for `rung` ("unchanged" for a resubmission as is), checked (bash -n,
     global batch) but not written. `resume` (a CheckpointsSection and a path) points the rerun at
     its checkpoint: the template variable, the script's own assignment, or a flag. `configs`
@@ -864,12 +894,12 @@ def patch(script: str, rung: str, knobs, *, resume=None, configs=None, world=Non
         template, variables = header
         if resume and resume[0].resume_var in template_variables(template):
             extra = {resume[0].resume_var: resume[1]}
-        p = _patch_template(script, rung, template, variables, extra, world)
+        p = _patch_template(script, rung, template, variables, extra, world, micro_batch)
         if extra:
             p.changes.append(f"resume from {resume[1]} ({resume[0].resume_var})")
     else:
         try:
-            new, changes, checks = _patch_plain(script, rung, knobs, world)
+            new, changes, checks = _patch_plain(script, rung, knobs, world, micro_batch)
             p = Patch(rung, script, new, changes, checks)
         except RungNotApplicable as e:
             if not configs:

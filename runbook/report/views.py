@@ -34,6 +34,7 @@ def plan_view(p: ladder.Plan) -> dict:
         # Names only: the job's environment may hold the user's credentials.
         "env_file_names": sorted(p.env_file) if p.env_file is not None else None,
         "env_notes": p.env_notes,
+        "fit": p.fit.contract() if p.fit is not None else None,
         "failed_step": p.failed_step,
         "suspicious": p.suspicious,
         "readback": p.readback,

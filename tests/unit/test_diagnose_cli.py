@@ -27,6 +27,7 @@ KEYS = [
     "with_allocator",
     "log_hardware",
     "next_step",
+    "fit",  # null without --micro-batch (DESIGN §4.1: where the numbers allow)
 ]
 OOM_KEYS = [
     "format",
@@ -320,3 +321,24 @@ def test_a_node_the_parallel_shell_could_not_reach_is_unknown_never_healthy(tmp_
     assert d["verdict"] != "gpu_fault"
     unknown = [r for r in d["reasons"] if "Node health of gpu-09 is unknown" in r]
     assert unknown and "ssh exited with exit code 255" in unknown[0], d["reasons"]
+
+
+def test_micro_batch_gives_the_fit_and_its_candidates(tmp_path):
+    """`--micro-batch N` (issue 30): `fit` says the largest smaller micro-batch predicted to fit,
+    with each candidate's predicted peak; without the parameter count it is a range."""
+    from click.testing import CliRunner
+
+    from runbook.cli import cli
+
+    log = tmp_path / "oom.log"
+    log.write_text(OOMS["oom-130"]["text"])
+    r = CliRunner().invoke(
+        cli, ["diagnose", "--log", str(log), "--micro-batch", "8", "--grad-accum", "2", "--json"]
+    )
+    assert r.exit_code == 0, r.output
+    f = json.loads(r.output)["fit"]
+    assert f["from_micro_batch"] == 8 and f["range"] is True and f["source"] == "oom_message"
+    assert [c["micro_batch"] for c in f["candidates"]] == [4, 2, 1]
+    assert all(c["grad_accum"] * c["micro_batch"] == 16 for c in f["candidates"])
+    r = CliRunner().invoke(cli, ["diagnose", "--log", str(log), "--micro-batch", "0"])
+    assert r.exit_code == 2 and "--micro-batch" in r.output

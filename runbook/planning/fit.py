@@ -1,0 +1,160 @@
+"""One resubmission that fits (DESIGN §3.2, issue 30): the micro-batch solved from the failure's
+own numbers instead of found by failing.
+
+peak(m) ~ fixed + m x per_sample, for micro-batch m. At the failure, PyTorch held `allocated`
+and asked for `request` more, and the process held `process - reserved` outside PyTorch (CUDA
+context, NCCL buffers): the step needed at least P = allocated + request + non-PyTorch at the
+failing micro-batch m. The fixed part (weights, gradients, optimizer state, CUDA context) does
+not shrink with m; what is left is m x per_sample.
+
+The fixed part is known when the job says how many parameters it trains (runbook.instrument's
+dump: ~18 B/param for mixed-precision Adam), plus the non-PyTorch memory. Otherwise it lies
+anywhere from the non-PyTorch memory (all of PyTorch's share scales with m: the optimistic end)
+to all that PyTorch had allocated (only the failed request scales: the pessimistic end), and the
+fit is a range. A candidate is kept only if it keeps the global batch exact (m' divides
+micro-batch x accumulation, so the accumulation becomes a whole number) and its predicted peak
+stays under the card less the site's margin. P is a lower bound of the true peak at m (a later
+allocation of the same step may be larger), so a fitted m' can still under-predict: `verify`
+records predicted against measured, and `runbook stats` the under-prediction rate.
+
+Pure functions of numbers: the caller brings the OOM message's, the dump's and the script's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import field
+
+from runbook.record import record
+
+FIT_MARGIN = 0.10  # of the card, kept free under the predicted peak ([ladder] fit_margin)
+
+
+@record
+class Candidate:
+    micro_batch: int
+    grad_accum: int | None  # the accumulation that keeps the global batch, when one is stated
+    peak_mib: tuple[float, float]  # predicted (optimistic, pessimistic)
+    fits: bool  # at the pessimistic end
+
+    def contract(self) -> dict:
+        return {
+            "micro_batch": self.micro_batch,
+            "grad_accum": self.grad_accum,
+            "predicted_peak_mib": round(self.peak_mib[1], 1),
+            "predicted_peak_low_mib": round(self.peak_mib[0], 1),
+            "fits": self.fits,
+        }
+
+
+@record
+class Fit:
+    from_micro_batch: int
+    card_mib: float
+    limit_mib: float  # the card less the margin
+    needed_mib: float  # P: allocated + request + non-PyTorch, at the failing micro-batch
+    fixed_mib: tuple[float, float]  # (low, high); equal when known
+    source: str  # "oom_message+params" | "oom_message"
+    micro_batch: int | None = None  # the largest candidate that fits (pessimistic end)
+    candidates: list[Candidate] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def known(self) -> bool:
+        """The fixed cost is known: the prediction is a point, and the plan may follow it."""
+        return self.fixed_mib[0] == self.fixed_mib[1]
+
+    def contract(self) -> dict:
+        chosen = next((c for c in self.candidates if c.micro_batch == self.micro_batch), None)
+        return {
+            "micro_batch": self.micro_batch,
+            "from_micro_batch": self.from_micro_batch,
+            "predicted_peak_mib": round(chosen.peak_mib[1], 1) if chosen else None,
+            "card_mib": round(self.card_mib, 1),
+            "limit_mib": round(self.limit_mib, 1),
+            "needed_mib": round(self.needed_mib, 1),
+            "fixed_mib": [round(x, 1) for x in self.fixed_mib],
+            "source": self.source,
+            "range": not self.known,
+            "candidates": [c.contract() for c in self.candidates],
+            "reasons": self.reasons,
+        }
+
+
+def _mib(x: float) -> str:
+    return f"{x / 1024:.2f} GiB" if x >= 1024 else f"{x:.0f} MiB"
+
+
+def fit(
+    *,
+    micro_batch: int,
+    allocated_mib: float | None,
+    request_mib: float | None,
+    card_mib: float | None,
+    reserved_mib: float | None = None,
+    process_mib: float | None = None,
+    fixed_training_mib: float | None = None,
+    grad_accum: int | None = None,
+    margin: float = FIT_MARGIN,
+) -> Fit | None:
+    """The fitted micro-batch for a failure at `micro_batch`, or None when the message lacks
+    the numbers (allocated, request, card) any fit needs."""
+    if not micro_batch or micro_batch < 1 or None in (allocated_mib, request_mib, card_mib):
+        return None
+    assert allocated_mib is not None and request_mib is not None and card_mib is not None
+    outside = max((process_mib or 0.0) - (reserved_mib or 0.0), 0.0) if process_mib else 0.0
+    needed = allocated_mib + request_mib + outside
+    if fixed_training_mib is not None:
+        fixed = min(fixed_training_mib + outside, needed)
+        lo = hi = fixed
+        source = "oom_message+params"
+    else:
+        lo, hi = outside, allocated_mib + outside
+        source = "oom_message"
+    limit = card_mib * (1.0 - margin)
+    out = Fit(micro_batch, card_mib, limit, needed, (lo, hi), source)
+    total = micro_batch * (grad_accum or 1)
+    for m in range(micro_batch - 1, 0, -1):
+        if total % m:
+            continue  # the global batch would not stay exact
+        # per-sample = (needed - fixed) / m; the larger fixed, the less a smaller m frees
+        peaks = tuple(f + m * (needed - f) / micro_batch for f in (lo, hi))
+        accum = total // m if grad_accum else None
+        if not grad_accum and micro_batch % m:
+            continue  # no accumulation to absorb it: only divisors of m keep the batch
+        out.candidates.append(Candidate(m, accum, (peaks[0], peaks[1]), peaks[1] <= limit))
+    chosen = next((c for c in out.candidates if c.fits), None)
+    out.micro_batch = chosen.micro_batch if chosen else None
+    what = (
+        f"fixed {_mib(lo)} (weights, gradients and optimizer state from the parameter count, "
+        f"plus {_mib(outside)} outside PyTorch)"
+        if out.known
+        else f"fixed between {_mib(lo)} and {_mib(hi)} (the parameter count is not known)"
+    )
+    out.reasons.append(
+        f"at micro-batch {micro_batch} the step needed at least {_mib(needed)} (allocated "
+        f"{_mib(allocated_mib)} + request {_mib(request_mib)} + {_mib(outside)} outside "
+        f"PyTorch); {what}; the card is {_mib(card_mib)}, {margin:.0%} kept free: "
+        f"{_mib(limit)}"
+    )
+    if chosen:
+        out.reasons.append(
+            f"micro-batch {chosen.micro_batch} is predicted at {_mib(chosen.peak_mib[1])}"
+            + ("" if out.known else f" (at most; {_mib(chosen.peak_mib[0])} at the least)")
+            + f", under {_mib(limit)}"
+        )
+    else:
+        smallest = out.candidates[-1] if out.candidates else None
+        out.reasons.append(
+            "no smaller micro-batch is predicted to fit"
+            + (
+                f": even {smallest.micro_batch} is predicted at {_mib(smallest.peak_mib[1])}"
+                if smallest
+                else ""
+            )
+            + (
+                ", the fixed part alone nearly fills the card: the next rung, not a smaller batch"
+                if out.known
+                else "; the fixed part is not known, so this is the pessimistic end"
+            )
+        )
+    return out

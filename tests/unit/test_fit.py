@@ -1,0 +1,153 @@
+"""The fitted micro-batch (DESIGN §3.2, issue 30), data in, data out. The modelled training job
+(examples/train_oom/train.py) needs param + 2 x m x per-sample activations at micro-batch m (its
+OOM message: allocated = param + activations, request = activations), so its fit can be checked
+against the model's own numbers, not against the code under test."""
+
+from __future__ import annotations
+
+import pytest
+
+from runbook.planning.fit import fit
+
+CARD = 81559.0  # the modelled H100 80GB
+
+
+def modelled(m: int, param: float = 20000.0, per_sample: float = 2000.0, seq: float = 2.5):
+    """The modelled job's OOM numbers at micro-batch m (as train.py prints them)."""
+    act = m * per_sample * seq
+    return {"allocated_mib": param + act, "request_mib": act, "card_mib": CARD}
+
+
+def true_peak(m: int, param: float = 20000.0, per_sample: float = 2000.0, seq: float = 2.5):
+    return param + 2 * m * per_sample * seq
+
+
+@pytest.mark.parametrize(
+    ("m", "accum", "param", "seq", "want"),
+    [
+        (8, 2, 20000.0, 2.5, 4),  # halving is the largest that fits (8 x 2 = 4 x 4)
+        (8, 3, 20000.0, 2.0, 6),  # 3/4 of m, accumulation 3 -> 4: 8 x 3 = 6 x 4
+        (16, 1, 20000.0, 2.5, 4),  # a quarter: 8 is still predicted over the card
+        (8, 2, 70000.0, 2.5, None),  # the fixed part alone nearly fills the card
+    ],
+)
+def test_the_largest_micro_batch_that_fits_with_the_fixed_cost_known(m, accum, param, seq, want):
+    f = fit(
+        micro_batch=m, fixed_training_mib=param, grad_accum=accum, **modelled(m, param, seq=seq)
+    )
+    # What the model itself says: the largest exact micro-batch under the card less 10%.
+    exact = [c for c in range(m - 1, 0, -1) if (m * accum) % c == 0]
+    fits = [c for c in exact if true_peak(c, param, seq=seq) <= CARD * 0.9]
+    assert f.known and f.micro_batch == (fits[0] if fits else None) == want, f.reasons
+    if want:
+        chosen = next(c for c in f.candidates if c.micro_batch == want)
+        # Exact for the modelled job: within 5% of its own peak, and the global batch kept.
+        assert chosen.peak_mib[1] == pytest.approx(true_peak(want, param, seq=seq), rel=0.05)
+        assert chosen.grad_accum * want == m * accum
+    else:
+        assert "fixed part alone" in f.reasons[-1]
+
+
+def test_without_the_parameter_count_the_fit_is_a_range_and_uses_its_pessimistic_end():
+    f = fit(micro_batch=8, grad_accum=2, **modelled(8))
+    assert not f.known and f.fixed_mib == (0.0, modelled(8)["allocated_mib"])
+    for c in f.candidates:
+        assert c.peak_mib[0] <= c.peak_mib[1]
+        assert c.fits == (c.peak_mib[1] <= CARD * 0.9)
+
+
+def test_non_pytorch_memory_counts_as_fixed():
+    f = fit(
+        micro_batch=4,
+        allocated_mib=60000.0,
+        request_mib=8000.0,
+        card_mib=CARD,
+        reserved_mib=62000.0,
+        process_mib=63000.0,  # 1000 MiB outside PyTorch: CUDA context, NCCL
+        fixed_training_mib=40000.0,
+        grad_accum=1,
+    )
+    assert f.needed_mib == 69000.0 and f.fixed_mib == (41000.0, 41000.0)
+    two = next(c for c in f.candidates if c.micro_batch == 2)
+    assert two.peak_mib[1] == pytest.approx(41000.0 + 2 * (69000.0 - 41000.0) / 4)
+
+
+def test_only_divisors_keep_the_batch_exact_without_accumulation():
+    f = fit(micro_batch=6, fixed_training_mib=20000.0, **modelled(6))
+    assert [c.micro_batch for c in f.candidates] == [3, 2, 1]
+    assert all(c.grad_accum is None for c in f.candidates)
+
+
+@pytest.mark.parametrize(
+    "missing", [{"allocated_mib": None}, {"request_mib": None}, {"card_mib": None}]
+)
+def test_no_fit_without_the_numbers(missing):
+    assert fit(micro_batch=8, **{**modelled(8), **missing}) is None
+    assert fit(micro_batch=0, **modelled(8)) is None
+
+
+FITTED_SCRIPT = """#!/bin/bash
+#SBATCH -N 1
+srun python train.py --micro-batch-size 8 --gradient-accumulation-steps 3
+"""
+
+
+def _true_oom(seq: float, fixed: float | None):
+    from runbook.diagnosis import Diagnosis, Evidence
+    from runbook.evidence.oom_message import OomMessage
+
+    n = modelled(8, seq=seq)
+    oom = OomMessage(
+        format="new",
+        family="test",
+        device="CUDA",
+        text="",
+        line=0,
+        tried_mib=n["request_mib"],
+        total_mib=CARD,
+        allocated_by_pytorch_mib=n["allocated_mib"],
+    )
+    dump = {"fixed_training_mib": fixed} if fixed is not None else None
+    return Diagnosis("true_oom", oom=oom, evidence=Evidence(dump=dump))
+
+
+def _plan(diagnosis):
+    from types import SimpleNamespace
+
+    from runbook.evidence.collect import CheckpointEvidence, LineageEvidence
+    from runbook.planning.plan import make_plan
+    from runbook.playbook import load
+    from runbook.site import SiteConfig
+
+    job = SimpleNamespace(job_id="9", work_dir="", excluded=[], resources={}, num_nodes=1)
+    return make_plan(
+        diagnosis,
+        load(),
+        SiteConfig(),
+        job=job,
+        script=FITTED_SCRIPT,
+        run=LineageEvidence(),
+        checkpoints=CheckpointEvidence(),
+        node="gpu-01",
+        failed_step=None,
+        own_env={},
+    )
+
+
+def test_the_plan_sets_the_fitted_micro_batch_and_keeps_the_global_batch():
+    p = _plan(_true_oom(seq=2.0, fixed=20000.0))
+    assert p.rung == "halve_micro_batch" and p.fit.micro_batch == 6
+    assert "--micro-batch-size 6 --gradient-accumulation-steps 4" in p.patch.new
+    assert any("8 x 3 = 6 x 4" in c for c in p.patch.checks), p.patch.checks
+
+
+def test_with_nothing_predicted_to_fit_the_batch_rung_is_passed_over_for_the_next():
+    p = _plan(_true_oom(seq=2.5, fixed=70000.0))
+    assert p.rung != "halve_micro_batch"
+    assert ("halve_micro_batch", p.fit.reasons[-1]) in p.passed_over
+
+
+def test_without_the_parameter_count_the_rung_halves_and_the_fit_is_shown_as_a_range():
+    p = _plan(_true_oom(seq=2.0, fixed=None))
+    assert p.rung == "halve_micro_batch" and not p.fit.known
+    assert "--micro-batch-size 4 --gradient-accumulation-steps 6" in p.patch.new
