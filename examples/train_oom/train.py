@@ -52,6 +52,19 @@ def _gib(mib: float) -> str:
     return f"{mib / 1024:.2f} GiB" if mib >= 1024 else f"{mib:.2f} MiB"
 
 
+class _Weights:
+    """What install(model) reads of a model, for the modelled weights: their parameter count."""
+
+    def __init__(self, param_mib: float):
+        from runbook.instrument import BYTES_PER_PARAM_ADAM_MIXED
+
+        self.count = int(param_mib * 2**20 / BYTES_PER_PARAM_ADAM_MIXED)
+
+    def parameters(self):
+        count = self.count
+        return [type("Parameter", (), {"numel": lambda self: count})()]
+
+
 def oom_message(
     gpu: int,
     request: float,
@@ -117,6 +130,13 @@ def main() -> int:
         "when it runs on this node, while the others wait in the all-reduce: a hung job",
     )
     ap.add_argument(
+        "--report-params",
+        action="store_true",
+        help="tell runbook.instrument the parameter count the modelled weights stand for "
+        "(--param-mib at 18 bytes a parameter, mixed-precision Adam), as a real job does by "
+        "passing its model to install(): the dump then states the fixed cost",
+    )
+    ap.add_argument(
         "--oom-exits",
         action="store_true",
         help="the OOM rank exits (as under torchrun's teardown) instead of wedging",
@@ -144,7 +164,9 @@ def main() -> int:
     try:
         from runbook import instrument
 
-        instrument.install()  # prints the allocator settings in force; dumps numbers on OOM
+        # Prints the allocator settings in force; dumps numbers on OOM (with the parameter count
+        # when the job states it: what the fitted micro-batch rests on).
+        instrument.install(_Weights(args.param_mib) if args.report_params else None)
         watch = instrument.watch
     except ImportError:  # the job runs without runbook installed too
         watch = contextlib.nullcontext

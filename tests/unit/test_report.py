@@ -132,3 +132,16 @@ def test_a_read_back_job_size_reads_as_words_not_a_python_dict():
     assert world_text({"nodes": 2, "tasks": 4, "gpus": 4}) == "2 nodes, 4 tasks, 4 GPUs"
     assert world_text({"nodes": 1, "tasks": 1, "gpus": None}) == "1 node, 1 task, GPUs unknown"
     assert world_text(None) == "unknown"
+
+
+def test_the_resume_checkpoint_is_said_once_and_an_array_task_names_its_array():
+    inc = incident()
+    inc.plan["changes"] = [
+        "micro_batch 8 -> 4",
+        "resume from /w/checkpoints/step_4.pt (RUNBOOK_RESUME_FROM)",
+    ]
+    inc.job.update(array_job_id="40", array_task_id="2", raw_id="42")
+    out = render_all(inc.to_json())
+    for name in ("report.md", "report.html"):
+        assert out[name].count("/w/checkpoints/step_4.pt") == 1, name
+        assert "task 2 of job array 40" in out[name], name
