@@ -190,7 +190,10 @@ def test_a_requeued_job_s_earlier_oom_is_not_its_second_run_s_failure(scenario):
     script = plain_script(
         s,
         s.workdir / "job.sbatch",
-        before_srun='FAIL=""; [ "${SLURM_RESTART_COUNT:-0}" -ge 1 ] && FAIL="--fail-with value_error"\n',
+        # The second run fails of a plain error and never runs out of memory (the last
+        # --frag-mib-per-step wins).
+        before_srun='FAIL=""; [ "${SLURM_RESTART_COUNT:-0}" -ge 1 ] && '
+        'FAIL="--fail-with value_error --frag-mib-per-step 0"\n',
     )
     job = sh("sbatch", "--parsable", "-p", "debug", "--requeue", str(script)).strip()
     s.wait_failure(job, "Tried to allocate")
