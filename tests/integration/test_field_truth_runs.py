@@ -183,8 +183,8 @@ def test_an_earlier_job_s_oom_in_a_shared_log_is_not_this_job_s(scenario, tmp_pa
 
 
 def test_a_requeued_job_s_earlier_oom_is_not_its_second_run_s_failure(scenario):
-    """A requeued job (Restarts 1): its first run OOMed, its second run (the log appended, as
-    Slurm does for a requeued job) fails of a plain Python error. runbook reads the second run
+    """A requeued job (Restarts 1, its log opened for appending): its first run OOMed, its
+    second run fails of a plain Python error. runbook reads the second run
     only (after Slurm's own requeue notice): not an OOM, report only, nothing resubmitted."""
     s = scenario("requeued", frag_mib_per_step=6000, extra_args="$FAIL")
     script = plain_script(
@@ -195,7 +195,11 @@ def test_a_requeued_job_s_earlier_oom_is_not_its_second_run_s_failure(scenario):
         before_srun='FAIL=""; [ "${SLURM_RESTART_COUNT:-0}" -ge 1 ] && '
         'FAIL="--fail-with value_error --frag-mib-per-step 0"\n',
     )
-    job = sh("sbatch", "--parsable", "-p", "debug", "--requeue", str(script)).strip()
+    # Slurm 22.05 truncates the log when it starts a requeued job again (measured), unless it
+    # is opened for appending, as requeue setups do to keep every run's lines.
+    job = sh(
+        "sbatch", "--parsable", "-p", "debug", "--requeue", "--open-mode=append", str(script)
+    ).strip()
     s.wait_failure(job, "Tried to allocate")
     sh("scontrol", "requeue", job)
     # Slurm starts it again once its old credential expired (cred_expire, 15 s on the test
