@@ -8,6 +8,7 @@ that fails still leaves everything gathered before it, and the report says where
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from runbook import engine
@@ -46,6 +47,10 @@ def _run(ctx: engine.Run) -> None:
         ctx.job = job
         script = client.batch_script(inc.job_id)
         rec.raw("batch_script.sh", script)
+        # How it was submitted (its sbatch line: --open-mode tells whether its log holds other
+        # runs; its environment: what the rerun is given).
+        submission = collect.submission_of(client, job)
+        job = ctx.job = dataclasses.replace(job, submit_line=submission.line)
         rec.stage("job", job)
         s.detail = f"{job.state} on {job.node_expr or '?'} ({job.source})"
 
@@ -152,7 +157,7 @@ def _run(ctx: engine.Run) -> None:
             failed_step=failed_step,
             node_events=history,
             capacity=collect.capacity_of(client, job, node),
-            submission=collect.submission_of(client, job),
+            submission=submission,
         )
         if plan.fit is not None:  # the fitted micro-batch joins the diagnosis (DESIGN §4.1)
             diagnosis.fit = plan.fit

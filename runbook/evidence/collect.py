@@ -85,15 +85,17 @@ _APPEND = re.compile(r"(?m)^#SBATCH[ \t]+--open-mode(?:=|[ \t]+)[\"']?append\b")
 
 
 def log_appends(job, script: str) -> str | None:
-    """Why the job's log may hold lines of other runs (requeued: Slurm appends the next run's
-    output; --open-mode=append: every submission writing that file does), else None."""
-    if getattr(job, "restarts", 0):
-        return f"the job was requeued {job.restarts} time(s) (Slurm's Restarts)"
-    if _APPEND.search(script or "") or re.search(
-        r"--open-mode(?:=|\s+)append\b", getattr(job, "submit_line", "") or ""
-    ):
-        return "the job appends to its log (--open-mode=append)"
-    return None
+    """Why the job's log may hold lines of other runs, else None: it is opened for appending
+    (`--open-mode=append` in the script or on the sbatch line), so every submission writing that
+    file, and every run of a requeued job, adds to it. Without it Slurm truncates the log when
+    the job (or its requeued run) starts (measured on 22.05), and the file is this run's."""
+    line = getattr(job, "submit_line", "") or ""
+    if not (_APPEND.search(script or "") or re.search(r"--open-mode(?:=|\s+)append\b", line)):
+        return None
+    restarts = getattr(job, "restarts", 0)
+    return "the job appends to its log (--open-mode=append)" + (
+        f" and was requeued {restarts} time(s) (Slurm's Restarts)" if restarts else ""
+    )
 
 
 def attribute(job, script: str, e) -> tuple[list[str], list[str]]:

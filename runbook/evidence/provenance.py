@@ -1,7 +1,7 @@
 """Which lines of a log belong to this run of the job (issue 34 item 3).
 
-A log several submissions write (a fixed `--output` with `--open-mode=append`), or a requeued
-job's (Slurm appends a requeued run's output to the same file), holds earlier runs' lines: an
+A log opened for appending (`--open-mode=append`: a fixed `--output` several submissions write,
+or a requeued job's, whose every run then adds to the same file) holds earlier runs' lines: an
 earlier job's OOM is no evidence for this one. A line is this run's only when the log shows it:
 after a time stamp at or past this run's start, or after Slurm's own "DUE TO JOB REQUEUE" notice
 for this job (the run that follows the last requeue is the current one). Lines before that are
