@@ -139,16 +139,11 @@ def diagnose(
     )
     if micro_batch and diagnosis.oom is not None:
         from runbook.instrument import estimate_fixed_mib
-        from runbook.planning.fit import fit
+        from runbook.planning.fit import from_oom
 
-        o = diagnosis.oom
-        diagnosis.fit = fit(
+        diagnosis.fit = from_oom(
+            diagnosis.oom,
             micro_batch=micro_batch,
-            allocated_mib=o.allocated_by_pytorch_mib,
-            request_mib=o.tried_mib,
-            card_mib=o.total_mib,
-            reserved_mib=o.reserved_mib,
-            process_mib=o.this_process_mib,
             fixed_training_mib=estimate_fixed_mib(params) if params else None,
             grad_accum=grad_accum,
             margin=site.ladder.fit_margin,

@@ -158,3 +158,25 @@ def fit(
             )
         )
     return out
+
+
+def from_oom(
+    oom,
+    *,
+    micro_batch: int,
+    fixed_training_mib: float | None,
+    grad_accum: int | None,
+    margin: float = FIT_MARGIN,
+) -> Fit | None:
+    """The fit from an OOM message's numbers (evidence.oom_message.OomMessage)."""
+    return fit(
+        micro_batch=micro_batch,
+        allocated_mib=oom.allocated_by_pytorch_mib,
+        request_mib=oom.tried_mib,
+        card_mib=oom.total_mib,
+        reserved_mib=oom.reserved_mib,
+        process_mib=oom.this_process_mib,
+        fixed_training_mib=fixed_training_mib,
+        grad_accum=grad_accum,
+        margin=margin,
+    )

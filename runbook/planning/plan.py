@@ -68,13 +68,9 @@ def fit_of(diagnosis: Diagnosis, script: str, knobs, margin: float) -> fitting.F
     m, a = failing_batch(script, knobs)
     if m is None:
         return None
-    return fitting.fit(
+    return fitting.from_oom(
+        oom,
         micro_batch=m,
-        allocated_mib=oom.allocated_by_pytorch_mib,
-        request_mib=oom.tried_mib,
-        card_mib=oom.total_mib,
-        reserved_mib=oom.reserved_mib,
-        process_mib=oom.this_process_mib,
         fixed_training_mib=(diagnosis.evidence.dump or {}).get("fixed_training_mib"),
         grad_accum=a,
         margin=margin,

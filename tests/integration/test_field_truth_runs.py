@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.slurm_helpers import sacct_row, sh, squeue_state, wait_until
-from tests.integration.test_field_truth import plain_script, runbook, runbook_json
+from tests.integration.test_field_truth import children_of, plain_script, runbook, runbook_json
 from tests.integration.test_oom_scenarios import faulty_gpu02
 
 pytestmark = pytest.mark.integration
@@ -139,14 +139,6 @@ def test_a_pinned_node_list_loses_the_faulty_node_and_the_rerun_runs(scenario, t
         sh("scontrol", "update", "nodename=gpu-02", "state=resume", check=False)
 
 
-def _children(job: str) -> list[str]:
-    return [
-        ln.split("|")[0]
-        for ln in sh("squeue", "-h", "-t", "all", "-o", "%i|%k").splitlines()
-        if f"parent={job}," in ln
-    ]
-
-
 def test_an_earlier_job_s_oom_in_a_shared_log_is_not_this_job_s(scenario, tmp_path):
     """Two submissions append to one log (a fixed --output, --open-mode=append): the first OOMs
     and is cancelled; the second fails of a plain Python error. The first job's OOM is not the
@@ -176,7 +168,7 @@ def test_an_earlier_job_s_oom_in_a_shared_log_is_not_this_job_s(scenario, tmp_pa
     # Its own lines (after a stamp at its start) say ValueError; without one, unknown.
     assert doc["verdict"] in ("not_oom", "unknown") and doc["new_job_id"] is None, doc
     assert "submit" not in [a["kind"] for a in doc["actions"]]
-    assert _children(two) == []
+    assert children_of(two) == []
     report = (Path(doc["folder"]) / "report.md").read_text()
     assert "set aside" in report and "--open-mode=append" in report
     sh("scancel", two, check=False)
@@ -210,7 +202,7 @@ def test_a_requeued_job_s_earlier_oom_is_not_its_second_run_s_failure(scenario):
     assert "Tried to allocate" in log_of(s.workdir, job)  # the first run's OOM is still there
     code, doc = runbook_json("oom", job, "--yes")
     assert code == 0 and doc["verdict"] == "not_oom" and doc["new_job_id"] is None, doc
-    assert _children(job) == []
+    assert children_of(job) == []
     report = (Path(doc["folder"]) / "report.md").read_text()
     assert "earlier run" in report
     sh("scancel", job, check=False)
