@@ -27,10 +27,59 @@ def expected_allocator(plan: dict) -> str | None:
     return plan.get("allocator") or allocator_setting(plan.get("rung"))
 
 
-def judge(plan: dict, job, launch: LaunchReport, tails: list[str], step_pattern: str) -> dict:
+# How much faster than the original the rerun may train before a step number it prints is taken
+# for something else (a job id, a sample count): a smaller micro-batch steps faster, not 10x.
+PLAUSIBLE_SPEEDUP = 10.0
+
+
+def plausible_step(plan: dict, original: dict | None, job) -> tuple[int | None, str]:
+    """The highest step the rerun could have reached, from the original's pace (its failed step
+    over its run time) over the rerun's run time, from the step it resumed at; (None, "") when
+    either run time is not known. `original` is the incident's report.json."""
+    from datetime import datetime
+
+    def seconds(start, end, until: datetime) -> float | None:
+        """A run's time so far: slurmctld gives a running job's end as start + time limit."""
+        try:
+            a = start if isinstance(start, datetime) else datetime.fromisoformat(str(start))
+            b = end if isinstance(end, datetime) else datetime.fromisoformat(str(end or until))
+        except (TypeError, ValueError):
+            return None
+        return max((min(b, until) - a).total_seconds(), 0.0)
+
+    failed = plan.get("failed_step")
+    resumed = ((plan.get("checkpoint") or {}).get("step")) or 0
+    o = (original or {}).get("job") or {}
+    # The original ran at most until its incident began (a wedged job runs on past its OOM).
+    began = (original or {}).get("started")
+    until = datetime.fromtimestamp(began) if isinstance(began, (int, float)) else datetime.now()
+    ran = seconds(o.get("start"), o.get("end"), until)
+    start = getattr(job, "start", None)
+    rerun = seconds(start, getattr(job, "end", None), datetime.now()) if start else None
+    if not failed or not ran or rerun is None:
+        return None, ""
+    pace = failed / ran  # steps a second, the original's (it started from step 0 or less)
+    bound = int(resumed + PLAUSIBLE_SPEEDUP * pace * rerun) + 10
+    return bound, (
+        f"steps above {bound} set aside: more than the rerun could have trained in {rerun:.0f} s "
+        f"from step {resumed} ({PLAUSIBLE_SPEEDUP:g}x the original's {pace:.2f} steps/s)"
+    )
+
+
+def judge(
+    plan: dict,
+    job,
+    launch: LaunchReport,
+    tails: list[str],
+    step_pattern: str,
+    original: dict | None = None,
+) -> dict:
     failed_step = plan.get("failed_step")
-    last = training_steps(tails, step_pattern)
+    bound, why = plausible_step(plan, original, job)
+    last = training_steps(tails, step_pattern, at_most=bound)
     details = []
+    if bound is not None and training_steps(tails, step_pattern) != last:
+        details.append(why)
     ran_past = last is not None and failed_step is not None and last >= failed_step
     if last is not None:
         details.append(f"last step seen: {last} (the original job failed at step {failed_step})")
@@ -161,7 +210,14 @@ def verify_incident(site, conn, incident_id: str) -> dict:
         script = client.batch_script(rerun)
         with SshHosts(SshSettings.from_site(site)) as hosts:
             launch = collect.read_logs(site, job, script, hosts).launch
-        result = judge(data.get("plan", {}), job, launch, launch.tails, site.logs.step_pattern)
+        result = judge(
+            data.get("plan", {}),
+            job,
+            launch,
+            launch.tails,
+            site.logs.step_pattern,
+            original=data,
+        )
     append(inc["folder"], result)
     conn.execute(
         "UPDATE incidents SET data = ? WHERE id = ?",

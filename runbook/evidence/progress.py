@@ -17,14 +17,21 @@ _SLURM_NOTICE = re.compile(
 )
 
 
-def training_steps(lines: list[str], step_pattern: str) -> int | None:
-    """The last training step printed in `lines`, from the training's own output only."""
-    last = None
+def all_steps(lines: list[str], step_pattern: str) -> list[int]:
+    """Every training step printed in `lines`, in order, from the training's own output only."""
+    out = []
     for line in lines:
         if _SLURM_NOTICE.search(line):
             continue
         for m in re.finditer(step_pattern, line):
             n = small_int(m.group(1))
             if n is not None:
-                last = n
-    return last
+                out.append(n)
+    return out
+
+
+def training_steps(lines: list[str], step_pattern: str, at_most: int | None = None) -> int | None:
+    """The last training step printed in `lines`, from the training's own output only; with
+    `at_most`, numbers past it (more than the run could have done) are not steps."""
+    steps = [n for n in all_steps(lines, step_pattern) if at_most is None or n <= at_most]
+    return steps[-1] if steps else None

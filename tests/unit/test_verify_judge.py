@@ -105,3 +105,49 @@ def test_the_reruns_queue_wait_and_pass_reach_the_cost():
     assert cost["recovered_s"] is not None and cost["recovered_s"] > 60
     labels = [m["label"] for m in cost["marks"]]
     assert labels[0] == "failure" and labels[-1] == "rerun past the failed step"
+
+
+def test_a_step_past_what_the_rerun_could_have_trained_is_not_a_step():
+    """Issue 34 item 6: the original trained 20 steps in 100 s; the rerun, resumed at step 16,
+    has run 30 s. A number the training's own pattern matches far above what it could have
+    reached (a job id printed as `step 4821`) is set aside; a plausible one counts."""
+    from datetime import datetime, timedelta
+
+    now = datetime.now()
+    original = {
+        "started": (now - timedelta(minutes=10)).timestamp(),
+        "job": {
+            "start": (now - timedelta(minutes=20)).isoformat(),
+            "end": (now - timedelta(minutes=20) + timedelta(seconds=100)).isoformat(),
+        },
+    }
+    plan = {**PLAN, "checkpoint": {"step": 16}}
+    rerun = SimpleNamespace(
+        job_id="78", state="CANCELLED", submit=None, start=now - timedelta(seconds=30), end=now
+    )
+    tails = ["step 17 loss 1.2", "step 18 loss 1.1", "step 4821 (a record id, not a step)"]
+    v = judge(plan, rerun, LaunchReport(), tails, STEP, original=original)
+    assert v["last_step"] == 18 and v["state"] == "failed", v
+    assert any("set aside" in d for d in v["details"]), v["details"]
+    ok = judge(plan, rerun, LaunchReport(), ["step 22 loss 1.0"], STEP, original=original)
+    assert ok["last_step"] == 22 and ok["state"] == "passed", ok
+
+
+def test_a_wedged_original_s_pace_is_taken_until_its_incident_began():
+    """A job still RUNNING when runbook read it has slurmctld's end = start + time limit: its
+    pace is measured to the incident's start, never over a year."""
+    from datetime import datetime, timedelta
+
+    from runbook.verify import plausible_step
+
+    now = datetime.now()
+    original = {
+        "started": (now - timedelta(minutes=5)).timestamp(),
+        "job": {
+            "start": (now - timedelta(minutes=5, seconds=100)).isoformat(),
+            "end": (now + timedelta(days=365)).isoformat(),
+        },
+    }
+    rerun = SimpleNamespace(start=now - timedelta(seconds=50), end=None)
+    bound, _ = plausible_step({"failed_step": 20}, original, rerun)
+    assert bound is not None and 60 <= bound <= 120, bound  # 0.2 steps/s x 10 x 50 s + 10
