@@ -12,6 +12,7 @@ same pass. Only one sweep runs at a time.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import field
@@ -110,7 +111,13 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
     running = (
         [j for j in known.values() if j.state == "RUNNING"] if site.sweep.include_running else []
     )
-    jobs = {j.job_id: known.get(j.job_id, j) for j in failed}
+    # slurmctld's record (resolved log paths), with accounting's submit line (--open-mode).
+    jobs = {
+        j.job_id: dataclasses.replace(known[j.job_id], submit_line=j.submit_line)
+        if j.job_id in known
+        else j
+        for j in failed
+    }
     for j in running:
         jobs.setdefault(j.job_id, j)
     # Handled: an incident that finished, needs a person, or runs now. One that stopped (a step

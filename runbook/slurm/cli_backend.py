@@ -46,6 +46,8 @@ SACCT_FIELDS = [
     "AllocTRES",
     "NNodes",
     "Comment",
+    # Last: its --open-mode tells whether the job's log holds other runs (evidence.collect).
+    "SubmitLine",
 ]
 # States a job that died of CUDA OOM can end in: FAILED (exit 1, the usual), TIMEOUT or CANCELLED
 # (ranks wedged in NCCL until the limit or a person), OUT_OF_MEMORY (host RAM), NODE_FAIL.
@@ -162,7 +164,7 @@ class CliSlurm:
             *selection,
         ]
         r = self._run(argv, "reading accounting")
-        return [_from_sacct(line) for line in r.stdout.splitlines() if line.strip()]
+        return [_from_sacct(row) for row in sacct_rows(r.stdout)]
 
     def known_jobs(self) -> list[JobInfo]:
         """Every job slurmctld still holds (running, and finished within MinJobAge), in one
@@ -407,6 +409,28 @@ def _from_scontrol(f: dict[str, str]) -> JobInfo:
     )
 
 
+def sacct_rows(stdout: str) -> list[str]:
+    """`sacct -P` rows, one per job: a comment or a submit line (`--wrap` with a newline) may
+    hold newlines. A row goes on until it has all its separators; a line with none after a whole
+    row goes on that row's last field (the submit line)."""
+    rows: list[str] = []
+    held = ""
+    for line in stdout.rstrip("\n").split("\n"):
+        if held:
+            held = f"{held}\n{line}"
+        elif SEP not in line and rows:
+            rows[-1] += f"\n{line}"
+            continue
+        else:
+            held = line
+        if held.count(SEP) >= len(SACCT_FIELDS) - 1:
+            rows.append(held)
+            held = ""
+    if held.strip():
+        rows.append(held)  # a row cut short: read what it has
+    return [r for r in rows if r.strip()]
+
+
 def _from_sacct(line: str) -> JobInfo:
     f = dict(zip(SACCT_FIELDS, line.split(SEP), strict=False))
     m = re.match(r"^(\d{1,18}(?!\d))_(\d{1,18}(?!\d)|\[[^\]]{0,200}\])$", f.get("JobID", ""))
@@ -431,5 +455,6 @@ def _from_sacct(line: str) -> JobInfo:
         num_nodes=_int(f.get("NNodes")),
         array_job_id=array_job,
         array_task_id=array_task,
+        submit_line=f.get("SubmitLine", ""),
         source="sacct",
     )

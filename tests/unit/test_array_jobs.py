@@ -72,8 +72,8 @@ def test_accounting_names_tasks_a_t_and_refuses_the_whole_array():
     client = CliSlurm(Replay({("sacct", "-X", "-P", "-n"): _text("sacct-array.txt")}))
     with pytest.raises(ArrayJobError) as e:
         client.job("8")
-    assert "8_1 CANCELLED" in e.value.message
-    assert "runbook oom --job 8_1" in (e.value.hint or "")
+    assert "8_0 CANCELLED, 8_1 CANCELLED, 8_2 CANCELLED" in e.value.message
+    assert "runbook oom --job 8_0" in (e.value.hint or "")
     jobs = client._sacct(["-j", "8"])
     assert [(j.job_id, j.raw) for j in jobs] == [("8_0", "9"), ("8_1", "10"), ("8_2", "8")]
     assert client.job("8_2").raw == "8"  # by its task id: the one task, never the array
@@ -88,6 +88,19 @@ def test_a_pending_array_row_keeps_its_raw_id():
 def test_sacct_fields_are_the_recorded_columns():
     first = _text("sacct-array.txt").splitlines()[0]
     assert len(first.split("\x1f")) == len(SACCT_FIELDS)
+    client = CliSlurm(Replay({("sacct", "-X", "-P", "-n"): _text("sacct-array.txt")}))
+    (job,) = [j for j in client._sacct(["-j", "8"]) if j.job_id == "8_1"]
+    assert job.submit_line == "sbatch --parsable --array=0-2 -p debug arr.sh"
+
+
+def test_a_newline_in_a_comment_or_submit_line_stays_in_its_row():
+    from runbook.slurm.cli_backend import sacct_rows
+
+    sep = "\x1f"
+    row = sep.join(["7", "7", "j", "u", "FAILED", "1:0", "gpu-01", *["x"] * 6, "1"])
+    out = f"{row}{sep}a\ncomment{sep}sbatch --wrap 'echo\nhi'\n{row}{sep}{sep}sbatch j.sh\n"
+    rows = sacct_rows(out)
+    assert len(rows) == 2 and rows[0].endswith("sbatch --wrap 'echo\nhi'")
 
 
 @pytest.mark.parametrize(
