@@ -66,6 +66,37 @@ def plausible_step(plan: dict, original: dict | None, job) -> tuple[int | None, 
     )
 
 
+def fit_check(fit: dict | None, peaks: list, oomed_again: bool) -> dict | None:
+    """The fitted micro-batch's prediction against the rerun (issue 30): the peak it measured
+    (runbook.instrument's peak line, when the job prints one) and whether it ran out of memory
+    again, which after a "fits" is an under-prediction; None when the plan made no fit."""
+    if not fit or not fit.get("micro_batch") or fit.get("predicted_peak_mib") is None:
+        return None
+    predicted = float(fit["predicted_peak_mib"])
+    measured = None
+    for p in peaks:
+        try:
+            mib = int(p.fields["max_memory_reserved"]) / 2**20
+        except (KeyError, ValueError):
+            continue
+        measured = mib if measured is None else max(measured, mib)
+    error = round((measured - predicted) / predicted, 4) if measured and predicted else None
+    said = (
+        f"fit: micro-batch {fit['micro_batch']} predicted at {predicted:.0f} MiB"
+        + (f", measured {measured:.0f} MiB ({error:+.1%})" if error is not None else "")
+        + ("; it ran out of memory again: an under-prediction" if oomed_again else "")
+    )
+    return {
+        "micro_batch": fit["micro_batch"],
+        "predicted_peak_mib": predicted,
+        "measured_peak_mib": round(measured, 1) if measured is not None else None,
+        "error": error,
+        "under_predicted": oomed_again,
+        "card_mib": fit.get("card_mib"),
+        "said": said,
+    }
+
+
 def judge(
     plan: dict,
     job,
@@ -109,6 +140,9 @@ def judge(
             pass
     ff = launch.first_failure
     oomed = ff is not None and ff.kind in ("oom", "host_oom")
+    fitted = fit_check(plan.get("fit"), peaks, oomed and not ran_past)
+    if fitted:
+        details.append(fitted["said"])
     if ff is not None and oomed and not ran_past:
         state = "failed"
         details.append(
@@ -141,6 +175,7 @@ def judge(
         "last_step": last,
         "failed_step": failed_step,
         "allocator_applied": applied,
+        "fit": fitted,
         "details": details,
         "at": now,
     }

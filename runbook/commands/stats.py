@@ -16,7 +16,8 @@ from runbook.commands.nodes import _since
     "--json",
     "as_json",
     is_flag=True,
-    help="Print one JSON document: incidents, lost_gpu_hours, by_verdict, by_rung, by_node.",
+    help="Print one JSON document: incidents, lost_gpu_hours, by_verdict, by_rung, by_node, "
+    "and fit (the fitted micro-batch's predictions, under-prediction rate and error, by GPU).",
 )
 @click.pass_obj
 def stats(app, since, as_json):
@@ -62,3 +63,10 @@ def stats(app, since, as_json):
                 f"  {name:<24}{row['incidents']:>4} incident(s), "
                 f"{row['lost_gpu_hours']} GPU-hours{extra}"
             )
+    if fit := doc.get("fit"):
+        err = f", mean error {fit['mean_abs_error']:.1%}" if "mean_abs_error" in fit else ""
+        click.echo(
+            f"fitted micro-batch: {fit['predictions']} prediction(s), "
+            f"{fit['under_predictions']} under-prediction(s) (said it fits, then ran out of "
+            f"memory: {fit['under_prediction_rate']:.0%}){err}"
+        )

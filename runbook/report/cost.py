@@ -141,4 +141,28 @@ def aggregate(reports: list[dict]) -> dict:
         if rung != "none" and state in ("passed", "failed"):
             row = out["by_rung"][rung]
             row[state] = row.get(state, 0) + 1
+        _count_fit(out, (r.get("verification") or {}).get("fit"))
     return out
+
+
+def _count_fit(out: dict, fit: dict | None) -> None:
+    """The fitted micro-batch's record over incidents (issue 30): how often it said "fits" and
+    the rerun ran out of memory anyway (the under-prediction rate), and its error where a peak
+    was measured, in all and by card size (the GPU model as the OOM message states it)."""
+    if not fit:
+        return
+    card = fit.get("card_mib")
+    key = f"{card / 1024:.0f} GiB card" if isinstance(card, (int, float)) else "card unknown"
+    for table in (
+        out.setdefault("fit", {}),
+        out["fit"].setdefault("by_gpu", {}).setdefault(key, {}),
+    ):
+        table["predictions"] = table.get("predictions", 0) + 1
+        table["under_predictions"] = table.get("under_predictions", 0) + bool(
+            fit["under_predicted"]
+        )
+        table["under_prediction_rate"] = round(table["under_predictions"] / table["predictions"], 4)
+        if fit.get("error") is not None:
+            errors = table.setdefault("errors", [])
+            errors.append(fit["error"])
+            table["mean_abs_error"] = round(sum(abs(e) for e in errors) / len(errors), 4)

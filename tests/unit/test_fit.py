@@ -151,3 +151,41 @@ def test_without_the_parameter_count_the_rung_halves_and_the_fit_is_shown_as_a_r
     p = _plan(_true_oom(seq=2.0, fixed=None))
     assert p.rung == "halve_micro_batch" and not p.fit.known
     assert "--micro-batch-size 4 --gradient-accumulation-steps 6" in p.patch.new
+
+
+def test_verify_records_prediction_against_the_rerun_and_stats_count_under_predictions():
+    from types import SimpleNamespace
+
+    from runbook.evidence.launcher_log import LaunchReport
+    from runbook.report.cost import aggregate
+    from runbook.site import LogsSection
+    from runbook.verify import judge
+
+    plan = {
+        "rung": "halve_micro_batch",
+        "failed_step": 6,
+        "fit": {"micro_batch": 2, "predicted_peak_mib": 52600.0, "card_mib": CARD},
+    }
+    rerun = SimpleNamespace(job_id="9", state="COMPLETED", submit=None, start=None)
+    peak = SimpleNamespace(
+        kind="peak", rank=0, fields={"max_memory_reserved": str(50000 * 2**20), "total": "1"}
+    )
+    ok = judge(
+        plan, rerun, LaunchReport(instrument=[peak]), ["step 10"], LogsSection().step_pattern
+    )
+    assert ok["fit"]["measured_peak_mib"] == 50000.0 and ok["fit"]["under_predicted"] is False
+    assert ok["fit"]["error"] == pytest.approx((50000 - 52600) / 52600, abs=1e-4)
+    from runbook.evidence.launcher_log import scan
+
+    again = scan("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
+    bad = judge(
+        {**plan},
+        SimpleNamespace(**{**vars(rerun), "state": "FAILED"}),
+        again,
+        ["step 3"],
+        LogsSection().step_pattern,
+    )
+    assert bad["state"] == "failed" and bad["fit"]["under_predicted"] is True
+    doc = aggregate([{"plan": plan, "verification": ok}, {"plan": plan, "verification": bad}])
+    assert doc["fit"]["predictions"] == 2 and doc["fit"]["under_prediction_rate"] == 0.5
+    assert doc["fit"]["by_gpu"]["80 GiB card"]["under_predictions"] == 1
