@@ -9,6 +9,8 @@ from pathlib import Path
 
 import jinja2
 
+from runbook.evidence.units import human_mib
+
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
@@ -39,6 +41,7 @@ def _env(autoescape: bool) -> jinja2.Environment:
     env.filters["cell"] = lambda v: str(v).replace("|", "\\|").replace("\n", " ")
     env.filters["unk"] = lambda v: "unknown (not shown)" if v is None else v
     env.filters["world"] = world_text
+    env.filters["mib"] = lambda v: human_mib(v) if isinstance(v, int | float) else "unknown"
     return env
 
 
@@ -124,6 +127,11 @@ def timeline_svg(steps: list[dict], width: int = 900) -> str:
     )
 
 
+# The widest a character of the 11 px sans-serif labels is drawn, on average (Chromium, DejaVu
+# Sans): enough to keep a label inside the picture.
+LABEL_CHAR_PX = 6.6
+
+
 def cost_svg(cost: dict | None, width: int = 900) -> str:
     """The incident's cost as a picture: failure, detection, diagnosis, resubmission, the rerun's
     start and its pass, each where it happened on one time axis (labels alternate above and below
@@ -138,9 +146,14 @@ def cost_svg(cost: dict | None, width: int = 900) -> str:
         x = 20 + (m["at"] - t0) / span * (width - 40)
         y = 24 if n % 2 == 0 else 64
         label = f"{m['label']} (+{m['at'] - t0:.0f} s)" if n else m["label"]
+        # A label centred on a mark near either end would run past the picture's edge and be
+        # cut ("etected"): there it starts at, or ends at, its mark instead.
+        half = LABEL_CHAR_PX * len(label) / 2
+        anchor = "start" if x - half < 2 else "end" if x + half > width - 2 else "middle"
         items.append(
             f'<circle cx="{x:.1f}" cy="40" r="5" fill="#2563eb"/>'
-            f'<text x="{x:.1f}" y="{y}" font-size="11" text-anchor="middle">{escape(label)}</text>'
+            f'<text x="{x:.1f}" y="{y}" font-size="11" text-anchor="{anchor}">{escape(label)}'
+            "</text>"
         )
     return (
         f'<svg id="cost" xmlns="http://www.w3.org/2000/svg" width="{width}" height="80">'

@@ -145,3 +145,25 @@ def test_the_resume_checkpoint_is_said_once_and_an_array_task_names_its_array():
     for name in ("report.md", "report.html"):
         assert out[name].count("/w/checkpoints/step_4.pt") == 1, name
         assert "task 2 of job array 40" in out[name], name
+
+
+def test_no_cost_label_runs_past_the_picture_s_edges():
+    """Issue 32: labels centred on marks at the ends were cut ("etected", "resubmitted")."""
+    import re
+
+    from runbook.report.render import LABEL_CHAR_PX, cost_svg
+
+    marks = [
+        {"label": "failed", "at": 0.0},
+        {"label": "detected", "at": 0.5},
+        {"label": "diagnosed", "at": 30.0},
+        {"label": "resubmitted", "at": 59.5},
+        {"label": "rerun passed the step", "at": 60.0},
+    ]
+    svg = cost_svg({"marks": marks}, width=900)
+    for x, anchor, label in re.findall(
+        r'<text x="([\d.]+)" y="\d+" font-size="11" text-anchor="(\w+)">([^<]*)</text>', svg
+    ):
+        w = LABEL_CHAR_PX * len(label)
+        left = {"start": 0, "middle": w / 2, "end": w}[anchor]
+        assert float(x) - left >= 0 and float(x) - left + w <= 900, (label, anchor, x)
