@@ -26,6 +26,14 @@ esac
 if [ -n "$PARTITIONS" ]; then
   case " $PARTITIONS " in *" $SLURM_JOB_PARTITION "*) ;; *) exit 0 ;; esac
 fi
-printf '{"job_id": "%s"}\n' "$SLURM_JOB_ID" |
+# A task of a job array is named ARRAY_TASK: its own id may be the array's, which Slurm reads as
+# every task of it (slurmctld sets SLURM_ARRAY_JOB_ID and SLURM_ARRAY_TASK_ID here, measured
+# on 22.05: the task that ends last carries the array's own id).
+JOB=$SLURM_JOB_ID
+case "${SLURM_ARRAY_JOB_ID:-x}${SLURM_ARRAY_TASK_ID:-x}" in
+  *[!0-9]*) ;;
+  *) JOB=${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID} ;;
+esac
+printf '{"job_id": "%s"}\n' "$JOB" |
   setsid $RUNBOOK $SITE_FLAGS hook >>"$LOG" 2>&1 &
 exit 0

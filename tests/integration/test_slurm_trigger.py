@@ -53,3 +53,34 @@ def test_a_job_that_fails_is_handed_to_runbook_by_slurmctld(cluster, scenario): 
     # What `runbook hook` printed for it, in the epilog's log.
     log = (state / "log" / "runbook-trigger.log").read_text()
     assert f"job {job}" in log
+
+
+def test_each_failed_task_of_an_array_is_handed_over_by_its_task_id(cluster):
+    """Slurm runs the epilog once per task, with SLURM_ARRAY_JOB_ID and SLURM_ARRAY_TASK_ID set;
+    the task that ends last carries the array's own id as SLURM_JOB_ID, which runbook would read
+    as the whole array (and refuse). Each failed task gets its incident, named ARRAY_TASK."""
+    import tempfile
+
+    from tests.integration.slurm_helpers import sbatch
+
+    state = Path(cluster["RUNBOOK_CLUSTER_STATE"])
+    site = state / "trigger-site.toml"
+    work = Path(tempfile.mkdtemp(prefix="trigarr-", dir=cluster["RUNBOOK_CLUSTER_JOBS"]))
+    os.chmod(work, 0o755)
+    array = sbatch(
+        "-p",
+        "trigger",
+        "--array=0-1",
+        f"--chdir={work}",
+        "--output=t-%A_%a.out",
+        "--wrap",
+        "echo 'ValueError: sample 7 has an empty label sequence'; exit 3",
+    )
+    want = {f"{array}_0", f"{array}_1"}
+    wait_until(
+        lambda: want <= {i.get("job_id") for i in incidents(site)},
+        120,
+        f"an incident for each task of array {array}",
+    )
+    log = (state / "log" / "runbook-trigger.log").read_text()
+    assert f"job {array} is a job array" not in log
