@@ -39,7 +39,17 @@ def read_back(what: str, probe: Callable[[], str | None], timeout_s: float) -> s
 
 
 def _ending(job) -> bool:
-    return job.terminal or job.state in ("COMPLETING", "CANCELLED")
+    return job.terminal or job.state == "COMPLETING"
+
+
+def _then_read_back(r, what: str, probe, timeout_s: float, shown: str) -> Outcome:
+    """The Outcome of a Slurm command that ran: failed as it exited, else applied only once
+    `probe` shows its effect (`shown` then said after "done")."""
+    code, out = getattr(r, "exit_code", 0), getattr(r, "stdout", "") or ""
+    if code != 0:
+        return Outcome(code, out)
+    why = read_back(what, probe, timeout_s)
+    return Outcome(1, out, error=why) if why else Outcome(0, out, note=shown)
 
 
 def cancel(client, job_id: str, *, readback_s: float = READBACK_S) -> Action:
@@ -49,20 +59,15 @@ def cancel(client, job_id: str, *, readback_s: float = READBACK_S) -> Action:
             return f"job {job_id} already {job.state}; no scancel needed"
         return None
 
-    def apply():
-        r = client.cancel(job_id)
-        code, out = getattr(r, "exit_code", 0), getattr(r, "stdout", "") or ""
-        if code != 0:
-            return Outcome(code, out)
+    def probe():
+        job = client.job(job_id)
+        return None if _ending(job) else f"Slurm still shows job {job_id} {job.state}"
 
+    def apply():
         # scancel exits 0 for ids Slurm ignores (an array task by its raw id on 22.05): done
         # only once Slurm shows the job ending.
-        def probe():
-            job = client.job(job_id)
-            return None if _ending(job) else f"Slurm still shows job {job_id} {job.state}"
-
-        why = read_back(f"scancel {job_id}", probe, readback_s)
-        return Outcome(1, out, error=why) if why else Outcome(0, out, note="Slurm shows it ending")
+        r = client.cancel(job_id)
+        return _then_read_back(r, f"scancel {job_id}", probe, readback_s, "Slurm shows it ending")
 
     return Action(
         "cancel",
@@ -84,18 +89,13 @@ def drain(
             return f"{node} already drained ({state}, reason: {why or 'none given'})"
         return None
 
+    def probe():
+        state, _ = client.node_state(node)
+        return None if "DRAIN" in state.upper() else f"Slurm shows {node} {state or '?'}"
+
     def apply():
         r = client.drain(node, reason)
-        code, out = getattr(r, "exit_code", 0), getattr(r, "stdout", "") or ""
-        if code != 0:
-            return Outcome(code, out)
-
-        def probe():
-            state, _ = client.node_state(node)
-            return None if "DRAIN" in state.upper() else f"Slurm shows {node} {state or '?'}"
-
-        why = read_back(f"drain {node}", probe, readback_s)
-        return Outcome(1, out, error=why) if why else Outcome(0, out, note=f"{node} shows DRAIN")
+        return _then_read_back(r, f"drain {node}", probe, readback_s, f"{node} shows DRAIN")
 
     return Action(
         "drain",

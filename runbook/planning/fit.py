@@ -115,12 +115,12 @@ def fit(
     total = micro_batch * (grad_accum or 1)
     for m in range(micro_batch - 1, 0, -1):
         if total % m:
-            continue  # the global batch would not stay exact
-        # per-sample = (needed - fixed) / m; the larger fixed, the less a smaller m frees
+            # The global batch would not stay exact (with no accumulation to absorb it, total is
+            # the micro-batch itself: only its divisors).
+            continue
+        # per-sample = (needed - fixed) / micro_batch; the larger fixed, the less a smaller m frees
         peaks = tuple(f + m * (needed - f) / micro_batch for f in (lo, hi))
         accum = total // m if grad_accum else None
-        if not grad_accum and micro_batch % m:
-            continue  # no accumulation to absorb it: only divisors of m keep the batch
         out.candidates.append(Candidate(m, accum, (peaks[0], peaks[1]), peaks[1] <= limit))
     chosen = next((c for c in out.candidates if c.fits), None)
     out.micro_batch = chosen.micro_batch if chosen else None

@@ -11,6 +11,7 @@ import os
 import re
 
 from runbook.diagnosis import Diagnosis, human_mib
+from runbook.errors import InputError
 from runbook.evidence.collect import CheckpointEvidence, LineageEvidence
 from runbook.planning import environment, ladder, resources
 from runbook.planning import fit as fitting
@@ -141,7 +142,7 @@ def pinned_nodes(p: ladder.Plan, job, script: str, exclude: list[str]) -> list[s
         return []
     try:
         pinned = expand(want)
-    except Exception:  # a list runbook cannot expand is passed over, not guessed at
+    except InputError:  # a list runbook cannot expand is passed over, not guessed at
         return []
     left = [n for n in pinned if n not in exclude]
     if not left and _SCRIPT_PINS.search(script or ""):

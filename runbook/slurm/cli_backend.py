@@ -191,9 +191,9 @@ class CliSlurm:
         job_id = check_job_id(job_id)
         out = Submission()
         r = self._exec(["sacct", "-X", "-n", "-P", "-o", "SubmitLine", "-j", job_id])
-        lines = [ln for ln in r.stdout.splitlines() if ln.strip()] if r.exit_code == 0 else []
-        if lines:
-            out.line = lines[-1].strip()
+        # One job, one field: all of it is the line (a --wrap command may hold newlines).
+        if r.exit_code == 0 and r.stdout.strip():
+            out.line = r.stdout.strip()
         else:
             out.notes.append(
                 f"accounting holds no submit line for job {job_id} "

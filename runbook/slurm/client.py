@@ -106,7 +106,7 @@ class JobInfo:
     array_job_id: str | None = None
     array_task_id: str | None = None
     raw_id: str = ""
-    restarts: int = 0  # times Slurm requeued it (scontrol Restarts): its log holds earlier runs
+    restarts: int = 0  # times Slurm requeued it (scontrol Restarts); said with a shared log
     # The sbatch command line, when read (accounting's SubmitLine): its --open-mode tells whether
     # the log is appended to by other submissions.
     submit_line: str = ""
