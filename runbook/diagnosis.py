@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from runbook.cause import Facts, cause_of
 from runbook.evidence.launcher_log import HOST_OOM, LaunchReport
 from runbook.evidence.oom_message import OomMessage
 from runbook.evidence.units import human_mib
@@ -34,6 +35,10 @@ class Evidence:
     node_health: NodeHealth | None = None  # of the node where the first failure happened
     job_id: str | None = None
     dump: dict | None = None  # runbook.instrument's dump for the failing rank
+    # The static source check of the job's code (evidence.source_check), and the rungs its
+    # lineage already took: both feed the cause (DESIGN §3.1).
+    source: Any = None
+    tried: tuple[str, ...] = ()
 
 
 @record
@@ -57,6 +62,12 @@ class Diagnosis:
     # The micro-batch solved from the failure's numbers (planning.fit.Fit), when the micro-batch
     # the run used is known (DESIGN §3.2).
     fit: Any = None
+    # When and where it ran out, the memory trend before it, and why (DESIGN §3.1).
+    phase: Any = None
+    trend: Any = None
+    cause: Any = None
+    # The co_tenant verdict rests on the node's process list (not the message's own lines).
+    tenant_from_node: bool = False
 
     @property
     def evidence_incomplete(self) -> bool:
@@ -85,6 +96,12 @@ class Diagnosis:
             "log_hardware": self.log_hardware,
             "next_step": self.next_step,
             "fit": self.fit.contract() if self.fit is not None else None,
+            "phase": self.phase.contract() if self.phase is not None else None,
+            "trend": self.trend.contract() if self.trend is not None else None,
+            "cause": self.cause.name if self.cause is not None else "unknown",
+            "source_findings": [f.contract() for f in self.evidence.source.findings]
+            if self.evidence.source is not None
+            else None,
         }
 
 
@@ -137,7 +154,41 @@ def classify(ev: Evidence, t: Thresholds) -> Diagnosis:
         d.reasons.extend(f"Set aside: {note}." for note in ev.launch.notes)
     if d.verdict == "unknown":
         d.confidence = "low"
+    _when_and_where(d, ev)
     return d
+
+
+def _when_and_where(d: Diagnosis, ev: Evidence) -> None:
+    """The phase, trend and cause (DESIGN §3.1), with a reason for each that says something."""
+    launch = ev.launch
+    if launch is None:
+        return
+    d.phase = launch.phase_of(d.oom if d.oom in launch.ooms else launch.first_oom)
+    if d.phase is None and launch.first_oom is not None:
+        d.phase = launch.phase_of(launch.first_oom)
+    rank = d.oom.rank if d.oom is not None else None
+    d.trend = launch.trend_for(rank)
+    d.cause = cause_of(
+        Facts(
+            verdict=d.verdict,
+            phase=d.phase if d.oom is not None else None,
+            trend=d.trend,
+            source=ev.source,
+            tried=tuple(ev.tried),
+            co_tenant_from_message=d.verdict == "co_tenant" and not d.tenant_from_node,
+        )
+    )
+    p = d.phase
+    if p is not None and d.oom is not None and (p.where != "unknown" or p.when != "unknown"):
+        step = f", after step {p.step}" if p.step is not None else ""
+        d.reasons.append(f"When and where: {p.where}, {p.when}{step}.")
+    if d.trend is not None and d.trend.kind != "unknown":
+        d.reasons.append(
+            f"Memory trend ({d.trend.series}, {d.trend.points} points): "
+            f"{d.trend.kind}: {d.trend.why}."
+        )
+    if d.cause.name not in ("unknown", d.verdict):
+        d.reasons.append(f"Cause {d.cause.name}: " + "; ".join(d.cause.reasons) + ".")
 
 
 def _classify(ev: Evidence, t: Thresholds) -> Diagnosis:
@@ -180,7 +231,23 @@ def _classify(ev: Evidence, t: Thresholds) -> Diagnosis:
     if health and (tenant := _co_tenant_from_apps(oom, health, ev.job_id, t)):
         where = _where(oom, ff)
         reasons.append(f"{where}: {tenant}" if where else tenant)
-        return Diagnosis("co_tenant", reasons, oom, ev)
+        return Diagnosis("co_tenant", reasons, oom, ev, tenant_from_node=True)
+    if health and health.job_pids and set(oom.other_process_pids) & health.job_pids:
+        # The job's own ranks (a torch.load onto one GPU, several ranks on one card) are listed
+        # as "Process N has X in use" like any other: they are never co-tenants.
+        own = [p for p in oom.other_process_pids if p in health.job_pids]
+        oom = dataclasses.replace(oom)
+        pairs = [
+            (p, m)
+            for p, m in zip(oom.other_process_pids, oom.other_process_mib, strict=False)
+            if p not in health.job_pids
+        ]
+        oom.other_process_pids = [p for p, _ in pairs]
+        oom.other_process_mib = [m for _, m in pairs]
+        reasons.append(
+            f"Processes {', '.join(map(str, own))} in the message are the job's own (the node's "
+            "job PID list): not co-tenants."
+        )
     c = _classify_numbers(oom, t)
     where = _where(oom, ff)
     reasons.append(f"{where}: {c.why}" if where else c.why)

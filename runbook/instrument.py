@@ -162,6 +162,31 @@ def _peak_line() -> None:
         )
 
 
+def step(n: int, every: int | None = None) -> None:
+    """Opt-in memory series for runbook's trend (DESIGN §3.1): every `every` steps (default
+    $RUNBOOK_MEM_EVERY, unset: never) one line with the allocated memory at this step boundary,
+    the peak since the last line, reserved, the allocator's retries and its inactive split
+    bytes; then the peak is reset. Without CUDA it prints nothing."""
+    if every is None:
+        every = int(os.environ.get("RUNBOOK_MEM_EVERY", "0") or 0)
+    if every <= 0 or n % every:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        return
+    stats = torch.cuda.memory_stats()
+    print(
+        f"{MARKER} mem rank={_rank()} step={n} allocated={torch.cuda.memory_allocated()} "
+        f"peak={torch.cuda.max_memory_allocated()} reserved={torch.cuda.memory_reserved()} "
+        f"retries={stats.get('num_alloc_retries', 0)} "
+        f"inactive={stats.get('inactive_split_bytes.all.current', 0)}",
+        file=sys.stderr,
+        flush=True,
+    )
+    torch.cuda.reset_peak_memory_stats()
+
+
 FR_VARS = ("TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE")
 FR_BASE = "/tmp"  # runbook.evidence.stacks reads the same place on the node
 

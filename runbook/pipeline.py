@@ -114,12 +114,16 @@ def _run(ctx: engine.Run) -> None:
             )
 
     with rec.step("diagnosis", opts.progress) as s:
+        # The lineage's rungs are evidence too: a rerun that halved the micro-batch and ran out
+        # again mid-run is a leak, not a reason for the next rung (DESIGN §3.1).
+        run = collect.lineage_of(site, client, job)
         evidence = Evidence(
             launch=launch,
             slurm=collect.slurm_text(job),
             node_health=health.oom_node,
             job_id=job.raw,
             dump=dump,
+            tried=tuple(r for _, r in run.tried),
         )
         diagnosis = ctx.diagnosis = classify(evidence, playbook.thresholds)
         inc.diagnosis = diagnosis.contract()
@@ -141,7 +145,6 @@ def _run(ctx: engine.Run) -> None:
         )
 
     with rec.step("plan", opts.progress) as s:
-        run = collect.lineage_of(site, client, job)
         saved = collect.checkpoints_of(site, job, run)
         named = collect.configs_of(job, script)
         plan = ctx.plan = make_plan(

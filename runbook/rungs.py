@@ -80,6 +80,14 @@ REGISTRY: dict[str, RungDef] = {
             shrinks_activations=True,
         ),
         RungDef(
+            "halve_eval_batch",
+            SCRIPT,
+            "evaluation batch / 2 (per-device eval batch size), or HF Trainer's "
+            "eval_accumulation_steps set so predictions leave the GPU; the training batch is "
+            "not touched",
+            template_vars=("eval_batch",),
+        ),
+        RungDef(
             "activation_checkpointing",
             SCRIPT,
             "turn activation checkpointing on (the site's flag or template variable)",
@@ -180,6 +188,43 @@ def candidates(verdict: str, ladder: dict) -> list:
         else:
             out.append(rung)
     return out
+
+
+def next_step_for_cause(cause, verdict: str, ladder: dict, *, with_allocator: bool = False):
+    """next_step() as the cause changes it (DESIGN §3.1): a person for a cause no batch rung can
+    help, the evaluation's own batch for an evaluation OOM, the verdict's ladder without the
+    activation rungs for an optimizer's state."""
+    plan = getattr(cause, "plan", "ladder")
+    if plan == "human" and verdict in ladder:
+        return {
+            "rung": "escalate",
+            "setting": f"{cause.name}: " + "; ".join(cause.reasons),
+            "for_a_person": True,
+            "then": [],
+        }
+    if plan == "eval_batch" and verdict in ladder:
+        return {
+            "rung": "halve_eval_batch",
+            "setting": REGISTRY["halve_eval_batch"].setting,
+            "for_a_person": False,
+            "then": [c.id for c in candidates(verdict, ladder)],
+        }
+    step = next_step(verdict, ladder, with_allocator=with_allocator)
+    if plan == "no_activation_rungs" and step is not None:
+        rest = [
+            c.id
+            for c in candidates(verdict, ladder)
+            if not (REGISTRY.get(c.id) and REGISTRY[c.id].shrinks_activations)
+        ]
+        if rest:
+            r = REGISTRY.get(rest[0])
+            step = {
+                "rung": rest[0],
+                "setting": r.setting if r else rest[0],
+                "for_a_person": bool(r and r.kind == HUMAN),
+                "then": rest[1:],
+            }
+    return step
 
 
 def next_step(verdict: str, ladder: dict, *, with_allocator: bool = False) -> dict | None:

@@ -253,6 +253,23 @@ class KnobsSection:
             "--activation-checkpointing",
         ]
     )
+    # The evaluation's own batch (halve_eval_batch), and HF's eval_accumulation_steps.
+    eval_batch: list[str] = field(
+        default_factory=lambda: [
+            "--per_device_eval_batch_size",
+            "--per-device-eval-batch-size",
+            "--eval_batch_size",
+            "--eval-batch-size",
+            "--eval-micro-batch-size",
+            "--val-batch-size",
+            "--val_batch_size",
+            "EVAL_BATCH_SIZE",
+            "EVAL_BATCH",
+        ]
+    )
+    eval_accumulation: list[str] = field(
+        default_factory=lambda: ["--eval_accumulation_steps", "--eval-accumulation-steps"]
+    )
     sharding: list[str] = field(
         default_factory=lambda: [
             "--zero-stage",

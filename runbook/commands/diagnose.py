@@ -11,7 +11,7 @@ from runbook.errors import ExitCode, InputError, RunbookError
 from runbook.evidence.files import read_text_input
 from runbook.evidence.launcher_log import scan
 from runbook.playbook import load as load_playbook
-from runbook.rungs import next_step
+from runbook.rungs import next_step_for_cause
 from runbook.slurm import text as slurm_text
 
 
@@ -64,6 +64,13 @@ from runbook.slurm import text as slurm_text
     "is then a point, not a range.",
 )
 @click.option(
+    "--source",
+    "source_dir",
+    type=click.Path(exists=True, file_okay=True, dir_okay=True),
+    help="The job's code (its entry file or folder): parsed, never run, for the lines that keep "
+    "tensors across steps, evaluate outside no_grad or torch.load without map_location.",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -73,7 +80,17 @@ from runbook.slurm import text as slurm_text
 )
 @click.pass_obj
 def diagnose(
-    app, logs, slurm_file, dmesg, gpu_health, compute_apps, micro_batch, grad_accum, params, as_json
+    app,
+    logs,
+    slurm_file,
+    dmesg,
+    gpu_health,
+    compute_apps,
+    micro_batch,
+    grad_accum,
+    params,
+    source_dir,
+    as_json,
 ):
     """Diagnose a CUDA OOM offline, from files you already have.
 
@@ -87,6 +104,7 @@ def diagnose(
       runbook diagnose --log slurm-123456.out --slurm sacct.txt --dmesg dmesg.txt --json
       pbpaste | runbook diagnose --log -
       runbook diagnose --log slurm-123456.out --micro-batch 8 --grad-accum 2 --json
+      runbook diagnose --log slurm-123456.out --source ~/project/train.py
     Exit codes: 0 a verdict was reached (not_oom too), 3 an input could not be read
     (the others are still used), 2 usage error.
     """
@@ -130,12 +148,21 @@ def diagnose(
         launch.incomplete.extend(incomplete)
     if health is not None and launch and launch.first_failure and launch.first_failure.node:
         health.node = launch.first_failure.node
+    source = None
+    if source_dir:
+        from runbook.evidence.source_check import check_tree
+
+        source = check_tree(source_dir)
     evidence = Evidence(
-        launch=launch, slurm=slurm, node_health=health, job_id=slurm.job_id if slurm else None
+        launch=launch,
+        slurm=slurm,
+        node_health=health,
+        job_id=slurm.job_id if slurm else None,
+        source=source,
     )
     diagnosis = classify(evidence, playbook.thresholds)
-    diagnosis.next_step = next_step(
-        diagnosis.verdict, playbook.ladder, with_allocator=diagnosis.with_allocator
+    diagnosis.next_step = next_step_for_cause(
+        diagnosis.cause, diagnosis.verdict, playbook.ladder, with_allocator=diagnosis.with_allocator
     )
     if micro_batch and diagnosis.oom is not None:
         from runbook.instrument import estimate_fixed_mib
@@ -248,6 +275,16 @@ def render(d: Diagnosis) -> str:
             f"slurm: {s.job_id or '?'} {s.state} exit {s.exit_code or '?'}"
             + (f" on {','.join(s.nodes)}" if s.nodes else "")
         )
+    p = d.phase
+    if p is not None and d.oom is not None:
+        step = f" (last step {p.step})" if p.step is not None else ""
+        lines.append(f"when and where: {p.where}, {p.when}{step}")
+        lines.extend(f"  {e}" for e in p.evidence[:3])
+    if d.trend is not None:
+        lines.append(f"memory trend: {d.trend.kind} ({d.trend.series}, {d.trend.points} points)")
+    if d.cause is not None and d.cause.name != "unknown":
+        lines.append(f"cause: {d.cause.name}")
+        lines.extend(f"  {e}" for e in d.cause.evidence[:4])
     lines.append("why: " + " ".join(d.reasons))
     conf = f"confidence: {d.confidence}"
     if d.alternatives:

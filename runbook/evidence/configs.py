@@ -31,6 +31,8 @@ class Catalogue:
     grad_accum: tuple[str, ...]
     global_batch: tuple[str, ...]
     activation_checkpointing: tuple[str, ...]
+    eval_batch: tuple[str, ...] = ()
+    eval_accumulation: tuple[str, ...] = ()
 
 
 def catalogue(path: str | Path | None = None) -> Catalogue:

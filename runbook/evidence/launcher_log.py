@@ -30,8 +30,9 @@ import functools
 import re
 from dataclasses import field
 from datetime import datetime
+from typing import Any
 
-from runbook.evidence import oom_message
+from runbook.evidence import oom_message, phase, trend
 from runbook.evidence.framing import unwrap
 from runbook.evidence.oom_message import log_lines, strip_line
 from runbook.evidence.units import MAX_DIGITS, human_mib, small_int, to_mib
@@ -169,6 +170,24 @@ class LaunchReport:
     # GPU hardware-error text in the job's own output (a CUDA ECC error, kernel Xid lines an
     # epilog copied in): flagged for a person and for the node check, never proof of a fault.
     hardware_lines: list[str] = field(default_factory=list)
+    # When and where each OOM happened (evidence.phase), by its index in `ooms` (the first
+    # PHASES_PER_PART of each log), and the memory series of each log (evidence.trend).
+    phases: dict[int, Any] = field(default_factory=dict)
+    trends: list[Any] = field(default_factory=list)
+
+    def phase_of(self, msg: oom_message.OomMessage | None):
+        """The phase of one of this scan's OOM messages (None: not worked out)."""
+        for i, m in enumerate(self.ooms):
+            if m is msg:
+                return self.phases.get(i)
+        return None
+
+    def trend_for(self, rank: int | None):
+        """The memory trend of `rank`'s log (else the longest series read), or None."""
+        if not self.trends:
+            return None
+        own = [t for t in self.trends if rank is not None and t.rank == rank]
+        return max(own or self.trends, key=lambda t: t.points)
 
     @property
     def first_oom(self) -> oom_message.OomMessage | None:
@@ -787,6 +806,9 @@ def _next_lines(lines: list[str], i: int, pattern, reach: int = 2) -> re.Match |
     return None
 
 
+PHASES_PER_PART = 8  # the first OOMs of each log: the first failure is among them
+
+
 def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_rank, offset):
     report.instrument.extend(instrument_lines(raw))
     for line in raw:
@@ -814,7 +836,12 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
             msg.rank = _dump_rank(raw, msg.line)
         if msg.rank is None and (heads := [r for i, r in spawned if i < msg.line]):
             msg.rank = heads[-1]  # the traceback under mp.spawn's "-- Process N terminated"
+    first = len(report.ooms)
     report.ooms.extend(ooms)
+    for k, msg in enumerate(ooms[:PHASES_PER_PART]):
+        report.phases[first + k] = phase.phase_of(raw, msg.line, msg.rank)
+    if (series := trend.trend_of(raw, file_rank)) is not None:
+        report.trends.append(series)
     for msg in ooms:
         events.append(
             RankEvent(

@@ -96,9 +96,26 @@ PATTERNS = [
     "ECC",
     "Xid",
     "NVRM",
+    # When and where it ran out (DESIGN §3.1): the failing rank's traceback frames, the stage
+    # markers (HF Trainer's "***** Running Evaluation *****" is under "***"), and the memory
+    # series runbook's trend reads (Megatron's "memory (MB) |", DeepSpeed's "Max_MA",
+    # torchtitan's "memory: 23.86GiB(25.12%)"; "CUDA memory allocation retries" is under CUDA).
+    "Traceback (most recent call last)",
+    'File "',
+    "Evaluating",
+    "Validating",
+    "Validation",
+    "Loading checkpoint",
+    "Resuming",
+    "Saving checkpoint",
+    "(MB) |",
+    "Max_MA",
+    "GiB(",
 ]
 CONTEXT_BEFORE = 3  # a report entry's "[0]:", time and host lines precede its rank line
 CONTEXT_AFTER = 6  # the cudaMallocAsync block and an entry's exitcode/traceback lines follow
+# Before a traceback's head, the training's last progress lines: when in the run it failed.
+TRACEBACK_BEFORE = 12
 REMOTE_CAP_BYTES = 1 << 20  # at most 1 MiB leaves the node, whatever the log's size
 
 _PY = lazy("|".join(re.escape(p) for p in PATTERNS))
@@ -131,12 +148,13 @@ def filter_lines(
 ) -> Excerpt:
     """Python side of the same filter: matching lines with `before`/`after` lines of context."""
     out = Excerpt(path)
-    held: deque[tuple[int, str]] = deque(maxlen=before)
+    held: deque[tuple[int, str]] = deque(maxlen=max(before, TRACEBACK_BEFORE))
     remaining = 0
     for n, line in enumerate(lines, 1):
         line = line.rstrip("\n")
         if relevant(line):
-            out.lines.extend(held)
+            keep = TRACEBACK_BEFORE if "Traceback (most recent" in line else before
+            out.lines.extend(list(held)[-keep:] if keep else ())
             held.clear()
             out.lines.append((n, line))
             remaining = after

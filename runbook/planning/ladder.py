@@ -103,6 +103,7 @@ def plan(
     capacity: int | None = None,
     host_request_mib: float | None = None,
     fit=None,
+    cause=None,
 ) -> Plan:
     """Choose the rung and build the patched script; raise nothing for a rung that does not
     apply, say why instead. `only_sharding` (a reason) passes over the activation rungs;
@@ -113,12 +114,21 @@ def plan(
     `host_request_mib`: one host allocation the job was refused (c10's CPU allocator); doubling
     --mem is passed over when even the doubled memory could not hold that one request.
     `fit` (planning.fit.Fit): with the fixed cost known, halve_micro_batch sets the fitted
-    micro-batch, and is passed over when none is predicted to fit."""
+    micro-batch, and is passed over when none is predicted to fit. `cause` (runbook.cause.Cause,
+    DESIGN §3.1): a cause no batch rung can help stops for a person; an evaluation OOM takes
+    halve_eval_batch and nothing else; an optimizer's state passes over the activation rungs."""
     p = Plan(verdict=verdict, tried=tried, fit=fit)
     if verdict not in ladder:  # the playbook's ladder names the verdicts it acts on
         p.why = f"verdict {verdict}: report only, nothing is changed"
         return p
     done = {r for _, r in tried}
+    how = getattr(cause, "plan", "ladder")
+    if how == "human":
+        return _for_a_person(p, f"cause {cause.name}: " + "; ".join(cause.reasons))
+    if how == "eval_batch":
+        return _eval_batch(p, script, knobs, resume, configs, done)
+    if how == "no_activation_rungs" and not only_sharding:
+        only_sharding = f"cause {cause.name}: " + "; ".join(cause.reasons)
     for rung in candidates(verdict, ladder):
         r = rungs.get(rung.id)
         if rung.id in done:
@@ -205,6 +215,38 @@ def plan(
     p.needs_human = True
     p.why = "the ladder is exhausted: " + "; ".join(f"{r}: {w}" for r, w in p.passed_over)
     p.human_action = "decide by hand: every automatic rung was tried or cannot apply"
+    return p
+
+
+def _for_a_person(p: Plan, why: str) -> Plan:
+    p.needs_human = True
+    p.why = why
+    p.human_action = "decide by hand: " + why
+    return p
+
+
+def _eval_batch(p: Plan, script: str, knobs, resume, configs, done: set[str]) -> Plan:
+    """An OOM in evaluation (DESIGN §3.1): the evaluation's own batch, or a person; never the
+    training micro-batch, which would not change it."""
+    rung = "halve_eval_batch"
+    if rung in done:
+        return _for_a_person(
+            p,
+            "the lineage already halved the evaluation batch and it ran out in evaluation "
+            "again: check the evaluation loop (no_grad, predictions kept on the GPU)",
+        )
+    try:
+        p.patch = patch(script, rung, knobs, resume=resume, configs=configs)
+    except RungNotApplicable as e:
+        p.passed_over.append((rung, e.message))
+        return _for_a_person(
+            p,
+            f"the OOM is in evaluation and {e.message}; halving the training micro-batch would "
+            "not change the evaluation's batch",
+        )
+    r = rungs.get(rung)
+    p.rung, p.rung_what = rung, r.setting if r else rung
+    p.why = "the OOM is in evaluation: its own batch is halved, the training batch is not touched"
     return p
 
 

@@ -29,6 +29,7 @@ PLAN_RUNGS = (
     "raise_sharding",
     "raise_mem",
     "shrink_world",  # the gpu_fault rung for a partition with no spare node: one node fewer
+    "halve_eval_batch",  # an OOM in evaluation (DESIGN §3.1): the evaluation's own batch
 )
 KNOB_NAMES = ("micro_batch", "grad_accum", "global_batch")
 

@@ -115,6 +115,7 @@ def make_plan(
         capacity=capacity,
         host_request_mib=host_request_mib(diagnosis),
         fit=fit_of(diagnosis, script, site.knobs, site.ladder.fit_margin),
+        cause=diagnosis.cause,
     )
     p.checkpoint, p.checkpoints_skipped, p.failed_step = chosen, checkpoints.skipped, failed_step
     p.suspicious = run.suspicious

@@ -369,7 +369,8 @@ def _config_keys() -> dict[str, tuple[str, ...]]:
     from runbook.evidence.configs import catalogue
 
     cat = catalogue()
-    return {k: getattr(cat, k) for k in ("micro_batch", "grad_accum", "global_batch")}
+    kinds = ("micro_batch", "grad_accum", "global_batch", "eval_batch", "eval_accumulation")
+    return {k: getattr(cat, k) for k in kinds}
 
 
 def names(knobs, kind: str) -> list[str]:
@@ -475,6 +476,39 @@ def halve_micro_batch(
             hint="add the script's accumulation knob to [knobs] grad_accum",
         )
     return _replace(script, edits), changes, checks
+
+
+def halve_eval_batch(script: str, knobs) -> tuple[str, list[str], list[str]]:
+    """The evaluation's batch / 2 (an OOM in evaluation: DESIGN §3.1); at 1, HF Trainer's
+    eval_accumulation_steps lowered to 1 (predictions leave the GPU after every batch). The
+    training batch is not touched, so the global batch stays as it is."""
+    checks = ["the training batch (micro-batch, accumulation, global batch) is not touched"]
+    ev = _maybe(script, names(knobs, "eval_batch"))
+    e = _int_value(script, ev) if ev is not None else None
+    if ev is not None and e is not None and e >= 2:
+        new = e // 2
+        edits = [(_literal_site(script, ev), str(new))]
+        return _replace(script, edits), [f"evaluation batch {e} -> {new} ({ev.name})"], checks
+    acc = _maybe(script, names(knobs, "eval_accumulation"))
+    a = _int_value(script, acc) if acc is not None else None
+    if acc is not None and a is not None and a > 1:
+        edits = [(_literal_site(script, acc), "1")]
+        return (
+            _replace(script, edits),
+            [f"eval_accumulation_steps {a} -> 1 ({acc.name}): predictions leave the GPU each step"],
+            checks,
+        )
+    if ev is None:
+        raise RungNotApplicable(
+            "the job script has no evaluation batch knob (looked for "
+            + ", ".join(names(knobs, "eval_batch"))
+            + ")",
+            hint="add the name the script uses to [knobs] eval_batch in the site config",
+        )
+    raise RungNotApplicable(
+        f"the evaluation batch {ev.name}={ev.value} cannot be halved (it is 1 or not a number), "
+        "and no eval_accumulation_steps above 1 is set"
+    )
 
 
 def resize_world(script: str, knobs, world: tuple[int, int]) -> tuple[str, list[str], list[str]]:
@@ -770,6 +804,7 @@ def check_global_batch(old: str, new: str, knobs) -> str:
 # says which setting), node rungs resubmit the script as it is.
 RUNG_PATCHERS = {
     "halve_micro_batch": lambda s, k: halve_micro_batch(s, k),
+    "halve_eval_batch": lambda s, k: halve_eval_batch(s, k),
     "activation_checkpointing": lambda s, k: enable_activation_checkpointing(s, k),
     "raise_mem": lambda s, k: raise_mem(s),
     "raise_sharding": lambda s, k: raise_sharding(s, k),
@@ -828,6 +863,13 @@ def _patch_template(
             checks.append(f"global batch {m} x {a} = {m2} x {a * m // m2}, unchanged")
         else:
             raise RungNotApplicable("the template has neither global_batch nor grad_accum")
+    elif rung == "halve_eval_batch":
+        e = vars2.get("eval_batch")
+        if not isinstance(e, int) or e < 2:
+            raise RungNotApplicable(f"the template's eval_batch is {e!r}: it cannot be halved")
+        vars2["eval_batch"] = e // 2
+        changes.append(f"eval_batch {e} -> {e // 2}")
+        checks.append("the training batch is not touched")
     elif rung == "activation_checkpointing":
         if vars2.get("activation_checkpointing") in (True, 1, "1", "true", "True"):
             raise RungNotApplicable("activation checkpointing is already on")

@@ -28,6 +28,10 @@ KEYS = [
     "log_hardware",
     "next_step",
     "fit",  # null without --micro-batch (DESIGN §4.1: where the numbers allow)
+    "phase",  # DESIGN §3.1: null when no OOM
+    "trend",
+    "cause",
+    "source_findings",  # null without --source
 ]
 OOM_KEYS = [
     "format",

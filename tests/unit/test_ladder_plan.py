@@ -249,3 +249,58 @@ def test_the_plan_takes_the_refused_request_from_the_diagnosis():
         Evidence(launch=scan(by["own-launch-lightning-hold-4-kill-rank2"])), load().thresholds
     )
     assert d.verdict == "host_oom" and host_request_mib(d) is None
+
+
+# -- the cause changes the plan (DESIGN §3.1) -------------------------------------------------
+def _cause(name):
+    from runbook import cause
+
+    plans = {
+        "eval_batch": cause.EVAL_BATCH,
+        "optimizer_state": cause.NO_ACTIVATION_RUNGS,
+        "leak": cause.HUMAN,
+        "checkpoint_map_location": cause.HUMAN,
+        "eval_no_grad": cause.HUMAN,
+    }
+    return cause.Cause(name, plans[name], [f"{name} for the test"])
+
+
+EVAL_HF = HF.replace(
+    "--per_device_train_batch_size", "--per_device_eval_batch_size 16 --per_device_train_batch_size"
+)
+
+
+def test_an_evaluation_oom_halves_the_evaluation_batch_only():
+    p = plan("true_oom", script=EVAL_HF, cause=_cause("eval_batch"))
+    assert p.rung == "halve_eval_batch" and not p.needs_human
+    assert "--per_device_eval_batch_size 8" in p.patch.new
+    assert p.patch.new.count("--per_device_train_batch_size") == 1
+    assert "--per_device_train_batch_size 8" in p.patch.new
+    assert "--gradient_accumulation_steps 4" in p.patch.new
+
+
+def test_an_evaluation_oom_without_an_eval_knob_goes_to_a_person_not_the_micro_batch():
+    p = plan("true_oom", cause=_cause("eval_batch"))
+    assert p.needs_human and p.rung is None
+    assert p.passed_over[0][0] == "halve_eval_batch"
+    again = plan(
+        "true_oom", script=EVAL_HF, cause=_cause("eval_batch"), tried=[("1", "halve_eval_batch")]
+    )
+    assert again.needs_human and "already halved the evaluation batch" in again.why
+
+
+@pytest.mark.parametrize("name", ["leak", "checkpoint_map_location", "eval_no_grad"])
+def test_causes_no_batch_rung_can_help_stop_for_a_person(name):
+    p = plan("true_oom", cause=_cause(name))
+    assert p.needs_human and p.patch is None and name in p.why
+
+
+def test_optimizer_state_passes_over_the_activation_rungs():
+    p = plan("true_oom", cause=_cause("optimizer_state"))
+    skipped = [r for r, _ in p.passed_over]
+    assert "halve_micro_batch" in skipped and "activation_checkpointing" in skipped
+    assert p.rung != "halve_micro_batch"
+
+
+def test_without_a_cause_the_ladder_is_unchanged():
+    assert plan("true_oom").rung == "halve_micro_batch"

@@ -1,0 +1,251 @@
+"""The cause of an OOM (DESIGN §3.1): named rules over the verdict, the phase, the memory trend
+and the source check, run in order; the first that holds names the cause and what it changes in
+the plan. Each rule is data in, a Cause or None out.
+
+A cause does not replace the verdict (how full the card was); it says why it got full, and so
+whether a batch rung can help: halving the training micro-batch does not touch an evaluation's
+batch, an optimizer's state, a `torch.load` onto one GPU, or a leak.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import field
+from typing import Any
+
+from runbook.record import record
+
+CAUSES = (
+    "leak",
+    "eval_no_grad",
+    "eval_batch",
+    "longest_batch",
+    "optimizer_state",
+    "checkpoint_map_location",
+    "static_sizing",
+    "fragmentation",
+    "co_tenant",
+    "gpu_fault",
+    "host_oom",
+    "unknown",
+)
+# What a cause does to the ladder (planning.ladder.plan).
+LADDER = "ladder"  # the verdict's ladder as it is
+HUMAN = "human"  # no batch rung can help: stop for a person, with the evidence
+EVAL_BATCH = "eval_batch"  # the evaluation's own batch: halve_eval_batch, training untouched
+NO_ACTIVATION_RUNGS = "no_activation_rungs"  # skip the micro-batch/activation rungs
+OWN_VERDICT = ("co_tenant", "gpu_fault", "host_oom")
+OOM_VERDICTS = ("true_oom", "fragmentation", "unknown", "co_tenant")
+EARLY_STEPS = 2  # an optimizer's state appears at its first step(s)
+
+
+@record
+class Cause:
+    name: str = "unknown"
+    plan: str = LADDER
+    reasons: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+
+    def contract(self) -> str:
+        return self.name
+
+
+@record
+class Facts:
+    """What the rules read."""
+
+    verdict: str
+    phase: Any = None  # evidence.phase.Phase
+    trend: Any = None  # evidence.trend.Trend
+    source: Any = None  # evidence.source_check.SourceReport
+    tried: tuple[str, ...] = ()  # rungs the lineage already took
+    # The co_tenant verdict rests on the message's "Process N has X" alone (no node probe).
+    co_tenant_from_message: bool = False
+
+
+def _where(f: Facts) -> str:
+    return getattr(f.phase, "where", "unknown")
+
+
+def _when(f: Facts) -> str:
+    return getattr(f.phase, "when", "unknown")
+
+
+def _findings(f: Facts, kind: str) -> list:
+    return f.source.of(kind) if f.source is not None else []
+
+
+def _lines(findings: list) -> list[str]:
+    return [f"{x.where()}: {x.text}" for x in findings[:5]]
+
+
+def own_verdict(f: Facts) -> Cause | None:
+    if f.verdict in OWN_VERDICT and not (f.verdict == "co_tenant" and _map_location(f)):
+        return Cause(f.verdict, LADDER, [f"the verdict is {f.verdict}: its own ladder (§3)"])
+    return None
+
+
+def _map_location(f: Facts) -> bool:
+    p = f.phase
+    return (
+        p is not None
+        and p.where == "checkpoint_load"
+        and (
+            p.when == "after_resume"
+            or p.restored_to_saved_device
+            or bool(_findings(f, "load_no_map_location"))
+        )
+        and (f.verdict != "co_tenant" or f.co_tenant_from_message)
+    )
+
+
+def checkpoint_map_location(f: Facts) -> Cause | None:
+    if not _map_location(f):
+        return None
+    p = f.phase
+    why = [
+        "the OOM happened inside loading a checkpoint"
+        + (" while resuming" if p.when == "after_resume" else "")
+    ]
+    if p.restored_to_saved_device:
+        why.append(
+            "the traceback shows torch.load restoring tensors onto the device they were saved "
+            "from (default_restore_location): no map_location to the CPU or this rank's GPU"
+        )
+    found = _findings(f, "load_no_map_location")
+    if f.verdict == "co_tenant":
+        why.append(
+            "the 'other processes' on that GPU are the job's own ranks loading onto it, not a "
+            "co-tenant: excluding the node would not help"
+        )
+    why.append("the same resume fails the same way: add map_location to the load")
+    return Cause("checkpoint_map_location", HUMAN, why, [*p.evidence[:2], *_lines(found)])
+
+
+def leak(f: Facts) -> Cause | None:
+    t = f.trend
+    if t is not None and t.kind == "leak":
+        return Cause(
+            "leak",
+            HUMAN,
+            [f"the memory at step boundaries keeps rising ({t.series}: {t.why})"],
+            [*t.evidence, *_lines(_findings(f, "keeps_graph"))],
+        )
+    if "halve_micro_batch" in f.tried and _when(f) == "mid_run" and f.verdict in OOM_VERDICTS:
+        return Cause(
+            "leak",
+            HUMAN,
+            [
+                "the lineage already halved the micro-batch and the rerun ran out again mid-run: "
+                "the working set grows with the steps, and another rung would only move the OOM "
+                "later"
+            ],
+            _lines(_findings(f, "keeps_graph")),
+        )
+    return None
+
+
+def eval_cause(f: Facts) -> Cause | None:
+    if _where(f) != "eval" or f.verdict not in OOM_VERDICTS:
+        return None
+    no_grad = _findings(f, "eval_no_grad")
+    if no_grad:
+        return Cause(
+            "eval_no_grad",
+            HUMAN,
+            [
+                "the OOM is in evaluation, and the evaluation calls the model outside no_grad: "
+                "it builds a graph it never uses; a smaller batch only hides it"
+            ],
+            [*f.phase.evidence[:2], *_lines(no_grad)],
+        )
+    return Cause(
+        "eval_batch",
+        EVAL_BATCH,
+        [
+            "the OOM is in evaluation, which runs with its own batch: halving the training "
+            "micro-batch would not change it"
+        ],
+        f.phase.evidence[:3],
+    )
+
+
+def optimizer_state(f: Facts) -> Cause | None:
+    p = f.phase
+    if _where(f) != "optimizer_step" or f.verdict not in OOM_VERDICTS:
+        return None
+    early = p.when in ("first_step", "unknown", "after_resume") or (
+        p.step is not None and p.step <= EARLY_STEPS
+    )
+    if not early:
+        return None
+    return Cause(
+        "optimizer_state",
+        NO_ACTIVATION_RUNGS,
+        [
+            "the OOM is in the optimizer's step at the start of training: its state (Adam: two "
+            "fp32 moments, 8 B per parameter) is allocated there; activations are already freed, "
+            "so a smaller micro-batch cannot help: shard the optimizer state or use a lighter one"
+        ],
+        p.evidence[:3],
+    )
+
+
+def longest_batch(f: Facts) -> Cause | None:
+    t = f.trend
+    if t is not None and t.kind == "spike" and _when(f) in ("mid_run", "unknown"):
+        return Cause(
+            "longest_batch",
+            LADDER,
+            [
+                f"memory was flat, then peaked at the failing step ({t.why}): a long input; a "
+                "smaller micro-batch lowers that peak, capping lengths is a person's call"
+            ],
+            t.evidence,
+        )
+    return None
+
+
+def static_sizing(f: Facts) -> Cause | None:
+    early = _when(f) == "first_step" and _where(f) in (
+        "forward",
+        "backward",
+        "model_init",
+        "unknown",
+    )
+    if early and (f.trend is None or f.trend.kind in ("flat", "warmup", "unknown")):
+        return Cause(
+            "static_sizing",
+            LADDER,
+            ["the OOM came before any training step completed: the job does not fit as sized"],
+            getattr(f.phase, "evidence", [])[:2],
+        )
+    return None
+
+
+def fragmentation(f: Facts) -> Cause | None:
+    if f.verdict == "fragmentation":
+        return Cause("fragmentation", LADDER, ["the numbers say fragmentation (§3)"])
+    return None
+
+
+RULES: list[Callable[[Facts], Cause | None]] = [
+    checkpoint_map_location,
+    own_verdict,
+    leak,
+    eval_cause,
+    optimizer_state,
+    longest_batch,
+    static_sizing,
+    fragmentation,
+]
+
+
+def cause_of(f: Facts) -> Cause:
+    """The first rule that holds, else unknown (the verdict's ladder as it is)."""
+    if f.verdict in ("not_oom",) or (f.phase is None and f.verdict not in OWN_VERDICT):
+        return Cause("unknown", LADDER, [])
+    for rule in RULES:
+        if (c := rule(f)) is not None:
+            return c
+    return Cause("unknown", LADDER, [])

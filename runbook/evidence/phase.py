@@ -1,0 +1,502 @@
+"""When and where a job ran out of memory (DESIGN §3.1): a pure function of the log's lines.
+
+**where** the failing allocation was asked for comes from the failing rank's traceback, frame by
+frame, through the table WHERE (data: each entry names the phase, what it matches in a frame,
+and why); a phase named by several frames is chosen by PRIORITY, because a traceback names the
+loop it ran in as well as the module that allocated: an evaluation's forward pass is `eval`, an
+activation recomputed inside backward is `backward`, `optimizer.load_state_dict` under a resume
+is `checkpoint_load`. Without a traceback, the log's stage markers ("Running Evaluation",
+"Loading checkpoint", an eval progress bar) name it.
+
+**when**: `first_step` (no training step completed in this run), `mid_run` (steps completed),
+`eval_start` (the first evaluation after training steps), `after_resume` (while or right after
+loading the resume checkpoint, before new steps complete), else `unknown`: a log that shows no
+progress at all does not prove that none was made.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import field
+
+from runbook.evidence.oom_message import strip_line
+from runbook.evidence.units import small_int
+from runbook.lazyre import lazy
+from runbook.record import record
+
+WHERE_KINDS = (
+    "forward",
+    "backward",
+    "optimizer_step",
+    "eval",
+    "data",
+    "checkpoint_load",
+    "checkpoint_save",
+    "model_init",
+    "unknown",
+)
+WHEN_KINDS = ("first_step", "mid_run", "eval_start", "after_resume", "unknown")
+# How far back from the OOM message a traceback and the log's markers are looked for: a deep
+# traceback (Lightning, HF Trainer, DeepSpeed) has ~40 frames of two lines each.
+REACH = 400
+MAX_EVIDENCE = 6
+HEADLESS_REACH = 60
+
+
+@record
+class Frame:
+    """One frame of a Python traceback, as printed (any of its formats)."""
+
+    file: str
+    line: int | None
+    func: str
+    code: str = ""
+
+    def text(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where} in {self.func}" + (f": {self.code}" if self.code else "")
+
+
+@record
+class Phase:
+    """Where in the training step and when in the run the memory ran out, and the lines that
+    say so."""
+
+    where: str = "unknown"
+    when: str = "unknown"
+    step: int | None = None  # the last training step completed before the OOM
+    evidence: list[str] = field(default_factory=list)
+    frames: list[Frame] = field(
+        default_factory=list
+    )  # the failing rank's traceback, outermost first
+    # The traceback shows tensors restored onto the device they were saved from (torch.load
+    # without a map_location to the CPU or this rank's GPU).
+    restored_to_saved_device: bool = False
+
+    def contract(self) -> dict:
+        return {
+            "where": self.where,
+            "when": self.when,
+            "step": self.step,
+            "evidence": self.evidence,
+        }
+
+
+# -- traceback frames, in the formats people paste --------------------------------------------
+# CPython:     File "path", line N, in func          (then the code line, maybe carets)
+# IPython 8:   File ~/path.py:1633, in Trainer.train(self, ...)   and  Cell In[9], line 22
+# IPython 7:   /path/module.py in __call__(self, *input)          and  <ipython-input-5-x> in f()
+# rich:        /path/grad_scaler.py:290 in _maybe_opt_step        (the code line after a ❱)
+_PY_FRAME = lazy(r'^File\s+"([^"]+)",\s+line\s+(\d{1,9}),\s+in\s+(\S+)', needs="File")
+_PY_FRAME_CUT = lazy(r'^"([^"]+)",\s+line\s+(\d{1,9}),\s+in\s+(\S+)', needs="line")
+_IPY8_FRAME = lazy(r"^File\s+(\S.*?\.py):(\d{1,9}),\s+in\s+([\w.<>]+)", needs="File")
+_IPY_CELL = lazy(
+    r"^(Cell\s+In\s*\[\d+\]|<ipython-input-[\w-]+>),?\s+(?:line\s+(\d+)\s+)?in\s+([\w.<>]+)"
+)
+_IPY7_FRAME = lazy(r"^(\S+\.py)\s+in\s+([\w.<>]+)\(", needs=".py")
+_RICH_FRAME = lazy(r"^(\S.*?\.py):(\d{1,9})\s+in\s+([\w.<>]+)\s*$", needs=".py")
+_RICH_CUT = lazy(r"^(\S.*?\.py):\s*$", needs=".py")
+_RICH_CUT_TAIL = lazy(r"^(\d{1,9})\s+in\s+([\w.<>]+)\s*$", needs=" in ")
+_CODE_MARK = lazy(r"^(?:❱|-+>|->)\s*\d+\s*[│|]?\s*(.*)$")
+_TRACEBACK_HEAD = lazy(r"Traceback \(most recent call last\)", needs="Traceback")
+_CARETS = lazy(r"^[\s^~]+$")
+
+
+def _frame_at(lines: list[str], i: int) -> tuple[Frame, int] | None:
+    """The frame whose header is at lines[i], with its code line, and how many lines it took."""
+    s = lines[i]
+    nxt = lines[i + 1] if i + 1 < len(lines) else ""
+    if m := _PY_FRAME.match(s):
+        return _with_code(Frame(m.group(1), small_int(m.group(2)), m.group(3)), lines, i + 1)
+    if s == "File" and (m := _PY_FRAME_CUT.match(nxt)):  # a terminal wrapped after "File"
+        return _with_code(Frame(m.group(1), small_int(m.group(2)), m.group(3)), lines, i + 2)
+    if m := _IPY8_FRAME.match(s):
+        return _with_code(Frame(m.group(1), small_int(m.group(2)), m.group(3)), lines, i + 1)
+    if m := _IPY_CELL.match(s):
+        return _with_code(Frame(m.group(1), small_int(m.group(2)), m.group(3)), lines, i + 1)
+    if m := _RICH_FRAME.match(s):
+        return _with_code(Frame(m.group(1), small_int(m.group(2)), m.group(3)), lines, i + 1)
+    if (m := _RICH_CUT.match(s)) and (t := _RICH_CUT_TAIL.match(nxt)):
+        return _with_code(Frame(m.group(1), small_int(t.group(1)), t.group(2)), lines, i + 2)
+    if m := _IPY7_FRAME.match(s):
+        return _with_code(Frame(m.group(1), None, m.group(2)), lines, i + 1)
+    return None
+
+
+def _is_frame(lines: list[str], i: int) -> bool:
+    s = lines[i]
+    return bool(
+        _PY_FRAME.match(s)
+        or _IPY8_FRAME.match(s)
+        or _IPY_CELL.match(s)
+        or _RICH_FRAME.match(s)
+        or _IPY7_FRAME.match(s)
+        or (s == "File" and i + 1 < len(lines) and _PY_FRAME_CUT.match(lines[i + 1]))
+        or (_RICH_CUT.match(s) and i + 1 < len(lines) and _RICH_CUT_TAIL.match(lines[i + 1]))
+    )
+
+
+CODE_REACH = 12  # IPython and rich print a few lines of source around the failing one
+
+
+def _with_code(frame: Frame, lines: list[str], j: int) -> tuple[Frame, int]:
+    """The frame's code line: CPython's next line; IPython's and rich's marked line (`---> 22`,
+    `❱ 290`) among the source lines they print."""
+    end = min(len(lines), j + CODE_REACH)
+    for k in range(j, end):
+        if _is_frame(lines, k) or _TRACEBACK_HEAD.search(lines[k]):
+            break
+        if m := _CODE_MARK.match(lines[k]):
+            frame.code = m.group(1).strip()[:200]
+            return frame, k + 1 - (j - 1)
+    # CPython's code line: not a frame, not carets, not an IPython source-listing line.
+    if (
+        j < len(lines)
+        and lines[j]
+        and not _is_frame(lines, j)
+        and not _CARETS.match(lines[j])
+        and not re.match(r"^\s*\d+\s", lines[j])
+    ):
+        frame.code = lines[j].strip()[:200]
+    return frame, 1
+
+
+def _own(lines: list[str], rank: int | None) -> list[str]:
+    """The lines of `rank` (a `[rankN]:` prefix of another rank is not its own), stripped."""
+    out = []
+    for raw in lines:
+        text, r = strip_line(raw)
+        if rank is None or r is None or r == rank:
+            out.append(text.strip())
+    return out
+
+
+def _parse_frames(own: list[str], i: int, stop: int | None = None) -> list[Frame]:
+    out: list[Frame] = []
+    while i < len(own):
+        if stop is not None and i > 0 and _EXCEPTION.match(own[i]) and out:
+            break
+        got = _frame_at(own, i)
+        if got is None:
+            i += 1
+            continue
+        frame, used = got
+        out.append(frame)
+        i += max(used, 1)
+    return out
+
+
+_EXCEPTION = lazy(r"^[A-Za-z_][\w.]*(?:Error|Exception)\b")
+AFTER_REACH = 4  # old PyTorch prints THC's "out of memory" line, then the Python traceback
+
+
+def traceback_frames(lines: list[str], at: int, rank: int | None = None) -> list[Frame]:
+    """The failing rank's frames for the OOM at lines[at], outermost first: the traceback that
+    ends at it, else (the message printed first: THC, a logger) one that starts just after it."""
+    frames = frames_before(lines, at, rank)
+    if frames:
+        return frames
+    after = _own(lines[at + 1 : at + 1 + REACH], rank)
+    for k in range(min(AFTER_REACH, len(after))):
+        if _TRACEBACK_HEAD.search(after[k]):
+            return _parse_frames(after, k + 1, stop=True)
+    return []
+
+
+def frames_before(lines: list[str], end: int, rank: int | None = None) -> list[Frame]:
+    """The traceback that ends at lines[end] (the OOM message): its frames, outermost first.
+    Lines of other ranks (a `[rankN]:` prefix that is not `rank`'s) are not part of it."""
+    own = _own(lines[max(0, end - REACH) : end], rank)
+    head = None
+    for i in range(len(own) - 1, -1, -1):
+        if _TRACEBACK_HEAD.search(own[i]):
+            head = i
+            break
+    if head is None:
+        # A paste or an elastic report without the head line: only the frames just before the
+        # message, so an earlier, unrelated traceback is not read as this one.
+        head = max(0, len(own) - HEADLESS_REACH)
+    return _parse_frames(own, head)
+
+
+# -- where: the frame table ------------------------------------------------------------------
+# (phase, what is matched: "module" = the frame's file path, "func" = its function name, "code" =
+# its code line; the pattern; why). Every entry is tested on real tracebacks
+# (tests/data/phase/records.py).
+WHERE = [
+    (
+        "checkpoint_save",
+        "code",
+        r"\btorch\.save\(|\bsave_checkpoint\(|\bsave_pretrained\(",
+        "a save call",
+    ),
+    (
+        "checkpoint_save",
+        "func",
+        r"(?i)save_?(?:ckpt|checkpoint|model|pretrained|state)|(?:ckpt|checkpoint)_?save|"
+        r"consolidate_state_dict|dump_checkpoint|^_?save$",
+        "a checkpoint writer",
+    ),
+    ("checkpoint_load", "module", r"torch[/\\]serialization\.py$", "torch.load"),
+    (
+        "checkpoint_load",
+        "code",
+        r"\btorch\.load\(|\bload_checkpoint\(|\bfrom_pretrained\(",
+        "a load call",
+    ),
+    (
+        "checkpoint_load",
+        "func",
+        r"(?i)load_?(?:ckpt|checkpoint|from_checkpoint)|(?:ckpt|checkpoint)_?load|"
+        r"^_load_optimizer_and_scheduler$|^_?load_state_dict\w*$|^resume\w*$|^_?restore\w*$|"
+        r"^from_pretrained$|^load_model$",
+        "a checkpoint loader",
+    ),
+    (
+        "eval",
+        "func",
+        r"(?i)^_?(?:evaluat\w*|eval|eval_\w+|\w+_eval|\w+_evaluate|validat\w*|\w+_validation\w*|"
+        r"valid_step|val_step|\w+_val_step|predict|prediction_\w+|predict_step|test_step|"
+        r"run_evaluation|test|inference_step|\w+_inference)$",
+        "an evaluation loop",
+    ),
+    (
+        "eval",
+        "code",
+        r"\b(?:evaluate|validate|run_validation|eval_loop|evaluation_loop)\w*\(|"
+        r"\btrainer\.(?:evaluate|predict|validate|test)\(",
+        "an evaluation called",
+    ),
+    (
+        "eval",
+        "module",
+        r"(?:^|[/\\])(?:evaluation_loop|eval|evaluate|evaluation|validate)\.py$",
+        "an evaluation module",
+    ),
+    (
+        "optimizer_step",
+        "module",
+        r"torch[/\\]optim[/\\]|apex[/\\]optimizers[/\\]|bitsandbytes[/\\]optim",
+        "an optimizer",
+    ),
+    (
+        "optimizer_step",
+        "func",
+        r"^(?:optimizer_step|_maybe_opt_step|_?step_optimizer|_multi_tensor_\w+|_single_tensor_\w+|"
+        r"_fused_\w+|_init_group|adamw?|sgd)$",
+        "an optimizer step",
+    ),
+    (
+        "optimizer_step",
+        "code",
+        r"\b(?:optimizer|optim|opt)\w*\.step\(|\bscaler\.step\(",
+        "optimizer.step()",
+    ),
+    ("data", "module", r"torch[/\\]utils[/\\]data[/\\]", "the data loader"),
+    (
+        "data",
+        "func",
+        r"^(?:\w*collate\w*|pin_memory|_pin_memory_loop|__getitem__|__next__|_next_data)$",
+        "data loading",
+    ),
+    ("backward", "module", r"torch[/\\]autograd[/\\]", "autograd"),
+    ("backward", "func", r"^(?:backward|_backward\w*|run_backward)$", "a backward pass"),
+    ("backward", "code", r"\.backward\(", "a .backward() call"),
+    (
+        "model_init",
+        "code",
+        r"\bmodel\w*\s*(?:=\s*\S.*)?\.(?:to|cuda)\(",
+        "the model moved to the GPU",
+    ),
+    (
+        "model_init",
+        "func",
+        r"^(?:_apply|build_model|create_model|init_model|setup_model)$",
+        "model set-up",
+    ),
+    ("forward", "module", r"torch[/\\]nn[/\\]modules[/\\]", "a module's forward"),
+    (
+        "forward",
+        "func",
+        r"^(?:forward|_forward\w*|__call__|_call_impl|_wrapped_call_impl)$",
+        "a forward pass",
+    ),
+]
+# Which phase wins when frames name several: the outer loop (checkpointing, evaluation,
+# optimizer) over the inner work (forward), backward over forward (recomputed activations).
+PRIORITY = [
+    "checkpoint_save",  # before load: torch.save's own frames are in torch/serialization.py too
+    "checkpoint_load",
+    "eval",
+    "optimizer_step",
+    "data",
+    "backward",
+    "model_init",
+    "forward",
+]
+_WHERE = [(phase, what, lazy(pattern), why) for phase, what, pattern, why in WHERE]
+# Loading an optimizer's or a scheduler's state, or anything named resume, is resuming a run.
+_RESUME_FRAME = lazy(
+    r"(?i)resum|optim\w*\.load_state_dict|sched\w*\.load_state_dict|_load_optimizer"
+)
+_RESTORE_FRAMES = lazy(r"^(?:default_restore_location|_cuda_deserialize|restore_location)$")
+
+
+def where_from_frames(frames: list[Frame]) -> tuple[str, list[str]]:
+    """The phase the traceback names, and the frames that name it."""
+    named: dict[str, list[Frame]] = {}
+    for frame in frames:
+        for phase, what, pattern, _why in _WHERE:
+            value = frame.file if what == "module" else frame.func if what == "func" else frame.code
+            if value and pattern.search(value.split(".")[-1] if what == "func" else value):
+                named.setdefault(phase, []).append(frame)
+                break
+    for phase in PRIORITY:
+        if phase in named:
+            return phase, [f.text() for f in named[phase][-2:]]
+    return "unknown", []
+
+
+# -- stage markers and progress, from the log's own lines --------------------------------------
+_EVAL_MARKER = lazy(
+    r"\*{3,}\s*Running (?:Evaluation|Prediction)|\bRunning (?:validation|evaluation)\b|"
+    r"^\s*(?:Evaluating|Validating|Validation|Testing)\b|Validation DataLoader|"
+    r"\((?:valid|val|eval)\)|^\s*(?:eval|valid|val)\s*[:|(]",
+    re.IGNORECASE,
+)
+_MARKERS = [
+    ("eval", _EVAL_MARKER),
+    (
+        "checkpoint_load",
+        lazy(
+            r"\b(?:Loading|Restoring)\b.{0,40}\bcheckpoint\b(?!\s*shards)|\bResuming\b|"
+            r"Continuing training from checkpoint",
+            re.IGNORECASE,
+        ),
+    ),
+    ("checkpoint_save", lazy(r"\bSaving\b.{0,40}\b(?:checkpoint|model)\b", re.IGNORECASE)),
+]
+_MARKER_DONE = lazy(r"\b(?:Done saving|Saved|Loaded|finished saving)\b", re.IGNORECASE)
+# A resumed run says so before its first new step. Loading a model's weight shards at start-up
+# ("Loading checkpoint shards") is not a resume.
+_RESUME = lazy(
+    r"\bResum(?:ing|ed)\b(?!\s+download)|Continuing training from checkpoint|"
+    r"Restoring states from the checkpoint|\b(?:Loading|Loaded)\b.{0,40}\bcheckpoint\b(?!\s*shards)",
+    re.IGNORECASE,
+)
+# A training loop that started: HF Trainer's banner, Lightning's and tqdm's first epoch.
+_TRAIN_START = lazy(
+    r"\*{3,}\s*Running training\s*\*{3,}|\bStart(?:ing|ed)? training\b|\bTraining started\b|"
+    r"^\s*Epoch\s*0\s*[:/|]",
+    re.IGNORECASE,
+)
+# tqdm's bar: its label, then "  59/118 [" (the count done). Only a training loop's bar (no label,
+# or an epoch/train/step label) counts; loading, tokenizing and download bars do not.
+_TQDM = lazy(r"^(.*?)(?:\d{1,3}%\s*\|[^|]*\||\d{1,3}%)\s*(\d{1,9})/(\d{1,9})\s*\[", needs="/")
+# "[Train] Epoch: [1][371/4899]", "Epoch [3/10] [120/500]": the batch within the epoch.
+_BRACKETS = lazy(
+    r"(?i)(?:epoch|train|iter)\w*\W.*\[\s*(\d{1,9})\s*/\s*\d{1,9}\s*\]\s*(?!.*\[\s*\d+\s*/)"
+)
+_TRAIN_LABEL = lazy(r"(?i)^\W*$|\bepoch\b|^\W*train(?:ing)?\b|\bsteps?\b|\biter")
+_OTHER_LABEL = lazy(
+    r"(?i)split|\bmap\b|download|load|token|generat|filter|shard|eval|valid|test|predict"
+)
+_HF_LOG = lazy(r"\{'loss':\s*[\d.]+", needs="'loss'")
+DEFAULT_STEP_PATTERN = r"(?i)\b(?:step|iter(?:ation)?|global_step)[\s:=#]+(\d+)"
+
+
+def _progress(line: str, step_pattern: re.Pattern) -> tuple[bool | None, int | None]:
+    """Whether a line reports training progress: True with the step's number when a step
+    completed, False when the loop shows it started with none done (a 0/N bar), None otherwise."""
+    if m := _TQDM.search(line):
+        label = m.group(1)
+        if _TRAIN_LABEL.search(label) and not _OTHER_LABEL.search(label):
+            n = small_int(m.group(2))
+            return (bool(n), n) if n else (False, None)
+        return None, None
+    if m := step_pattern.search(line):
+        return True, small_int(m.group(1))
+    if (m := _BRACKETS.search(line)) and not _OTHER_LABEL.search(line[: m.start(1)]):
+        n = small_int(m.group(1))
+        return (bool(n), n) if n else (False, None)
+    if _HF_LOG.search(line):
+        return True, None
+    return None, None
+
+
+@record
+class _Walk:
+    """What the lines before the OOM showed, read once in order."""
+
+    steps: bool = False
+    step: int | None = None
+    started: bool = False
+    resume: str | None = None
+    marker: tuple[str, str] | None = None
+    eval_pending: bool = False
+    earlier_eval: bool = False  # an evaluation ran between training steps before this one
+
+
+def _walk(lines: list[str], end: int, rank: int | None, pattern: re.Pattern) -> _Walk:
+    w = _Walk()
+    for i in range(max(0, end - REACH * 4), end):
+        text, r = strip_line(lines[i])
+        if rank is not None and r is not None and r != rank:
+            continue
+        done, n = _progress(text, pattern)
+        if done is not None:
+            w.started = True
+            if done:
+                w.steps, w.marker = True, None
+                w.step = n if n is not None else w.step
+                w.earlier_eval = w.earlier_eval or w.eval_pending
+                w.eval_pending = False
+            continue
+        if _RESUME.search(text):
+            # Lines before a resume are the run before it (an appended log).
+            w = _Walk(resume=text.strip()[:200])
+        if _TRAIN_START.search(text):
+            w.started = True
+        for kind, rx in _MARKERS:
+            if rx.search(text) and not _MARKER_DONE.search(text):
+                w.marker = (kind, text.strip()[:200])
+                w.eval_pending = w.eval_pending or kind == "eval"
+                break
+    return w
+
+
+def phase_of(
+    lines: list[str],
+    oom_line: int,
+    rank: int | None = None,
+    step_pattern: str = DEFAULT_STEP_PATTERN,
+) -> Phase:
+    """Where and when the OOM at lines[oom_line] happened (the lines of one log, in order)."""
+    frames = traceback_frames(lines, oom_line, rank)
+    where, evidence = where_from_frames(frames)
+    p = Phase(where=where, frames=frames, evidence=evidence)
+    p.restored_to_saved_device = any(_RESTORE_FRAMES.match(f.func) for f in frames)
+    w = _walk(lines, oom_line, rank, re.compile(step_pattern))
+    p.step = w.step
+    if p.where == "unknown" and w.marker is not None:
+        p.where = w.marker[0]
+        p.evidence.append(w.marker[1])
+    p.when = _when(p.where, w, frames)
+    if w.resume:
+        p.evidence.append(w.resume)
+    p.evidence = p.evidence[:MAX_EVIDENCE]
+    return p
+
+
+def _when(where: str, w: _Walk, frames: list[Frame]) -> str:
+    if w.resume and not w.steps:
+        return "after_resume"
+    if where == "checkpoint_load" and any(
+        _RESUME_FRAME.search(f.func + " " + f.code) for f in frames
+    ):
+        return "after_resume"
+    if w.steps:
+        return "eval_start" if where == "eval" and not w.earlier_eval else "mid_run"
+    if w.started or where == "model_init":
+        return "first_step"
+    return "unknown"

@@ -1,0 +1,241 @@
+"""The static source check (DESIGN §3.1): the lines of a job's own code that match the known
+causes of a growing or misplaced working set. Code is untrusted input: it is parsed with `ast`,
+never imported or run. Findings are evidence with file:line, never edits.
+
+- `keeps_graph`: a tensor kept across loop iterations with its graph: `total += loss`,
+  `losses.append(outputs)` in a loop that runs backward, without `.item()`, `.detach()`,
+  `float()`, `.cpu()` (PyTorch FAQ, "Don't accumulate history across your training loop");
+- `no_zero_grad`: a loop that runs backward and an optimizer step with no `zero_grad` in it or
+  its function;
+- `eval_no_grad`: an evaluation function (or a loop after `model.eval()`) that calls the model
+  outside `torch.no_grad()` / `torch.inference_mode()`: it builds a graph it never uses;
+- `load_no_map_location`: `torch.load(...)` without `map_location`: every rank restores the
+  tensors onto the GPU they were saved from.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import field
+from pathlib import Path
+
+from runbook.record import record
+
+MAX_FILES = 200
+MAX_BYTES = 4 << 20  # all files together
+MAX_FILE_BYTES = 1 << 20
+_EVAL_NAME = re.compile(
+    r"(?i)^_?(?:evaluat\w*|eval|eval_\w+|\w+_eval|\w+_evaluate|validat\w*|\w+_validation\w*|"
+    r"valid_step|val_step|\w+_val_step|test|test_step|predict\w*|inference\w*)$"
+)
+_LOSSY = re.compile(r"(?i)\b(?:loss\w*|\w*_loss|outputs?|logits|preds?|predictions?)\b")
+_DETACHED = re.compile(r"\.(?:item|detach|cpu|tolist|numpy)\(|\b(?:float|int)\(")
+_NO_GRAD = re.compile(r"\b(?:no_grad|inference_mode|set_grad_enabled\(\s*False)")
+
+
+@record
+class Finding:
+    kind: str  # keeps_graph | no_zero_grad | eval_no_grad | load_no_map_location
+    file: str
+    line: int
+    text: str
+    why: str
+
+    def contract(self) -> dict:
+        return {"kind": self.kind, "file": self.file, "line": self.line, "text": self.text}
+
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@record
+class SourceReport:
+    findings: list[Finding] = field(default_factory=list)
+    files: int = 0
+    notes: list[str] = field(default_factory=list)  # what was not read, and why
+
+    def of(self, kind: str) -> list[Finding]:
+        return [f for f in self.findings if f.kind == kind]
+
+
+def check_text(text: str, name: str) -> list[Finding]:
+    """The findings in one file's source (a file that does not parse yields none)."""
+    try:
+        tree = ast.parse(text, filename=name)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    lines = text.splitlines()
+    out: list[Finding] = []
+    v = _Visitor(name, lines, out)
+    v.visit(tree)
+    return out
+
+
+def _src(lines: list[str], node: ast.AST) -> str:
+    n = getattr(node, "lineno", 0)
+    return lines[n - 1].strip()[:200] if 0 < n <= len(lines) else ""
+
+
+def _text(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except Exception:  # noqa: BLE001 - an odd node only loses its text
+        return ""
+
+
+class _Visitor(ast.NodeVisitor):
+    def __init__(self, name: str, lines: list[str], out: list[Finding]):
+        self.name, self.lines, self.out = name, lines, out
+        self.functions: list[ast.AST] = []
+        self.guarded = 0  # depth of with no_grad / inference_mode
+
+    def add(self, kind: str, node: ast.AST, why: str) -> None:
+        line = getattr(node, "lineno", 0)
+        if any(f.kind == kind and f.line == line and f.file == self.name for f in self.out):
+            return
+        self.out.append(Finding(kind, self.name, line, _src(self.lines, node), why))
+
+    def visit_FunctionDef(self, node):  # noqa: N802 - ast's visitor names
+        self.functions.append(node)
+        decorated = any(_NO_GRAD.search(_text(d)) for d in node.decorator_list)
+        if decorated:
+            self.guarded += 1
+        if _EVAL_NAME.match(node.name) and not decorated and self.guarded == 0:
+            self._eval_function(node)
+        self.generic_visit(node)
+        if decorated:
+            self.guarded -= 1
+        self.functions.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
+
+    def visit_With(self, node):  # noqa: N802
+        guard = any(_NO_GRAD.search(_text(item.context_expr)) for item in node.items)
+        self.guarded += guard
+        self.generic_visit(node)
+        self.guarded -= guard
+
+    def _eval_function(self, fn) -> None:
+        """An evaluation function that calls a model outside no_grad: a call whose target is
+        named like a model (model(...), self.model(...), net(...)) not under a guard."""
+        for sub in ast.walk(fn):
+            if isinstance(sub, ast.With) and any(
+                _NO_GRAD.search(_text(i.context_expr)) for i in sub.items
+            ):
+                return  # guarded somewhere in it: the calls under it are fine
+        for sub in ast.walk(fn):
+            if isinstance(sub, ast.Call) and re.search(
+                r"(?i)(?:^|\.)(?:model|net|network|module|encoder|decoder)\w*$", _text(sub.func)
+            ):
+                self.add(
+                    "eval_no_grad",
+                    sub,
+                    f"{fn.name}() calls the model outside torch.no_grad()/inference_mode(): "
+                    "evaluation builds and keeps an autograd graph",
+                )
+                return
+
+    def visit_Call(self, node):  # noqa: N802
+        if (
+            _text(node.func) == "torch.load"
+            and not any(k.arg == "map_location" for k in node.keywords)
+            and len(node.args) < 2
+        ):
+            self.add(
+                "load_no_map_location",
+                node,
+                "torch.load without map_location restores every tensor onto the device it "
+                "was saved from (rank 0's GPU for every rank)",
+            )
+        self.generic_visit(node)
+
+    def _loop(self, node) -> None:
+        body = "\n".join(_text(s) for s in node.body)
+        trains = ".backward(" in body
+        if trains:
+            self._kept_across(node)
+            fn = self.functions[-1] if self.functions else None
+            scope = _text(fn) if fn is not None else body
+            if re.search(r"\.step\(", body) and "zero_grad" not in scope:
+                self.add(
+                    "no_zero_grad",
+                    node,
+                    "a training loop with backward and an optimizer step but no zero_grad",
+                )
+        self.generic_visit(node)
+
+    visit_For = _loop  # noqa: N815
+    visit_While = _loop  # noqa: N815
+    visit_AsyncFor = _loop  # noqa: N815
+
+    def _kept_across(self, loop) -> None:
+        """`x += loss` / `xs.append(loss)` in a training loop, the value not detached."""
+        for sub in ast.walk(loop):
+            value = None
+            if isinstance(sub, ast.AugAssign) and isinstance(sub.op, ast.Add):
+                value = sub.value
+            elif (
+                isinstance(sub, ast.Call)
+                and isinstance(sub.func, ast.Attribute)
+                and sub.func.attr in ("append", "extend")
+                and sub.args
+            ):
+                value = sub.args[0]
+            if value is None:
+                continue
+            text = _text(value)
+            if _LOSSY.search(text) and not _DETACHED.search(text):
+                self.add(
+                    "keeps_graph",
+                    sub,
+                    f"`{_src(self.lines, sub)}` keeps {text} across steps with its autograd "
+                    "graph (use .item() or .detach())",
+                )
+
+
+def check_tree(root: str | Path) -> SourceReport:
+    """Every .py file under `root` (a file or a folder), bounded: MAX_FILES files, MAX_BYTES."""
+    root = Path(root)
+    report = SourceReport()
+    paths = [root] if root.is_file() else _python_files(root)
+    used = 0
+    for path in paths:
+        if report.files >= MAX_FILES or used >= MAX_BYTES:
+            report.notes.append(
+                f"stopped after {report.files} files ({used} bytes): the check reads at most "
+                f"{MAX_FILES} files and {MAX_BYTES} bytes"
+            )
+            break
+        try:
+            size = path.stat().st_size
+            if size > MAX_FILE_BYTES:
+                report.notes.append(f"{path}: {size} bytes, over {MAX_FILE_BYTES}: not read")
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as e:
+            report.notes.append(f"{path}: {e.strerror or e}")
+            continue
+        used += len(text)
+        report.files += 1
+        name = str(path.relative_to(root)) if root.is_dir() else path.name
+        report.findings.extend(check_text(text, name))
+    return report
+
+
+def _python_files(root: Path) -> list[Path]:
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        # A virtual environment or a package cache is not the job's own code.
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if not d.startswith(".")
+            and d not in ("site-packages", "__pycache__", "node_modules")
+            and not (Path(dirpath, d) / "pyvenv.cfg").exists()
+        )
+        out.extend(Path(dirpath, f) for f in sorted(filenames) if f.endswith(".py"))
+        if len(out) > MAX_FILES * 2:
+            break
+    return out

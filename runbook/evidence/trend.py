@@ -1,0 +1,164 @@
+"""The memory trend before an OOM, from the memory series a training already prints (DESIGN §3.1).
+
+A pure function of log lines. Series read: runbook.instrument's per-step line, Megatron-LM's
+`memory (MB) | allocated: ... | max allocated: ... | reserved: ...`, DeepSpeed's
+`see_memory_usage` (`MA 1.2 GB  Max_MA 2.3 GB  CA 3.4 GB  Max_CA 3 GB`), torchtitan's
+`step: N ... memory: 23.86GiB(25.12%)`. Kinds:
+- leak: the value at step boundaries keeps rising after warm-up, to the last points;
+- warmup: it rises, then stays flat (the allocator's caches and the optimizer's state filling
+  up): never a leak;
+- spike: flat, then one point far above (a data-dependent peak: the longest batch);
+- flat; unknown (too few points, or a shape none of these).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import field
+
+from runbook.evidence.oom_message import strip_line
+from runbook.lazyre import lazy
+from runbook.record import record
+
+MIN_POINTS = 4
+FLAT = 0.03  # spread within 3 % of the median is flat (allocator rounding, a step's jitter)
+LEAK_RISE = 0.05  # a leak grows the value by at least 5 % after warm-up...
+LATE_RISE = 0.01  # ...and is still growing over the last third of the points
+SPIKE = 1.25  # one point 25 % above the median of the others
+MAX_POINTS = 4096
+MAX_EVIDENCE = 4
+
+_INSTRUMENT = lazy(
+    r"RUNBOOK_INSTRUMENT mem rank=(\S+) step=(\d{1,12}) allocated=(\d{1,20})"
+    r"(?: peak=(\d{1,20}))?(?: reserved=(\d{1,20}))?(?: retries=(\d{1,12}))?",
+    needs="RUNBOOK_INSTRUMENT mem",
+)
+_MEGATRON = lazy(
+    r"(?:\[Rank (\d+)\]\s*)?\(after (\d+) iterations\) memory \(MB\) \| allocated: ([\d.]+) \| "
+    r"max allocated: ([\d.]+) \| reserved: ([\d.]+)",
+    needs="memory (MB)",
+)
+_DEEPSPEED = lazy(r"\bMA ([\d.]+) GB\s+Max_MA ([\d.]+) GB\s+CA ([\d.]+) GB", needs="Max_MA")
+_TITAN = lazy(r"\bstep:\s*(\d{1,12})\b.*?\bmemory:\s*([\d.]+)\s*GiB\s*\(", needs="GiB(")
+_RETRIES = lazy(r"(\d{1,9}) CUDA memory allocation retries", needs="allocation retries")
+
+
+@record
+class Trend:
+    kind: str = "unknown"  # leak | warmup | spike | flat | unknown
+    points: int = 0
+    series: str | None = None  # instrument | megatron | deepspeed | torchtitan
+    rank: int | None = None
+    values_mib: list[float] = field(default_factory=list)
+    steps: list[int | None] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+    retries: int | None = None  # allocation retries the series reported (fragmentation pressure)
+    why: str = ""
+
+    def contract(self) -> dict:
+        return {
+            "kind": self.kind,
+            "points": self.points,
+            "series": self.series,
+            "evidence": self.evidence,
+        }
+
+
+def _point(text: str) -> tuple[str, int | None, int | None, float, int | None] | None:
+    """(series, rank, step, allocated MiB, retries) of one line, or None."""
+    if m := _INSTRUMENT.search(text):
+        rank = int(m.group(1)) if m.group(1).isdigit() else None
+        retries = int(m.group(6)) if m.group(6) else None
+        return "instrument", rank, int(m.group(2)), int(m.group(3)) / 2**20, retries
+    if m := _MEGATRON.search(text):
+        return "megatron", _int(m.group(1)), int(m.group(2)), float(m.group(3)), None
+    if m := _DEEPSPEED.search(text):
+        return "deepspeed", None, None, float(m.group(1)) * 1024, None
+    if m := _TITAN.search(text):
+        return "torchtitan", None, int(m.group(1)), float(m.group(2)) * 1024, None
+    return None
+
+
+def _int(text: str | None) -> int | None:
+    return int(text) if text and text.isdigit() else None
+
+
+def trend_of(lines: list[str], rank: int | None = None, end: int | None = None) -> Trend | None:
+    """The memory trend of `rank` (else of the rank with the most points) in lines[:end];
+    None when no memory series is in the lines."""
+    series: dict[tuple[str, int | None], list[tuple[int | None, float, str]]] = {}
+    retries = None
+    for raw in lines[:end]:
+        if not any(w in raw for w in ("memory", "MA ", "RUNBOOK", "retries")):
+            continue
+        text, prefix_rank = strip_line(raw)
+        if m := _RETRIES.search(text):
+            retries = max(retries or 0, int(m.group(1)))
+            continue
+        got = _point(text)
+        if got is None:
+            continue
+        name, r, step, mib, retr = got
+        r = r if r is not None else prefix_rank
+        if retr is not None:
+            retries = max(retries or 0, retr)
+        pts = series.setdefault((name, r), [])
+        if len(pts) < MAX_POINTS:
+            pts.append((step, mib, text.strip()[:200]))
+    if not series:
+        return None
+    key = next((k for k in series if rank is not None and k[1] == rank), None)
+    if key is None:
+        key = max(series, key=lambda k: len(series[k]))
+    pts = series[key]
+    t = Trend(
+        series=key[0],
+        rank=key[1],
+        points=len(pts),
+        values_mib=[v for _, v, _ in pts],
+        steps=[s for s, _, _ in pts],
+        retries=retries,
+    )
+    t.kind, t.why = classify(t.values_mib)
+    t.evidence = [pts[0][2], *([pts[-1][2]] if len(pts) > 1 else [])][:MAX_EVIDENCE]
+    return t
+
+
+def classify(values: list[float]) -> tuple[str, str]:
+    """The kind of a series of values at step boundaries, and why, in words."""
+    n = len(values)
+    if n < MIN_POINTS:
+        return "unknown", f"{n} point(s): too few to tell a trend (at least {MIN_POINTS})"
+    med = statistics.median(values)
+    if med <= 0:
+        return "unknown", "the series is empty of memory"
+    spread = (max(values) - min(values)) / med
+    if spread <= FLAT:
+        return "flat", f"within {spread:.1%} of its median over {n} points"
+    body, last = values[:-1], values[-1]
+    body_med = statistics.median(body)
+    if body_med > 0 and last >= SPIKE * body_med and (max(body) - min(body)) / body_med <= FLAT * 2:
+        return "spike", (
+            f"flat at ~{body_med:.0f} MiB, then {last:.0f} MiB at the last point "
+            f"({last / body_med:.2f}x): a data-dependent peak"
+        )
+    warm = max(1, n // 4)
+    post = values[warm:]
+    third = post[-max(2, len(post) // 3) :]
+    rise = (post[-1] - post[0]) / max(post[0], 1e-9)
+    late = (third[-1] - third[0]) / max(third[0], 1e-9)
+    ups = sum(1 for a, b in zip(post, post[1:], strict=False) if b > a * (1 + 0.002))
+    if rise >= LEAK_RISE and late >= LATE_RISE and ups >= 0.6 * (len(post) - 1):
+        return "leak", (
+            f"after the first {warm} point(s) it rose {rise:.0%} ({post[0]:.0f} -> {post[-1]:.0f} "
+            f"MiB), rising in {ups} of {len(post) - 1} steps and still {late:.1%} over the last "
+            f"{len(third)}"
+        )
+    tail = values[n // 2 :]
+    tail_spread = (max(tail) - min(tail)) / max(statistics.median(tail), 1e-9)
+    if tail_spread <= FLAT and values[0] < min(tail) * (1 - FLAT):
+        return "warmup", (
+            f"rose from {values[0]:.0f} to ~{statistics.median(tail):.0f} MiB, then flat "
+            f"(within {tail_spread:.1%}) over the last {len(tail)} points: warm-up, not a leak"
+        )
+    return "unknown", f"{n} points with no clear shape (spread {spread:.0%})"
