@@ -29,6 +29,30 @@ def score(records: list[dict], check) -> tuple[int, int, list[str]]:
     return len(records) - len(misses), len(records), misses
 
 
+def phase_rows() -> dict[str, dict[str, list]]:
+    """where / when / cause on the real tracebacks of tests/data/phase (all read while the frame
+    table was written: a tune set), through `diagnose`'s own path (scan, classify). cause counts
+    only records whose thread confirmed one."""
+    from runbook.diagnosis import Evidence, classify
+    from runbook.evidence.launcher_log import scan
+    from runbook.playbook import load
+    from tests.data.phase.records import RECORDS
+
+    t = load().thresholds
+    got = {}
+    for r in RECORDS:
+        d = classify(Evidence(launch=scan(r["text"])), t)
+        p = d.phase.contract() if d.phase is not None else {"where": None, "when": None}
+        got[r["id"]] = (p["where"], p["when"], d.cause.name if d.cause else "unknown")
+    out: dict[str, dict[str, list]] = {}
+    for k, key in enumerate(("where", "when", "cause")):
+        recs = [r for r in RECORDS if key != "cause" or r["answer"]["cause"]]
+        miss = [r["id"] for r in recs if got[r["id"]][k] != r["answer"][key]]
+        cell = [len(recs) - len(miss), len(recs), miss]
+        out[f"phase-{key}"] = {"shared": [0, 0, []], "own-tune": cell, "own-measure": [0, 0, []]}
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="one JSON document")
@@ -58,6 +82,7 @@ def main() -> int:
             if keep(r) and (m := parse(r["text"])) and m.tried_mib is not None
         ]
         rows["verdict"][col] = list(score(recs, cc.verdict))
+    rows.update(phase_rows())
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

@@ -59,6 +59,7 @@ class Facts:
     trend: Any = None  # evidence.trend.Trend
     source: Any = None  # evidence.source_check.SourceReport
     tried: tuple[str, ...] = ()  # rungs the lineage already took
+    parent_failed_step: int | None = None  # the step this job's parent failed at
     # The co_tenant verdict rests on the message's "Process N has X" alone (no node probe).
     co_tenant_from_message: bool = False
 
@@ -72,7 +73,10 @@ def _when(f: Facts) -> str:
 
 
 def _findings(f: Facts, kind: str) -> list:
-    return f.source.of(kind) if f.source is not None else []
+    """The source check's findings of `kind` in the code the failing traceback ran through."""
+    if f.source is None:
+        return []
+    return f.source.of(kind, getattr(f.phase, "frames", None) or None)
 
 
 def _lines(findings: list) -> list[str]:
@@ -131,14 +135,22 @@ def leak(f: Facts) -> Cause | None:
             [f"the memory at step boundaries keeps rising ({t.series}: {t.why})"],
             [*t.evidence, *_lines(_findings(f, "keeps_graph"))],
         )
-    if "halve_micro_batch" in f.tried and _when(f) == "mid_run" and f.verdict in OOM_VERDICTS:
+    step, before = getattr(f.phase, "step", None), f.parent_failed_step
+    if (
+        f.tried[:1] == ("halve_micro_batch",)
+        and _when(f) == "mid_run"
+        and f.verdict in OOM_VERDICTS
+        and step is not None
+        and before is not None
+        and step > before
+    ):
         return Cause(
             "leak",
             HUMAN,
             [
-                "the lineage already halved the micro-batch and the rerun ran out again mid-run: "
-                "the working set grows with the steps, and another rung would only move the OOM "
-                "later"
+                f"the lineage halved the micro-batch after an OOM at step {before}, and the rerun "
+                f"ran out again later, after step {step}: the working set grows with the steps; "
+                "another batch rung would only move the OOM later"
             ],
             _lines(_findings(f, "keeps_graph")),
         )

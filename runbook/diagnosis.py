@@ -39,6 +39,7 @@ class Evidence:
     # lineage already took: both feed the cause (DESIGN §3.1).
     source: Any = None
     tried: tuple[str, ...] = ()
+    parent_failed_step: int | None = None  # the step the lineage's parent failed at
 
 
 @record
@@ -68,6 +69,16 @@ class Diagnosis:
     cause: Any = None
     # The co_tenant verdict rests on the node's process list (not the message's own lines).
     tenant_from_node: bool = False
+
+    def _source_findings(self) -> list[dict] | None:
+        """The source check's findings, each marked whether the failing traceback ran through
+        its function (the code that failed, not a sibling that did not run)."""
+        source = self.evidence.source
+        if source is None:
+            return None
+        frames = self.phase.frames if self.phase is not None else []
+        ran = {f.func.split(".")[-1] for f in frames}
+        return [{**f.contract(), "in_traceback": f.function in ran} for f in source.findings]
 
     @property
     def evidence_incomplete(self) -> bool:
@@ -99,9 +110,7 @@ class Diagnosis:
             "phase": self.phase.contract() if self.phase is not None else None,
             "trend": self.trend.contract() if self.trend is not None else None,
             "cause": self.cause.name if self.cause is not None else "unknown",
-            "source_findings": [f.contract() for f in self.evidence.source.findings]
-            if self.evidence.source is not None
-            else None,
+            "source_findings": self._source_findings(),
         }
 
 
@@ -175,6 +184,7 @@ def _when_and_where(d: Diagnosis, ev: Evidence) -> None:
             trend=d.trend,
             source=ev.source,
             tried=tuple(ev.tried),
+            parent_failed_step=ev.parent_failed_step,
             co_tenant_from_message=d.verdict == "co_tenant" and not d.tenant_from_node,
         )
     )

@@ -166,7 +166,8 @@ def step(n: int, every: int | None = None) -> None:
     """Opt-in memory series for runbook's trend (DESIGN §3.1): every `every` steps (default
     $RUNBOOK_MEM_EVERY, unset: never) one line with the allocated memory at this step boundary,
     the peak since the last line, reserved, the allocator's retries and its inactive split
-    bytes; then the peak is reset. Without CUDA it prints nothing."""
+    bytes; then the peak is reset. Without CUDA it prints nothing. Its cost per call is measured
+    by bench/instrument_step.py."""
     if every is None:
         every = int(os.environ.get("RUNBOOK_MEM_EVERY", "0") or 0)
     if every <= 0 or n % every:
@@ -176,15 +177,27 @@ def step(n: int, every: int | None = None) -> None:
     if not torch.cuda.is_available():
         return
     stats = torch.cuda.memory_stats()
+    memory_line(
+        n,
+        allocated=torch.cuda.memory_allocated(),
+        peak=torch.cuda.max_memory_allocated(),
+        reserved=torch.cuda.memory_reserved(),
+        retries=stats.get("num_alloc_retries", 0),
+        inactive=stats.get("inactive_split_bytes.all.current", 0),
+    )
+    torch.cuda.reset_peak_memory_stats()
+
+
+def memory_line(
+    n: int, *, allocated: int, peak: int, reserved: int, retries: int = 0, inactive: int = 0
+) -> None:
+    """The per-step line runbook's trend reads (bytes), for numbers a job has from elsewhere."""
     print(
-        f"{MARKER} mem rank={_rank()} step={n} allocated={torch.cuda.memory_allocated()} "
-        f"peak={torch.cuda.max_memory_allocated()} reserved={torch.cuda.memory_reserved()} "
-        f"retries={stats.get('num_alloc_retries', 0)} "
-        f"inactive={stats.get('inactive_split_bytes.all.current', 0)}",
+        f"{MARKER} mem rank={_rank()} step={n} allocated={int(allocated)} peak={int(peak)} "
+        f"reserved={int(reserved)} retries={int(retries)} inactive={int(inactive)}",
         file=sys.stderr,
         flush=True,
     )
-    torch.cuda.reset_peak_memory_stats()
 
 
 FR_VARS = ("TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE")

@@ -1,7 +1,9 @@
 """Lineage tags a person cannot forge: which incident resubmitted which job with which rung.
 
-A resubmission's comment carries `runbook:incident=<id>,parent=<job>,rung=<rung>,sig=<hex>`, the
-signature a keyed hash (HMAC-SHA256, the site's lineage secret) of the three fields. Anyone can
+A resubmission's comment carries `runbook:incident=<id>,parent=<job>,rung=<rung>[,step=<n>],sig=<hex>`,
+the signature a keyed hash (HMAC-SHA256, the site's lineage secret) of the fields; `step`, the
+training step the parent failed at, is signed with them when runbook knew it (a rerun that fails
+later than its parent, after a batch rung, is a leak's evidence: DESIGN §3.1). Anyone can
 put any comment on a job, so a comment counts only when its signature verifies and the job was
 submitted by runbook's own user; any other comment that claims a lineage is ignored, and named as
 suspicious. What runbook itself did is what its ledger says; these tags let an incident on a
@@ -33,14 +35,17 @@ class Claim:
     why: str = ""  # why not, for the report
 
 
-def signature(secret: bytes, incident: str, parent: str, rung: str) -> str:
-    msg = f"{incident}|{parent}|{rung}".encode()
-    return hmac.new(secret, msg, hashlib.sha256).hexdigest()[:32]
+def signature(secret: bytes, incident: str, parent: str, rung: str, step: str = "") -> str:
+    # Without a step the message is the three fields, as tags made before the step was kept.
+    msg = f"{incident}|{parent}|{rung}" + (f"|{step}" if step else "")
+    return hmac.new(secret, msg.encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def tag(secret: bytes, incident: str, parent: str, rung: str) -> str:
-    sig = signature(secret, incident, parent, rung)
-    return f"runbook:incident={incident},parent={parent},rung={rung},sig={sig}"
+def tag(secret: bytes, incident: str, parent: str, rung: str, step: int | None = None) -> str:
+    s = str(step) if step is not None else ""
+    sig = signature(secret, incident, parent, rung, s)
+    kept = f",step={s}" if s else ""
+    return f"runbook:incident={incident},parent={parent},rung={rung}{kept},sig={sig}"
 
 
 def read(job_id: str, comment: str, user: str, *, secret: bytes, runbook_user: str) -> Claim | None:
@@ -50,7 +55,11 @@ def read(job_id: str, comment: str, user: str, *, secret: bytes, runbook_user: s
         return None
     fields = dict(kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv)
     want = signature(
-        secret, fields.get("incident", ""), fields.get("parent", ""), fields.get("rung", "")
+        secret,
+        fields.get("incident", ""),
+        fields.get("parent", ""),
+        fields.get("rung", ""),
+        fields.get("step", ""),
     )
     if not hmac.compare_digest(fields.get("sig", ""), want):
         return Claim(

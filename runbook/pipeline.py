@@ -83,6 +83,10 @@ def _run(ctx: engine.Run) -> None:
     ex.confirm = confirm_policy(
         site, prelim_verdict, assume_yes=opts.assume_yes, confirm=opts.confirm
     )
+    # The job's own PIDs on the failing node, while they still exist: after the cancel,
+    # `scontrol listpids` has nothing to say, and the message's "Process N has X in use" lines
+    # of the job's own ranks would read as co-tenants.
+    own_pids = collect.job_pids_of(site, hosts, job, ff.node) if wedged and ff else None
     with rec.step("cancel", opts.progress) as s:
         if wedged:
             engine.cancel(
@@ -102,6 +106,9 @@ def _run(ctx: engine.Run) -> None:
     with rec.step("node health", opts.progress) as s:
         node = ff.node if ff and ff.node else None
         health = collect.node_health(site, hosts, job, node)
+        if health.oom_node is not None and health.oom_node.job_pids is None and own_pids:
+            health.oom_node.job_pids = own_pids
+            health.oom_node.unavailable.pop("job_pids", None)
         for n, h in health.nodes.items():
             for name, text in h.raw.items():
                 rec.raw(f"{n}.{name}.txt", text)
@@ -124,6 +131,8 @@ def _run(ctx: engine.Run) -> None:
             job_id=job.raw,
             dump=dump,
             tried=tuple(r for _, r in run.tried),
+            parent_failed_step=run.parent_failed_step,
+            source=collect.source_of(job, script or ""),
         )
         diagnosis = ctx.diagnosis = classify(evidence, playbook.thresholds)
         inc.diagnosis = diagnosis.contract()

@@ -148,7 +148,7 @@ class HangSection:
     # py-spy on the nodes (pip install py-spy): a name on PATH or a path.
     py_spy: str = "py-spy"
     # Run `py-spy dump --pid N` and `scontrol listpids` under `sudo -n`: reading another user's
-    # processes needs root (or CAP_SYS_PTRACE); the README says what a site grants.
+    # processes needs root (or CAP_SYS_PTRACE); docs/hang.md says what a site grants.
     sudo: bool = False
     # Each py-spy dump is killed after this long; a node answers within about this time.
     py_spy_timeout_s: float = 20.0

@@ -30,6 +30,16 @@ long rank's workers prefetch the long batches): above the job's Slurm memory lim
 --fail-with value_error makes the long rank raise a plain ValueError at --long-step instead: a
 failure that is not an OOM. --fail-with host_alloc makes it ask the CPU allocator for 128 TiB at
 once (a shape gone wrong), which c10 really refuses (ENOMEM): host memory, but no --mem meets it.
+
+When and where it runs out (DESIGN §3.1), each through real code paths so the traceback is real:
+the training OOM is raised inside a real torch.nn.Module's forward (torch's own frames above it);
+--eval-every N evaluates every N steps with --eval-batch-size samples of
+--eval-act-mib-per-sample each on --long-rank (x3 when --eval-keeps-graph calls the model
+outside torch.no_grad()); --optimizer-state-mib is Adam's state, allocated inside a real
+torch.optim.Adam's first step; --resume-onto-one-gpu restores every local rank's copy of a
+--ckpt-mib checkpoint onto GPU 0, inside a real torch.load (map_location called per storage);
+--leak-mib-per-step grows what stays allocated every step, --warmup-mib over --warmup-steps then
+flat; --mem-lines prints runbook.instrument's per-step memory line with these numbers.
 """
 
 from __future__ import annotations
@@ -96,6 +106,49 @@ def fetch_shard_from_storage(step: int) -> None:
         time.sleep(1.0)
 
 
+class Net(torch.nn.Module):
+    """The model: a real module whose forward is where a modelled allocation fails, so the
+    traceback runs through torch.nn's own frames as a real one does."""
+
+    def forward(self, oom: str | None) -> None:
+        if oom:
+            raise torch.OutOfMemoryError(oom)
+
+
+def evaluate(model: Net, oom: str | None) -> None:
+    """Evaluation as it should be written: no graph is built."""
+    with torch.no_grad():
+        model(oom)
+
+
+def evaluate_keeping_graph(model: Net, oom: str | None) -> None:
+    """Evaluation that forgot no_grad: every forward builds a graph it never uses."""
+    model.eval()
+    model(oom)
+
+
+class ModelledAdam(torch.optim.Adam):
+    """A real torch.optim.Adam whose state (two fp32 moments) is modelled: it is allocated at
+    the first step, and a card without room for it fails there."""
+
+    def __init__(self, params, state_mib: float, room: callable):
+        super().__init__(params)
+        self.state_mib, self.room, self.materialized = state_mib, room, False
+
+    def step(self, closure=None):
+        if not self.materialized and self.state_mib:
+            oom = self.room(self.state_mib)
+            if oom:
+                raise torch.OutOfMemoryError(oom)
+        self.materialized = True
+        return super().step(closure)
+
+
+def load_checkpoint(path: str, place) -> dict:
+    """torch.load with a map_location that decides where each storage goes (`place`)."""
+    return torch.load(path, map_location=place, weights_only=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=24)
@@ -136,6 +189,17 @@ def main() -> int:
         "(--param-mib at 18 bytes a parameter, mixed-precision Adam), as a real job does by "
         "passing its model to install(): the dump then states the fixed cost",
     )
+    ap.add_argument("--eval-every", type=int, default=0)
+    ap.add_argument("--eval-batch-size", type=int, default=8)
+    ap.add_argument("--eval-act-mib-per-sample", type=float, default=0.0)
+    ap.add_argument("--eval-keeps-graph", action="store_true")
+    ap.add_argument("--optimizer-state-mib", type=float, default=0.0)
+    ap.add_argument("--ckpt-mib", type=float, default=0.0)
+    ap.add_argument("--resume-onto-one-gpu", action="store_true")
+    ap.add_argument("--leak-mib-per-step", type=float, default=0.0)
+    ap.add_argument("--warmup-mib", type=float, default=0.0)
+    ap.add_argument("--warmup-steps", type=int, default=1)
+    ap.add_argument("--mem-lines", action="store_true")
     ap.add_argument(
         "--oom-exits",
         action="store_true",
@@ -170,6 +234,14 @@ def main() -> int:
         watch = instrument.watch
     except ImportError:  # the job runs without runbook installed too
         watch = contextlib.nullcontext
+
+    def instrument_line(step: int, allocated_mib: float) -> None:
+        """runbook.instrument's per-step line, with the modelled numbers (no CUDA here)."""
+        from runbook.instrument import memory_line
+
+        b = int(allocated_mib * 2**20)
+        memory_line(step, allocated=b, peak=b, reserved=b)
+
     alloc_conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", os.environ.get("PYTORCH_ALLOC_CONF", ""))
     expandable = "expandable_segments:true" in alloc_conf.lower().replace(" ", "")
 
@@ -186,8 +258,38 @@ def main() -> int:
 
     start = 0
     weights = torch.zeros(1024)
+    model = Net()
+    procs: list = [None] * world
+    # The job's own processes (real PIDs) and their nodes.
+    dist.all_gather_object(procs, (os.getpid(), socket.gethostname()))
     if args.resume_from:
-        ck = torch.load(args.resume_from, map_location="cpu", weights_only=True)
+        if rank == 0:
+            print(f"Resuming from checkpoint {args.resume_from}", flush=True)
+
+        def place(storage, location):
+            # Without a map_location to this rank's GPU every local rank's copy lands on GPU 0:
+            # local rank 0 finds its card full of its peers' copies (DESIGN §3.1).
+            here = socket.gethostname()
+            peers = [p for r, (p, h) in enumerate(procs) if r != rank and h == here]
+            held = args.param_mib + args.ckpt_mib * (1 + len(peers))
+            if args.resume_onto_one_gpu and local == 0 and held > card:
+                others = [(p, args.ckpt_mib + 600.0) for p in peers]
+                mine = args.param_mib + args.ckpt_mib
+                free = max(card - held - 600.0 * len(peers), 0.0)
+                raise torch.OutOfMemoryError(
+                    oom_message(0, args.ckpt_mib, card, free, mine + 600.0, mine, 0.0, others)
+                )
+            return storage
+
+        try:
+            with watch():
+                ck = load_checkpoint(args.resume_from, place)
+        except torch.OutOfMemoryError:
+            import traceback
+
+            traceback.print_exc()
+            sys.stderr.flush()
+            time.sleep(3600 * 24)  # keep the "GPU": see the module docstring
         start, weights = int(ck["step"]), ck["weights"]
         if rank == 0:
             print(f"resumed from {args.resume_from} at step {start}", flush=True)
@@ -198,6 +300,28 @@ def main() -> int:
         act = args.micro_batch_size * args.act_mib_per_sample * seq / max(args.sharding, 1)
         return act * 0.35 if args.gradient_checkpointing else act
 
+    def kept(step: int) -> float:
+        """What stays allocated between steps beyond the weights: a warm-up, a leak."""
+        warm = args.warmup_mib * min(step, args.warmup_steps) / max(args.warmup_steps, 1)
+        return warm + args.leak_mib_per_step * step
+
+    def room(need: float, request: float, step: int, others: list) -> str | None:
+        """The OOM message when `need` MiB (all that would be allocated) does not fit."""
+        pool = 0.0 if expandable else args.frag_mib_per_step * step
+        foreign = sum(m for _, m in others)
+        if need + pool + foreign <= card:
+            return None
+        allocated = need - request
+        free = max(card - allocated - pool - foreign, 0.0)
+        return oom_message(
+            local, request, card, free, allocated + pool + 600.0, allocated, pool, others
+        )
+
+    opt = ModelledAdam(
+        [torch.nn.Parameter(torch.zeros(1))],
+        args.optimizer_state_mib,
+        lambda mib: room(args.param_mib + kept(start + 1) + mib, mib, start + 1, []),
+    )
     if rank == 0:
         print(
             f"model: card {card:.0f} MiB, micro-batch {args.micro_batch_size} x grad-accum "
@@ -205,6 +329,14 @@ def main() -> int:
             f"{alloc_conf or 'default'}, NCCL_DEBUG {os.environ.get('NCCL_DEBUG', 'unset')}",
             flush=True,
         )
+        print("Starting training", flush=True)
+
+    def failed() -> None:
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.flush()
+
     for step in range(start + 1, args.steps + 1):
         long = rank == args.long_rank and step >= args.long_step
         host_need = args.workers * args.host_mib_per_worker * (args.long_factor if long else 1.0)
@@ -218,26 +350,20 @@ def main() -> int:
         if long and args.fail_with == "host_alloc":
             torch.empty(1 << 47, dtype=torch.uint8)  # c10 raises RuntimeError: can't allocate
         act = activations(step)
-        pool = 0.0 if expandable else args.frag_mib_per_step * step
         others = co_tenants if step >= co_from else []
-        foreign = sum(m for _, m in others)
-        allocated = args.param_mib + act
-        if allocated + act + pool + foreign > card:
-            free = max(card - allocated - pool - foreign, 0.0)
-            msg = oom_message(
-                local, act, card, free, allocated + pool + 600.0, allocated, pool, others
-            )
-            try:
-                with watch():  # the dump: rank, device numbers (null on CPU), settings
-                    raise torch.OutOfMemoryError(msg)
-            except torch.OutOfMemoryError:
-                import traceback
-
-                traceback.print_exc()
-                sys.stderr.flush()
-                if args.oom_exits:
-                    return 1  # the peers' gloo sockets close; they fail too; the job ends FAILED
-                time.sleep(3600 * 24)  # keep the "GPU": see the module docstring
+        base = args.param_mib + kept(step)
+        if args.mem_lines:
+            instrument_line(step - 1, base)
+        oom = room(base + act + act, act, step, others)
+        try:
+            with watch():  # the dump: rank, device numbers (null on CPU), settings
+                model(oom)
+                opt.step()
+        except torch.OutOfMemoryError:
+            failed()
+            if args.oom_exits:
+                return 1  # the peers' gloo sockets close; they fail too; the job ends FAILED
+            time.sleep(3600 * 24)  # keep the "GPU": see the module docstring
         for _ in range(args.grad_accum):
             grad = torch.ones(1024) * (rank + 1)
             dist.all_reduce(grad)  # a real collective: where the survivors wedge
@@ -250,6 +376,19 @@ def main() -> int:
                 path = os.path.join(args.ckpt_dir, f"step_{step}.pt")
                 torch.save({"step": step, "weights": weights}, path + ".tmp")
                 os.replace(path + ".tmp", path)
+        if args.eval_every and step % args.eval_every == 0:
+            if rank == 0:
+                print("***** Running Evaluation *****", flush=True)
+            need = args.eval_batch_size * args.eval_act_mib_per_sample
+            need *= 3.0 if args.eval_keeps_graph else 1.0
+            oom = room(base + need, need, step, others) if rank == args.long_rank else None
+            try:
+                with watch():
+                    (evaluate_keeping_graph if args.eval_keeps_graph else evaluate)(model, oom)
+            except torch.OutOfMemoryError:
+                failed()
+                time.sleep(3600 * 24)
+            dist.barrier()
     dist.barrier()
     if rank == 0:
         print(f"training finished at step {args.steps}", flush=True)

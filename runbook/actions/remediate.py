@@ -71,6 +71,7 @@ def apply_plan(
             secret=lineage.site_secret(site),
             runbook_user=lineage.runbook_user(site),
             array_task=getattr(job, "array_task", None),
+            failed_step=plan.failed_step,
         )
     )
     if sub.status != "applied" or not sub.value:

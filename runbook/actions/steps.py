@@ -161,6 +161,7 @@ def submit(
     secret: bytes = b"",
     runbook_user: str = "",
     array_task: str | None = None,
+    failed_step: int | None = None,
 ) -> Action:
     """sbatch. A resubmission carries its lineage in the job's comment, signed with the site's
     lineage secret, so the next incident on it knows which rung was already tried, and is never
@@ -169,7 +170,8 @@ def submit(
     from runbook import lineage as tags
 
     if parent:
-        args = [*args, f"--comment={tags.tag(secret, incident, parent, rung or '')}"]
+        comment = tags.tag(secret, incident, parent, rung or "", failed_step)
+        args = [*args, f"--comment={comment}"]
         key = f"submit:{parent}:{rung}"
     else:
         key = f"submit:{script}"

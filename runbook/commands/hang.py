@@ -20,7 +20,7 @@ def hang(app, job_arg, job_id, dry_run, yes, force, as_json):
     on a repeat.
 
     py-spy must be on the nodes ([hang] py_spy); reading another user's processes needs root or
-    sudo ([hang] sudo, README: "What a site grants for runbook hang").
+    sudo ([hang] sudo, docs/hang.md: "What a site grants for runbook hang").
 
     \b
     Examples:

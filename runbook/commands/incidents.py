@@ -83,7 +83,7 @@ def incidents(app, as_json, limit, all_clusters):
         raise UsageError(
             "--all-clusters reads a PostgreSQL shared by several clusters; this site keeps its "
             "state in SQLite",
-            hint="set [state] url in each cluster's site config (README: several clusters)",
+            hint="set [state] url in each cluster's site config (docs/configuration.md: several clusters)",
         )
     scopes = store.schemas_with_state(conn) if all_clusters else [conn.schema]
     rows = []

@@ -285,6 +285,8 @@ class LineageEvidence:
     # The node count of the run's first job, as Slurm recorded it (None: not known): the size
     # grow_world returns a shrunk job to.
     root_nodes: int | None = None
+    # The training step this job's parent failed at, from the signed tag (None: not known).
+    parent_failed_step: int | None = None
 
 
 def lineage_of(site, client, job: JobInfo) -> LineageEvidence:
@@ -304,8 +306,14 @@ def lineage_of(site, client, job: JobInfo) -> LineageEvidence:
         except (RunbookError, KeyError):
             root = None
     t = (root.start or root.submit) if root is not None else None
+    own = lineage.read(job.job_id, job.comment, job.user, secret=secret, runbook_user=user)
+    step = own.fields.get("step", "") if own is not None and own.trusted else ""
     return LineageEvidence(
-        tried, suspicious, t.timestamp() if t else None, root.num_nodes if root else None
+        tried,
+        suspicious,
+        t.timestamp() if t else None,
+        root.num_nodes if root else None,
+        int(step) if step.isdigit() and len(step) <= 12 else None,
     )
 
 
@@ -363,6 +371,18 @@ def node_health(site, hosts, job: JobInfo, node: str | None) -> HealthEvidence:
     return HealthEvidence(health, oom, unknown)
 
 
+def job_pids_of(site, hosts, job: JobInfo, node: str | None) -> set[int] | None:
+    """The job's PIDs on its failing node, read before the cancel ends them (None: unknown)."""
+    from runbook.evidence.gpu_health import job_pids
+
+    if not node:
+        return None
+    try:
+        return job_pids(hosts[node], job.raw, site.probes.timeout_s)
+    except RunbookError:
+        return None
+
+
 def submission_of(client, job: JobInfo):
     """How the job was submitted, as accounting recorded it (its command line, its environment);
     a Slurm that cannot say leaves it unknown with the reason, never stops the incident."""
@@ -414,3 +434,12 @@ def configs_of(job: JobInfo, script: str) -> list:
     from runbook.evidence.configs import read_configs
 
     return read_configs(script, job.work_dir or ".")
+
+
+def source_of(job: JobInfo, script: str):
+    """The static source check of the job's own code (DESIGN §3.1): the Python files its script
+    runs and the job's modules they import, read where the job runs (its working folder, over
+    the shared filesystem, as configs and checkpoints are)."""
+    from runbook.evidence.source_check import check_job
+
+    return check_job(script, job.work_dir or ".")

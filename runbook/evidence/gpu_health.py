@@ -283,10 +283,11 @@ def health_from_sections(
         h.apps = nvsmi.parse_compute_apps(text)
     if "job_pids" in sections:
         text, code = sections["job_pids"]
-        if code == 0:
-            h.job_pids = {int(t) for t in re.findall(r"^\s*(\d{1,18}(?!\d))\b", text, re.M)}
+        pids, why = parse_listpids(text, code)
+        if pids is not None:
+            h.job_pids = pids
         else:
-            h.unavailable["job_pids"] = f"scontrol listpids exited {code}: {text.strip()[:200]}"
+            h.unavailable["job_pids"] = why
     for line in sections.get("owners", ("", 0))[0].splitlines():
         if m := _OWNER_USER.match(line.strip()):
             pid = int(m.group(1))
@@ -295,6 +296,27 @@ def health_from_sections(
             pid = int(m.group(1))
             h.owners.setdefault(pid, Owner(pid, None, None)).job = m.group(2)
     return h
+
+
+def parse_listpids(text: str, code: int) -> tuple[set[int] | None, str]:
+    """The job's PIDs on a node from `scontrol listpids`, or None and why. A job that has
+    ended there ("does not exist on node") has no PIDs to know: unknown, never an empty list
+    (which would make every process on the GPUs look foreign)."""
+    if code != 0:
+        return None, f"scontrol listpids exited {code}: {text.strip()[:200]}"
+    if "does not exist" in text:
+        return None, "the job's processes had ended on the node when it was probed"
+    return {int(t) for t in re.findall(r"^\s*(\d{1,18}(?!\d))\b", text, re.M)}, ""
+
+
+def job_pids(transport, job_id: str, timeout_s: float) -> set[int] | None:
+    """The job's PIDs on one node, read while it still runs (before the cancel): the job's own
+    ranks named in an OOM message ("Process N has X in use") are never co-tenants."""
+    try:
+        r = transport.run(["scontrol", "listpids", str(job_id)], timeout=timeout_s)
+    except RunbookError:
+        return None
+    return parse_listpids(r.stdout, r.exit_code)[0]
 
 
 def probe_node(transport, job_id: str, probes, since: datetime | None) -> NodeHealth:

@@ -108,6 +108,8 @@ PATTERNS = [
     "Loading checkpoint",
     "Resuming",
     "Saving checkpoint",
+    "Starting training",
+    "Start training",
     "(MB) |",
     "Max_MA",
     "GiB(",

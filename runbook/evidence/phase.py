@@ -161,11 +161,24 @@ def _with_code(frame: Frame, lines: list[str], j: int) -> tuple[Frame, int]:
     return frame, 1
 
 
+# srun -l's "3: " before an indented traceback line ("3:   File ..."), which the general prefix
+# reader leaves alone (it wants text right after the label, so a number in prose is not a rank).
+_SRUN_LABEL = lazy(r"^[ \t]*(\d{1,6}):[ \t]")
+
+
+def _stripped(raw: str) -> tuple[str, int | None]:
+    text, r = strip_line(raw)
+    if r is None and (m := _SRUN_LABEL.match(text)):
+        text, r = text[m.end() :], int(m.group(1))
+    return text, r
+
+
 def _own(lines: list[str], rank: int | None) -> list[str]:
-    """The lines of `rank` (a `[rankN]:` prefix of another rank is not its own), stripped."""
+    """The lines of `rank` (a `[rankN]:` or srun label of another rank is not its own),
+    stripped."""
     out = []
     for raw in lines:
-        text, r = strip_line(raw)
+        text, r = _stripped(raw)
         if rank is None or r is None or r == rank:
             out.append(text.strip())
     return out
@@ -437,12 +450,12 @@ class _Walk:
     earlier_eval: bool = False  # an evaluation ran between training steps before this one
 
 
-def _walk(lines: list[str], end: int, rank: int | None, pattern: re.Pattern) -> _Walk:
+def _walk(lines: list[str], end: int, pattern: re.Pattern) -> _Walk:
     w = _Walk()
     for i in range(max(0, end - REACH * 4), end):
-        text, r = strip_line(lines[i])
-        if rank is not None and r is not None and r != rank:
-            continue
+        # Every rank's lines count: progress is the job's (often only rank 0 prints it), and so
+        # are its stage markers.
+        text, _ = _stripped(lines[i])
         done, n = _progress(text, pattern)
         if done is not None:
             w.started = True
@@ -476,7 +489,7 @@ def phase_of(
     where, evidence = where_from_frames(frames)
     p = Phase(where=where, frames=frames, evidence=evidence)
     p.restored_to_saved_device = any(_RESTORE_FRAMES.match(f.func) for f in frames)
-    w = _walk(lines, oom_line, rank, re.compile(step_pattern))
+    w = _walk(lines, oom_line, re.compile(step_pattern))
     p.step = w.step
     if p.where == "unknown" and w.marker is not None:
         p.where = w.marker[0]

@@ -42,6 +42,7 @@ class Finding:
     line: int
     text: str
     why: str
+    function: str = ""  # the function it is in ("" at module level)
 
     def contract(self) -> dict:
         return {"kind": self.kind, "file": self.file, "line": self.line, "text": self.text}
@@ -56,16 +57,31 @@ class SourceReport:
     files: int = 0
     notes: list[str] = field(default_factory=list)  # what was not read, and why
 
-    def of(self, kind: str) -> list[Finding]:
-        return [f for f in self.findings if f.kind == kind]
+    def of(self, kind: str, frames: list | None = None) -> list[Finding]:
+        """The findings of `kind`; with the failing traceback's frames, only those in a function
+        the traceback ran through (the code that failed, not a sibling that did not run)."""
+        found = [f for f in self.findings if f.kind == kind]
+        if frames:
+            ran = {getattr(fr, "func", "").split(".")[-1] for fr in frames}
+            found = [f for f in found if f.function in ran]
+        return found
+
+
+def _parse(text: str, name: str) -> ast.AST | None:
+    """The file's syntax tree; None for a file that does not parse (it yields no findings)."""
+    try:
+        return ast.parse(text, filename=name)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
 
 
 def check_text(text: str, name: str) -> list[Finding]:
     """The findings in one file's source (a file that does not parse yields none)."""
-    try:
-        tree = ast.parse(text, filename=name)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
+    tree = _parse(text, name)
+    return _findings(tree, text, name) if tree is not None else []
+
+
+def _findings(tree: ast.AST, text: str, name: str) -> list[Finding]:
     lines = text.splitlines()
     out: list[Finding] = []
     v = _Visitor(name, lines, out)
@@ -95,7 +111,8 @@ class _Visitor(ast.NodeVisitor):
         line = getattr(node, "lineno", 0)
         if any(f.kind == kind and f.line == line and f.file == self.name for f in self.out):
             return
-        self.out.append(Finding(kind, self.name, line, _src(self.lines, node), why))
+        fn = getattr(self.functions[-1], "name", "") if self.functions else ""
+        self.out.append(Finding(kind, self.name, line, _src(self.lines, node), why, fn))
 
     def visit_FunctionDef(self, node):  # noqa: N802 - ast's visitor names
         self.functions.append(node)
@@ -222,6 +239,88 @@ def check_tree(root: str | Path) -> SourceReport:
         name = str(path.relative_to(root)) if root.is_dir() else path.name
         report.findings.extend(check_text(text, name))
     return report
+
+
+_PY_TOKEN = re.compile(r"""(?P<q>["']?)(?P<path>[^\s"'=;|&<>()$]+\.py)(?P=q)(?=\s|$)""")
+
+
+def named_entry_files(script: str) -> list[str]:
+    """The Python files a job script runs (`python train.py`, `torchrun ... src/train.py`), in
+    order, each once; comment lines skipped."""
+    out: list[str] = []
+    for line in script.splitlines():
+        if line.lstrip().startswith("#"):
+            continue
+        for m in _PY_TOKEN.finditer(line.split(" #", 1)[0]):
+            if m.group("path") not in out:
+                out.append(m.group("path"))
+    return out
+
+
+def _imports(tree: ast.AST, name: str) -> list[str]:
+    """Module paths (`a/b`) a file imports, absolute or relative to its own folder."""
+    here = str(Path(name).parent)
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend(a.name.replace(".", "/") for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            mod = (node.module or "").replace(".", "/")
+            base = here if node.level else ""
+            out.append(str(Path(base, mod)) if mod else base)
+            out.extend(str(Path(base, mod, a.name)) for a in node.names)
+    return out
+
+
+def check_job(script: str, workdir: str | Path) -> SourceReport:
+    """The entry files a job script runs (wherever the script names them), and the modules of
+    the job's own tree they import (under the entry file's folder or `workdir`; anything else,
+    site-packages included, is not the job's), bounded by MAX_FILES and MAX_BYTES; read, parsed,
+    never imported."""
+    work = Path(workdir).resolve()
+    report = SourceReport()
+    entries = named_entry_files(script)
+    if not entries:
+        report.notes.append("the job script names no Python file")
+    queue = [((Path(n) if Path(n).is_absolute() else work / n).resolve(), True) for n in entries]
+    roots = {work, *(p.parent for p, _ in queue)}
+    seen: set[Path] = set()
+    used = 0
+    while queue and report.files < MAX_FILES and used < MAX_BYTES:
+        path, entry = queue.pop(0)
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                report.notes.append(f"{path}: over {MAX_FILE_BYTES} bytes, not read")
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as e:
+            if entry:
+                report.notes.append(f"{path}: {e.strerror or e}")
+            continue
+        used += len(text)
+        report.files += 1
+        name = path.name if entry else _relative(path, roots)
+        tree = _parse(text, name)
+        if tree is None:
+            continue
+        report.findings.extend(_findings(tree, text, name))
+        for mod in _imports(tree, path.name):
+            for root in (path.parent, *roots):
+                for cand in (root / f"{mod}.py", root / mod / "__init__.py"):
+                    c = cand.resolve()
+                    if any(r == c.parent or r in c.parents for r in roots):
+                        queue.append((c, False))
+    return report
+
+
+def _relative(path: Path, roots: set[Path]) -> str:
+    for r in sorted(roots, key=lambda r: len(str(r)), reverse=True):
+        if r in path.parents:
+            return str(path.relative_to(r))
+    return path.name
 
 
 def _python_files(root: Path) -> list[Path]:

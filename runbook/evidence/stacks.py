@@ -10,7 +10,7 @@ unknown.
 
 Reading another user's processes needs privilege: with `[hang] sudo = true` the two commands
 that need it (`py-spy dump --pid N` and `scontrol listpids`) run under `sudo -n`, and a site
-grants exactly those to runbook's account (README).
+grants exactly those to runbook's account (docs/hang.md).
 
 Everything here below `capture_argv` is a pure function of text.
 """
@@ -277,9 +277,11 @@ def _fix_for(error: str) -> str:
     if "not found" in low and "process" not in low:
         return " (py-spy is not on the node: pip install py-spy there, or set [hang] py_spy)"
     if "permission denied" in low:
-        return " (reading another user's process needs root: [hang] sudo = true and the README's sudo rule)"
+        return " (reading another user's process needs root: [hang] sudo = true and the sudo rule in docs/hang.md)"
     if "sudo:" in low or "password is required" in low:
-        return " (sudo refused: grant the README's rule for py-spy dump to runbook's account)"
+        return (
+            " (sudo refused: grant the rule in docs/hang.md for py-spy dump to runbook's account)"
+        )
     return ""
 
 

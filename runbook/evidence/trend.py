@@ -56,12 +56,27 @@ class Trend:
     why: str = ""
 
     def contract(self) -> dict:
+        # The values ride along (at most PICTURE_POINTS, evenly kept) for the report's picture.
+        keep = _even(len(self.values_mib), PICTURE_POINTS)
         return {
             "kind": self.kind,
             "points": self.points,
             "series": self.series,
             "evidence": self.evidence,
+            "why": self.why,
+            "values_mib": [round(self.values_mib[i], 1) for i in keep],
+            "steps": [self.steps[i] for i in keep],
         }
+
+
+PICTURE_POINTS = 200
+
+
+def _even(n: int, most: int) -> list[int]:
+    """Indices of at most `most` of n points, evenly spread, the first and last kept."""
+    if n <= most:
+        return list(range(n))
+    return sorted({round(k * (n - 1) / (most - 1)) for k in range(most)})
 
 
 def _point(text: str) -> tuple[str, int | None, int | None, float, int | None] | None:

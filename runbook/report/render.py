@@ -162,6 +162,51 @@ def cost_svg(cost: dict | None, width: int = 900) -> str:
     )
 
 
+def trend_svg(trend: dict | None, card_mib: float | None, width: int = 900) -> str:
+    """The memory series before the OOM: steps on x, MiB on y, the card's size as a line and
+    the OOM as the last mark (DESIGN §3.1)."""
+    values = [v for v in (trend or {}).get("values_mib") or [] if isinstance(v, int | float)]
+    if len(values) < 2:
+        return ""
+    steps = (trend or {}).get("steps") or []
+    top = max([*values, card_mib or 0.0]) * 1.05 or 1.0
+    h, left, bottom = 160, 60, 20
+    n = len(values)
+
+    def xy(k: int, v: float) -> str:
+        x = left + k / (n - 1) * (width - left - 20)
+        return f"{x:.1f},{h - bottom - v / top * (h - bottom - 10):.1f}"
+
+    line = " ".join(xy(k, v) for k, v in enumerate(values))
+    items = [f'<polyline points="{line}" fill="none" stroke="#2563eb" stroke-width="2"/>']
+    if card_mib:
+        y = h - bottom - card_mib / top * (h - bottom - 10)
+        items.append(
+            f'<line x1="{left}" y1="{y:.1f}" x2="{width - 20}" y2="{y:.1f}" stroke="#dc2626" '
+            f'stroke-dasharray="4"/><text x="{left}" y="{y - 3:.1f}" font-size="11">card '
+            f"{escape(human_mib(card_mib))}</text>"
+        )
+    last = xy(n - 1, values[-1]).split(",")
+    items.append(
+        f'<circle cx="{last[0]}" cy="{last[1]}" r="5" fill="#dc2626"/>'
+        f'<text x="{float(last[0]) - 4:.1f}" y="{float(last[1]) - 8:.1f}" font-size="11" '
+        'text-anchor="end">last point before the OOM</text>'
+    )
+    first_step = steps[0] if steps and steps[0] is not None else "first"
+    last_step = steps[-1] if steps and steps[-1] is not None else "last"
+    items.append(
+        f'<text x="{left}" y="{h - 4}" font-size="11">step {escape(str(first_step))}</text>'
+        f'<text x="{width - 20}" y="{h - 4}" font-size="11" text-anchor="end">step '
+        f"{escape(str(last_step))}</text>"
+        f'<text x="4" y="14" font-size="11">{escape(human_mib(top / 1.05))}</text>'
+    )
+    return (
+        f'<svg id="trend" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}">'
+        + "".join(items)
+        + "</svg>"
+    )
+
+
 def render_all(data: dict) -> dict[str, str]:
     """{"report.md": ..., "report.json": ..., "report.html": ...} from the incident's JSON."""
     md = _env(False).get_template("report.md.j2").render(i=data)
@@ -174,6 +219,7 @@ def render_all(data: dict) -> dict[str, str]:
             memory_svg=memory_svg(oom),
             timeline_svg=timeline_svg(data.get("timeline", [])),
             cost_svg=cost_svg(data.get("cost")),
+            trend_svg=trend_svg((data.get("diagnosis") or {}).get("trend"), oom.get("total_mib")),
         )
     )
     return {

@@ -101,11 +101,30 @@ def test_optimizer_step_at_the_start_skips_the_activation_rungs():
     assert causes.cause_of(causes.Facts(verdict="true_oom", phase=later)).name == "unknown"
 
 
-def test_lineage_that_halved_and_failed_again_mid_run_is_a_leak():
+def test_a_rerun_that_halved_and_ran_out_later_is_a_leak_the_same_step_is_not():
     p = phase.Phase(where="forward", when="mid_run", step=900)
-    f = causes.Facts(verdict="true_oom", phase=p, tried=("halve_micro_batch",))
-    assert causes.cause_of(f).name == "leak"
+    halved = ("halve_micro_batch",)
+    later = causes.Facts(verdict="true_oom", phase=p, tried=halved, parent_failed_step=600)
+    assert causes.cause_of(later).name == "leak"
+    # The same long batch again at the same step: the next rung, not a leak.
+    same = causes.Facts(verdict="true_oom", phase=p, tried=halved, parent_failed_step=900)
+    assert causes.cause_of(same).name == "unknown"
+    unknown = causes.Facts(verdict="true_oom", phase=p, tried=halved)
+    assert causes.cause_of(unknown).name == "unknown"
     assert causes.cause_of(causes.Facts(verdict="true_oom", phase=p)).name == "unknown"
+
+
+def test_the_parent_s_failed_step_is_signed_in_the_lineage_tag():
+    from runbook import lineage
+
+    t = lineage.tag(b"k", "inc-1", "41", "halve_micro_batch", 600)
+    claim = lineage.read("42", t, "rb", secret=b"k", runbook_user="rb")
+    assert claim.trusted and claim.fields["step"] == "600"
+    forged = t.replace("step=600", "step=9")
+    assert not lineage.read("42", forged, "rb", secret=b"k", runbook_user="rb").trusted
+    old = lineage.tag(b"k", "inc-1", "41", "halve_micro_batch")  # tags made before the step
+    assert "step=" not in old
+    assert lineage.read("42", old, "rb", secret=b"k", runbook_user="rb").trusted
 
 
 def test_other_verdicts_keep_their_own_cause():
@@ -207,3 +226,48 @@ def test_source_check_names_each_pattern_by_file_and_line():
 
 def test_source_check_reads_code_it_cannot_parse_as_nothing():
     assert check_text("def broken(:\n", "x.py") == []
+
+
+def test_check_job_reads_the_entry_file_and_the_job_s_own_imports_only(tmp_path):
+    from runbook.evidence.source_check import check_job
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom pkg import loop\nimport helpers\nloop.run()\n"
+    )
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "loop.py").write_text(
+        "import torch\ndef run(model, opt, data):\n    total = 0\n    for x in data:\n"
+        "        loss = model(x)\n        loss.backward()\n        opt.step()\n"
+        "        opt.zero_grad()\n        total += loss\n"
+    )
+    (tmp_path / "helpers.py").write_text("import torch\nck = torch.load('x.pt')\n")
+    (tmp_path / "unrelated.py").write_text("import torch\nck = torch.load('y.pt')\n")
+    script = "#!/bin/bash\n# python old.py\nsrun python3 train.py --lr 3e-4\n"
+    r = check_job(script, tmp_path)
+    got = {(f.kind, f.file, f.line) for f in r.findings}
+    assert got == {("keeps_graph", "pkg/loop.py", 9), ("load_no_map_location", "helpers.py", 2)}
+    assert r.files == 4  # train.py, pkg/__init__.py, pkg/loop.py, helpers.py; never unrelated.py
+
+
+def test_srun_l_labels_before_an_indented_traceback_recorded_on_the_cluster():
+    """A variant the public records do not show: every line under srun -l's `3: ` label, the
+    frames indented after it (recorded, tests/data/logs/SOURCES.md)."""
+    from pathlib import Path
+
+    log = Path(__file__).resolve().parents[1] / "data" / "logs" / "train_oom-eval-oom-srun-l.out"
+    report = scan(log.read_text())
+    p = report.phase_of(report.first_oom)
+    assert (p.where, p.when, p.step) == ("eval", "eval_start", 2)
+    assert [f.func for f in p.frames][:2] == ["main", "evaluate"]
+
+
+def test_a_job_that_has_ended_on_the_node_has_unknown_pids_not_none():
+    from runbook.evidence.gpu_health import parse_listpids
+
+    gone = (
+        "JobId=1226 does not exist on node (null).\nPID      JOBID    STEPID   LOCALID GLOBALID\n"
+    )
+    assert parse_listpids(gone, 0)[0] is None
+    live = "PID      JOBID    STEPID   LOCALID GLOBALID\n29557    1226     0        1       3\n"
+    assert parse_listpids(live, 0)[0] == {29557}

@@ -1,0 +1,138 @@
+"""When and where it ran out (DESIGN §3.1), end to end on the real cluster: the modelled training
+job (examples/train_oom) fails in evaluation, at its optimizer's first step, in the resume's
+torch.load, after a leak or after a warm-up, each through real code paths (a real nn.Module's
+forward, a real torch.optim.Adam, a real torch.load calling its map_location), so the traceback
+runbook reads is a real one. Each test goes through `runbook oom` and checks in Slurm what was,
+and was not, resubmitted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.integration.slurm_helpers import sacct_row, wait_until
+from tests.integration.test_oom_scenarios import act, log_of, runbook
+
+pytestmark = pytest.mark.integration
+
+
+def report(out: dict) -> dict:
+    return json.loads((Path(out["folder"]) / "report.json").read_text())
+
+
+def needs_a_person(job: str) -> tuple[dict, dict]:
+    """`runbook oom --yes` stops for a person: exit 4, the wedged job cancelled, nothing
+    resubmitted."""
+    code, out = runbook("oom", "--job", job, "--yes", "--json")
+    assert code == 4, out
+    assert out["new_job_id"] is None
+    kinds = [a["kind"] for a in out["actions"]]
+    assert "submit" not in kinds and "drain" not in kinds, kinds
+    # The wedged job was stopped, and Slurm says so.
+    wait_until(
+        lambda: (r := sacct_row(job)) and r["state"].startswith("CANCELLED"),
+        30,
+        f"job {job} CANCELLED in accounting",
+    )
+    return out, report(out)
+
+
+def test_an_evaluation_oom_halves_the_evaluation_batch_and_leaves_training_alone(scenario):
+    s = scenario(
+        "evalbatch", eval_batch=8, extra_args="--eval-every 2 --eval-act-mib-per-sample 9000"
+    )
+    job = s.submit()
+    s.wait_failure(job, "Tried to allocate")
+    out = act(job)
+    r = report(out)
+    d, plan = r["diagnosis"], r["plan"]
+    assert d["verdict"] == "true_oom" and d["cause"] == "eval_batch"
+    assert d["phase"]["where"] == "eval" and d["phase"]["when"] == "eval_start"
+    assert plan["rung"] == "halve_eval_batch"
+    v = plan["variables"]
+    assert (v["eval_batch"], v["micro_batch"], v["grad_accum"]) == (4, 8, 2)
+    log = s.wait_done(out["new_job_id"])
+    assert "training finished at step 10" in log
+    code, ver = runbook("verify", "--incident", out["incident"], "--json")
+    assert code == 0 and ver["state"] == "passed", ver
+
+
+def test_an_evaluation_that_builds_a_graph_stops_for_a_person_with_the_line(scenario):
+    s = scenario(
+        "evalgraph",
+        eval_batch=8,
+        extra_args="--eval-every 2 --eval-act-mib-per-sample 3500 --eval-keeps-graph",
+    )
+    job = s.submit()
+    s.wait_failure(job, "Tried to allocate")
+    out, r = needs_a_person(job)
+    d = r["diagnosis"]
+    assert d["cause"] == "eval_no_grad" and d["phase"]["where"] == "eval"
+    found = [f for f in d["source_findings"] if f["kind"] == "eval_no_grad"]
+    assert found and found[0]["file"] == "train.py" and found[0]["text"] == "model(oom)"
+    md = (Path(out["folder"]) / "report.md").read_text()
+    assert "## When and where" in md and "train.py:" in md
+
+
+def test_adam_state_at_the_first_step_takes_no_batch_rung(scenario):
+    s = scenario("adamstate", extra_args="--optimizer-state-mib 70000")
+    job = s.submit()
+    s.wait_failure(job, "Tried to allocate")
+    out, r = needs_a_person(job)
+    d, plan = r["diagnosis"], r["plan"]
+    assert d["cause"] == "optimizer_state"
+    # All four ranks fail at once; rank 0's "Starting training" may land after the first
+    # failing rank's traceback in the shared log, and then the log does not show when.
+    assert d["phase"]["where"] == "optimizer_step"
+    assert d["phase"]["when"] in ("first_step", "unknown")
+    passed = dict(plan["passed_over"])
+    assert "optimizer_state" in passed["halve_micro_batch"]
+    assert "optimizer_state" in passed["activation_checkpointing"]
+
+
+def test_a_resume_that_loads_every_rank_onto_gpu_0_is_not_a_co_tenant(scenario):
+    s = scenario("ontoone", extra_args="--resume-onto-one-gpu --ckpt-mib 35000")
+    ckpt = s.workdir / "checkpoints" / "step_4.pt"
+    ckpt.parent.mkdir()
+    torch.save({"step": 4, "weights": torch.zeros(1024)}, ckpt)
+    s.vars["resume_from"] = str(ckpt)
+    job = s.submit()
+    s.wait_failure(job, "Tried to allocate")
+    out, r = needs_a_person(job)
+    d, plan = r["diagnosis"], r["plan"]
+    assert d["verdict"] != "co_tenant", d["reasons"]
+    assert d["cause"] == "checkpoint_map_location"
+    assert (d["phase"]["where"], d["phase"]["when"]) == ("checkpoint_load", "after_resume")
+    assert plan["exclude"] == [] and not plan.get("drain")
+    assert any("job's own" in x for x in d["reasons"]), d["reasons"]
+
+
+def test_a_leak_stops_for_a_person_instead_of_burning_a_rerun(scenario):
+    s = scenario("leak", extra_args="--leak-mib-per-step 4000 --mem-lines")
+    job = s.submit()
+    s.wait_failure(job, "Tried to allocate")
+    out, r = needs_a_person(job)
+    d = r["diagnosis"]
+    assert d["trend"]["kind"] == "leak" and d["trend"]["series"] == "instrument"
+    assert d["cause"] == "leak" and d["phase"]["when"] == "mid_run"
+    html = (Path(out["folder"]) / "report.html").read_text()
+    assert 'id="trend"' in html
+
+
+def test_a_warm_up_curve_is_not_a_leak_and_the_ladder_applies(scenario):
+    s = scenario(
+        "warmup", long_factor=2.5, extra_args="--warmup-mib 6000 --warmup-steps 3 --mem-lines"
+    )
+    job = s.submit()
+    s.wait_failure(job, "Tried to allocate")
+    out = act(job)
+    r = report(out)
+    assert r["diagnosis"]["trend"]["kind"] == "warmup"
+    assert r["diagnosis"]["cause"] != "leak"
+    assert r["plan"]["rung"] == "halve_micro_batch"
+    log = s.wait_done(out["new_job_id"])
+    assert "training finished at step 10" in log
+    assert "Resuming from checkpoint" in log_of(s.workdir, out["new_job_id"])
