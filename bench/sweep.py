@@ -8,6 +8,11 @@ the same run over the same jobs and logs:
   naive - the shell loop on-call writes: per job `scontrol show job`, then `ssh <host> grep -F`.
 
     bash tests/cluster/cluster.sh up && python3 bench/sweep.py [--sizes 50,100,200]
+        [--backends cli,pyslurm]
+
+With --backends, the same sweep runs once per Slurm backend over the same jobs (`[slurm] backend`
+through RUNBOOK_SLURM_BACKEND), each timed, with the slurmctld RPCs it made (`sdiag`'s counts by
+message type, before and after; the read of sdiag itself taken off).
 
 Jobs are short `--wrap` jobs in the `debug` partition that print a recorded real log from the
 corpus (OOMs of each kind, host OOM kills, NCCL timeouts, time limits) and exit 1; the sizes are
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -122,9 +128,23 @@ def site_for(tmp: Path) -> str:
     return str(p)
 
 
-def runbook_sweep(site: str, since: str) -> tuple[float, dict]:
+def rpc_total() -> int:
+    """slurmctld's RPC count over all message types so far (sdiag)."""
+    out = run("sdiag").stdout
+    part = out.split("by message type")[-1].split("by user")[0]
+    return sum(int(n) for n in re.findall(r"count:(\d+)", part))
+
+
+def runbook_sweep(site: str, since: str, backend: str = "cli") -> tuple[float, dict]:
+    env = {**os.environ, "RUNBOOK_SLURM_BACKEND": backend}
     t = time.perf_counter()
-    r = run("runbook", "--site", site, "sweep", "--since", since, "--json", check=False)
+    r = subprocess.run(
+        ["runbook", "--site", site, "sweep", "--since", since, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
     wall = time.perf_counter() - t
     if r.returncode not in (0, 4):
         raise SystemExit(f"runbook sweep exited {r.returncode}: {r.stderr[-800:]}")
@@ -203,7 +223,9 @@ def naive(site, jobs: list[str]) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="50,100,200")
+    ap.add_argument("--backends", default="cli", help="cli, pyslurm or both (cli,pyslurm)")
     args = ap.parse_args()
+    backends = args.backends.split(",")
     sizes = [int(s) for s in args.sizes.split(",")]
     site = load_site("devcluster", environ={})
     work = Path(tempfile.mkdtemp(prefix="bench-sweep-", dir=STATE / "jobs"))
@@ -215,8 +237,24 @@ def main() -> None:
         wait_failed(jobs)
         since_s = int(time.time() - t_start) + 60
         lag = wait_in_window(jobs, since_s)
+        for backend in backends[1:]:
+            tmp = Path(tempfile.mkdtemp(prefix="bench-sweep-site-"))
+            before = rpc_total()
+            b_wall, b_out = runbook_sweep(site_for(tmp), f"{since_s}s", backend)
+            rpcs = rpc_total() - before - 1
+            print(
+                f"{len(jobs):4d} jobs, backend {backend}: sweep {b_wall:6.2f}s, "
+                f"{rpcs} slurmctld RPCs, triaged {b_out['stats']['jobs_triaged']}",
+                flush=True,
+            )
         tmp = Path(tempfile.mkdtemp(prefix="bench-sweep-site-"))
-        wall, out = runbook_sweep(site_for(tmp), f"{since_s}s")
+        before = rpc_total()
+        wall, out = runbook_sweep(site_for(tmp), f"{since_s}s", backends[0])
+        print(
+            f"{len(jobs):4d} jobs, backend {backends[0]}: sweep {wall:6.2f}s, "
+            f"{rpc_total() - before - 1} slurmctld RPCs",
+            flush=True,
+        )
         triaged = {ln["job_id"] for ln in out["jobs"]}
         missing = set(jobs) - triaged
         if missing:

@@ -58,6 +58,14 @@ def show(app, as_json):
     width = max(len(k) for k, _, _ in rows)
     for key, value, origin in rows:
         click.echo(f"{key:<{width}}  {json.dumps(value)}  ({origin})")
+    if site.slurm.backend == "pyslurm":
+        from runbook.slurm.pyslurm_backend import NOT_CARRIED, THROUGH_THE_COMMANDS
+
+        click.echo("# the pyslurm backend does these through the Slurm commands:")
+        for what, why in THROUGH_THE_COMMANDS.items():
+            click.echo(f"#   {what}: {why}")
+        for what, why in NOT_CARRIED.items():
+            click.echo(f"#   not carried: {what}: {why}")
 
 
 def _secret(key: str) -> bool:

@@ -1,8 +1,18 @@
-"""Optional backend on pyslurm (`pip install runbook[pyslurm]`), for sites whose pyslurm matches
-their Slurm: pyslurm 25.11.x needs Slurm 25.11 (it checks the version, then binds the C API);
-older pyslurm releases bind older Slurm majors. Imported only when the site config chooses it,
-so the CLI backend never depends on it. It cannot be built against this project's test cluster
-(Slurm 22.05), so its contract tests skip with that reason where it does not import.
+"""Optional backend on pyslurm, for sites whose pyslurm matches their Slurm: a pyslurm release
+binds the Slurm release whose first two numbers it carries (22.5.x for 22.05, 25.11.x for 25.11).
+Imported only when the site config chooses it, so the CLI backend never depends on it. The test
+cluster runs Debian's Slurm 22.05 and scripts/build-pyslurm builds PySlurm's own v22.5.3 for it:
+the contract tests run on both backends there.
+
+Written against pyslurm 22.5.3's API (`pyslurm.Job`, `pyslurm.db.Jobs`/`JobFilter`,
+`pyslurm.Node`, `pyslurm.slurmctld.Config`); 25.11 keeps these names. Where the two differ:
+`Job.get_batch_script` is an instance method in 22.5 (called on `Job(id)`); 22.5's `Job` carries
+no TRES string, so the GPUs come from `gres_per_node`. What goes through the Slurm commands
+instead, each for want of a faithful pyslurm call: submission (sbatch's options have no exact
+`JobSubmitDescription` mapping), a task of a job array by its `A_T` id (`Job.load(A)` is the
+whole array), the lineage lookup and `known_jobs` (comments of finished jobs in slurmctld and
+accounting together), several batch scripts at once, and the partition's node states.
+`runbook config show` names them.
 """
 
 from __future__ import annotations
@@ -10,7 +20,16 @@ from __future__ import annotations
 from datetime import datetime
 
 from runbook.errors import ConfigError, JobNotFound, SlurmError
-from runbook.slurm.client import JobInfo, check_job_id, check_node, window_end
+from runbook.slurm.cli_backend import FAILED_STATES, _from_scontrol
+from runbook.slurm.client import (
+    JobInfo,
+    Submission,
+    canonical_id,
+    check_job_id,
+    check_node,
+    parse_time,
+    window_end,
+)
 from runbook.slurm.hostlist import expand
 
 
@@ -26,39 +45,124 @@ def load_pyslurm():
     return pyslurm
 
 
-def _ts(value) -> datetime | None:
-    if value in (None, 0, "0"):
+def _stamp(epoch) -> str | None:
+    """An epoch as scontrol prints it (local time), so one reader parses both backends."""
+    if epoch in (None, 0, "0"):
         return None
-    if isinstance(value, datetime):
-        return value
+    if isinstance(epoch, datetime):
+        return epoch.strftime("%Y-%m-%dT%H:%M:%S")
     try:
-        return datetime.fromtimestamp(int(value))
+        return datetime.fromtimestamp(int(epoch)).strftime("%Y-%m-%dT%H:%M:%S")
     except (TypeError, ValueError, OSError):
         return None
 
 
-def _job(j, source: str) -> JobInfo:
-    nodes = getattr(j, "nodes", None) or ""
+def _minutes(limit) -> str | None:
+    """pyslurm's time limit (minutes) as scontrol prints it (D-HH:MM:SS)."""
+    if not isinstance(limit, int) or limit <= 0:
+        return None
+    d, rest = divmod(limit, 24 * 60)
+    h, m = divmod(rest, 60)
+    return (f"{d}-" if d else "") + f"{h:02d}:{m:02d}:00"
+
+
+def _s(value) -> str:
+    return "" if value is None else str(value)
+
+
+def scontrol_fields(j) -> dict[str, str]:
+    """A pyslurm 22.5 `Job` (slurmctld's view) in `scontrol show job`'s names and formats: the
+    CLI backend's reader then builds the one JobInfo shape both backends hand on, and the
+    submission options recorded for a rerun (slurm.recorded) are read the same way."""
+    g = lambda name: getattr(j, name, None)  # noqa: E731 - attribute or None, pyslurm 22.5/25.11
+    gres = g("gres_per_node") or {}
+    gpus = sum(v for k, v in gres.items() if k.split(":")[0] == "gpu" and isinstance(v, int))
+    nodes = g("num_nodes")
+    f = {
+        "JobId": _s(g("id")),
+        "Restarts": _s(g("requeue_count") or 0),
+        "JobName": _s(g("name")),
+        "UserId": _s(g("user_name")),
+        "JobState": _s(g("state")),
+        "ExitCode": f"{g('exit_code') or 0}:{g('exit_code_signal') or 0}",
+        "NodeList": _s(g("allocated_nodes")) or "(null)",
+        "WorkDir": _s(g("working_directory")),
+        "StdOut": _s(g("standard_output")),
+        "StdErr": _s(g("standard_error")),
+        "Partition": _s(g("partition")),
+        # pyslurm 22.5's Job has no TRES string: the GPUs come from its GRES per node.
+        "TRES": f"node={nodes},gres/gpu={gpus * (nodes or 1)}" if gpus else "",
+        "Comment": _s(g("comment")) or "(null)",
+        "NumTasks": _s(g("ntasks")),
+        "NumNodes": _s(nodes),
+        "ExcNodeList": _s(g("excluded_nodes")) or "(null)",
+        "BatchHost": _s(g("batch_host")),
+        "NtasksPerN:B:S:C": f"{g('ntasks_per_node') or 0}:0:*:*",
+        "CPUs/Task": _s(g("cpus_per_task")),
+        "TresPerNode": ",".join(f"gres:{k}:{v}" for k, v in gres.items()),
+        "MinMemoryNode": f"{g('memory_per_node')}M" if g("memory_per_node") else "",
+        "MinMemoryCPU": f"{g('memory_per_cpu')}M" if g("memory_per_cpu") else "",
+        "TimeLimit": _minutes(g("time_limit")) or "",
+        "ReqNodeList": _s(g("required_nodes")) or "(null)",
+        "Account": _s(g("account")),
+        "QOS": _s(g("qos")),
+        "Features": ",".join(g("constraints") or []),
+    }
+    for key, name in (("StartTime", "start_time"), ("EndTime", "end_time")):
+        f[key] = _stamp(g(name)) or "Unknown"
+    f["SubmitTime"] = _stamp(g("submit_time")) or "Unknown"
+    if g("array_id"):
+        f["ArrayJobId"], f["ArrayTaskId"] = _s(g("array_id")), _s(g("array_task_id"))
+    return f
+
+
+def _from_db(j) -> JobInfo:
+    """A pyslurm 22.5 `db.Job` (accounting's view) as the CLI backend's sacct reader builds it."""
+    g = lambda name: getattr(j, name, None)  # noqa: E731
+    raw = _s(g("id"))
+    array_job = _s(g("array_id")) or None
+    task = g("array_task_id")
+    if array_job and task is None and array_job != raw:
+        # pyslurm 22.5 reads task index 0 as "no value" (its u32 parse takes 0 for NO_VAL); a
+        # task whose own id is not the array's and has no index is task 0.
+        task = 0
+    nodes = _s(g("nodelist"))
     return JobInfo(
-        job_id=str(getattr(j, "id", "")),
-        name=getattr(j, "name", "") or "",
-        user=getattr(j, "user_name", "") or "",
-        state=str(getattr(j, "state", "") or ""),
-        exit_code=str(getattr(j, "exit_code", "") or "") or None,
-        nodes=expand(nodes) if nodes else [],
+        job_id=canonical_id(raw, array_job, _s(task) if task is not None else None),
+        raw_id=raw,
+        name=_s(g("name")),
+        user=_s(g("user_name")),
+        state=_s(g("state")),
+        exit_code=f"{g('exit_code') or 0}:{g('exit_code_signal') or 0}",
+        nodes=expand(nodes) if nodes and nodes != "None assigned" else [],
         node_expr=nodes,
-        start=_ts(getattr(j, "start_time", None)),
-        end=_ts(getattr(j, "end_time", None)),
-        submit=_ts(getattr(j, "submit_time", None)),
-        work_dir=getattr(j, "working_directory", "") or "",
-        stdout=getattr(j, "standard_output", "") or "",
-        stderr=getattr(j, "standard_error", "") or "",
-        partition=getattr(j, "partition", "") or "",
-        comment=getattr(j, "comment", "") or "",
-        num_tasks=getattr(j, "ntasks", None),
-        num_nodes=getattr(j, "num_nodes", None),
-        source=source,
+        start=parse_time(_stamp(g("start_time"))),
+        end=parse_time(_stamp(g("end_time"))),
+        submit=parse_time(_stamp(g("submit_time"))),
+        work_dir=_s(g("working_directory")),
+        partition=_s(g("partition")),
+        comment=_s(g("comment")),
+        num_nodes=g("num_nodes"),
+        array_job_id=array_job,
+        array_task_id=_s(task) if task is not None else None,
+        submit_line=_s(g("submit_command")),
+        source="pyslurm-db",
     )
+
+
+FAILED = set(FAILED_STATES.split(","))
+# What this backend does not do through pyslurm, and why: `runbook config show` prints it.
+THROUGH_THE_COMMANDS = {
+    "submit": "sbatch's options have no exact JobSubmitDescription mapping",
+    "a task of a job array (A_T)": "Job.load(A) and Job(A).cancel() are the whole array",
+    "find_lineage, known_jobs": "comments of finished jobs in slurmctld and accounting together",
+    "batch_scripts (several at once)": "one scontrol per job is what pyslurm would do too",
+    "partition_nodes": "the partition's node states as sinfo reports them",
+}
+NOT_CARRIED = {
+    "TRES of a finished job": "pyslurm 22.5's db.Job has no TRES (its tres_allocated is not "
+    "built): the cost's GPU count is unknown for it",
+}
 
 
 class PyslurmBackend:
@@ -83,7 +187,10 @@ class PyslurmBackend:
             ) from None
 
     def version(self) -> str:
-        return str(self._call("reading the Slurm version", self.ps.version))
+        """Slurm's release, as `sinfo --version` prints it (pyslurm.version() is pyslurm's
+        own): the library pyslurm was built against."""
+        major, minor, micro = self._call("reading the Slurm version", self.ps.slurm_api_version)
+        return f"{major}.{minor:02d}.{micro}"
 
     def ping(self) -> str:
         self._call("asking slurmctld whether it is up", self.ps.slurmctld.Config.load)
@@ -94,40 +201,92 @@ class PyslurmBackend:
         if "_" in job_id:  # Job.load(A) would be the whole array: one task is the CLI's
             return self.submitter.job(job_id)
         try:
-            return _job(self.ps.Job.load(int(job_id.split("_")[0])), "pyslurm")
-        except Exception:  # no longer in slurmctld: accounting
+            j = _from_scontrol(scontrol_fields(self.ps.Job.load(int(job_id))))
+            j.source = "pyslurm"
+            return j
+        except Exception:  # noqa: BLE001 - no longer in slurmctld: accounting
             jobs = self._call(
-                "reading accounting", self.ps.db.Jobs.load, self.ps.db.JobFilter(ids=[job_id])
+                "reading accounting",
+                self.ps.db.Jobs.load,
+                self.ps.db.JobFilter(ids=[int(job_id)]),
             )
             if not jobs:
                 raise JobNotFound(
                     f"job {job_id} is unknown to slurmctld and accounting",
                     hint="check the job id, and that slurmdbd keeps jobs this old",
                 ) from None
-            return _job(list(jobs.values())[-1], "pyslurm-db")
+            return _from_db(list(jobs.values())[-1])
 
     def failed_jobs(
         self, since: datetime, until: datetime | None = None, partitions: list[str] | None = None
     ) -> list[JobInfo]:
+        """The jobs that ended badly in the window, as sacct -S -E -s gives them: pyslurm 22.5's
+        JobFilter has no state filter (its _parse_state is a TODO), so the window's jobs are
+        read in one query and kept by their state and end time here. One difference stays:
+        without a state list slurmdbd lists the jobs that ran in the window, so a job cancelled
+        while still pending (it never ran, so it has no log to triage) is not listed."""
+        end = window_end(until)
         flt = self.ps.db.JobFilter(
-            start_time=int(since.timestamp()),
-            end_time=int(window_end(until).timestamp()),
-            states=["FAILED", "OUT_OF_MEMORY", "TIMEOUT", "CANCELLED", "NODE_FAIL"],
+            start_time=since,
+            end_time=end,
             partitions=partitions or None,
         )
         jobs = self._call("reading accounting", self.ps.db.Jobs.load, flt)
-        return [_job(j, "pyslurm-db") for j in jobs.values()]
+        out = []
+        for j in jobs.values():
+            info = _from_db(j)
+            if info.state.split(" ")[0] in FAILED and info.end and since <= info.end <= end:
+                out.append(info)
+        return out
 
     def batch_script(self, job_id: str) -> str:
         job_id = check_job_id(job_id)
-        return self._call("reading the batch script", self.ps.Job.get_batch_script, int(job_id))
+        if "_" in job_id:
+            return self.submitter.batch_script(job_id)
+        try:  # pyslurm 22.5: an instance method, from slurmctld
+            return self.ps.Job(int(job_id)).get_batch_script()
+        except Exception:  # noqa: BLE001 - slurmctld forgot the job: accounting keeps the script
+            jobs = self._call(
+                "reading the batch script from accounting",
+                self.ps.db.Jobs.load,
+                self.ps.db.JobFilter(ids=[int(job_id)], with_script=True),
+            )
+            script = next((j.script for j in jobs.values() if j.script), None)
+            if not script:
+                raise SlurmError(
+                    f"neither slurmctld nor accounting holds job {job_id}'s batch script",
+                    hint="AccountingStoreFlags=job_script keeps it after the job ends",
+                ) from None
+            return script
 
     def known_jobs(self) -> list[JobInfo]:
         return self.submitter.known_jobs()
 
-    def submission(self, job_id: str):
-        # pyslurm 22.5 exposes no SubmitLine nor stored environment: the CLI backend's sacct.
-        return self.submitter.submission(job_id)
+    def submission(self, job_id: str) -> Submission:
+        """db.Job's submit_command and environment (with_env), as sacct's SubmitLine and
+        --env-vars give them."""
+        job_id = check_job_id(job_id)
+        raw = job_id.split("_")[0] if "_" not in job_id else None
+        if raw is None:
+            return self.submitter.submission(job_id)
+        out = Submission()
+        jobs = self._call(
+            "reading accounting",
+            self.ps.db.Jobs.load,
+            self.ps.db.JobFilter(ids=[int(raw)], with_env=True),
+        )
+        j = next(iter(jobs.values()), None)
+        out.line = _s(getattr(j, "submit_command", None)) if j is not None else ""
+        if not out.line:
+            out.notes.append(f"accounting holds no submit line for job {job_id}")
+        env = getattr(j, "environment", None) if j is not None else None
+        out.env = dict(env) if env else None
+        if out.env is None:
+            out.notes.append(
+                f"accounting holds no environment for job {job_id} (AccountingStoreFlags="
+                "job_env keeps it)"
+            )
+        return out
 
     def batch_scripts(self, job_ids: list[str]) -> dict[str, str]:
         return self.submitter.batch_scripts(job_ids)
@@ -159,7 +318,7 @@ class PyslurmBackend:
 
     def node_state(self, node: str) -> tuple[str, str]:
         n = self._call(f"reading node {node}", self.ps.Node.load, check_node(node))
-        return str(getattr(n, "state", "")), str(getattr(n, "reason", "") or "")
+        return _s(getattr(n, "state", "")), _s(getattr(n, "reason", ""))
 
     def submit_argv(self, script: str, args: list[str], env: dict[str, str]) -> list[str]:
         return self.submitter.submit_argv(script, args, env)
