@@ -317,10 +317,16 @@ def main() -> int:
             local, request, card, free, allocated + pool + 600.0, allocated, pool, others
         )
 
-    opt = ModelledAdam(
-        [torch.nn.Parameter(torch.zeros(1))],
-        args.optimizer_state_mib,
-        lambda mib: room(args.param_mib + kept(start + 1) + mib, mib, start + 1, []),
+    # A real Adam only where its state is modelled: building one imports torch._dynamo (1.4 s
+    # measured on this CPU, per rank), which every other scenario would pay at start-up.
+    opt = (
+        ModelledAdam(
+            [torch.nn.Parameter(torch.zeros(1))],
+            args.optimizer_state_mib,
+            lambda mib: room(args.param_mib + kept(start + 1) + mib, mib, start + 1, []),
+        )
+        if args.optimizer_state_mib
+        else None
     )
     if rank == 0:
         print(
@@ -358,7 +364,8 @@ def main() -> int:
         try:
             with watch():  # the dump: rank, device numbers (null on CPU), settings
                 model(oom)
-                opt.step()
+                if opt is not None:
+                    opt.step()
         except torch.OutOfMemoryError:
             failed()
             if args.oom_exits:

@@ -180,7 +180,10 @@ class CliSlurm:
         r = self._run(["sacct", "-B", "-j", ids], "reading batch scripts from accounting")
         out: dict[str, str] = {}
         for m in re.finditer(
-            r"Batch Script for (\S+)\s*\n-+\n(.*?)(?=\nBatch Script for |\Z)", r.stdout, re.S
+            # Each script as stored, then the newline sacct prints after it (measured on 22.05).
+            r"Batch Script for (\S+)\s*\n-+\n(.*?)\n(?=Batch Script for |\Z)",
+            r.stdout,
+            re.S,
         ):
             out[m.group(1)] = m.group(2)
         return out
@@ -215,7 +218,7 @@ class CliSlurm:
             return r.stdout
         # After slurmctld forgets the job: accounting keeps it with AccountingStoreFlags=job_script.
         r2 = self._run(["sacct", "-B", "-j", job_id], "reading the batch script from accounting")
-        text = re.sub(r"\A\s*Batch Script for \S+\s*\n-+\n", "", r2.stdout)
+        text = _sacct_script(re.sub(r"\A\s*Batch Script for \S+\s*\n-+\n", "", r2.stdout))
         if not text.strip():
             raise SlurmError(
                 f"job {job_id}: neither slurmctld nor accounting holds its batch script",
@@ -429,6 +432,12 @@ def sacct_rows(stdout: str) -> list[str]:
     if held.strip():
         rows.append(held)  # a row cut short: read what it has
     return [r for r in rows if r.strip()]
+
+
+def _sacct_script(text: str) -> str:
+    """A script as `sacct -B` prints it, less the newline sacct adds after it (measured on 22.05:
+    the script as stored, then one "\n"), so both backends hand on the script as stored."""
+    return text[:-1] if text.endswith("\n") else text
 
 
 def _from_sacct(line: str) -> JobInfo:

@@ -223,7 +223,8 @@ _USABLE_STATES = {"idle", "allocated", "mixed", "completing", "planned", "reserv
 def usable_state(state: str) -> bool:
     """A node Slurm could schedule on: up, not draining or drained, responding."""
     s = state.strip().lower()
-    if not s or s[-1] in "*~#!%$@^-" or "drain" in s or "maint" in s:
+    # sinfo marks a node that does not respond with "*", pyslurm with "+NOT_RESPONDING".
+    if not s or s[-1] in "*~#!%$@^-" or any(w in s for w in ("drain", "maint", "not_respond")):
         return False
     return s.split("+")[0] in _USABLE_STATES
 

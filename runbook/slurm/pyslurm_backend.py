@@ -10,9 +10,9 @@ Written against pyslurm 22.5.3's API (`pyslurm.Job`, `pyslurm.db.Jobs`/`JobFilte
 no TRES string, so the GPUs come from `gres_per_node`. What goes through the Slurm commands
 instead, each for want of a faithful pyslurm call: submission (sbatch's options have no exact
 `JobSubmitDescription` mapping), a task of a job array by its `A_T` id (`Job.load(A)` is the
-whole array), the lineage lookup and `known_jobs` (comments of finished jobs in slurmctld and
-accounting together), several batch scripts at once, and the partition's node states.
-`runbook config show` names them.
+whole array) and a heterogeneous job's component by its `J+K` id. `runbook config show` names
+them. The rest (jobs, the accounting window, batch scripts, the lineage lookup, slurmctld's jobs,
+partitions and nodes, cancel, drain) is pyslurm's.
 """
 
 from __future__ import annotations
@@ -154,10 +154,8 @@ FAILED = set(FAILED_STATES.split(","))
 # What this backend does not do through pyslurm, and why: `runbook config show` prints it.
 THROUGH_THE_COMMANDS = {
     "submit": "sbatch's options have no exact JobSubmitDescription mapping",
-    "a task of a job array (A_T)": "Job.load(A) and Job(A).cancel() are the whole array",
-    "find_lineage, known_jobs": "comments of finished jobs in slurmctld and accounting together",
-    "batch_scripts (several at once)": "one scontrol per job is what pyslurm would do too",
-    "partition_nodes": "the partition's node states as sinfo reports them",
+    "a task of a job array (A_T) or of a heterogeneous job (J+K)": "Job.load(A) and "
+    "Job(A).cancel() take the whole array; pyslurm 22.5 reads no het job component by its J+K id",
 }
 NOT_CARRIED = {
     "TRES of a finished job": "pyslurm 22.5's db.Job has no TRES (its tres_allocated is not "
@@ -198,7 +196,7 @@ class PyslurmBackend:
 
     def job(self, job_id: str) -> JobInfo:
         job_id = check_job_id(job_id)
-        if "_" in job_id:  # Job.load(A) would be the whole array: one task is the CLI's
+        if not job_id.isdigit():  # A_T, J+K: Job.load(A) would be the whole array
             return self.submitter.job(job_id)
         try:
             j = _from_scontrol(scontrol_fields(self.ps.Job.load(int(job_id))))
@@ -260,7 +258,14 @@ class PyslurmBackend:
             return script
 
     def known_jobs(self) -> list[JobInfo]:
-        return self.submitter.known_jobs()
+        """Every job slurmctld still holds, in one call (their log paths come resolved)."""
+        jobs = self._call("reading slurmctld's jobs", self.ps.Jobs.load)
+        out = []
+        for j in jobs.values():
+            info = _from_scontrol(scontrol_fields(j))
+            info.source = "pyslurm"
+            out.append(info)
+        return out
 
     def submission(self, job_id: str) -> Submission:
         """db.Job's submit_command and environment (with_env), as sacct's SubmitLine and
@@ -289,13 +294,46 @@ class PyslurmBackend:
         return out
 
     def batch_scripts(self, job_ids: list[str]) -> dict[str, str]:
-        return self.submitter.batch_scripts(job_ids)
+        """Batch scripts of finished jobs from accounting, many jobs in one query."""
+        ids = [int(j) for j in (check_job_id(x) for x in job_ids) if j.isdigit()]
+        rest = [j for j in job_ids if not j.isdigit()]
+        out = self.submitter.batch_scripts(rest) if rest else {}
+        if ids:
+            jobs = self._call(
+                "reading batch scripts from accounting",
+                self.ps.db.Jobs.load,
+                self.ps.db.JobFilter(ids=ids, with_script=True),
+            )
+            out.update({str(k): j.script for k, j in jobs.items() if j.script})
+        return out
 
     def find_lineage(self, parent: str, rung: str, since: datetime) -> list[tuple[str, str, str]]:
-        return self.submitter.find_lineage(parent, rung, since)
+        """As the CLI backend does it: slurmctld's jobs (finished ones within MinJobAge) and
+        accounting's window together, since 22.05 accounting records a comment only with the
+        job's end record."""
+        tag = f"parent={parent},rung={rung}"
+        found: dict[str, tuple[str, str, str]] = {}
+        for j in self._call("reading slurmctld's jobs", self.ps.Jobs.load).values():
+            comment = _s(getattr(j, "comment", None))
+            if tag in comment:
+                info = _from_scontrol(scontrol_fields(j))
+                found[info.job_id] = (info.job_id, info.user, comment)
+        flt = self.ps.db.JobFilter(start_time=since)
+        for j in self._call("reading accounting", self.ps.db.Jobs.load, flt).values():
+            comment = _s(getattr(j, "comment", None))
+            if tag in comment:
+                info = _from_db(j)
+                found.setdefault(info.job_id, (info.job_id, info.user, comment))
+        return list(found.values())
 
     def partition_nodes(self, partition: str) -> dict[str, str]:
-        return self.submitter.partition_nodes(partition)
+        """{node: state} of a partition's nodes: the partition's hostlist, each node's state
+        (pyslurm's `IDLE+DRAIN` where sinfo prints `drained`: slurm.client.usable_state reads
+        both)."""
+        part = self._call(f"reading partition {partition}", self.ps.Partition.load, partition)
+        names = expand(_s(getattr(part, "nodes", None)))
+        nodes = self._call("reading the nodes", self.ps.Nodes.load)
+        return {n: _s(getattr(nodes[n], "state", "")) for n in names if n in nodes}
 
     def cancel(self, job_id: str):
         job_id = check_job_id(job_id)

@@ -228,6 +228,9 @@ def test_verify_on_a_labelled_rerun_cancelled_while_it_trains_is_failed(scenario
         "the rerun to be cancelled",
     )
     wait_until(lambda: "CANCELLED AT" in log_of(s.workdir, new), 30, "Slurm's notice in the log")
+    # Accounting says CANCELLED while slurmctld may still hold the job COMPLETING (its ranks
+    # being torn down), and verify rightly waits on a job that has not ended: wait for it.
+    wait_until(lambda: squeue_state(new) != "COMPLETING", 60, "slurmctld to end the rerun")
     code, v = runbook_json("verify", "--incident", doc["incident"])
     assert code != 0 and v["state"] == "failed", v
     assert v["last_step"] is not None and v["last_step"] < v["failed_step"], v

@@ -76,6 +76,16 @@ def test_both_backends_read_a_running_job_and_its_node_alike(backends, workdir):
         for b in backends.values():
             state, _ = b.node_state(node)
             assert "DRAIN" not in state and state
+        known = {n: {j.job_id: j for j in b.known_jobs()} for n, b in backends.items()}
+        assert job in known["pyslurm"] and set(known["cli"]) == set(known["pyslurm"])
+        assert same(known["cli"][job], known["pyslurm"][job], LIVE) == {}
+        from runbook.slurm.client import usable_state
+
+        usable = {
+            n: {k: usable_state(v) for k, v in b.partition_nodes(ps.partition).items()}
+            for n, b in backends.items()
+        }
+        assert usable["cli"] == usable["pyslurm"] and node in usable["cli"]
     finally:
         sh("scancel", job, check=False)
 
@@ -138,8 +148,18 @@ def test_runbook_oom_end_to_end_on_the_pyslurm_backend(scenario, backends):
     assert cancel["argv"] == ["pyslurm", "Job.cancel", job]
     assert sacct_row(job)["state"].startswith("CANCELLED")
     new = out["new_job_id"]
-    assert new and sacct_row(new) is not None
+    assert new
+    wait_until(lambda: sacct_row(new) is not None, 30, f"the rerun {new} in accounting")
     report = json.loads((Path(out["folder"]) / "report.json").read_text())
     assert report["job"]["source"] == "pyslurm"
+    # The lineage lookup that keeps a second resubmission from happening, on both backends.
+    since = datetime.now() - timedelta(minutes=10)
+    found = {
+        n: {j for j, _, _ in b.find_lineage(job, "expandable_segments", since)}
+        for n, b in backends.items()
+    }
+    assert found["cli"] == found["pyslurm"] == {new}
+    scripts = {n: b.batch_scripts([job]) for n, b in backends.items()}
+    assert scripts["cli"] == scripts["pyslurm"] and scripts["cli"][job]
     s.wait_done(new)
     assert "expandable_segments" in log_of(s.workdir, new)
