@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from runbook.checkpoints import Checkpoint
@@ -383,15 +385,29 @@ def job_pids_of(site, hosts, job: JobInfo, node: str | None) -> set[int] | None:
         return None
 
 
-def submission_of(client, job: JobInfo):
+# slurmdbd stores a job's start record (its submit line and environment) a moment after the job
+# starts: a job that fails within seconds of starting may not have them in accounting yet
+# (measured on the test cluster: a rerun read 3 s after its start got no environment).
+ACCOUNTING_LAG_S = 10.0
+YOUNG_JOB_S = 120.0
+
+
+def submission_of(client, job: JobInfo, *, sleep=time.sleep, clock=time.monotonic):
     """How the job was submitted, as accounting recorded it (its command line, its environment);
-    a Slurm that cannot say leaves it unknown with the reason, never stops the incident."""
+    a Slurm that cannot say leaves it unknown with the reason, never stops the incident. For a
+    job that started moments ago, accounting is asked again for up to ACCOUNTING_LAG_S."""
     from runbook.slurm.client import Submission
 
-    try:
-        return client.submission(job.job_id)
-    except RunbookError as e:
-        return Submission(notes=[f"how job {job.job_id} was submitted is unknown: {e.message}"])
+    deadline = clock() + ACCOUNTING_LAG_S
+    while True:
+        try:
+            sub = client.submission(job.job_id)
+        except RunbookError as e:
+            return Submission(notes=[f"how job {job.job_id} was submitted is unknown: {e.message}"])
+        young = job.start is not None and (datetime.now() - job.start).total_seconds() < YOUNG_JOB_S
+        if (sub.env is not None and sub.line) or not young or clock() >= deadline:
+            return sub
+        sleep(1.0)
 
 
 def capacity_of(client, job: JobInfo, node: str | None) -> int | None:

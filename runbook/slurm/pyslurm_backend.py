@@ -151,6 +151,7 @@ def _from_db(j) -> JobInfo:
 
 
 FAILED = set(FAILED_STATES.split(","))
+ESLURM_INVALID_JOB_ID = 2017  # slurm_errno.h: "Invalid job id specified"
 # What this backend does not do through pyslurm, and why: `runbook config show` prints it.
 THROUGH_THE_COMMANDS = {
     "submit": "sbatch's options have no exact JobSubmitDescription mapping",
@@ -202,7 +203,15 @@ class PyslurmBackend:
             j = _from_scontrol(scontrol_fields(self.ps.Job.load(int(job_id))))
             j.source = "pyslurm"
             return j
-        except Exception:  # noqa: BLE001 - no longer in slurmctld: accounting
+        except Exception as e:  # noqa: BLE001 - pyslurm's RPCError and friends
+            # Only a job slurmctld no longer knows is read from accounting. Any other failure
+            # (slurmctld not answering) stops here, as the CLI backend's does: an accounting
+            # record of a job that may still run is no ground to act on.
+            if getattr(e, "errno", None) != ESLURM_INVALID_JOB_ID:
+                raise SlurmError(
+                    f"reading job {job_id} through pyslurm failed: {type(e).__name__}: {e}",
+                    hint="check that slurmctld answers (`scontrol ping`)",
+                ) from None
             jobs = self._call(
                 "reading accounting",
                 self.ps.db.Jobs.load,

@@ -115,3 +115,29 @@ def test_a_shrunk_rerun_is_pinned_to_no_more_nodes_than_it_runs_on():
     assert pinned_nodes(p, _job("gpu-[01-03]", 3), "", ["gpu-01"]) == ["gpu-02", "gpu-03"]
     p = ladder.Plan(verdict="gpu_fault", rung="shrink_world", world=(3, 1))
     assert pinned_nodes(p, _job("gpu-[01-03]", 3), "", ["gpu-01"]) == ["gpu-02"]
+
+
+def test_a_young_job_s_submission_is_asked_again_until_accounting_has_it():
+    """slurmdbd stores the start record a moment after the start: a job that failed seconds
+    after starting is asked again (bounded); an old job, or one with it recorded, once."""
+    from datetime import datetime, timedelta
+
+    from runbook.evidence.collect import submission_of
+    from runbook.slurm.client import JobInfo, Submission
+
+    answers = [Submission(), Submission(), Submission(line="sbatch x", env={"A": "1"})]
+
+    class Client:
+        calls = 0
+
+        def submission(self, job_id):
+            Client.calls += 1
+            return answers[min(Client.calls - 1, 2)]
+
+    slept = []
+    young = JobInfo(job_id="7", start=datetime.now() - timedelta(seconds=3))
+    got = submission_of(Client(), young, sleep=slept.append, clock=lambda: 0.0)
+    assert got.env == {"A": "1"} and Client.calls == 3 and slept == [1.0, 1.0]
+    Client.calls = 0
+    old = JobInfo(job_id="7", start=datetime.now() - timedelta(hours=2))
+    assert submission_of(Client(), old, sleep=slept.append).env is None and Client.calls == 1
