@@ -46,9 +46,6 @@ class Cause:
     reasons: list[str] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
 
-    def contract(self) -> str:
-        return self.name
-
 
 @record
 class Facts:

@@ -172,9 +172,8 @@ def _when_and_where(d: Diagnosis, ev: Evidence) -> None:
     launch = ev.launch
     if launch is None:
         return
-    d.phase = launch.phase_of(d.oom if d.oom in launch.ooms else launch.first_oom)
-    if d.phase is None and launch.first_oom is not None:
-        d.phase = launch.phase_of(launch.first_oom)
+    # The dump may have replaced d.oom by a copy with exact numbers: its phase is the message's.
+    d.phase = launch.phase_of(launch.first_oom)
     rank = d.oom.rank if d.oom is not None else None
     d.trend = launch.trend_for(rank)
     d.cause = cause_of(

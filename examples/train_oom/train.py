@@ -131,7 +131,7 @@ class ModelledAdam(torch.optim.Adam):
     """A real torch.optim.Adam whose state (two fp32 moments) is modelled: it is allocated at
     the first step, and a card without room for it fails there."""
 
-    def __init__(self, params, state_mib: float, room: callable):
+    def __init__(self, params, state_mib: float, room):  # room(MiB) -> OOM message or None
         super().__init__(params)
         self.state_mib, self.room, self.materialized = state_mib, room, False
 
