@@ -1,20 +1,11 @@
 """Launcher and job logs: every rank's terminal event, and the first failure (the cause).
 
-Pure functions of text. What is read:
-- torchrun / elastic `ChildFailedError` reports (Root Cause and Failures entries, `stderr: `
-  prefixed, several agents' reports in one file) and the older one-line `failed (exitcode: N)`;
-- OOM messages of every format (oom_message.py), with their `[rankN]:` prefix;
-- `[rankN]:` tracebacks ending in an exception line;
-- NCCL watchdog timeouts (1.x `[E ProcessGroupNCCL.cpp:N] [Rank N]`, 2.x and 2.4+ `[rankN]:[E...]`)
-  and `timed out in blocking wait`; SIGABRT watchdog aborts (exitcode -6 / Signal 6);
-- DeepSpeed's launcher (`exits with return code = -9`, `Killing subprocess`);
-- srun (`error: node: task N: ...`, `tasks a-b,c: ...`), slurmstepd oom-kill (host RAM, old and new
-  wording) and `CANCELLED AT ... DUE TO TIME LIMIT`;
-- Ray's memory monitor killing workers (host RAM; the node by its IP).
-- Lightning's subprocess launcher (`[rank: N] Child process with PID P terminated with code C`);
-- Composer's launcher (`Rank N crashed with exit code C.`, `Global rank N (PID P) exited with
-  code C`, its teardown kills, and each crashed rank's captured STDERR block, whose lines are that
-  rank's).
+Pure functions of text. The lines each launcher prints are read by its recognizer in
+evidence/launchers/ (torchrun/elastic, srun, slurmstepd, NCCL's watchdog, DeepSpeed, Open MPI,
+MPICH Hydra, mp.spawn, Composer, Lightning, Ray, and the traceback catch-all); OOM messages of
+every format by oom_message.py, with their `[rankN]:` prefix; runbook.instrument's own lines
+here. This module frames the lines (a terminal's cuts joined again), hands each line to the
+recognizers whose gate it holds, and orders what they found.
 
 The first failure is the cause, not the loudest line: NCCL timeouts, watchdog aborts, launcher kills
 and srun's `Terminated` on the survivors are consequences. Among causes, an accelerator OOM wins,
@@ -32,49 +23,26 @@ from dataclasses import field
 from datetime import datetime
 from typing import Any
 
-from runbook.evidence import oom_message, phase, trend
+from runbook.evidence import launchers, oom_message, phase, trend
+from runbook.evidence.events import (  # noqa: F401  (re-exported: the kinds are the contract's)
+    EXIT,
+    HOST_OOM,
+    MAX_RANKS,
+    NCCL_TIMEOUT,
+    OOM,
+    SIGNAL,
+    TIME_LIMIT,
+    UNKNOWN,
+    RankEvent,
+    line_time,
+    parse_time,
+)
 from runbook.evidence.framing import unwrap
 from runbook.evidence.oom_message import log_lines, strip_line
-from runbook.evidence.units import MAX_DIGITS, human_mib, small_int, to_mib
+from runbook.evidence.units import MAX_DIGITS, small_int
 from runbook.lazyre import lazy
 from runbook.record import record
 from runbook.slurm.hostlist import expand
-
-# Kinds of DESIGN §4.1 `first_failure.kind`.
-OOM, EXIT, SIGNAL, NCCL_TIMEOUT, HOST_OOM, TIME_LIMIT, UNKNOWN = (
-    "oom",
-    "exit",
-    "signal",
-    "nccl_timeout",
-    "host_oom",
-    "time_limit",
-    "unknown",
-)
-
-
-@record
-class RankEvent:
-    """One failure-related line of a launcher log: whose (rank, node), what, and when."""
-
-    kind: str
-    line: int  # 0-based line index in the scanned text
-    rank: int | None = None  # global rank (srun task id = rank under srun)
-    local_rank: int | None = None
-    node: str | None = None
-    time: str | None = None  # as printed
-    detail: str = ""
-    consequence: bool = False  # a survivor's reaction to someone else's failure
-    signal: str | None = None
-    exit_code: int | None = None
-    source: str = "log"  # srun: the launcher's exit notice for a task
-    request_mib: float | None = None  # c10: the host allocation the rank was refused
-
-    @property
-    def sort_time(self) -> datetime | None:
-        return parse_time(self.time)
-
-    def contract(self) -> dict:
-        return {"rank": self.rank, "node": self.node, "kind": self.kind, "time": self.time}
 
 
 @record
@@ -213,108 +181,6 @@ class LaunchReport:
         return [best[r] for r in sorted(best)]
 
 
-# -- timestamps ---------------------------------------------------------------------------------
-_TIME_PATTERNS = [
-    # [2023-04-14 13:11:27,879]  2024-11-20 14:37:16  2021-08-17T15:09:00
-    (lazy(r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?)"), None),
-    # glog, as NCCL / c10 print it: [E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607]; c10
-    # leaves the month unpadded: [E321 02:07:08.408271257 ...] is March 21
-    (lazy(r"\[([EWIF]\d{3,4} \d\d:\d\d:\d\d)(?:\.\d{1,9})?\s"), None),
-]
-
-
-def line_time(line: str) -> str | None:
-    for pattern, _ in _TIME_PATTERNS:
-        m = pattern.search(line)
-        if m:
-            return m.group(1)
-    return None
-
-
-_ISO_TIME = lazy(r"(\d{4})-(\d\d)-(\d\d)[ T_](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?")
-_GLOG_TIME = lazy(r"[EWIF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)")
-
-
-@functools.lru_cache(maxsize=4096)  # a pure function of the text; a log repeats its stamps
-def parse_time(text: str | None) -> datetime | None:
-    """The stamps line_time finds, as datetimes (glog has no year: 1900; order within one log is
-    what matters). Parsed by regex: strptime costs tens of microseconds a call."""
-    if not text:
-        return None
-    m = _ISO_TIME.fullmatch(text)
-    if m:
-        y, mo, d, h, mi, s, frac = m.groups()
-        micro = int((frac or "0")[:6].ljust(6, "0"))
-        try:
-            return datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), micro)
-        except ValueError:
-            return None
-    m = _GLOG_TIME.fullmatch(text)
-    if m:
-        mo, d, h, mi, s = (int(x) for x in m.groups())
-        try:
-            return datetime(1900, mo, d, h, mi, s)
-        except ValueError:
-            return None
-    return None
-
-
-# -- line patterns ------------------------------------------------------------------------------
-_ELASTIC_ENTRY = lazy(r"^\s*\[(\d{1,18}(?!\d))\]:\s*$", needs="]:")
-_ELASTIC_NAMES = r"(time|host|rank|exitcode|error_file|traceback)"
-_ELASTIC_FIELD = lazy(r"^\s*" + _ELASTIC_NAMES + r"\s*:\s*(.*?)\s*$")
-_ELASTIC_RANK = lazy(r"(\d{1,18}(?!\d))\s*\(local[_ ]rank:\s*(\d{1,18}(?!\d))\)", needs="rank:")
-# A summary copied from a rendered page loses its layout: field names alone on their lines, their
-# values on the lines after them, in order ("time" / "host" / "2023-09-14 01:45:50" / "node-1").
-_ELASTIC_BARE_FIELD = lazy(r"^\s*" + _ELASTIC_NAMES + r"\s*:?\s*$")
-_ELASTIC_EXIT = lazy(r"(-?\d{1,18}(?!\d))\s*\(pid:\s*(\d{1,18}(?!\d))\)", needs="(pid:")
-_ELASTIC_SIGNAL = lazy(r"Signal\s+(\d{1,18}(?!\d))\s+\((SIG\w+)\)", needs="Signal")
-_ELASTIC_ROOT = lazy(r"Root Cause \(first observed failure\)", needs="Root Cause")
-_ELASTIC_RULE = lazy(r"^\s*(?:={10,}|-{10,})\s*$")
-_ELASTIC_ONE_LINE = lazy(
-    r"failed \(exitcode: (-?\d{1,18}(?!\d))\) local_rank: (\d{1,18}(?!\d)) \(pid: (\d{1,18}(?!\d))\)(?: of binary)?",
-    needs="failed (exitcode: ",
-)
-_WATCHDOG = lazy(
-    r"\bRank (\d{1,18}(?!\d))\]\s*(?:Watchdog caught collective operation timeout|Work WorkNCCL.*timed out)"
-    r".*?(?:SeqNum=(\d{1,18}(?!\d)))?(?:.*?OpType=(\w+))?",
-    needs="Rank ",
-)
-_EXCEPTION_LINE = lazy(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit))(?::|$)")
-_CONSEQUENCE_TEXT = lazy(
-    r"NCCL communicator was aborted|Watchdog|watchdog|timed out|Connection reset|"
-    r"Socket Timeout|Broken pipe|ChildFailedError|ProcessGroupNCCL is aborted|"
-    r"Connection closed by peer|recvValue failed|The server socket has failed",
-)
-_DS_RETURN = lazy(
-    r"sigkill_handler\].*exits with return code = (-?\d{1,18}(?!\d))", needs="sigkill_handler]"
-)
-_DS_LOCAL_RANK = lazy(r"--local_rank=(\d{1,18}(?!\d))", needs="--local_rank=")
-_KILLING = lazy(r"Killing subprocess (\d{1,18}(?!\d))", needs="Killing subprocess")
-# srun's per-node verdict. The shape "error: NODE: task(s) LIST: WHAT" is srun's own, so a line
-# whose "srun" tag was cut in the paste ("run: error: nid00018: tasks 0-23: Killed") still reads.
-_SRUN = lazy(
-    r"(?:^|\s|\bs?run: )error: (?P<node>[^\s:]+): tasks? (?P<tasks>\d[\d,\- ]*): (?P<what>.*)$",
-    needs="error: ",
-)
-# slurmstepd logging through syslog names its node in its tag ("slurmstepd-midway2-0320: ").
-_STEPD_NODE = lazy(r"\bslurmstepd-([A-Za-z0-9][\w.-]*?):\s", needs="slurmstepd-")
-# MPICH's Hydra (mpiexec) prints a block per process that ended badly: "=   RANK 6 PID 2447372
-# RUNNING AT node0009" (RANK is absent in some versions), then "=   KILLED BY SIGNAL: 9 (Killed)"
-# or "=   EXIT CODE: 9".
-_HYDRA_AT = lazy(
-    r"^[=\s]*(?:RANK (\d{1,18}(?!\d)) )?PID (\d{1,18}(?!\d)) RUNNING AT (\S+)", needs="RUNNING AT"
-)
-_HYDRA_END = lazy(
-    r"^[=\s]*(?:KILLED BY SIGNAL: (\d{1,3})(?: \(([^)]*)\))?|EXIT CODE: (-?\d{1,18}(?!\d)))",
-)  # no gate: it only runs on the two lines after a RUNNING AT line
-# Open MPI's summary of the first process to exit non-zero: "Process name: [[6341,1],0]" (4.x:
-# [[job,step],rank]; 5.x: [prterun-host-123@1,0]) and "Exit code:    1" on the next line.
-_OMPI_PROCESS = lazy(
-    r"Process name:\s*\[(?:\[[^\]]*\]|[^\[\],\s]+),(\d{1,18}(?!\d))\]", needs="Process name:"
-)
-_OMPI_EXIT = lazy(r"Exit code:\s*(-?\d{1,18}(?!\d))", needs="Exit code:")
-# How a launcher log's lines start, for telling a terminal's cut from a new line: a line that
 # starts like this is never a cut line's tail. Sure starts: a stamp, a bracketed prefix, an
 # indented traceback line, a launcher's or a logger's tag, an upper-case tag ("WARNING:").
 _LINE_SURE = lazy(
@@ -325,174 +191,9 @@ _LINE_SURE = lazy(
 )
 # Open MPI's text for a process that ended without MPI_Finalize, its node often on the next line:
 # "mpirun has exited due to process rank 1 with PID 4017 on\nnode clsockeyev1 exiting improperly."
-_OMPI_IMPROPER = lazy(
-    r"\b(?:mpirun|mpiexec|orterun|prterun) has exited due to process rank (\d{1,18}(?!\d)) with "
-    r"PID (\d{1,18}(?!\d)) on(?:\s+node (\S+))?",
-    needs="has exited due to process rank",
-)
-_OMPI_IMPROPER_NODE = lazy(r"^\s*node (\S+) exiting improperly", needs="exiting improperly")
-# torch.multiprocessing.spawn (mp.spawn) names the process by its spawn index, which is the rank
-# within the node (the global rank on one node): "-- Process 0 terminated with the following
-# error:" heads that process's own traceback; "process 0 terminated with exit code 1" / "...
-# with signal SIGKILL" is ProcessExitedException's message.
-_SPAWN_RAISED = lazy(
-    r"^\s*-- Process (\d{1,18}(?!\d)) terminated with the following error", needs="terminated with"
-)
-_SPAWN_EXITED = lazy(
-    r"\bprocess (\d{1,18}(?!\d)) terminated with (?:exit code (-?\d{1,18}(?!\d))|signal (SIG[A-Z]+))",
-    needs="terminated with",
-)
-# Composer's launcher (`composer train.py`, logger composer.cli.launcher) polls its ranks and logs
-# the first it finds exited non-zero: "Rank 2 crashed with exit code -7." (a negative code is the
-# signal). Tearing down, it logs "Killing global rank 1 (PID 123) with SIGTERM" for the others,
-# then prints "Global rank 2 (PID 456) exited with code -7" for each rank that was not killed by
-# it (not -9 or -15), each followed by that rank's captured output between "----------Begin global
-# rank 2 STDERR----------" and "----------End global rank 2 STDERR----------"; its last line
-# repeats "Global rank N (PID P) exited with code C" for the lowest rank that exited non-zero.
-_COMPOSER_CRASHED = lazy(
-    r"\bRank (\d{1,18}(?!\d)) crashed with exit code (-?\d{1,18}(?!\d))",
-    needs="crashed with exit code",
-)
-_COMPOSER_EXITED = lazy(
-    r"\bGlobal rank (\d{1,18}(?!\d)) \(PID (\d{1,18}(?!\d))\) exited with code (-?\d{1,18}(?!\d))",
-    needs="exited with code",
-)
-_COMPOSER_KILLING = lazy(
-    r"\bKilling global rank (\d{1,18}(?!\d)) \(PID (\d{1,18}(?!\d))\) with (SIG[A-Z]+)",
-    needs="Killing global rank",
-)
-_COMPOSER_BLOCK = lazy(
-    r"^\s*-{5,}(Begin|End) global rank (\d{1,18}(?!\d)) (?:STDOUT|STDERR)-{5,}\s*$",
-    needs="global rank",
-)
-# Lightning's subprocess launcher (Trainer/Fabric with strategy ddp) watches the processes it
-# started and, on the first it finds exited non-zero, logs "[rank: 1] Child process with PID 2977
-# terminated with code 4. Forcefully terminating all other processes to avoid zombies" and kills
-# the rest, itself included (the shell's "Killed" after it is that teardown). The rank is the
-# child's index + 1: its local rank on the node (rank 0 is the launching process itself).
-_LIGHTNING_CHILD = lazy(
-    r"\[rank: (\d{1,9})\] Child process with PID (\d{1,18}(?!\d)) terminated with code "
-    r"(-?\d{1,18}(?!\d))",
-    needs="Child process with PID",
-)
-# Open MPI (mpirun/mpiexec; prterun in 5.x) names the first process it saw die by a signal:
-# "mpirun noticed that process rank 18596 with PID 1035144 on node b3168 exited on signal 9
-# (Killed)." The rank is the MPI rank, the node the host it ran on.
-_OMPI_NOTICED = lazy(
-    r"\b(?:mpirun|mpiexec|orterun|prterun) noticed that process rank (\d{1,18}(?!\d)) with PID "
-    r"(\d{1,18}(?!\d)) on node (\S+?) exited on signal (\d{1,3})(?: \(([^)]*)\))?",
-    needs="noticed that process rank",
-)
-# New wording (Slurm >= 21.08): "Detected 2 oom_kill events in StepId=123.13."
-# Old: "Detected 1 oom-kill event(s) in step 802100.batch cgroup."
-_STEPD_OOM = lazy(
-    r"Detected (\d{1,18}(?!\d)) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )(\S+?)\.?(?:\s|$)",
-    needs=("Detected", "kill event"),
-)
-# Ray's memory monitor kills a worker when the node's host memory passes its threshold: the
-# task's error or an actor's exit detail ("Task was killed due to the node running low on
-# memory."), the detail line ("Memory on the node (IP: ip, ID: ...) where the task ... was running
-# was A / B"), the raylet's summary ("N Workers (tasks / actors) killed due to memory pressure
-# (OOM) ... at node (ID: ..., IP: ip)"), and Ray 2.0's "System memory low at node with IP ip".
-# Host RAM, not the GPU. The node is named by IP, often on the next line of a wrapped terminal.
-_RAY_HOST_OOM = lazy(
-    r"node running low on memory|Memory on the node \(IP|killed due to memory pressure \(OOM\)"
-    r"|System memory low at node",
-    needs="emory",
-)
-# c10's CPU allocator refusing host memory: "DefaultCPUAllocator: can't allocate memory: you tried
-# to allocate N bytes. Error code 12 (Cannot allocate memory)" (posix_memalign's ENOMEM), and the
-# Windows wording "DefaultCPUAllocator: not enough memory: you tried to allocate N bytes". Host RAM,
-# raised as an exception by the rank that asked, so the rank is the traceback's.
-_CPU_ALLOC = lazy(
-    r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate "
-    r"(\d{1,18}(?!\d)) bytes",
-    needs="DefaultCPUAllocator",
-)
-_RAY_IP = lazy(r"(?:\bIP:? |\bip=)([0-9A-Fa-f][0-9A-Fa-f.:]*[0-9A-Fa-f])")
-_CANCELLED = lazy(
-    r"\*\*\* (?:JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))?\s*\*\*\*",
-    needs=" CANCELLED AT ",
-)
-_HOST_PREFIX = lazy(r"^([A-Za-z][\w.-]*):\s")
-
-_SIGNALS = {
-    1: "SIGHUP",
-    2: "SIGINT",
-    6: "SIGABRT",
-    7: "SIGBUS",
-    9: "SIGKILL",
-    11: "SIGSEGV",
-    15: "SIGTERM",
-}
-
-
-def _signal_name(signum: int) -> str:
-    return _SIGNALS.get(signum, f"signal {signum}")
-
-
-def _coded_exit(
-    line: int,
-    rank: int,
-    code: int,
-    when: str | None,
-    source: str,
-    detail: str,
-    *,
-    local: bool = False,
-    reactions: tuple[str, ...] = (),
-) -> RankEvent:
-    """A launcher's word that `rank` exited with `code`; a negative code is the signal that
-    killed it. Killed by one of `reactions`, the rank was torn down after another's failure."""
-    sig = _signal_name(-code) if code < 0 else None
-    return RankEvent(
-        kind=SIGNAL if sig else EXIT,
-        line=line,
-        rank=rank,
-        local_rank=rank if local else None,
-        time=when,
-        exit_code=code,
-        signal=sig,
-        detail=detail,
-        consequence=sig in reactions,
-        source=source,
-    )
-
-
-def _block_ranks(raw: list[str]) -> list[int | None]:
-    """For each line, the rank whose captured output Composer's launcher is printing there (its
-    Begin/End global rank N STDERR block), else None."""
-    out: list[int | None] = [None] * len(raw)
-    cur = None
-    for i, line in enumerate(raw):
-        if m := _COMPOSER_BLOCK.match(line):
-            cur = int(m.group(2)) if m.group(1) == "Begin" else None
-        else:
-            out[i] = cur
-    return out
 
 
 _TOO_LONG = lazy(rf"\d{{{MAX_DIGITS + 1}}}")
-
-# No job has more ranks than this (the largest runs are ~100k GPUs): ranks from a log beyond the
-# job's own size, or beyond this when the size is unknown, are not ranks of this job.
-MAX_RANKS = 1 << 17
-
-
-def _ranks(spec: str, limit: int = MAX_RANKS) -> list[int]:
-    """srun's task list ("0-3,5,7-9") as ranks, each once, at most `limit` of them: a list a log
-    line can make as long as it likes must not become millions of integers."""
-    out: dict[int, None] = {}
-    for part in spec.replace(" ", "").split(",")[:limit]:
-        a, _, b = part.partition("-")
-        lo, hi = small_int(a), small_int(b) if b else small_int(a)
-        if lo is None or hi is None or hi < lo or lo >= limit:
-            continue
-        for r in range(lo, min(hi, limit - 1) + 1):
-            out[r] = None
-            if len(out) >= limit:
-                return list(out)
-    return list(out)
 
 
 def _priority(e: RankEvent) -> int:
@@ -501,93 +202,6 @@ def _priority(e: RankEvent) -> int:
 
 
 # -- the scan -----------------------------------------------------------------------------------
-def _elastic_entries(stripped: list[str], raw: list[str]) -> list[RankEvent]:
-    events: list[RankEvent] = []
-    cur: dict | None = None
-    root_next = False
-
-    def close():
-        nonlocal cur
-        if cur and cur.get("exitcode") is not None:
-            events.append(_elastic_event(cur))
-        cur = None
-
-    for i, text in enumerate(stripped):
-        if _ELASTIC_ROOT.search(text):
-            close()
-            root_next = True
-            continue
-        if _ELASTIC_ENTRY.match(text):
-            close()
-            cur = {"line": i, "root": root_next}
-            root_next = False
-            continue
-        m = _ELASTIC_FIELD.match(text)
-        if m:
-            if cur is None:  # an excerpt that starts inside an entry
-                cur = {"line": i, "root": False}
-            cur[m.group(1)] = m.group(2)
-            continue
-        if _ELASTIC_RULE.match(text) or text.strip().startswith("Failures:"):
-            close()
-            continue
-        if cur is not None:
-            _loose_field(cur, text)
-    close()
-    return events
-
-
-def _loose_field(entry: dict, text: str) -> None:
-    """A line of an entry that is not `name : value`: a field name alone (its value comes on a
-    later line), a value for the oldest name still waiting, or fields glued on one line
-    ("rank2 (local rank: 2)exitcode: -9 (pid: 36071)"), each taken only where still unset."""
-    if m := _ELASTIC_BARE_FIELD.match(text):
-        entry.setdefault("waiting", []).append(m.group(1))
-        return
-    glued = False
-    if _ELASTIC_RANK.search(text):
-        entry.setdefault("rank", text)
-        glued = True
-    if "exitcode" in text and _ELASTIC_EXIT.search(text):
-        entry.setdefault("exitcode", text)
-        glued = True
-    waiting = entry.get("waiting")
-    if not glued and waiting and text.strip():
-        entry.setdefault(waiting.pop(0), text.strip())
-
-
-def _elastic_event(entry: dict) -> RankEvent:
-    rank = local = None
-    if m := _ELASTIC_RANK.search(entry.get("rank", "")):
-        rank, local = int(m.group(1)), int(m.group(2))
-    code = None
-    if m := _ELASTIC_EXIT.search(entry.get("exitcode", "")):
-        code = int(m.group(1))
-    sig = None
-    if m := _ELASTIC_SIGNAL.search(entry.get("traceback", "")):
-        sig = m.group(2)
-    elif code is not None and code < 0:
-        sig = _SIGNALS.get(-code, f"signal {-code}")
-    # A rank killed by SIGABRT is the NCCL watchdog tearing it down (a consequence) unless nothing
-    # else failed; SIGKILL is usually the kernel's OOM killer or the launcher.
-    kind = SIGNAL if sig else EXIT
-    host = entry.get("host")
-    return RankEvent(
-        kind=kind,
-        line=entry["line"],
-        rank=rank,
-        local_rank=local,
-        node=host if host and host != "<N/A>" else None,
-        time=entry.get("time"),
-        detail=("root cause " if entry.get("root") else "")
-        + f"exitcode {code}"
-        + (f" ({sig})" if sig else ""),
-        consequence=sig == "SIGABRT",
-        signal=sig,
-        exit_code=code,
-    )
-
-
 def scan(
     text: str,
     *,
@@ -606,27 +220,27 @@ def scan(
 # Lines a launcher prints whole, each with text that shows where one starts: a line that starts
 # one but does not read whole was cut by a terminal or re-flowed by an editor (a single cut, which
 # unwrap cannot tell from a long line): it is read again with the next line joined, as printed or
-# with the space an editor dropped, and kept joined only if it then reads whole.
-_REJOIN = [
-    (lazy(r"\*\*\* (?:JOB|STEP) \S+ ON", needs="***"), _CANCELLED),
-    (lazy(r"\bs?run: error: ", needs="run: error: "), _SRUN),
-    (lazy(r"noticed that process", needs="noticed that process"), _OMPI_NOTICED),
-    (lazy(r"\bprocess \d{1,18} terminated\b", needs=" terminated"), _SPAWN_EXITED),
-    (lazy(r"\bDetected \d{1,18} oom", needs="Detected"), _STEPD_OOM),
-    (lazy(r"\bRank \d{1,18}\]", needs="Rank "), _WATCHDOG),
-    (lazy(r"failed \(exitcode: ", needs="failed (exitcode: "), _ELASTIC_ONE_LINE),
-    (lazy(r"sigkill_handler\]", needs="sigkill_handler]"), _DS_RETURN),
-    (lazy(r"Workers \(tasks / actors\) killed", needs="Workers (tasks"), _RAY_HOST_OOM),
-]
+
+# Lines a launcher prints whole, each with text that shows where one starts: a line that starts
+# one but does not read whole was cut by a terminal or re-flowed by an editor (a single cut, which
+# unwrap cannot tell from a long line): it is read again with the next line joined, as printed or
+# with the space an editor dropped, and kept joined only if it then reads whole. Each recognizer
+# names its own (start, whole) pairs.
 REJOIN_LINES = 3  # an editor re-flows a 200-column line onto three or four
+
+
+@functools.cache
+def _rejoin_rules() -> tuple:
+    return tuple(pair for r in launchers.recognizers() for pair in r.rejoin)
 
 
 def _rejoin(lines: list[str]) -> list[str]:
     out: list[str] = []
+    rules = _rejoin_rules()
     i, n = 0, len(lines)
     while i < n:
         ln, i = lines[i], i + 1
-        hit = next(((a, p) for a, p in _REJOIN if a.search(ln) and not p.search(ln)), None)
+        hit = next(((a, p) for a, p in rules if a.search(ln) and not p.search(ln)), None)
         if hit is not None:
             ln, used = _read_whole(ln, lines[i : i + REJOIN_LINES], *hit)
             i += used
@@ -669,7 +283,7 @@ def scan_parts(
         # loses its task list or its time otherwise). An editor's re-flow is undone only for a
         # launcher's own lines (_rejoin): a traceback's or a table's lines cannot be told from
         # a re-flowed tail.
-        raw = _rejoin(unwrap(log_lines(text or ""), _LINE_SURE.search, reach=0))
+        raw = _frame(text)
         if rank is None:
             rank = _marker_rank(raw)
         _collect(report, raw, set(nodes or []), rank, offset)
@@ -686,6 +300,23 @@ def scan_parts(
     _conclude(report, world_size)
     _suspect_node(report, owner)
     return report
+
+
+def _frame(text: str | None) -> list[str]:
+    return _rejoin(unwrap(log_lines(text or ""), _LINE_SURE.search, reach=0))
+
+
+def read_with(recognizer: launchers.Recognizer, text: str) -> list[RankEvent]:
+    """What one recognizer alone reads in `text`, framed as a scan frames it: the test of its
+    sample lines (tests/data/launchers/)."""
+    raw = _frame(text)
+    pairs = [strip_line(line) for line in raw]
+    stripped = [s for s, _ in pairs]
+    events = list(recognizer.entries(stripped, raw)) if recognizer.entries else []
+    oom_lines = {m.line for m in oom_message.parse_all("\n".join(raw))}
+    ln = launchers.Line(raw, stripped, set(), oom_lines)
+    _read_lines(events, ln, pairs, _owners(raw, [recognizer]), [recognizer])
+    return events
 
 
 def _suspect_node(report: LaunchReport, owner: list[str]) -> None:
@@ -797,356 +428,103 @@ _HARDWARE_TEXT = lazy(
 MAX_HARDWARE_LINES = 20
 
 
-def _next_lines(lines: list[str], i: int, pattern, reach: int = 2) -> re.Match | None:
-    """The first match of `pattern` on the `reach` lines after line `i`: a launcher block's
-    second line (Hydra's "KILLED BY SIGNAL", Open MPI's "Exit code")."""
-    for k in range(i + 1, min(i + 1 + reach, len(lines))):
-        if hit := pattern.search(lines[k]):
-            return hit
-    return None
-
-
 PHASES_PER_PART = 8  # the first OOMs of each log: the first failure is among them
 
 
+_PREFIX_RANK = lazy(r"\[(?:rank|default)(\d{1,18}(?!\d))\]:", needs="]:")
+
+
 def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_rank, offset):
+    """Read one log part into `report`: its OOM messages, then each recognizer's events."""
     report.instrument.extend(instrument_lines(raw))
+    _hardware(report, raw)
+    stripped_pairs = [strip_line(line) for line in raw]
+    stripped = [s for s, _ in stripped_pairs]
+    first_event = len(report.events)
+    recs = launchers.recognizers()
+    owners = _owners(raw, recs)
+    ooms = _ooms(report, raw, file_rank, owners, recs)
+    ln = launchers.Line(raw, stripped, known_nodes, {m.line for m in ooms})
+    for msg in ooms:
+        report.events.append(
+            RankEvent(
+                kind=OOM,
+                line=msg.line + offset,
+                rank=msg.rank,
+                node=ln.host(msg.line),
+                time=line_time(raw[msg.line]),
+                detail=f"{msg.device} OOM ({msg.format})",
+            )
+        )
+    for r in recs:
+        if r.entries is not None:
+            report.events.extend(r.entries(stripped, raw))
+    _read_lines(report.events, ln, stripped_pairs, owners, recs)
+    for msg in ooms:
+        msg.line += offset
+    for e in report.events[first_event:]:
+        e.line += offset if e.kind != OOM else 0
+        if e.rank is None and file_rank is not None and e.local_rank is None:
+            e.rank = file_rank
+
+
+def _read_lines(events, ln: launchers.Line, stripped_pairs, owners, recs) -> None:
+    """Each line to the recognizers whose gate it holds, in their order: the first reader that
+    answers has it."""
+    for i, (text, rank) in enumerate(stripped_pairs):
+        printed = ln.raw[i]
+        gated = [r for r in recs if r.gated(printed)]
+        if not gated:
+            continue
+        if rank is None and (rr := _PREFIX_RANK.search(printed)):
+            rank = int(rr.group(1))
+        ln.i, ln.text, ln.when = i, text, line_time(printed)
+        ln.rank = owners[i] if rank is None else rank
+        found = next(
+            (got for r in gated for read in r.readers if (got := read(ln)) is not None), None
+        )
+        if found:
+            events.extend(found)
+
+
+def _hardware(report: LaunchReport, raw: list[str]) -> None:
     for line in raw:
         if len(report.hardware_lines) >= MAX_HARDWARE_LINES:
             break
         if _HARDWARE_TEXT.search(line):
             report.hardware_lines.append(line.strip()[:300])
-    stripped_pairs = [strip_line(line) for line in raw]
-    stripped = [s for s, _ in stripped_pairs]
-    first_event = len(report.events)
-    events = report.events
 
-    def host_prefix(i: int) -> str | None:
-        m = _HOST_PREFIX.match(raw[i])
-        return m.group(1) if m and m.group(1) in known_nodes else None
 
-    # OOM messages, whatever their format.
+def _owners(raw: list[str], recs) -> list[int | None]:
+    """Whose captured output each line is, as a launcher that prints its ranks' output in
+    blocks says (Composer's Begin/End global rank N STDERR)."""
+    out: list[int | None] = [None] * len(raw)
+    for r in recs:
+        if r.owners is not None:
+            out = [a if a is not None else b for a, b in zip(out, r.owners(raw), strict=True)]
+    return out
+
+
+def _ooms(report: LaunchReport, raw: list[str], file_rank, owners, recs):
+    """The part's OOM messages, each with its rank: its prefix's, else the file's (per-rank
+    logs), else the captured block's, else runbook.instrument's dump marker above it, else the
+    process whose traceback a launcher headed above it (mp.spawn's "-- Process N terminated")."""
     ooms = oom_message.parse_all("\n".join(raw))
-    spawned = [(i, int(m.group(1))) for i, s in enumerate(raw) if (m := _SPAWN_RAISED.search(s))]
-    block = _block_ranks(raw)
+    heads = sorted(h for r in recs if r.heads is not None for h in r.heads(raw))
     for msg in ooms:
         if msg.rank is None:
-            msg.rank = file_rank if file_rank is not None else block[msg.line]
+            msg.rank = file_rank if file_rank is not None else owners[msg.line]
         if msg.rank is None:
             msg.rank = _dump_rank(raw, msg.line)
-        if msg.rank is None and (heads := [r for i, r in spawned if i < msg.line]):
-            msg.rank = heads[-1]  # the traceback under mp.spawn's "-- Process N terminated"
+        if msg.rank is None and (above := [r for i, r in heads if i < msg.line]):
+            msg.rank = above[-1]
     first = len(report.ooms)
     report.ooms.extend(ooms)
     for k, msg in enumerate(ooms[:PHASES_PER_PART]):
         report.phases[first + k] = phase.phase_of(raw, msg.line, msg.rank)
     if (series := trend.trend_of(raw, file_rank)) is not None:
         report.trends.append(series)
-    for msg in ooms:
-        events.append(
-            RankEvent(
-                kind=OOM,
-                line=msg.line + offset,
-                rank=msg.rank,
-                node=host_prefix(msg.line),
-                time=line_time(raw[msg.line]),
-                detail=f"{msg.device} OOM ({msg.format})",
-            )
-        )
-    oom_lines = {m.line for m in ooms}
-
-    events.extend(_elastic_entries(stripped, raw))
-
-    for i, (line, rank) in enumerate(stripped_pairs):
-        if rank is None and (rr := re.search(r"\[(?:rank|default)(\d{1,18}(?!\d))\]:", raw[i])):
-            rank = int(rr.group(1))
-        if rank is None:
-            rank = block[i]
-        when = line_time(raw[i])
-        if m := _WATCHDOG.search(line):
-            events.append(
-                RankEvent(
-                    kind=NCCL_TIMEOUT,
-                    line=i,
-                    rank=int(m.group(1)),
-                    time=when,
-                    node=host_prefix(i),
-                    detail=line.strip()[:200],
-                    consequence=True,
-                )
-            )
-            continue
-        if m := _ELASTIC_ONE_LINE.search(line):
-            code = int(m.group(1))
-            events.append(
-                RankEvent(
-                    kind=SIGNAL if code < 0 else EXIT,
-                    line=i,
-                    local_rank=int(m.group(2)),
-                    time=when,
-                    exit_code=code,
-                    detail=f"exitcode {code} (pid {m.group(3)})",
-                    signal=_SIGNALS.get(-code) if code < 0 else None,
-                )
-            )
-            continue
-        if m := _DS_RETURN.search(line):
-            code = int(m.group(1))
-            lr = _DS_LOCAL_RANK.search(line)
-            events.append(
-                RankEvent(
-                    kind=SIGNAL if code < 0 else EXIT,
-                    line=i,
-                    time=when,
-                    local_rank=int(lr.group(1)) if lr else None,
-                    exit_code=code,
-                    signal=_SIGNALS.get(-code) if code < 0 else None,
-                    detail=f"deepspeed launcher: return code {code}",
-                )
-            )
-            continue
-        if m := _KILLING.search(line):
-            events.append(
-                RankEvent(
-                    kind=SIGNAL,
-                    line=i,
-                    time=when,
-                    consequence=True,
-                    detail=f"launcher killed pid {m.group(1)}",
-                )
-            )
-            continue
-        if m := _SRUN.search(line):
-            what = m.group("what").strip()
-            kind, consequence = EXIT, False
-            srun_code: int | None = None
-            sig: str | None = None
-            if re.search(r"Out Of Memory", what, re.I):
-                kind = HOST_OOM
-            elif re.search(r"Terminated|Aborted", what):
-                kind, consequence, sig = SIGNAL, True, "SIGTERM"  # srun tearing the step down
-            elif re.search(r"Killed", what):
-                kind, sig = SIGNAL, "SIGKILL"  # decided in _srun_notices: OOM killer or teardown
-            if c := re.search(r"exit code (\d{1,18}(?!\d))", what):
-                srun_code = int(c.group(1))
-            for r in _ranks(m.group("tasks")):
-                events.append(
-                    RankEvent(
-                        kind=kind,
-                        line=i,
-                        rank=r,
-                        node=m.group("node"),
-                        time=when,
-                        detail=what,
-                        consequence=consequence,
-                        exit_code=srun_code,
-                        signal=sig,
-                        source="srun",
-                    )
-                )
-            continue
-        if m := _STEPD_OOM.search(line):
-            tag = _STEPD_NODE.search(raw[i])  # the tag is a prefix strip_line drops
-            events.append(
-                RankEvent(
-                    kind=HOST_OOM,
-                    line=i,
-                    time=when,
-                    node=tag.group(1) if tag else None,
-                    detail=f"{m.group(1)} oom-kill event(s) in step {m.group(2)}",
-                )
-            )
-            continue
-        if m := _HYDRA_AT.search(line):
-            end = _next_lines(stripped, i, _HYDRA_END)
-            signum = int(end.group(1)) if end and end.group(1) else None
-            status = int(end.group(3)) if end and end.group(3) else None
-            events.append(
-                RankEvent(
-                    kind=SIGNAL if signum is not None else EXIT,
-                    line=i,
-                    rank=int(m.group(1)) if m.group(1) else None,
-                    node=m.group(3),
-                    time=when,
-                    signal=_signal_name(signum) if signum is not None else None,
-                    exit_code=status,
-                    detail=f"MPICH Hydra: pid {m.group(2)} on {m.group(3)} ended badly"
-                    + (f" (signal {signum})" if signum is not None else "")
-                    + (f" (exit code {status})" if status is not None else ""),
-                    source="mpiexec",
-                )
-            )
-            continue
-        if m := _OMPI_PROCESS.search(line):
-            ex = _next_lines(stripped, i, _OMPI_EXIT)
-            status = int(ex.group(1)) if ex else None
-            events.append(
-                RankEvent(
-                    kind=EXIT,
-                    line=i,
-                    rank=int(m.group(1)),
-                    time=when,
-                    exit_code=status,
-                    detail="Open MPI: the first process to exit non-zero"
-                    + (f" (exit code {status})" if status is not None else ""),
-                    source="mpirun",
-                )
-            )
-            continue
-        raised = _SPAWN_RAISED.search(line)
-        if m := (raised or _SPAWN_EXITED.search(line)):
-            status = int(m.group(2)) if not raised and m.group(2) else None
-            sig = None if raised else m.group(3)
-            how = "raised" if raised else f"terminated with {sig}" if sig else f"exit code {status}"
-            events.append(
-                RankEvent(
-                    kind=SIGNAL if sig else EXIT,
-                    line=i,
-                    rank=int(m.group(1)),
-                    local_rank=int(m.group(1)),
-                    time=when,
-                    exit_code=status,
-                    signal=sig,
-                    detail=f"torch.multiprocessing.spawn: process {m.group(1)} (spawn index) {how}",
-                    source="spawn",
-                )
-            )
-            continue
-        crashed = _COMPOSER_CRASHED.search(line)
-        if m := (crashed or _COMPOSER_EXITED.search(line)):
-            code = int(m.group(2) if crashed else m.group(3))
-            how = "crashed" if crashed else f"(pid {m.group(2)}) exited"
-            events.append(
-                _coded_exit(
-                    i,
-                    int(m.group(1)),
-                    code,
-                    when,
-                    "composer",
-                    f"Composer launcher: rank {m.group(1)} {how} with exit code {code}",
-                    # The closing summary can name a rank the launcher itself killed.
-                    reactions=() if crashed else ("SIGTERM", "SIGKILL"),
-                )
-            )
-            continue
-        if m := _LIGHTNING_CHILD.search(raw[i]):  # the rank is in the prefix strip_line drops
-            code = int(m.group(3))
-            events.append(
-                _coded_exit(
-                    i,
-                    int(m.group(1)),
-                    code,
-                    when,
-                    "lightning",
-                    f"Lightning launcher: local rank {m.group(1)} (pid {m.group(2)}) "
-                    f"terminated with code {code}",
-                    local=True,
-                    reactions=("SIGABRT",),  # the NCCL watchdog's abort, as elsewhere
-                )
-            )
-            continue
-        if m := _COMPOSER_KILLING.search(line):
-            events.append(
-                RankEvent(
-                    kind=SIGNAL,
-                    line=i,
-                    rank=int(m.group(1)),
-                    time=when,
-                    signal=m.group(3),
-                    detail=f"Composer launcher killed rank {m.group(1)} (pid {m.group(2)})",
-                    consequence=True,
-                    source="composer",
-                )
-            )
-            continue
-        if m := _OMPI_IMPROPER.search(line):
-            nx = None if m.group(3) else _next_lines(stripped, i, _OMPI_IMPROPER_NODE, reach=1)
-            node = m.group(3) or (nx.group(1) if nx else None)
-            events.append(
-                RankEvent(
-                    kind=EXIT,
-                    line=i,
-                    rank=int(m.group(1)),
-                    node=node,
-                    time=when,
-                    detail=f"Open MPI: rank {m.group(1)} (pid {m.group(2)}) exited improperly",
-                    source="mpirun",
-                )
-            )
-            continue
-        if m := _OMPI_NOTICED.search(line):
-            signum = int(m.group(4))
-            events.append(
-                RankEvent(
-                    kind=SIGNAL,
-                    line=i,
-                    rank=int(m.group(1)),
-                    node=m.group(3),
-                    time=when,
-                    signal=_signal_name(signum),
-                    detail=f"Open MPI: rank {m.group(1)} (pid {m.group(2)}) exited on signal "
-                    f"{signum}" + (f" ({m.group(5)})" if m.group(5) else ""),
-                    source="mpirun",
-                )
-            )
-            continue
-        if _RAY_HOST_OOM.search(line):
-            ip = _RAY_IP.search(line) or (i + 1 < len(raw) and _RAY_IP.search(raw[i + 1]))
-            events.append(
-                RankEvent(
-                    kind=HOST_OOM,
-                    line=i,
-                    time=when,
-                    node=ip.group(1) if ip else None,
-                    detail="Ray's memory monitor killed a worker (node host memory)",
-                    source="ray",
-                )
-            )
-            continue
-        if m := _CANCELLED.search(line):
-            reason = (m.group(4) or "").strip()
-            events.append(
-                RankEvent(
-                    kind=TIME_LIMIT if reason == "TIME LIMIT" else SIGNAL,
-                    line=i,
-                    node=m.group(2),
-                    time=m.group(3),
-                    detail=f"job {m.group(1)} cancelled"
-                    + (f" due to {reason.lower()}" if reason else ""),
-                    consequence=not reason,
-                )
-            )
-            continue
-        if i not in oom_lines and (m := _EXCEPTION_LINE.match(line.strip())):
-            # The last line of a traceback. Without a rank prefix it is still the failure of a
-            # single-process job (or of a rank the log does not name).
-            host = _CPU_ALLOC.search(line)
-            refused = to_mib(host.group(1), "bytes") if host else None
-            events.append(
-                RankEvent(
-                    kind=HOST_OOM if host else EXIT,
-                    line=i,
-                    rank=rank,
-                    time=when,
-                    node=host_prefix(i),
-                    detail=(
-                        f"the CPU allocator could not get {human_mib(refused)} of host memory "
-                        f"({m.group(1)})"
-                        if host
-                        else line.strip()[:200]
-                    ),
-                    consequence=not host and bool(_CONSEQUENCE_TEXT.search(line)),
-                    source="c10" if host else "log",
-                    request_mib=refused,
-                )
-            )
-
-    for msg in ooms:
-        msg.line += offset
-    for e in events[first_event:]:
-        e.line += offset if e.kind != OOM else 0
-        if e.rank is None and file_rank is not None and e.local_rank is None:
-            e.rank = file_rank
+    return ooms
 
 
 def _map_nodes(events, nodes, tasks_per_node) -> list[str]:

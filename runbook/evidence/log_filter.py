@@ -13,37 +13,25 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import field
 
+from runbook.evidence import launchers
 from runbook.evidence.units import small_int
 from runbook.lazyre import lazy
 from runbook.record import record
 
-# Fixed strings (grep -F), one list for both sides. Chosen so that almost every string starts
-# with a byte that is rare in progress lines (an upper-case letter, "(", "*"): GNU grep's
-# multi-string search is several times slower when candidates start with common lower-case letters
-# (bench/scan_remote.py measured 0.35 s vs 0.23 s per GiB). Each covers a family:
+# Fixed strings (grep -F), one list for both sides: these, then every launcher recognizer's gates
+# (evidence/launchers/: the strings one of which every line a recognizer reads holds, written
+# there once). Chosen so that almost every string starts with a byte that is rare in progress
+# lines (an upper-case letter, "(", "*"): GNU grep's multi-string search is several times slower
+# when candidates start with common lower-case letters (bench/scan_remote.py measured 0.35 s vs
+# 0.23 s per GiB). Each of these covers a family the recognizers do not:
 #   "Error"  OutOfMemoryError, ChildFailedError, DistBackendError, "RuntimeError: cuda runtime
 #            error (2) : out of memory", "Exception has occurred: RuntimeError"
 #   "CUDA"   "CUDA out of memory", "CUDA error: out of memory", "Failed to CUDA calloc"
-#   "(pid: " / "(local_rank: "  torchrun's report entries and the one-line "failed (exitcode: N)"
-#   "***"    slurmstepd "*** JOB 12 ON gpu-01 CANCELLED AT ... ***"
-#   srun's task lines end in "Exited with exit code N", "Out Of Memory" or a strsignal() name.
-#   Ray's memory monitor: "Task was killed due to the node running low on memory", "Memory on
-#            the node (IP: ...)", the raylet's "... killed due to memory pressure (OOM)" and Ray
-#            2.0's "System memory low at node with IP ..." (host RAM).
-#   torch.multiprocessing.spawn: "-- Process N terminated with the following error:" heads the
-#            failing process's traceback (its ProcessExitedException line has "Exception").
-#   Open MPI: "mpirun noticed that process rank N with PID P on node H exited on signal S (Name)"
-#            (a lower-case start, but its signal name is not always one listed here), and its
-#            "... has exited due to process rank N with PID P on / node H exiting improperly",
-#            "Process name: [[job,step],rank]" / "Exit code: N" summary; MPICH Hydra's "RANK N PID
-#            P RUNNING AT host" / "KILLED BY SIGNAL: 9" / "EXIT CODE: 9" block.
-#   Composer's launcher: "Rank N crashed with exit code C." (an ERROR line), "Killing global rank
-#            N ...", "Global rank N (PID P) exited with code C", and the "Begin/End global rank N
-#            STDERR" lines around a crashed rank's output, which say whose lines lie between.
-#   Lightning's launcher: "[rank: N] Child process with PID P terminated with code C".
+#   "***"    slurmstepd's banners, HF Trainer's "***** Running Evaluation *****"
+#   The shell's job-control words for a process it lost ("Killed", "Terminated", ...).
 #   C++ code naming the failed call, its location, then "-> out of memory" (kmcuda); the ">"
 #            is rare in progress lines, and the call is on the line before (context).
-PATTERNS = [
+_OWN = [
     "Error",
     "ERROR",
     "Exception",
@@ -55,37 +43,11 @@ PATTERNS = [
     "NCCL WARN",
     "Tried to allocate",
     "Allocation on device",
-    "Watchdog caught",
-    "WorkNCCL",
-    "Root Cause",
-    "Failures:",
-    "(pid: ",
-    "(local_rank: ",
-    "Detected",
     "***",
-    "CANCELLED",
-    "Killing subprocess",
-    "noticed that process rank",
-    "terminated with the following error",
-    "has exited due to process rank",
-    "exiting improperly",
-    "Process name:",
-    "Exit code:",
-    "RUNNING AT",
-    "KILLED BY SIGNAL",
-    "EXIT CODE:",
-    "Global rank",
-    "Killing global rank",
-    "Begin global rank",
-    "End global rank",
-    "Child process with PID",
     "> out of memory",
     "Exited with exit code",
     "Out Of Memory",
-    "(OOM)",
     "Task was killed",
-    "Memory on the node",
-    "System memory low",
     "Terminated",
     "Killed",
     "Aborted",
@@ -114,6 +76,7 @@ PATTERNS = [
     "Max_MA",
     "GiB(",
 ]
+PATTERNS = list(dict.fromkeys([*_OWN, *launchers.gates()]))
 CONTEXT_BEFORE = 3  # a report entry's "[0]:", time and host lines precede its rank line
 CONTEXT_AFTER = 6  # the cudaMallocAsync block and an entry's exitcode/traceback lines follow
 # Before a traceback's head, the training's last progress lines: when in the run it failed.

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from runbook.evidence import launchers
 from runbook.lazyre import _FOLD, LazyPattern, lazy
 
 if sys.version_info >= (3, 11):
@@ -19,7 +20,9 @@ else:  # pragma: no cover - Python 3.10
 
 MODULES = [
     "runbook.evidence.oom_message",
+    "runbook.evidence.events",
     "runbook.evidence.launcher_log",
+    *(r.readers[0].__module__ for r in launchers.recognizers()),
     "runbook.evidence.log_filter",
     "runbook.slurm.text",
 ]

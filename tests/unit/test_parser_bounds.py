@@ -18,7 +18,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from runbook.errors import InputError, RunbookError
-from runbook.evidence import files, gpu_health, launcher_log, log_filter, nvsmi, oom_message, xid
+from runbook.evidence import (
+    events,
+    files,
+    gpu_health,
+    launcher_log,
+    log_filter,
+    nvsmi,
+    oom_message,
+    xid,
+)
 from runbook.evidence.units import MAX_DIGITS, small_int
 from runbook.slurm import hostlist, paths
 from runbook.slurm import text as slurm_text
@@ -146,9 +155,9 @@ def test_ranks_beyond_the_job_are_set_aside_and_said():
 
 
 def test_srun_task_list_complement_and_caps():
-    assert launcher_log._ranks("0-3,5,7-9") == [0, 1, 2, 3, 5, 7, 8, 9]
-    assert launcher_log._ranks("0-99999", limit=10) == list(range(10))
-    assert launcher_log._ranks(f"0-{LONG}") == []
+    assert events.task_ranks("0-3,5,7-9") == [0, 1, 2, 3, 5, 7, 8, 9]
+    assert events.task_ranks("0-99999", limit=10) == list(range(10))
+    assert events.task_ranks(f"0-{LONG}") == []
 
 
 def test_slurm_pattern_width_is_capped():
