@@ -47,9 +47,10 @@ _PREFIXES = [
     lazy(r"[ \t]*(?:stderr|stdout):[ \t]", needs="std"),
     lazy(r"[ \t]*\[(?:rank|default)(?P<rank>\d{1,18}(?!\d))\]:[ \t]?", needs="]:"),
     lazy(r"[ \t]*(?P<rank>\d{1,6}):[ \t](?=\S)"),
-    # "rank3: " / "[rank 3]:" (loggers), "[1,3]<stderr>:" (Open MPI --tag-output).
+    # "rank3: " / "[rank 3]:" (loggers), "[1,3]<stderr>:" (Open MPI --tag-output), "[3]<stderr>:"
+    # (horovodrun's tag on each rank's output).
     lazy(r"[ \t]*\[?rank[ _]?(?P<rank>\d{1,9}(?!\d))\]?:[ \t]?", re.IGNORECASE, needs="rank"),
-    lazy(r"[ \t]*\[\d{1,9},(?P<rank>\d{1,9})\]<(?:stdout|stderr)>:[ \t]?", needs="]<"),
+    lazy(r"[ \t]*\[(?:\d{1,9},)?(?P<rank>\d{1,9})\]<(?:stdout|stderr)>:[ \t]?", needs="]<"),
     # Composer's console log lines: "rank0[208865][MainThread]: INFO: composer.trainer: ...".
     lazy(r"[ \t]*rank(?P<rank>\d{1,9})\[\d{1,10}\]\[[^\]\n]{1,64}\]:[ \t]", needs="rank"),
     # Time stamps a logger or a collector put first: "2024-11-20 14:37:16,123 ", "[2024-...]",
