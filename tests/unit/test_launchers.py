@@ -72,6 +72,17 @@ def test_sample_gives_the_events_it_names(name, i, sample):
 
 
 @pytest.mark.parametrize(("name", "i", "sample"), CASES)
+def test_sample_scanned_whole_names_a_first_failure_among_its_ranks(name, i, sample):
+    """With every recognizer at work, the sample still says who failed (or, where it holds only
+    consequences, that the culprit is elsewhere)."""
+    report = scan("\n".join(sample["lines"]))
+    assert report.first_failure is not None
+    ranks = {e.get("rank") for e in sample["expect"]} - {None}
+    if ranks and not any(e.get("consequence") for e in sample["expect"]):
+        assert set(report.first_failure.ranks) <= ranks
+
+
+@pytest.mark.parametrize(("name", "i", "sample"), CASES)
 def test_each_line_read_holds_a_gate_and_the_node_filter_keeps_it(name, i, sample):
     rec = BY_NAME[name]
     raw = launcher_log._frame("\n".join(sample["lines"]))
