@@ -201,39 +201,58 @@ def _when_and_where(d: Diagnosis, ev: Evidence) -> None:
 
 
 def _classify(ev: Evidence, t: Thresholds) -> Diagnosis:
-    launch, slurm = ev.launch, ev.slurm
+    """DESIGN §3's order: the node's hardware, then host RAM, then a failure without an OOM
+    message, then the OOM's own numbers."""
+    launch = ev.launch
     oom = launch.first_oom if launch else None
     ff = launch.first_failure if launch else None
-    state = slurm.state if slurm else None
-    reasons: list[str] = []
+    for rule in (_gpu_fault, _host_oom, _without_oom):
+        if (d := rule(ev, oom, ff, t)) is not None:
+            return d
+    assert oom is not None  # _without_oom answers for a log without one
+    return _from_numbers(ev, oom, ff, t)
 
+
+def _gpu_fault(ev: Evidence, oom: OomMessage | None, ff, t: Thresholds) -> Diagnosis | None:
+    """DESIGN §3: a hardware fault coincides with an OOM more often than it causes one; drain and
+    exclude the node whatever the numbers say, and still say what the numbers alone say."""
     health = ev.node_health
     faults = health.gpu_fault_reasons() if health else []
-    if health is not None and faults:
-        # DESIGN §3: a hardware fault coincides with an OOM more often than it causes one; drain and
-        # exclude the node whatever the numbers say, and still say what the numbers alone say.
-        node = f" on {health.node}" if health.node else ""
-        reasons.append(f"GPU fault{node}: " + "; ".join(faults) + ".")
-        if oom is not None:
-            alone = _classify_numbers(oom, t)
-            reasons.append(f"The OOM numbers alone would say {alone.verdict}: {alone.why}")
-        elif ff is not None:
-            reasons.append(f"The job's first failure was {ff.kind}.")
-        return Diagnosis("gpu_fault", reasons, oom, ev)
+    if health is None or not faults:
+        return None
+    node = f" on {health.node}" if health.node else ""
+    reasons = [f"GPU fault{node}: " + "; ".join(faults) + "."]
+    if oom is not None:
+        alone = _classify_numbers(oom, t)
+        reasons.append(f"The OOM numbers alone would say {alone.verdict}: {alone.why}")
+    elif ff is not None:
+        reasons.append(f"The job's first failure was {ff.kind}.")
+    return Diagnosis("gpu_fault", reasons, oom, ev)
 
+
+def _host_oom(ev: Evidence, oom: OomMessage | None, ff, t: Thresholds) -> Diagnosis | None:
+    """Host RAM ran out first (the cgroup's OOM killer, c10's CPU allocator, Ray's monitor), or
+    Slurm says OUT_OF_MEMORY and no GPU message contradicts it."""
+    state = ev.slurm.state if ev.slurm else None
     host_why = ff.why if ff is not None and ff.kind == HOST_OOM else None
-    if host_why or (state == "OUT_OF_MEMORY" and oom is None):
-        why = (
-            "Slurm recorded the job as OUT_OF_MEMORY: its cgroup ran out of host RAM"
-            if state == "OUT_OF_MEMORY"
-            else f"the first failure is host RAM running out: {host_why}"
-        )
-        reasons.append(f"{why}; this is host memory (RAM), not GPU memory: host_oom.")
-        if oom is not None:
-            reasons.append("A GPU OOM message is in the log too, but it came later.")
-        return Diagnosis("host_oom", reasons, oom, ev)
-    if oom is None:
-        return _without_oom(ev, ff, slurm, reasons)
+    if not (host_why or (state == "OUT_OF_MEMORY" and oom is None)):
+        return None
+    why = (
+        "Slurm recorded the job as OUT_OF_MEMORY: its cgroup ran out of host RAM"
+        if state == "OUT_OF_MEMORY"
+        else f"the first failure is host RAM running out: {host_why}"
+    )
+    reasons = [f"{why}; this is host memory (RAM), not GPU memory: host_oom."]
+    if oom is not None:
+        reasons.append("A GPU OOM message is in the log too, but it came later.")
+    return Diagnosis("host_oom", reasons, oom, ev)
+
+
+def _from_numbers(ev: Evidence, oom: OomMessage, ff, t: Thresholds) -> Diagnosis:
+    """The OOM message's numbers (the dump's exact counters where there is one), after the
+    node's own process list: a co-tenant it names, or the job's own PIDs set aside."""
+    reasons: list[str] = []
+    launch, health = ev.launch, ev.node_health
     oom, exact = _with_dump(oom, ev.dump)
     if exact:
         reasons.append(exact)
@@ -242,21 +261,7 @@ def _classify(ev: Evidence, t: Thresholds) -> Diagnosis:
         reasons.append(f"{where}: {tenant}" if where else tenant)
         return Diagnosis("co_tenant", reasons, oom, ev, tenant_from_node=True)
     if health and health.job_pids and set(oom.other_process_pids) & health.job_pids:
-        # The job's own ranks (a torch.load onto one GPU, several ranks on one card) are listed
-        # as "Process N has X in use" like any other: they are never co-tenants.
-        own = [p for p in oom.other_process_pids if p in health.job_pids]
-        oom = dataclasses.replace(oom)
-        pairs = [
-            (p, m)
-            for p, m in zip(oom.other_process_pids, oom.other_process_mib, strict=False)
-            if p not in health.job_pids
-        ]
-        oom.other_process_pids = [p for p, _ in pairs]
-        oom.other_process_mib = [m for _, m in pairs]
-        reasons.append(
-            f"Processes {', '.join(map(str, own))} in the message are the job's own (the node's "
-            "job PID list): not co-tenants."
-        )
+        oom = _without_own_pids(oom, health.job_pids, reasons)
     c = _classify_numbers(oom, t)
     where = _where(oom, ff)
     reasons.append(f"{where}: {c.why}" if where else c.why)
@@ -271,6 +276,25 @@ def _classify(ev: Evidence, t: Thresholds) -> Diagnosis:
             f"OOM, not a cause."
         )
     return Diagnosis(c.verdict, reasons, oom, ev, c.alternatives, c.confidence, c.with_allocator)
+
+
+def _without_own_pids(oom: OomMessage, job_pids, reasons: list[str]) -> OomMessage:
+    """The job's own ranks (a torch.load onto one GPU, several ranks on one card) are listed as
+    "Process N has X in use" like any other: they are never co-tenants."""
+    own = [p for p in oom.other_process_pids if p in job_pids]
+    oom = dataclasses.replace(oom)
+    pairs = [
+        (p, m)
+        for p, m in zip(oom.other_process_pids, oom.other_process_mib, strict=False)
+        if p not in job_pids
+    ]
+    oom.other_process_pids = [p for p, _ in pairs]
+    oom.other_process_mib = [m for _, m in pairs]
+    reasons.append(
+        f"Processes {', '.join(map(str, own))} in the message are the job's own (the node's "
+        "job PID list): not co-tenants."
+    )
+    return oom
 
 
 def _ranks(ranks: list[int]) -> str:
@@ -290,7 +314,12 @@ def _where(oom: OomMessage, ff) -> str:
     return " ".join(bits)
 
 
-def _without_oom(ev: Evidence, ff, slurm, reasons: list[str]) -> Diagnosis:
+def _without_oom(ev: Evidence, oom: OomMessage | None, ff, t: Thresholds) -> Diagnosis | None:
+    """No OOM message: a SIGKILL without a traceback is the kernel's OOM killer; any other first
+    failure, or Slurm's state, is not an OOM; nothing at all is unknown."""
+    if oom is not None:
+        return None
+    slurm, reasons = ev.slurm, []
     code = slurm.exit_code if slurm else None
     if ff is not None and ff.kind == "signal" and ff.signal == "SIGKILL":
         who = f"rank(s) {_ranks(ff.ranks)}" + (f" on {ff.node}" if ff.node else "")
@@ -418,8 +447,27 @@ class Call:
 
 
 def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
-    tried, total, free = oom.tried_mib, oom.total_mib, oom.free_mib
-    alloc, unalloc, reserved = oom.allocated_by_pytorch_mib, oom.unallocated_mib, oom.reserved_mib
+    """What the OOM numbers alone say (DESIGN §3): a message that cannot be weighed says so;
+    else the rules below in their order, each a verdict with the numbers it used, or nothing."""
+    if (early := _unweighable(oom)) is not None:
+        return early
+    b = _budget(oom, t)
+    for rule in NUMBER_RULES:
+        if (c := rule(oom, b, t)) is not None:
+            return c
+    return b.call(
+        "unknown",
+        (
+            f"asked for {human_mib(b.tried)} with {human_mib(b.free)} free of "
+            f"{human_mib(b.total)}: the numbers do not explain the failure (a memory fraction, "
+            f"MIG slice or driver limit may apply)."
+        ),
+        confidence="low",
+    )
+
+
+def _unweighable(oom: OomMessage) -> Call | None:
+    """A message without the allocator's numbers (or an MPS one, whose numbers are its own)."""
     h = human_mib
     if oom.family in _NO_NUMBERS:
         return Call(
@@ -431,25 +479,9 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
             ),
             confidence="low",
         )
-    if oom.family == "hint":
-        return Call(
-            "unknown",
-            (
-                "only the tail of a CUDA OOM message was found (PyTorch's allocator hint line): "
-                "an out-of-memory happened, but the lines with its numbers were cut; the full "
-                "message is usually in the rank's own log."
-            ),
-            confidence="low",
-        )
-    if oom.family == "over_1eb":
-        return Call(
-            "unknown",
-            (
-                "the job asked for more than 1 EB: a size computation bug in the job, not memory "
-                "pressure; no allocator or batch setting cures it."
-            ),
-            confidence="low",
-        )
+    if oom.family in _FAMILY_SAYS:
+        return Call("unknown", _FAMILY_SAYS[oom.family], confidence="low")
+    tried, alloc = oom.tried_mib, oom.allocated_by_pytorch_mib
     if oom.family == "nccl":
         return Call(
             "unknown",
@@ -460,7 +492,7 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
             ),
             confidence="low",
         )
-    if tried is None or (free is None and total is None and alloc is None):
+    if tried is None or (oom.free_mib is None and oom.total_mib is None and alloc is None):
         return Call(
             "unknown",
             (
@@ -470,39 +502,87 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
             ),
             confidence="low",
         )
-    if oom.family == "mps":
-        limit, other = oom.limit_mib, oom.mps_other_allocations_mib or 0.0
-        if limit is not None and alloc is not None and alloc + other + tried > limit:
-            return Call(
-                "true_oom",
-                (
-                    f"MPS allocated {h(alloc)} + other allocations {h(other)} + the {h(tried)} "
-                    f"request exceed the {h(limit)} allowed."
-                ),
-            )
+    if oom.family != "mps":
+        return None
+    limit, other = oom.limit_mib, oom.mps_other_allocations_mib or 0.0
+    if limit is not None and alloc is not None and alloc + other + tried > limit:
         return Call(
-            "unknown",
-            "MPS out of memory, but its numbers do not show the limit exceeded.",
-            confidence="low",
+            "true_oom",
+            (
+                f"MPS allocated {h(alloc)} + other allocations {h(other)} + the {h(tried)} "
+                f"request exceed the {h(limit)} allowed."
+            ),
         )
-    notes = []
-    if total is not None and tried > total:
-        notes.append(f"the single {h(tried)} request is larger than the whole {h(total)} card")
-    if total is not None and alloc is not None and alloc > total:
-        notes.append(
-            f"PyTorch reports {h(alloc)} allocated on a {h(total)} card: the driver spilled "
-            "into system memory (Windows) or the numbers are unreliable"
-        )
-    note = (" Note: " + "; ".join(notes) + ".") if notes else ""
+    return Call(
+        "unknown",
+        "MPS out of memory, but its numbers do not show the limit exceeded.",
+        confidence="low",
+    )
 
-    # What each fix can buy, in MiB (DESIGN §3). The shortfall is the request minus what is free.
+
+_FAMILY_SAYS = {
+    "hint": (
+        "only the tail of a CUDA OOM message was found (PyTorch's allocator hint line): "
+        "an out-of-memory happened, but the lines with its numbers were cut; the full "
+        "message is usually in the rank's own log."
+    ),
+    "over_1eb": (
+        "the job asked for more than 1 EB: a size computation bug in the job, not memory "
+        "pressure; no allocator or batch setting cures it."
+    ),
+}
+
+
+@record
+class Budget:
+    """What each fix can buy, in MiB (DESIGN §3), and the facts the rules weigh: worked out once
+    from the message, then read by every rule. The shortfall is the request minus what is free."""
+
+    tried: float
+    total: float | None
+    free: float | None
+    shortfall: float
+    own: float | None  # all the failing process holds
+    others: list  # (pid, MiB) of the other processes the message lists
+    how: str  # how `own` was worked out
+    floor: float | None  # a co-tenant must hold at least this much of the card
+    named: float  # what the listed others hold
+    outside: float | None  # in use outside this process (total - free - own)
+    pool: float  # reserved but unallocated
+    no_setting: bool  # a PyTorch without allocator settings (its wording says so)
+    allocator_buys: float
+    halving_buys: float | None
+    used: float | None
+    fraction: float | None  # of the card this process holds
+    margin: float
+    full: bool  # the request did not fit
+    share: float | None  # the pool's share of the card
+    thin: bool  # a pool too small a share of the card to matter past this request
+    no_fit: str  # how to say it did not fit
+    covers: dict  # verdict -> whether its fix would cover the shortfall
+    text: str = ""  # the budget in words, and the notes, closing every reason
+
+    def call(self, verdict: str, why: str, **kw) -> Call:
+        """A verdict with the budget after its reason; the others whose fix would also cover the
+        shortfall are its alternatives (DESIGN §3 order), and make it less sure."""
+        alternatives = [
+            v for v in ("co_tenant", "fragmentation", "true_oom") if v != verdict and self.covers[v]
+        ]
+        confidence = kw.pop("confidence", "medium" if alternatives else "high")
+        return Call(verdict, why + self.text, alternatives, confidence, **kw)
+
+
+def _budget(oom: OomMessage, t: Thresholds) -> Budget:
+    tried, total, free = oom.tried_mib, oom.total_mib, oom.free_mib
+    assert tried is not None  # _unweighable answered for a message without it
+    alloc, unalloc, reserved = oom.allocated_by_pytorch_mib, oom.unallocated_mib, oom.reserved_mib
     shortfall = max(tried - (free or 0.0), 0.0)
     own, others, how = _own_usage(oom, t)
     floor = t.co_tenant_min_fraction_of_total * total if total else None
     named = sum(m for _, m in others)
-    outside = None
-    if own is not None and total is not None and free is not None:
-        outside = total - free - own
+    outside = (
+        total - free - own if own is not None and total is not None and free is not None else None
+    )
     pool = unalloc if unalloc is not None and unalloc > 0 else 0.0
     # expandable_segments can map the pool and the driver's free pages into one block; a PyTorch
     # without allocator settings (the message's own wording says so) can win nothing back.
@@ -516,7 +596,6 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
         fraction is not None and fraction >= t.true_oom_min_used_fraction
     )
     share = pool / total if total else None
-    thin = share is not None and share < t.fragmentation_min_pool_share
     # "Full" means the request did not fit. Say the card is full only when it nearly was: a single
     # request of most of the card fails with most of the card free, and the report must not say
     # otherwise.
@@ -531,7 +610,7 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
     ratio = t.fragmentation_min_unallocated_ratio
     covers = {
         "co_tenant": floor is not None
-        and (
+        and bool(
             (others and named >= max(shortfall, floor))
             or (outside is not None and outside > 0 and outside >= max(shortfall, floor))
         ),
@@ -541,8 +620,19 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
         and (allocator_buys if full else pool) >= ratio * tried,
         "true_oom": full and (halving_buys is None or halving_buys >= shortfall),
     }
-    budget = [f"the shortfall is {h(shortfall)} (request - free)"]
-    if unalloc is not None and no_setting:
+    b = Budget(
+        tried, total, free, shortfall, own, others, how, floor, named, outside, pool, no_setting,
+        allocator_buys, halving_buys, used, fraction, margin, full, share,
+        share is not None and share < t.fragmentation_min_pool_share, no_fit, covers,
+    )  # fmt: skip
+    b.text = _budget_text(oom, b) + _notes(oom)
+    return b
+
+
+def _budget_text(oom: OomMessage, b: Budget) -> str:
+    h = human_mib
+    budget = [f"the shortfall is {h(b.shortfall)} (request - free)"]
+    if oom.unallocated_mib is not None and b.no_setting:
         wording = (
             'the message\'s "cached" wording is PyTorch before 1.4'
             if oom.reserved_total_mib is None
@@ -550,139 +640,186 @@ def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
         )
         budget.append(
             f"the allocator setting can win back nothing: {wording}, so this PyTorch has no "
-            f"PYTORCH_CUDA_ALLOC_CONF (the {h(pool)} pool would need a newer PyTorch)"
+            f"PYTORCH_CUDA_ALLOC_CONF (the {h(b.pool)} pool would need a newer PyTorch)"
         )
-    elif unalloc is not None:
+    elif oom.unallocated_mib is not None:
         budget.append(
-            f"the allocator setting can win back at most {h(allocator_buys)} "
-            f"({h(pool)} reserved-but-unallocated"
-            + (f", {share:.1%} of the card" if share is not None else "")
-            + (f", + {h(free)} the driver still had free" if free else "")
+            f"the allocator setting can win back at most {h(b.allocator_buys)} "
+            f"({h(b.pool)} reserved-but-unallocated"
+            + (f", {b.share:.1%} of the card" if b.share is not None else "")
+            + (f", + {h(b.free)} the driver still had free" if b.free else "")
             + ")"
         )
-    if halving_buys is not None:
+    if b.halving_buys is not None:
         budget.append(
-            f"halving the micro-batch frees at most about {h(halving_buys)} (half of "
+            f"halving the micro-batch frees at most about {h(b.halving_buys)} (half of "
             "what PyTorch had allocated)"
         )
-    if others:
-        budget.append(f"other processes hold {h(named)}")
-    elif outside is not None and outside > 0:
-        budget.append(f"{h(outside)} is in use outside this process")
-    budget_text = " In MiB: " + "; ".join(budget) + "."
+    if b.others:
+        budget.append(f"other processes hold {h(b.named)}")
+    elif b.outside is not None and b.outside > 0:
+        budget.append(f"{h(b.outside)} is in use outside this process")
+    return " In MiB: " + "; ".join(budget) + "."
 
-    def call(verdict: str, why: str, **kw) -> Call:
-        alternatives = [
-            v for v in ("co_tenant", "fragmentation", "true_oom") if v != verdict and covers[v]
-        ]
-        confidence = kw.pop("confidence", "medium" if alternatives else "high")
-        return Call(verdict, why + budget_text + note, alternatives, confidence, **kw)
 
-    if others and floor is not None and named >= max(shortfall, floor):
-        pids = ", ".join(f"{p} ({h(m)})" for p, m in others)
-        return call(
-            "co_tenant",
-            (
-                f"other processes hold {h(named)} of the {h(total)} card (PIDs {pids}), more "
-                f"than the {h(shortfall)} shortfall and above {t.co_tenant_min_fraction_of_total:.0%} "
-                f"of the card."
-            ),
+def _notes(oom: OomMessage) -> str:
+    """Numbers that cannot be right as printed, said beside the verdict."""
+    tried, total, alloc = oom.tried_mib, oom.total_mib, oom.allocated_by_pytorch_mib
+    notes = []
+    if total is not None and tried is not None and tried > total:
+        notes.append(
+            f"the single {human_mib(tried)} request is larger than the whole {human_mib(total)} card"
         )
-    if (
-        outside is not None
-        and outside > 0
-        and floor is not None
-        and outside >= max(shortfall, floor)
-    ):
-        return call(
-            "co_tenant",
-            (
-                f"{h(outside)} of the {h(total)} card is in use outside this process "
-                f"(total - {h(free)} free - {h(own)} held by it, {how}): more than the "
-                f"{h(shortfall)} shortfall and above {t.co_tenant_min_fraction_of_total:.0%} of "
-                f"the card; the node's compute-apps list says whose."
-            ),
+    if total is not None and alloc is not None and alloc > total:
+        notes.append(
+            f"PyTorch reports {human_mib(alloc)} allocated on a {human_mib(total)} card: the "
+            "driver spilled into system memory (Windows) or the numbers are unreliable"
         )
-    # Checked after co-tenants: a neighbour holding most of the card is the cause even when the
-    # allocator's unallocated pool could also have held this one request (DESIGN §3 order).
-    if full and covers["fragmentation"] and not thin:
-        return call(
-            "fragmentation",
-            (
-                f"{no_fit} (asked for {h(tried)} with {h(free)} free), but the allocator "
-                f"setting can win back {h(allocator_buys)}, {allocator_buys / tried:.1f}x the request "
-                f"(threshold {ratio:g}x), and the {h(pool)} pool is a real share of the card "
-                f"(at least {t.fragmentation_min_pool_share:.0%}): the memory was held but not in one "
-                "contiguous block."
-            ),
-        )
-    if not full and unalloc is not None and unalloc > 0 and unalloc >= ratio * tried:
-        return call(
-            "fragmentation",
-            (
-                f"asked for {h(tried)} with {h(free)} free; {h(unalloc)} was reserved by PyTorch "
-                f"but unallocated ({unalloc / tried:.1f}x the request, threshold {ratio:g}x), so the "
-                f"allocator held the memory but not in one contiguous block"
-                + (
-                    "; this PyTorch predates the allocator settings, so the fix needs a newer one."
-                    if no_setting
-                    else "."
-                )
-            ),
-        )
-    limit = oom.limit_mib
-    if limit is not None and reserved is not None and reserved + tried > limit:
-        return call(
-            "true_oom",
-            (
-                f"the process is capped at {h(limit)} (memory fraction) and {h(reserved)} reserved "
-                f"+ the {h(tried)} request exceed it."
-            ),
-        )
-    if full:
-        parts = [
-            f"{no_fit}: asked for {h(tried)} with {h(free)} free"
-            + (
-                f" (below the request + {h(margin)}, {t.full_card_margin_fraction:.0%} of the card)"
-                if margin
-                else ""
-            )
-        ]
-        if fraction is not None:
-            parts.append(
-                f"this process holds {h(used)} of {h(total)} ({fraction:.0%}); what "
-                "is not PyTorch's (CUDA context, NCCL, libraries) counts as used"
-            )
-        with_allocator = covers["fragmentation"] and thin
-        if with_allocator:
-            parts.append(
-                f"the {h(pool)} reserved-but-unallocated pool would cover this request but is "
-                f"only {share:.1%} of the card (below {t.fragmentation_min_pool_share:.0%}): the "
-                "next allocation fails anyway, so the first rung also sets the allocator"
-            )
-        elif unalloc is not None and no_setting and pool >= ratio * tried:
-            parts.append(
-                f"the {h(pool)} reserved-but-unallocated pool would cover the request, but this "
-                "PyTorch has no allocator setting to win it back"
-            )
-        elif unalloc is not None:
-            parts.append(
-                f"only {h(pool)} reserved-but-unallocated, not enough to cover the "
-                "request, so defragmenting would not have helped"
-            )
-        confidence = None
-        if halving_buys is not None and halving_buys < shortfall:
-            parts.append(
-                "halving the micro-batch alone may not be enough: later rungs may be needed"
-            )
-            confidence = "low"
-        kw = {"confidence": confidence} if confidence else {}
-        return call("true_oom", "; ".join(parts) + ".", with_allocator=with_allocator, **kw)
-    return call(
-        "unknown",
+    return (" Note: " + "; ".join(notes) + ".") if notes else ""
+
+
+# -- the rules, in DESIGN §3's order: co-tenants, then fragmentation, then a cap, then true OOM --
+def _co_tenant_listed(oom: OomMessage, b: Budget, t: Thresholds) -> Call | None:
+    """Other processes the message lists hold more than the shortfall and the floor."""
+    if not (b.others and b.floor is not None and b.named >= max(b.shortfall, b.floor)):
+        return None
+    h = human_mib
+    pids = ", ".join(f"{p} ({h(m)})" for p, m in b.others)
+    return b.call(
+        "co_tenant",
         (
-            f"asked for {h(tried)} with {h(free)} free of {h(total)}: the numbers do not explain the "
-            f"failure (a memory fraction, MIG slice or driver limit may apply)."
+            f"other processes hold {h(b.named)} of the {h(b.total)} card (PIDs {pids}), more "
+            f"than the {h(b.shortfall)} shortfall and above {t.co_tenant_min_fraction_of_total:.0%} "
+            f"of the card."
         ),
-        confidence="low",
     )
+
+
+def _co_tenant_outside(oom: OomMessage, b: Budget, t: Thresholds) -> Call | None:
+    """What the card holds beyond this process and its free memory is someone else's."""
+    outside, floor = b.outside, b.floor
+    if not (outside is not None and outside > 0 and floor is not None):
+        return None
+    if outside < max(b.shortfall, floor):
+        return None
+    h = human_mib
+    return b.call(
+        "co_tenant",
+        (
+            f"{h(outside)} of the {h(b.total)} card is in use outside this process "
+            f"(total - {h(b.free)} free - {h(b.own)} held by it, {b.how}): more than the "
+            f"{h(b.shortfall)} shortfall and above {t.co_tenant_min_fraction_of_total:.0%} of "
+            f"the card; the node's compute-apps list says whose."
+        ),
+    )
+
+
+def _fragmentation_full(oom: OomMessage, b: Budget, t: Thresholds) -> Call | None:
+    """Checked after co-tenants: a neighbour holding most of the card is the cause even when the
+    allocator's unallocated pool could also have held this one request (DESIGN §3 order)."""
+    if not (b.full and b.covers["fragmentation"] and not b.thin):
+        return None
+    h = human_mib
+    return b.call(
+        "fragmentation",
+        (
+            f"{b.no_fit} (asked for {h(b.tried)} with {h(b.free)} free), but the allocator "
+            f"setting can win back {h(b.allocator_buys)}, {b.allocator_buys / b.tried:.1f}x the "
+            f"request (threshold {t.fragmentation_min_unallocated_ratio:g}x), and the "
+            f"{h(b.pool)} pool is a real share of the card (at least "
+            f"{t.fragmentation_min_pool_share:.0%}): the memory was held but not in one "
+            "contiguous block."
+        ),
+    )
+
+
+def _fragmentation_free(oom: OomMessage, b: Budget, t: Thresholds) -> Call | None:
+    """The request fit the free memory, and the pool alone held several requests' worth."""
+    unalloc, ratio = oom.unallocated_mib, t.fragmentation_min_unallocated_ratio
+    if b.full or unalloc is None or unalloc <= 0 or unalloc < ratio * b.tried:
+        return None
+    h = human_mib
+    return b.call(
+        "fragmentation",
+        (
+            f"asked for {h(b.tried)} with {h(b.free)} free; {h(unalloc)} was reserved by PyTorch "
+            f"but unallocated ({unalloc / b.tried:.1f}x the request, threshold {ratio:g}x), so the "
+            f"allocator held the memory but not in one contiguous block"
+            + (
+                "; this PyTorch predates the allocator settings, so the fix needs a newer one."
+                if b.no_setting
+                else "."
+            )
+        ),
+    )
+
+
+def _capped(oom: OomMessage, b: Budget, t: Thresholds) -> Call | None:
+    """A memory fraction set on the process: its own cap, not the card, ran out."""
+    limit, reserved = oom.limit_mib, oom.reserved_mib
+    if limit is None or reserved is None or reserved + b.tried <= limit:
+        return None
+    h = human_mib
+    return b.call(
+        "true_oom",
+        (
+            f"the process is capped at {h(limit)} (memory fraction) and {h(reserved)} reserved "
+            f"+ the {h(b.tried)} request exceed it."
+        ),
+    )
+
+
+def _true_oom(oom: OomMessage, b: Budget, t: Thresholds) -> Call | None:
+    """The card was full with this process's own tensors."""
+    if not b.full:
+        return None
+    h = human_mib
+    parts = [
+        f"{b.no_fit}: asked for {h(b.tried)} with {h(b.free)} free"
+        + (
+            f" (below the request + {h(b.margin)}, {t.full_card_margin_fraction:.0%} of the card)"
+            if b.margin
+            else ""
+        )
+    ]
+    if b.fraction is not None:
+        parts.append(
+            f"this process holds {h(b.used)} of {h(b.total)} ({b.fraction:.0%}); what "
+            "is not PyTorch's (CUDA context, NCCL, libraries) counts as used"
+        )
+    with_allocator = b.covers["fragmentation"] and b.thin
+    if with_allocator:
+        parts.append(
+            f"the {h(b.pool)} reserved-but-unallocated pool would cover this request but is "
+            f"only {b.share:.1%} of the card (below {t.fragmentation_min_pool_share:.0%}): the "
+            "next allocation fails anyway, so the first rung also sets the allocator"
+        )
+    elif (
+        oom.unallocated_mib is not None
+        and b.no_setting
+        and b.pool >= t.fragmentation_min_unallocated_ratio * b.tried
+    ):
+        parts.append(
+            f"the {h(b.pool)} reserved-but-unallocated pool would cover the request, but this "
+            "PyTorch has no allocator setting to win it back"
+        )
+    elif oom.unallocated_mib is not None:
+        parts.append(
+            f"only {h(b.pool)} reserved-but-unallocated, not enough to cover the "
+            "request, so defragmenting would not have helped"
+        )
+    kw = {}
+    if b.halving_buys is not None and b.halving_buys < b.shortfall:
+        parts.append("halving the micro-batch alone may not be enough: later rungs may be needed")
+        kw["confidence"] = "low"
+    return b.call("true_oom", "; ".join(parts) + ".", with_allocator=with_allocator, **kw)
+
+
+NUMBER_RULES = (
+    _co_tenant_listed,
+    _co_tenant_outside,
+    _fragmentation_full,
+    _fragmentation_free,
+    _capped,
+    _true_oom,
+)
