@@ -575,6 +575,7 @@ def _failed(e: RankEvent) -> bool:
 
 
 def _conclude(report: LaunchReport, world_size: int | None) -> None:
+    """Which ranks failed, which timed out, which never reported, and the first failure."""
     events = report.events
     key = _time_key(events)
     report.failing_ranks = list(
@@ -595,74 +596,92 @@ def _conclude(report: LaunchReport, world_size: int | None) -> None:
         # Bounded: _out_of_range removed ranks beyond the job's size (or MAX_RANKS).
         top = (world_size - 1) if world_size else max(reported)
         report.suspect_ranks = [r for r in range(min(top, MAX_RANKS - 1) + 1) if r not in reported]
-
     # The first observation of the failure: the earliest stamp of any event (a launcher's kill
     # line or a timeout is printed after the failure, so it bounds it when the cause has none).
     timed = [e for e in events if key(e)]
     first_seen = min(timed, key=key).time if timed else None
+    report.first_failure = _first_cause(events, key, first_seen) or _first_consequence(
+        report, key, first_seen
+    )
 
-    def pick(candidates: list[RankEvent], why: str) -> FirstFailure:
-        first = _earliest(candidates, key)
-        ranks = list(dict.fromkeys(e.rank for e in first if e.rank is not None))
-        if not ranks:  # e.g. slurmstepd's oom-kill line, then srun naming the task
-            ranks = list(dict.fromkeys(e.rank for e in candidates if e.rank is not None))[:1]
-        node = next((e.node for e in first if e.node), None) or next(
-            (e.node for e in candidates if e.node and (not ranks or e.rank in ranks)), None
-        )
-        return FirstFailure(
-            ranks=ranks,
-            node=node,
-            time=first_seen,
-            kind=first[0].kind,
-            why=why,
-            signal=first[0].signal,
-            request_mib=next((e.request_mib for e in first if e.request_mib), None),
-        )
 
+def _pick(candidates: list[RankEvent], why: str, key, first_seen) -> FirstFailure:
+    first = _earliest(candidates, key)
+    ranks = list(dict.fromkeys(e.rank for e in first if e.rank is not None))
+    if not ranks:  # e.g. slurmstepd's oom-kill line, then srun naming the task
+        ranks = list(dict.fromkeys(e.rank for e in candidates if e.rank is not None))[:1]
+    node = next((e.node for e in first if e.node), None) or next(
+        (e.node for e in candidates if e.node and (not ranks or e.rank in ranks)), None
+    )
+    return FirstFailure(
+        ranks=ranks,
+        node=node,
+        time=first_seen,
+        kind=first[0].kind,
+        why=why,
+        signal=first[0].signal,
+        request_mib=next((e.request_mib for e in first if e.request_mib), None),
+    )
+
+
+_CAUSE_ORDER = [
+    (OOM, "the earliest accelerator OOM; later failures on other ranks are consequences"),
+    (HOST_OOM, "host memory ran out (cgroup oom-kill)"),
+    (EXIT, "the earliest rank to fail with an error"),
+    (SIGNAL, "the earliest rank killed by a signal"),
+    (TIME_LIMIT, "Slurm cancelled the job at its time limit"),
+]
+
+
+def _first_cause(events: list[RankEvent], key, first_seen) -> FirstFailure | None:
+    """The earliest cause of the first kind in _CAUSE_ORDER that the log has."""
     causes = [e for e in events if not e.consequence and e.kind != NCCL_TIMEOUT]
-    for kind, why in [
-        (OOM, "the earliest accelerator OOM; later failures on other ranks are consequences"),
-        (HOST_OOM, "host memory ran out (cgroup oom-kill)"),
-        (EXIT, "the earliest rank to fail with an error"),
-        (SIGNAL, "the earliest rank killed by a signal"),
-        (TIME_LIMIT, "Slurm cancelled the job at its time limit"),
-    ]:
+    for kind, why in _CAUSE_ORDER:
         chosen = [e for e in causes if e.kind == kind]
-        if chosen:
-            if kind == HOST_OOM and all(e.source == "ray" for e in chosen):
-                why = "host memory ran out on the node (Ray's memory monitor killed a worker)"
-            elif kind == HOST_OOM and all(e.source == "c10" for e in chosen):
-                why = (
-                    f"{chosen[0].detail}: one request of the rank's own; if it is more than the "
-                    f"node's RAM (`scontrol show node` RealMemory), no --mem can meet it"
-                )
-            ff = pick(chosen, why)
-            if kind == HOST_OOM and not ff.ranks and not ff.node:
-                # slurmstepd's oom-kill line names neither task nor node; the OOM killer's kill
-                # is a SIGKILL, and the launcher that saw it (srun's "Killed", mpirun's "signal
-                # 9") names the task and its node.
-                killed = [e for e in causes if e.signal == "SIGKILL" and e.rank is not None]
-                if killed:
-                    seen = pick(killed, why)
-                    ff.ranks, ff.node = seen.ranks, seen.node
-            report.first_failure = ff
-            return
+        if not chosen:
+            continue
+        if kind == HOST_OOM and all(e.source == "ray" for e in chosen):
+            why = "host memory ran out on the node (Ray's memory monitor killed a worker)"
+        elif kind == HOST_OOM and all(e.source == "c10" for e in chosen):
+            why = (
+                f"{chosen[0].detail}: one request of the rank's own; if it is more than the "
+                f"node's RAM (`scontrol show node` RealMemory), no --mem can meet it"
+            )
+        ff = _pick(chosen, why, key, first_seen)
+        if kind == HOST_OOM and not ff.ranks and not ff.node:
+            # slurmstepd's oom-kill line names neither task nor node; the OOM killer's kill
+            # is a SIGKILL, and the launcher that saw it (srun's "Killed", mpirun's "signal
+            # 9") names the task and its node.
+            killed = [e for e in causes if e.signal == "SIGKILL" and e.rank is not None]
+            if killed:
+                seen = _pick(killed, why, key, first_seen)
+                ff.ranks, ff.node = seen.ranks, seen.node
+        return ff
+    return None
+
+
+def _first_consequence(report: LaunchReport, key, first_seen) -> FirstFailure | None:
+    """Only consequences: every rank torn down by watchdog aborts, or timeouts and kills whose
+    culprit is the rank that never reported."""
+    events = report.events
     aborts = [e for e in events if e.signal == "SIGABRT" and e.rank is not None]
     timeouts = [e for e in events if e.kind == NCCL_TIMEOUT]
     if aborts and not timeouts:
-        ff = pick(
+        return _pick(
             aborts,
             "only NCCL watchdog aborts (SIGABRT) were logged: every listed rank was "
             "torn down; the culprit is not in this log",
+            key,
+            first_seen,
         )
-        report.first_failure = ff
-    elif timeouts or any(e.consequence for e in events):
-        ff = pick(timeouts or [e for e in events if e.consequence], "")
-        ff.ranks = report.suspect_ranks
-        ff.why = (
-            "only consequences were logged (NCCL timeouts, kills); the ranks that never reported "
-            "are the suspects"
-            if ff.ranks
-            else "only consequences were logged; the culprit is not in this log"
-        )
-        report.first_failure = ff
+    if not (timeouts or any(e.consequence for e in events)):
+        return None
+    ff = _pick(timeouts or [e for e in events if e.consequence], "", key, first_seen)
+    ff.ranks = report.suspect_ranks
+    ff.why = (
+        "only consequences were logged (NCCL timeouts, kills); the ranks that never reported "
+        "are the suspects"
+        if ff.ranks
+        else "only consequences were logged; the culprit is not in this log"
+    )
+    return ff

@@ -560,107 +560,144 @@ def _find_anchors(j: _Joined) -> list[list]:
 def _parse_window(family: str, m: re.Match, window: str, line_ends: frozenset[int]) -> dict:
     """The fields of one message. `line_ends`: where, in `window`, a line of the original text
     ended (the joined text repairs hard wraps, so it has no line breaks of its own)."""
-    f: dict = {}
     sizes = _sizes(window) if family in ("caching", "malloc_async", "mps", "nccl") else []
-    if family == "caching":
-        dev = (m.groupdict().get("dev") or "CUDA").upper()
-        f["device"] = dev
-        f["tried_mib"] = _mib("tried", window, sizes)
-        g = _F["old_gpu"].search(window)
-        old = g is not None or _mib("old_total", window, sizes) is not None
-        if old:
-            f["gpu"] = int(g.group(1)) if g else None
-            f["total_mib"] = _mib("old_total", window, sizes)
-            f["allocated_by_pytorch_mib"] = _mib("old_allocated", window, sizes)
-            f["free_mib"] = _mib("old_free", window, sizes)
-            f["reserved_total_mib"] = _mib("old_reserved", window, sizes)
-            f["reserved_unallocated_mib"] = _mib("old_cached", window, sizes)
-            f["inactive_mib"] = _mib("old_inactive", window, sizes)
-            if f["reserved_unallocated_mib"] is not None and f["reserved_total_mib"] is None:
-                f["allocator_conf"] = False
-            elif _ALLOC_HINT.search(window):
-                f["allocator_conf"] = True
-            elif (t := _OLD_LINE_TAIL.search(window)) and any(
-                t.start(1) < e <= t.end() for e in (*line_ends, len(window))
-            ):
-                # PyTorch prints the hint on the message's own line, and the hint came with the
-                # setting it names (pytorch#44742): a line that ends at the closing parenthesis
-                # is a PyTorch without PYTORCH_CUDA_ALLOC_CONF (a text cut inside the line, as
-                # titles are, still tells nothing).
-                f["allocator_conf"] = False
-        else:
-            if gt := _gpu_total(window, sizes):
-                f["gpu"], f["total_mib"] = gt
-            f["free_mib"] = _mib("new_free", window, sizes)
-            f["allocated_by_pytorch_mib"] = _mib("new_allocated", window, sizes)
-            if f["allocated_by_pytorch_mib"] is None:
-                f["allocated_by_pytorch_mib"] = _mib("new_allocated_head", window, sizes)
-            f["reserved_unallocated_mib"] = _mib("new_unallocated", window, sizes)
-            f["this_process_mib"] = _mib("this_process", window, sizes)
-            f["private_pools_mib"] = _mib("private_pools", window, sizes)
-            for pid, mib in _other_processes(window, sizes):
-                f.setdefault("other_process_pids", []).append(pid)
-                f.setdefault("other_process_mib", []).append(mib)
-            if _F["sentences"].search(window):
-                f["allocator_conf"] = True  # the sentence format is PyTorch >= 2.1's
-            else:
-                # Only the first sentence ("CUDA out of memory. Tried to allocate 20.00 MiB"):
-                # both formats start so. Which one, _read guesses from the exception name.
-                f["format_guess"] = True
-        f["limit_mib"] = _mib("allowed", window, sizes)
-        if _F["over_1eb"].search(window[:200]):
-            f["family"] = "over_1eb"
-        f["format"] = (
-            "other" if dev != "CUDA" or f.get("family") == "over_1eb" else ("old" if old else "new")
-        )
-    elif family == "hint":
-        # The expandable_segments hint is PyTorch >= 2.1's message ("new"), max_split_size_mb
-        # the older one's.
-        f.update(device="CUDA", format="old" if "max_split" in m.group(0) else "new")
-    elif family == "malloc_async":
-        f.update(
-            device="CUDA",
-            format="other",
-            gpu=int(m.group("gpu")),
-            allocated_by_pytorch_mib=_mib("ma_allocated", window, sizes),
-            tried_mib=_mib("ma_requested", window, sizes),
-            total_mib=_mib("ma_total", window, sizes),
-            free_mib=_mib("ma_free", window, sizes),
-            limit_mib=_mib("ma_limit", window, sizes),
-            allocator_conf=True,  # this backend is itself chosen with PYTORCH_CUDA_ALLOC_CONF
-        )
-    elif family == "expandable":
-        f.update(
-            device="CUDA",
-            format="other",
-            gpu=int(m.group("gpu")),
-            tried_mib=int(m.group("tried")) / 2**20,
-            free_mib=int(m.group("free")) / 2**20,
-            total_mib=int(m.group("total")) / 2**20,
-            allocator_conf=True,  # expandable_segments is itself an allocator setting
-        )
-    elif family == "mps":
-        f.update(
-            device="MPS",
-            format="other",
-            tried_mib=_mib("tried", window, sizes),
-            allocated_by_pytorch_mib=_mib("mps_allocated", window, sizes),
-            mps_other_allocations_mib=_mib("mps_other", window, sizes),
-            limit_mib=_mib("mps_max", window, sizes),
-        )
-    elif family == "nccl":
-        g = _F["nccl_gpu"].search(window)
-        r = _F["nccl_rank"].search(window)
-        f.update(
-            device="CUDA",
-            format="other",
-            tried_mib=_mib("nccl_calloc", window, sizes),
-            gpu=int(g.group(1)) if g else None,
-            rank=int(r.group(1)) if r else None,
-        )
-    else:  # runtime errors that carry no numbers
-        f.update(device="CUDA", format="cuda_runtime")
+    read = _FAMILY_FIELDS.get(family, _runtime_fields)
+    f = read(m, window, sizes, line_ends)
     return {k: v for k, v in f.items() if v is not None}
+
+
+def _caching_fields(m: re.Match, window: str, sizes: list, line_ends: frozenset[int]) -> dict:
+    """PyTorch's caching allocator (CUDA, HIP, XPU): the old parenthesised numbers (before 2.1)
+    or the new sentences."""
+    dev = (m.groupdict().get("dev") or "CUDA").upper()
+    f: dict = {"device": dev, "tried_mib": _mib("tried", window, sizes)}
+    g = _F["old_gpu"].search(window)
+    old = g is not None or _mib("old_total", window, sizes) is not None
+    if old:
+        f["gpu"] = int(g.group(1)) if g else None
+        _old_fields(f, window, sizes, line_ends)
+    else:
+        _new_fields(f, window, sizes)
+    f["limit_mib"] = _mib("allowed", window, sizes)
+    if _F["over_1eb"].search(window[:200]):
+        f["family"] = "over_1eb"
+    f["format"] = (
+        "other" if dev != "CUDA" or f.get("family") == "over_1eb" else ("old" if old else "new")
+    )
+    return f
+
+
+def _old_fields(f: dict, window: str, sizes: list, line_ends: frozenset[int]) -> None:
+    f["total_mib"] = _mib("old_total", window, sizes)
+    f["allocated_by_pytorch_mib"] = _mib("old_allocated", window, sizes)
+    f["free_mib"] = _mib("old_free", window, sizes)
+    f["reserved_total_mib"] = _mib("old_reserved", window, sizes)
+    f["reserved_unallocated_mib"] = _mib("old_cached", window, sizes)
+    f["inactive_mib"] = _mib("old_inactive", window, sizes)
+    if f["reserved_unallocated_mib"] is not None and f["reserved_total_mib"] is None:
+        f["allocator_conf"] = False
+    elif _ALLOC_HINT.search(window):
+        f["allocator_conf"] = True
+    elif (t := _OLD_LINE_TAIL.search(window)) and any(
+        t.start(1) < e <= t.end() for e in (*line_ends, len(window))
+    ):
+        # PyTorch prints the hint on the message's own line, and the hint came with the
+        # setting it names (pytorch#44742): a line that ends at the closing parenthesis
+        # is a PyTorch without PYTORCH_CUDA_ALLOC_CONF (a text cut inside the line, as
+        # titles are, still tells nothing).
+        f["allocator_conf"] = False
+
+
+def _new_fields(f: dict, window: str, sizes: list) -> None:
+    if gt := _gpu_total(window, sizes):
+        f["gpu"], f["total_mib"] = gt
+    f["free_mib"] = _mib("new_free", window, sizes)
+    f["allocated_by_pytorch_mib"] = _mib("new_allocated", window, sizes)
+    if f["allocated_by_pytorch_mib"] is None:
+        f["allocated_by_pytorch_mib"] = _mib("new_allocated_head", window, sizes)
+    f["reserved_unallocated_mib"] = _mib("new_unallocated", window, sizes)
+    f["this_process_mib"] = _mib("this_process", window, sizes)
+    f["private_pools_mib"] = _mib("private_pools", window, sizes)
+    for pid, mib in _other_processes(window, sizes):
+        f.setdefault("other_process_pids", []).append(pid)
+        f.setdefault("other_process_mib", []).append(mib)
+    if _F["sentences"].search(window):
+        f["allocator_conf"] = True  # the sentence format is PyTorch >= 2.1's
+    else:
+        # Only the first sentence ("CUDA out of memory. Tried to allocate 20.00 MiB"):
+        # both formats start so. Which one, _read guesses from the exception name.
+        f["format_guess"] = True
+
+
+def _hint_fields(m: re.Match, window: str, sizes: list, line_ends: frozenset[int]) -> dict:
+    # The expandable_segments hint is PyTorch >= 2.1's message ("new"), max_split_size_mb
+    # the older one's.
+    return {"device": "CUDA", "format": "old" if "max_split" in m.group(0) else "new"}
+
+
+def _malloc_async_fields(m: re.Match, window: str, sizes: list, line_ends) -> dict:
+    return {
+        "device": "CUDA",
+        "format": "other",
+        "gpu": int(m.group("gpu")),
+        "allocated_by_pytorch_mib": _mib("ma_allocated", window, sizes),
+        "tried_mib": _mib("ma_requested", window, sizes),
+        "total_mib": _mib("ma_total", window, sizes),
+        "free_mib": _mib("ma_free", window, sizes),
+        "limit_mib": _mib("ma_limit", window, sizes),
+        "allocator_conf": True,  # this backend is itself chosen with PYTORCH_CUDA_ALLOC_CONF
+    }
+
+
+def _expandable_fields(m: re.Match, window: str, sizes: list, line_ends) -> dict:
+    return {
+        "device": "CUDA",
+        "format": "other",
+        "gpu": int(m.group("gpu")),
+        "tried_mib": int(m.group("tried")) / 2**20,
+        "free_mib": int(m.group("free")) / 2**20,
+        "total_mib": int(m.group("total")) / 2**20,
+        "allocator_conf": True,  # expandable_segments is itself an allocator setting
+    }
+
+
+def _mps_fields(m: re.Match, window: str, sizes: list, line_ends) -> dict:
+    return {
+        "device": "MPS",
+        "format": "other",
+        "tried_mib": _mib("tried", window, sizes),
+        "allocated_by_pytorch_mib": _mib("mps_allocated", window, sizes),
+        "mps_other_allocations_mib": _mib("mps_other", window, sizes),
+        "limit_mib": _mib("mps_max", window, sizes),
+    }
+
+
+def _nccl_fields(m: re.Match, window: str, sizes: list, line_ends) -> dict:
+    g = _F["nccl_gpu"].search(window)
+    r = _F["nccl_rank"].search(window)
+    return {
+        "device": "CUDA",
+        "format": "other",
+        "tried_mib": _mib("nccl_calloc", window, sizes),
+        "gpu": int(g.group(1)) if g else None,
+        "rank": int(r.group(1)) if r else None,
+    }
+
+
+def _runtime_fields(m: re.Match, window: str, sizes: list, line_ends) -> dict:
+    """Runtime errors that carry no numbers (cuda_error, thc, cublas)."""
+    return {"device": "CUDA", "format": "cuda_runtime"}
+
+
+# Each family's reader of its numbers; a family not named here carries none.
+_FAMILY_FIELDS = {
+    "caching": _caching_fields,
+    "hint": _hint_fields,
+    "malloc_async": _malloc_async_fields,
+    "expandable": _expandable_fields,
+    "mps": _mps_fields,
+    "nccl": _nccl_fields,
+}
 
 
 def _head_line(j: _Joined, lines: list[str], first: int, pos: int) -> int:
