@@ -31,16 +31,57 @@ def handle_hang(trigger: Trigger, site, opts: Options | None = None) -> Result:
 
 
 def _run(ctx: engine.Run) -> None:
-    site, playbook, opts, client = ctx.site, ctx.playbook, ctx.opts, ctx.client
-    rec, ex, hosts = ctx.rec, ctx.ex, ctx.hosts
-    inc = rec.incident
+    """The hung-job runbook's stages: the stacks are taken before the cancel."""
+    site, opts, inc = ctx.site, ctx.opts, ctx.rec.incident
     inc.evidence["runbook"] = "hang"
     if ctx.trigger.reason:
         inc.evidence["detected_by"] = ctx.trigger.reason
-    with rec.step("job", opts.progress) as s:
-        job = ctx.job = client.job(inc.job_id)
+    job, script = _job_stage(ctx)
+    if job is None:
+        return
+    lines = _logs_stage(ctx, job, script)
+    caps = _capture_stage(ctx, job)
+    d = _diagnosis_stage(ctx, job, caps, lines)
+    ctx.ex.confirm = confirm_policy(
+        site, d.verdict, assume_yes=opts.assume_yes, confirm=opts.confirm
+    )
+    with ctx.rec.step("cancel", opts.progress) as s:
+        r = engine.cancel(
+            ctx,
+            s,
+            hint=f"cancel it by hand (scancel {job.job_id}): the stacks are already in the "
+            "incident folder",
+        )
+        if not r.ok:  # declined: the job still runs, a rerun beside it would share its data
+            ctx.plan = None
+            return
+    with ctx.rec.step("plan", opts.progress) as s:
+        client = ctx.client
+        run = collect.lineage_of(site, client, job)
+        plan = ctx.plan = make_hang_plan(
+            d,
+            ctx.playbook,
+            site,
+            job=job,
+            script=script,
+            run=run,
+            checkpoints=collect.checkpoints_of(site, job, run),
+            capacity=collect.capacity_of(
+                client, job, d.suspect_nodes[0] if len(d.suspect_nodes) == 1 else None
+            ),
+            submission=collect.submission_of(client, job),
+        )
+        engine.record_plan(ctx, plan, s)
+    engine.act(ctx, plan, d)
+
+
+def _job_stage(ctx: engine.Run):
+    """The job, which must still run (live stacks exist only then): (None, None) when not."""
+    rec, inc = ctx.rec, ctx.rec.incident
+    with rec.step("job", ctx.opts.progress) as s:
+        job = ctx.job = ctx.client.job(inc.job_id)
         inc.job = plain(job)
-        script = client.batch_script(inc.job_id)
+        script = ctx.client.batch_script(inc.job_id)
         rec.raw("batch_script.sh", script)
         rec.stage("job", job)
         s.detail = f"{job.state} on {job.node_expr or '?'} ({job.source})"
@@ -53,27 +94,38 @@ def _run(ctx: engine.Run) -> None:
             inc.diagnosis = d.contract()
             s.detail += ": nothing to capture"
             ctx.handled = False  # a later `runbook oom` of the ended job is not "handled"
-            return
+            return None, None
+    return job, script
 
-    with rec.step("logs", opts.progress) as s:
+
+def _logs_stage(ctx: engine.Run, job, script) -> list[str]:
+    """The log's lines (the last progress, watchdog and transport lines); the stacks matter
+    more than the log: a log that cannot be read is said, and the runbook goes on."""
+    rec, inc = ctx.rec, ctx.rec.incident
+    lines: list[str] = []
+    with rec.step("logs", ctx.opts.progress) as s:
         logs: collect.JobLogs | None = None
         try:
-            logs = ctx.trigger.logs or collect.read_logs(site, job, script, hosts)
-        except RunbookError as e:  # the stacks matter more than the log: go on without it
+            logs = ctx.trigger.logs or collect.read_logs(ctx.site, job, script, ctx.hosts)
+        except RunbookError as e:
             s.status, s.detail = "unknown", f"logs not read: {e}"
             inc.evidence.setdefault("notes", []).append(f"logs not read: {e}")
-        lines: list[str] = []
         if logs is not None:
             rec.raw("log-excerpt.txt", logs.raw)
             lines = [ln for ln in logs.raw.splitlines() if not ln.startswith("@@")]
             last = logs.failed_step - 1 if logs.failed_step else None
             inc.evidence["last_step"] = last
             s.detail = f"last training step printed: {last if last is not None else 'none'}"
+    return lines
 
-    with rec.step("capture", opts.progress) as s:
+
+def _capture_stage(ctx: engine.Run, job) -> dict:
+    """One exec per node: every rank's stack, the step's processes, the node's health."""
+    rec, inc, site = ctx.rec, ctx.rec.incident, ctx.site
+    with rec.step("capture", ctx.opts.progress) as s:
         started = time.time()
         caps = stacks.capture_nodes(
-            hosts,
+            ctx.hosts,
             job.nodes,
             job.raw,
             site.probes,
@@ -99,15 +151,19 @@ def _run(ctx: engine.Run) -> None:
         s.detail = f"{seen} rank stack(s) from {len(caps)} node(s)"
         if seen == 0:
             s.status = "unknown"
+    return caps
 
-    with rec.step("diagnosis", opts.progress) as s:
+
+def _diagnosis_stage(ctx: engine.Run, job, caps: dict, lines: list[str]) -> HangDiagnosis:
+    rec, inc = ctx.rec, ctx.rec.incident
+    with rec.step("diagnosis", ctx.opts.progress) as s:
         d = ctx.diagnosis = classify_hang(
             caps,
             log_lines=lines,
             world_size=job.num_tasks,
             nodes=job.nodes,
             tasks_per_node=job.tasks_per_node,
-            straggler_max_share=playbook.thresholds.straggler_max_share,
+            straggler_max_share=ctx.playbook.thresholds.straggler_max_share,
         )
         inc.diagnosis = d.contract()
         rec.stage("diagnosis", inc.diagnosis)
@@ -115,7 +171,7 @@ def _run(ctx: engine.Run) -> None:
             probed = {n: c.health for n, c in caps.items() if c.health is not None}
             node_history.record(
                 ctx.conn,
-                site,
+                ctx.site,
                 collect.HealthEvidence(probed),
                 None,
                 incident=inc.id,
@@ -126,38 +182,7 @@ def _run(ctx: engine.Run) -> None:
         s.detail = d.verdict + (
             f": suspects {', '.join(_who(x) for x in d.suspects)}" if d.suspects else ""
         )
-
-    ex.confirm = confirm_policy(site, d.verdict, assume_yes=opts.assume_yes, confirm=opts.confirm)
-    with rec.step("cancel", opts.progress) as s:
-        r = engine.cancel(
-            ctx,
-            s,
-            hint=f"cancel it by hand (scancel {job.job_id}): the stacks are already in the "
-            "incident folder",
-        )
-        if not r.ok:  # declined: the job still runs, a rerun beside it would share its data
-            ctx.plan = None
-            return
-
-    with rec.step("plan", opts.progress) as s:
-        run = collect.lineage_of(site, client, job)
-        saved = collect.checkpoints_of(site, job, run)
-        plan = ctx.plan = make_hang_plan(
-            d,
-            playbook,
-            site,
-            job=job,
-            script=script,
-            run=run,
-            checkpoints=saved,
-            capacity=collect.capacity_of(
-                client, job, d.suspect_nodes[0] if len(d.suspect_nodes) == 1 else None
-            ),
-            submission=collect.submission_of(client, job),
-        )
-        engine.record_plan(ctx, plan, s)
-
-    engine.act(ctx, plan, d)
+    return d
 
 
 def _who(s: dict) -> str:

@@ -128,6 +128,47 @@ def classify_hang(
 ) -> HangDiagnosis:
     """`captures`: {node: stacks.NodeCapture}; `log_lines`: the job's log lines as read."""
     d = HangDiagnosis(verdict="unknown", world_size=world_size)
+    views, all_read = _read_captures(d, captures)
+    _compare_collectives(d, views)
+    d.ranks_seen = len(views)
+    d.network_lines = [ln.strip()[:300] for ln in log_lines if NETWORK.search(ln)][:20]
+    d.watchdog_lines = [ln.strip()[:300] for ln in log_lines if WATCHDOG.search(ln)][:20]
+
+    by_sig: dict[tuple[str, ...], Group] = {}
+    for v in views:
+        by_sig.setdefault(v.signature, Group(v.signature)).members.append(v)
+    groups = sorted(by_sig.values(), key=lambda g: (-len(g.members), g.signature))
+    d.groups = groups
+    seen_ranks = {v.rank for v in views if v.rank is not None}
+    if world_size and all_read and seen_ranks:
+        d.missing_ranks = [r for r in range(world_size) if r not in seen_ranks]
+
+    outliers = _outliers(d, views, groups, nodes, tasks_per_node)
+    size = world_size or len(views)
+    limit = max(1, int(straggler_max_share * size))
+    if outliers and len(outliers) <= limit:
+        d.suspects = outliers
+        d.suspect_nodes = sorted({s["node"] for s in outliers if s["node"]})
+    elif outliers:
+        d.reasons.append(
+            f"{len(outliers)} ranks stand apart from the majority: more than the playbook's "
+            f"straggler share ({straggler_max_share:g} of {size} ranks = {limit}); not one "
+            "straggler"
+        )
+    for rule in (_faulty_suspect, _straggler, _network, _faulty_node):
+        if rule(d, nodes):
+            break
+    else:
+        _undetermined(d, views, groups)
+    if d.unknown and d.verdict != "unknown":
+        d.reasons.append("not read: " + "; ".join(d.unknown[:5]))
+    return d
+
+
+def _read_captures(d: HangDiagnosis, captures: dict) -> tuple[list[RankView], bool]:
+    """Each node's capture: its ranks' main-thread stacks, flight records and GPU health; what
+    could not be read goes to `d.unknown`. False with the views when a node's ranks were not all
+    read (then a rank missing from the views is not known to be gone)."""
     views: list[RankView] = []
     all_read = True
     for node, cap in sorted(captures.items()):
@@ -164,9 +205,13 @@ def classify_hang(
             )
             frames = [f.text() for f in main.frames]
             views.append(RankView(node, r.pid, r.rank, frames, sig, collective, seq))
-    # Ranks in the same code but at another collective are not in the same place; but only when
-    # every rank's flight recorder was read: a rank whose record came back and a rank whose did
-    # not are not apart for that.
+    return views, all_read
+
+
+def _compare_collectives(d: HangDiagnosis, views: list[RankView]) -> None:
+    """Ranks in the same code but at another collective are not in the same place; but only when
+    every rank's flight recorder was read: a rank whose record came back and a rank whose did
+    not are not apart for that."""
     if views and all(v.seq is not None for v in views):
         for v in views:
             v.signature = (*v.signature, f"collective #{v.seq}")
@@ -176,23 +221,15 @@ def classify_hang(
             f"flight recorder: read for rank(s) {', '.join(map(str, read))} of {len(views)} only; "
             "collectives not compared"
         )
-    d.ranks_seen = len(views)
-    d.network_lines = [ln.strip()[:300] for ln in log_lines if NETWORK.search(ln)][:20]
-    d.watchdog_lines = [ln.strip()[:300] for ln in log_lines if WATCHDOG.search(ln)][:20]
 
-    by_sig: dict[tuple[str, ...], Group] = {}
-    for v in views:
-        by_sig.setdefault(v.signature, Group(v.signature)).members.append(v)
-    groups = sorted(by_sig.values(), key=lambda g: (-len(g.members), g.signature))
-    d.groups = groups
-    seen_ranks = {v.rank for v in views if v.rank is not None}
-    if world_size and all_read and seen_ranks:
-        d.missing_ranks = [r for r in range(world_size) if r not in seen_ranks]
 
+def _outliers(d: HangDiagnosis, views, groups: list[Group], nodes, tasks_per_node) -> list[dict]:
+    """The ranks outside the largest group (when there is one), and the ranks with no process."""
     outliers: list[dict] = []
     if groups and (len(groups) == 1 or len(groups[0].members) > len(groups[1].members)):
         groups[0].majority = True
         where = groups[0].signature[0] if groups[0].signature else "?"
+        first = groups[0].members[0].collective
         for g in groups[1:]:
             for m in g.members:
                 outliers.append(
@@ -203,11 +240,7 @@ def classify_hang(
                         "why": f"in {m.frames[0] if m.frames else '?'}"
                         + (f" (last collective {m.collective})" if m.collective else "")
                         + f", while {len(groups[0].members)} ranks wait in {where}"
-                        + (
-                            f" (last collective {groups[0].members[0].collective})"
-                            if groups[0].members[0].collective
-                            else ""
-                        ),
+                        + (f" (last collective {first})" if first else ""),
                     }
                 )
     elif groups:
@@ -224,59 +257,70 @@ def classify_hang(
                 "why": "no process of this rank on its node (it exited or was killed)",
             }
         )
-    size = world_size or len(views)
-    limit = max(1, int(straggler_max_share * size))
-    if outliers and len(outliers) <= limit:
-        d.suspects = outliers
-        d.suspect_nodes = sorted({s["node"] for s in outliers if s["node"]})
-    elif outliers:
-        d.reasons.append(
-            f"{len(outliers)} ranks stand apart from the majority: more than the playbook's "
-            f"straggler share ({straggler_max_share:g} of {size} ranks = {limit}); not one "
-            "straggler"
-        )
+    return outliers
 
-    faulty_suspects = [n for n in d.suspect_nodes if n in d.gpu_faults]
-    if faulty_suspects:
-        d.verdict = "gpu_fault"
-        d.suspect_nodes = faulty_suspects
-        for n in faulty_suspects:
-            d.reasons.append(f"suspect node {n}: " + "; ".join(d.gpu_faults[n]))
-    elif d.suspects:
-        d.verdict = "straggler_rank"
-        for s in d.suspects:
-            d.reasons.append(
-                f"rank {s['rank'] if s['rank'] is not None else '?'} on "
-                f"{s['node'] or '?'}: {s['why']}"
-            )
-        if d.network_lines:
-            d.reasons.append(
-                f"also {len(d.network_lines)} transport error line(s) in the logs (network "
-                "possible)"
-            )
-    elif d.network_lines:
-        d.verdict = "network"
+
+# -- the verdict's rules, in order: each sets it and says why, or answers False ---------------
+def _faulty_suspect(d: HangDiagnosis, nodes: list[str]) -> bool:
+    """A suspect's node has a GPU fault: the fault, not the code."""
+    faulty = [n for n in d.suspect_nodes if n in d.gpu_faults]
+    if not faulty:
+        return False
+    d.verdict = "gpu_fault"
+    d.suspect_nodes = faulty
+    for n in faulty:
+        d.reasons.append(f"suspect node {n}: " + "; ".join(d.gpu_faults[n]))
+    return True
+
+
+def _straggler(d: HangDiagnosis, nodes: list[str]) -> bool:
+    """A few ranks stand apart from the rest (or have no process): they hold the others."""
+    if not d.suspects:
+        return False
+    d.verdict = "straggler_rank"
+    for s in d.suspects:
         d.reasons.append(
-            f"every rank waits in the same place and the logs hold {len(d.network_lines)} "
-            f"transport error line(s), first: {d.network_lines[0]}"
+            f"rank {s['rank'] if s['rank'] is not None else '?'} on {s['node'] or '?'}: {s['why']}"
         )
-        named = sorted({n for n in nodes if any(n in ln for ln in d.network_lines)})
-        if len(named) == 1:
-            d.suspect_nodes = named
-    elif d.gpu_faults:
-        d.verdict = "gpu_fault"
-        d.suspect_nodes = sorted(d.gpu_faults)
-        for n in d.suspect_nodes:
-            d.reasons.append(f"{n}: " + "; ".join(d.gpu_faults[n]))
-    else:
-        if not views:
-            d.reasons.append("no rank's stack could be read: " + ("; ".join(d.unknown) or "?"))
-        elif len(groups) == 1:
-            d.reasons.append(
-                f"all {len(views)} ranks read stand in the same place "
-                f"({groups[0].signature[0] if groups[0].signature else '?'}), no transport "
-                "error in the logs and no GPU fault: the cause is not in this evidence"
-            )
-    if d.unknown and d.verdict != "unknown":
-        d.reasons.append("not read: " + "; ".join(d.unknown[:5]))
-    return d
+    if d.network_lines:
+        d.reasons.append(
+            f"also {len(d.network_lines)} transport error line(s) in the logs (network possible)"
+        )
+    return True
+
+
+def _network(d: HangDiagnosis, nodes: list[str]) -> bool:
+    """Everyone waits in one place and the transport complained: the network."""
+    if not d.network_lines:
+        return False
+    d.verdict = "network"
+    d.reasons.append(
+        f"every rank waits in the same place and the logs hold {len(d.network_lines)} "
+        f"transport error line(s), first: {d.network_lines[0]}"
+    )
+    named = sorted({n for n in nodes if any(n in ln for ln in d.network_lines)})
+    if len(named) == 1:
+        d.suspect_nodes = named
+    return True
+
+
+def _faulty_node(d: HangDiagnosis, nodes: list[str]) -> bool:
+    """No rank stands apart, but a node of the job has a GPU fault."""
+    if not d.gpu_faults:
+        return False
+    d.verdict = "gpu_fault"
+    d.suspect_nodes = sorted(d.gpu_faults)
+    for n in d.suspect_nodes:
+        d.reasons.append(f"{n}: " + "; ".join(d.gpu_faults[n]))
+    return True
+
+
+def _undetermined(d: HangDiagnosis, views: list[RankView], groups: list[Group]) -> None:
+    if not views:
+        d.reasons.append("no rank's stack could be read: " + ("; ".join(d.unknown) or "?"))
+    elif len(groups) == 1:
+        d.reasons.append(
+            f"all {len(views)} ranks read stand in the same place "
+            f"({groups[0].signature[0] if groups[0].signature else '?'}), no transport "
+            "error in the logs and no GPU fault: the cause is not in this evidence"
+        )

@@ -31,31 +31,73 @@ def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Resu
 
 
 def _run(ctx: engine.Run) -> None:
-    """The OOM runbook's stages."""
-    trigger, site, playbook, opts, client = (
-        ctx.trigger,
-        ctx.site,
-        ctx.playbook,
-        ctx.opts,
-        ctx.client,
+    """The OOM runbook's stages, in their one direction; each records what it found."""
+    job, script, submission = _job_stage(ctx)
+    launch, failed_step, dump = _logs_stage(ctx, job, script)
+    ff = launch.first_failure
+    wedged = job.state in ACTIVE and ff is not None and ff.kind in OOM_KINDS
+    preliminary = Evidence(launch=launch, slurm=collect.slurm_text(job), job_id=job.raw)
+    prelim_verdict = classify(preliminary, ctx.playbook.thresholds).verdict
+    ctx.ex.confirm = confirm_policy(
+        ctx.site, prelim_verdict, assume_yes=ctx.opts.assume_yes, confirm=ctx.opts.confirm
     )
-    conn, rec, ex, hosts, dry = ctx.conn, ctx.rec, ctx.ex, ctx.hosts, ctx.dry
+    # The job's own PIDs on the failing node, while they still exist: after the cancel,
+    # `scontrol listpids` has nothing to say, and the message's "Process N has X in use" lines
+    # of the job's own ranks would read as co-tenants.
+    own_pids = collect.job_pids_of(ctx.site, ctx.hosts, job, ff.node) if wedged and ff else None
+    _cancel_stage(ctx, job, wedged)
+    node = ff.node if ff and ff.node else None
+    health = _health_stage(ctx, job, node, own_pids)
+    diagnosis, history, run = _diagnosis_stage(ctx, launch, dump, script, health, node)
+    with ctx.rec.step("plan", ctx.opts.progress) as s:
+        plan = ctx.plan = make_plan(
+            diagnosis,
+            ctx.playbook,
+            ctx.site,
+            job=job,
+            script=script,
+            run=run,
+            checkpoints=collect.checkpoints_of(ctx.site, job, run),
+            configs=collect.configs_of(job, script),
+            node=node,
+            failed_step=failed_step,
+            node_events=history,
+            capacity=collect.capacity_of(ctx.client, job, node),
+            submission=submission,
+        )
+        if plan.fit is not None:  # the fitted micro-batch joins the diagnosis (DESIGN §4.1)
+            diagnosis.fit = plan.fit
+            ctx.rec.incident.diagnosis = diagnosis.contract()
+            ctx.rec.stage("diagnosis", ctx.rec.incident.diagnosis)
+        engine.record_plan(ctx, plan, s)
+    engine.act(ctx, plan, diagnosis)
+
+
+def _job_stage(ctx: engine.Run):
+    """The job from Slurm, its batch script, and how it was submitted (its sbatch line:
+    --open-mode tells whether its log holds other runs; its environment: what the rerun is
+    given)."""
+    rec, client = ctx.rec, ctx.client
     inc = rec.incident
-    with rec.step("job", opts.progress) as s:
+    with rec.step("job", ctx.opts.progress) as s:
         job = client.job(inc.job_id)
         inc.job = plain(job)
         ctx.job = job
         script = client.batch_script(inc.job_id)
         rec.raw("batch_script.sh", script)
-        # How it was submitted (its sbatch line: --open-mode tells whether its log holds other
-        # runs; its environment: what the rerun is given).
         submission = collect.submission_of(client, job)
         job = ctx.job = dataclasses.replace(job, submit_line=submission.line)
         rec.stage("job", job)
         s.detail = f"{job.state} on {job.node_expr or '?'} ({job.source})"
+    return job, script, submission
 
-    with rec.step("logs", opts.progress) as s:
-        logs = trigger.logs or collect.read_logs(site, job, script, hosts)
+
+def _logs_stage(ctx: engine.Run, job, script):
+    """The launcher logs' relevant lines, filtered on the node, and the in-job dump."""
+    rec, site, hosts = ctx.rec, ctx.site, ctx.hosts
+    inc = rec.incident
+    with rec.step("logs", ctx.opts.progress) as s:
+        logs = ctx.trigger.logs or collect.read_logs(site, job, script, hosts)
         rec.raw("log-excerpt.txt", logs.raw)
         launch, failed_step = logs.launch, logs.failed_step
         inc.evidence.update(
@@ -76,18 +118,11 @@ def _run(ctx: engine.Run) -> None:
             if ff
             else "no failure found in the logs"
         )
+    return launch, failed_step, dump
 
-    wedged = job.state in ACTIVE and ff is not None and ff.kind in OOM_KINDS
-    preliminary = Evidence(launch=launch, slurm=collect.slurm_text(job), job_id=job.raw)
-    prelim_verdict = classify(preliminary, playbook.thresholds).verdict
-    ex.confirm = confirm_policy(
-        site, prelim_verdict, assume_yes=opts.assume_yes, confirm=opts.confirm
-    )
-    # The job's own PIDs on the failing node, while they still exist: after the cancel,
-    # `scontrol listpids` has nothing to say, and the message's "Process N has X in use" lines
-    # of the job's own ranks would read as co-tenants.
-    own_pids = collect.job_pids_of(site, hosts, job, ff.node) if wedged and ff else None
-    with rec.step("cancel", opts.progress) as s:
+
+def _cancel_stage(ctx: engine.Run, job, wedged: bool) -> None:
+    with ctx.rec.step("cancel", ctx.opts.progress) as s:
         if wedged:
             engine.cancel(
                 ctx,
@@ -103,27 +138,37 @@ def _run(ctx: engine.Run) -> None:
                 else "no OOM in the logs: not runbook's to stop"
             )
 
-    with rec.step("node health", opts.progress) as s:
-        node = ff.node if ff and ff.node else None
-        health = collect.node_health(site, hosts, job, node)
+
+def _health_stage(ctx: engine.Run, job, node: str | None, own_pids):
+    rec = ctx.rec
+    with rec.step("node health", ctx.opts.progress) as s:
+        health = collect.node_health(ctx.site, ctx.hosts, job, node)
         if health.oom_node is not None and health.oom_node.job_pids is None and own_pids:
             health.oom_node.job_pids = own_pids
             health.oom_node.unavailable.pop("job_pids", None)
         for n, h in health.nodes.items():
             for name, text in h.raw.items():
                 rec.raw(f"{n}.{name}.txt", text)
-        inc.evidence["node_health"] = {n: health_view(h, job.raw) for n, h in health.nodes.items()}
+        rec.incident.evidence["node_health"] = {
+            n: health_view(h, job.raw) for n, h in health.nodes.items()
+        }
         s.detail = f"{len(health.nodes)} node(s) probed"
         if health.unknown:  # a probe that failed is not a healthy node
             s.status = "unknown"
             s.detail += "; health unknown on " + "; ".join(
                 f"{n} ({', '.join(u)})" for n, u in health.unknown.items()
             )
+    return health
 
-    with rec.step("diagnosis", opts.progress) as s:
+
+def _diagnosis_stage(ctx: engine.Run, launch, dump, script, health, node: str | None):
+    """The verdict, recorded; the node's history of such verdicts (not on a dry run); the
+    job's lineage."""
+    rec, job = ctx.rec, ctx.job
+    with rec.step("diagnosis", ctx.opts.progress) as s:
         # The lineage's rungs are evidence too: a rerun that halved the micro-batch and ran out
         # again mid-run is a leak, not a reason for the next rung (DESIGN §3.1).
-        run = collect.lineage_of(site, client, job)
+        run = collect.lineage_of(ctx.site, ctx.client, job)
         evidence = Evidence(
             launch=launch,
             slurm=collect.slurm_text(job),
@@ -134,47 +179,22 @@ def _run(ctx: engine.Run) -> None:
             parent_failed_step=run.parent_failed_step,
             source=collect.source_of(job, script or ""),
         )
-        diagnosis = ctx.diagnosis = classify(evidence, playbook.thresholds)
-        inc.diagnosis = diagnosis.contract()
-        rec.stage("diagnosis", inc.diagnosis)
+        diagnosis = ctx.diagnosis = classify(evidence, ctx.playbook.thresholds)
+        rec.incident.diagnosis = diagnosis.contract()
+        rec.stage("diagnosis", rec.incident.diagnosis)
         s.detail = diagnosis.verdict
         history = (
             0
-            if dry
+            if ctx.dry
             else node_history.record(
-                conn,
-                site,
+                ctx.conn,
+                ctx.site,
                 health,
                 node,
-                incident=inc.id,
+                incident=rec.incident.id,
                 verdict=diagnosis.verdict,
                 job_id=job.job_id,
                 now=time.time(),
             )
         )
-
-    with rec.step("plan", opts.progress) as s:
-        saved = collect.checkpoints_of(site, job, run)
-        named = collect.configs_of(job, script)
-        plan = ctx.plan = make_plan(
-            diagnosis,
-            playbook,
-            site,
-            job=job,
-            script=script,
-            run=run,
-            checkpoints=saved,
-            configs=named,
-            node=node,
-            failed_step=failed_step,
-            node_events=history,
-            capacity=collect.capacity_of(client, job, node),
-            submission=submission,
-        )
-        if plan.fit is not None:  # the fitted micro-batch joins the diagnosis (DESIGN §4.1)
-            diagnosis.fit = plan.fit
-            inc.diagnosis = diagnosis.contract()
-            rec.stage("diagnosis", inc.diagnosis)
-        engine.record_plan(ctx, plan, s)
-
-    engine.act(ctx, plan, diagnosis)
+    return diagnosis, history, run

@@ -146,6 +146,24 @@ def read_logs_many(
 ) -> tuple[dict[str, JobLogs], dict[str, RunbookError]]:
     """Every job's logs, one exec per host, hosts in parallel: ({job id: JobLogs}, {job id: why
     its logs could not be read}). `jobs` holds (job, batch script) pairs."""
+    done = _read_hosts(site, _locations(jobs), hosts)
+    g = _Gathered()
+    scripts = {job.job_id: script for job, script in jobs}
+    for host, items, out, err in done:
+        if out is None:
+            for job, _ in items:
+                g.unreadable[job.job_id] = err
+            continue
+        g.add_host(host, items, out, scripts)
+    read: dict[str, JobLogs] = {}
+    for job, _ in jobs:
+        if job.job_id not in g.unreadable and job.job_id in g.parts:
+            read[job.job_id] = g.job_logs(job, step_pattern)
+    return read, g.unreadable
+
+
+def _locations(jobs: list[tuple[JobInfo, str]]) -> dict[str, list]:
+    """Where each job's logs are, by the host that holds them: {host: [(job, location)]}."""
     by_host: dict[str, list] = {}
     for job, script in jobs:
         for pattern in log_patterns(job, script):
@@ -159,6 +177,11 @@ def read_logs_many(
                 array_task_id=job.array_task_id,
             )
             by_host.setdefault(log_host(job), []).append((job, where))
+    return by_host
+
+
+def _read_hosts(site, by_host: dict[str, list], hosts) -> list:
+    """One filtering exec per host, in parallel: [(host, items, stdout or None, error)]."""
 
     def read_host(host: str, items: list):
         argv = remote_grep_many_argv(
@@ -171,79 +194,77 @@ def read_logs_many(
             return host, items, None, e
         return host, items, r.stdout, None
 
-    if len(by_host) > 1:
-        for host in by_host:  # connections are made from the pool's threads; entries made here
-            if site.logs.read_on != "local" and host:
-                hosts[host]
-        with ThreadPoolExecutor(max_workers=max(1, site.ssh.max_parallel)) as pool:
-            done = list(pool.map(lambda kv: read_host(*kv), by_host.items()))
-    else:
-        done = [read_host(h, items) for h, items in by_host.items()]
+    if len(by_host) <= 1:
+        return [read_host(h, items) for h, items in by_host.items()]
+    for host in by_host:  # connections are made from the pool's threads; entries made here
+        if site.logs.read_on != "local" and host:
+            hosts[host]
+    with ThreadPoolExecutor(max_workers=max(1, site.ssh.max_parallel)) as pool:
+        return list(pool.map(lambda kv: read_host(*kv), by_host.items()))
 
-    parts: dict[str, list] = {}
-    tails: dict[str, list[str]] = {}
-    notes: dict[str, list[str]] = {}
-    raw: dict[str, list[str]] = {}
-    quiet: dict[str, float] = {}
-    unreadable: dict[str, RunbookError] = {}
-    missing: dict[str, list[str]] = {}  # lines the log does not show to be this run's
-    scripts = {job.job_id: script for job, script in jobs}
-    for host, items, out, err in done:
-        if out is None:
-            for job, _ in items:
-                unreadable[job.job_id] = err
-            continue
+
+@record
+class _Gathered:
+    """What the hosts' answers hold, by job id."""
+
+    parts: dict = field(default_factory=dict)  # [(excerpt text, task of its file)]
+    tails: dict = field(default_factory=dict)
+    notes: dict = field(default_factory=dict)
+    raw: dict = field(default_factory=dict)
+    quiet: dict = field(default_factory=dict)  # seconds since the log was last written
+    unreadable: dict = field(default_factory=dict)
+    missing: dict = field(default_factory=dict)  # lines the log does not show to be this run's
+
+    def add_host(self, host: str, items: list, out: str, scripts: dict) -> None:
         now = host_now(out)
         per_loc = split_locations(out)
         for n, (job, where) in enumerate(items):
             jid = job.job_id
-            parts.setdefault(jid, [])
-            raw.setdefault(jid, []).append(f"@@loc {where.pattern}\n{per_loc.get(n, '')}")
+            self.parts.setdefault(jid, [])
+            self.raw.setdefault(jid, []).append(f"@@loc {where.pattern}\n{per_loc.get(n, '')}")
             excerpts = parse_grep_output(per_loc.get(n, ""))
             if not excerpts:
-                notes.setdefault(jid, []).append(
+                self.notes.setdefault(jid, []).append(
                     f"no log file matched {where.pattern} on {host or 'this host'}"
                 )
             for path, e in sorted(excerpts.items()):
                 said, gaps = attribute(job, scripts.get(jid, ""), e)
-                notes.setdefault(jid, []).extend(said)
-                missing.setdefault(jid, []).extend(gaps)
+                self.notes.setdefault(jid, []).extend(said)
+                self.missing.setdefault(jid, []).extend(gaps)
                 if now is not None and e.mtime is not None:
-                    quiet[jid] = min(quiet.get(jid, now - e.mtime), now - e.mtime)
-                parts[jid].append((e.text(), task_of(where, path)))
-                tails.setdefault(jid, []).extend(e.tail)
+                    self.quiet[jid] = min(self.quiet.get(jid, now - e.mtime), now - e.mtime)
+                self.parts[jid].append((e.text(), task_of(where, path)))
+                self.tails.setdefault(jid, []).extend(e.tail)
                 if e.truncated:
-                    notes.setdefault(jid, []).append(
+                    self.notes.setdefault(jid, []).append(
                         f"{path}: excerpt cut at the 1 MiB cap; the earliest lines were kept"
                     )
-    read: dict[str, JobLogs] = {}
-    for job, _ in jobs:
+
+    def job_logs(self, job: JobInfo, step_pattern: str) -> JobLogs:
         jid = job.job_id
-        if jid in unreadable or jid not in parts:
-            continue
         launch = scan_parts(
-            parts[jid], nodes=job.nodes, tasks_per_node=job.tasks_per_node, world_size=job.num_tasks
+            self.parts[jid],
+            nodes=job.nodes,
+            tasks_per_node=job.tasks_per_node,
+            world_size=job.num_tasks,
         )
-        launch.tails = tails.get(jid, [])
-        job_notes = notes.get(jid, [])
-        if not parts[jid]:
+        launch.tails = self.tails.get(jid, [])
+        job_notes = self.notes.get(jid, [])
+        if not self.parts[jid]:
             launch.incomplete.append(
                 f"no log of the job was found ({'; '.join(job_notes)}; the job's paths came "
                 f"from {job.source})"
             )
         launch.incomplete.extend(n for n in job_notes if "cut at" in n)
-        launch.incomplete.extend(missing.get(jid, []))
-        last = None
-        if step_pattern:
-            last = training_steps(launch.tails, step_pattern)
-        read[jid] = JobLogs(
+        launch.incomplete.extend(self.missing.get(jid, []))
+        last = training_steps(launch.tails, step_pattern) if step_pattern else None
+        return JobLogs(
             launch,
             last + 1 if last is not None else None,
             job_notes,
-            "\n".join(raw.get(jid, [])),
-            quiet.get(jid),
+            "\n".join(self.raw.get(jid, [])),
+            self.quiet.get(jid),
         )
-    return read, unreadable
 
 
 def read_logs(site, job, script: str, hosts) -> JobLogs:

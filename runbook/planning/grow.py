@@ -15,8 +15,9 @@ from datetime import datetime
 
 from runbook import rungs
 from runbook.planning import ladder
+from runbook.planning.config_patch import patch
 from runbook.planning.plan import resubmission
-from runbook.planning.sbatch_patch import RungNotApplicable, patch
+from runbook.planning.sbatch_patch import RungNotApplicable
 from runbook.record import record
 from runbook.slurm.client import ACTIVE
 

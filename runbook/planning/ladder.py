@@ -15,11 +15,11 @@ from typing import Any
 from runbook import rungs
 from runbook.checkpoints import Checkpoint
 from runbook.evidence.units import human_mib
+from runbook.planning.config_patch import patch
 from runbook.planning.sbatch_patch import (
     Patch,
     RungNotApplicable,
     job_mem_mib,
-    patch,
     render,
     set_allocator,
 )
@@ -131,13 +131,7 @@ def plan(
         only_sharding = f"cause {cause.name}: " + "; ".join(cause.reasons)
     for rung in candidates(verdict, ladder):
         r = rungs.get(rung.id)
-        if rung.id in done:
-            p.passed_over.append((rung.id, "already tried on this lineage"))
-            continue
-        if only_sharding and r is not None and r.shrinks_activations:
-            p.passed_over.append((rung.id, only_sharding))
-            continue
-        if rung.id == "raise_mem" and (why_not := _more_ram_cannot_help(script, host_request_mib)):
+        if why_not := _passed_over(rung.id, r, done, only_sharding, script, host_request_mib):
             p.passed_over.append((rung.id, why_not))
             continue
         if rung.human_only or (r is not None and r.kind == rungs.HUMAN):
@@ -146,47 +140,15 @@ def plan(
             p.human_action = rung.what
             p.why = f"next rung `{rung.id}` is for a person: {rung.what}"
             return p
-        world = None
-        if r is not None and r.kind == rungs.SHRINK:
-            why_not = _cannot_shrink(node, nodes, capacity)
-            if why_not:
-                p.passed_over.append((rung.id, why_not))
-                continue
-            assert node is not None and nodes is not None
-            world = (nodes, nodes - 1)
-            p.exclude, p.drain = [node], node
-            script_rung = rung.id
-        elif r is not None and r.kind == rungs.NODE:
-            if (
-                r.needs_node
-                and node
-                and nodes is not None
-                and capacity is not None
-                and capacity < nodes
-            ):
-                p.passed_over.append(
-                    (
-                        rung.id,
-                        f"the partition has {capacity} usable node(s) without {node}, the job "
-                        f"needs {nodes}: the rerun would wait for a node that will not come",
-                    )
-                )
-                continue
-            if r.needs_node:
-                if not node:
-                    p.passed_over.append((rung.id, "the failing node is not known"))
-                    continue
-                p.exclude = [node]
-                p.drain = node if r.drains else None
-            script_rung = "unchanged"
-        else:
-            script_rung = rung.id
+        script_rung, world, why_not = _placement(p, rung.id, r, node, nodes, capacity)
         target = None
-        if rung.id == "halve_micro_batch" and fit is not None and fit.known:
-            if fit.micro_batch is None:
-                p.passed_over.append((rung.id, fit.reasons[-1]))
-                continue
+        if not why_not and rung.id == "halve_micro_batch" and fit is not None and fit.known:
             target = fit.micro_batch
+            if target is None:
+                why_not = fit.reasons[-1]
+        if why_not:
+            p.passed_over.append((rung.id, why_not))
+            continue
         try:
             p.patch = patch(
                 script,
@@ -201,21 +163,65 @@ def plan(
             p.passed_over.append((rung.id, e.message))
             p.exclude, p.drain = [], None
             continue
-        p.rung, p.rung_what = rung.id, rung.what
-        p.world = world
-        p.allocator = r.allocator if r is not None else None
-        if with_allocator and r is not None and r.kind == rungs.SCRIPT:
-            _add_allocator(p, rungs.EXPANDABLE)
-        tried_text = ", ".join(r for _, r in tried) or "none"
-        p.why = (
-            f"first rung of the {verdict} ladder not yet tried (tried on this lineage: "
-            f"{tried_text})"
-        )
-        return p
+        return _chosen(p, rung, r, world, with_allocator)
     p.needs_human = True
     p.why = "the ladder is exhausted: " + "; ".join(f"{r}: {w}" for r, w in p.passed_over)
     p.human_action = "decide by hand: every automatic rung was tried or cannot apply"
     return p
+
+
+def _chosen(p: Plan, rung, r, world, with_allocator: bool) -> Plan:
+    """The rung taken: the first of the ladder not yet tried that applies."""
+    p.rung, p.rung_what = rung.id, rung.what
+    p.world = world
+    p.allocator = r.allocator if r is not None else None
+    if with_allocator and r is not None and r.kind == rungs.SCRIPT:
+        _add_allocator(p, rungs.EXPANDABLE)
+    tried_text = ", ".join(t for _, t in p.tried) or "none"
+    p.why = (
+        f"first rung of the {p.verdict} ladder not yet tried (tried on this lineage: {tried_text})"
+    )
+    return p
+
+
+def _passed_over(rung_id, r, done, only_sharding, script, host_request_mib) -> str | None:
+    """Why a rung is passed over before it is tried: the lineage took it, the cause rules the
+    activation rungs out, or more RAM could not hold the one refused request."""
+    if rung_id in done:
+        return "already tried on this lineage"
+    if only_sharding and r is not None and r.shrinks_activations:
+        return only_sharding
+    if rung_id == "raise_mem":
+        return _more_ram_cannot_help(script, host_request_mib)
+    return None
+
+
+def _placement(p: Plan, rung_id: str, r, node, nodes, capacity):
+    """(the script rung to patch, the world it shrinks to, why it cannot apply here): a node
+    rung patches nothing in the script ("unchanged") and excludes (and may drain) the node; a
+    shrinking rung runs on one node fewer."""
+    if r is not None and r.kind == rungs.SHRINK:
+        why_not = _cannot_shrink(node, nodes, capacity)
+        if why_not:
+            return None, None, why_not
+        assert node is not None and nodes is not None
+        p.exclude, p.drain = [node], node
+        return rung_id, (nodes, nodes - 1), None
+    if r is None or r.kind != rungs.NODE:
+        return rung_id, None, None
+    if r.needs_node and node and nodes is not None and capacity is not None and capacity < nodes:
+        return (
+            None,
+            None,
+            f"the partition has {capacity} usable node(s) without {node}, the job "
+            f"needs {nodes}: the rerun would wait for a node that will not come",
+        )
+    if r.needs_node:
+        if not node:
+            return None, None, "the failing node is not known"
+        p.exclude = [node]
+        p.drain = node if r.drains else None
+    return "unchanged", None, None
 
 
 def _for_a_person(p: Plan, why: str) -> Plan:

@@ -834,6 +834,46 @@ def _patch_plain(
     raise RungNotApplicable(f"runbook has no job-script patch for rung {rung}")
 
 
+def _template_micro_batch(vars2: dict, changes: list, checks: list, micro_batch) -> None:
+    """The template's micro-batch set to `micro_batch` (the fit) or halved, the accumulation
+    raised to keep the global batch (or the global batch stated and unchanged)."""
+    m = vars2.get("micro_batch")
+    if not isinstance(m, int):
+        raise RungNotApplicable(f"micro_batch is {m!r}: it cannot be halved exactly")
+    a = vars2.get("grad_accum") if "global_batch" not in vars2 else None
+    m2 = new_micro_batch(m, micro_batch, a if isinstance(a, int) else None)
+    vars2["micro_batch"] = m2
+    changes.append(f"micro_batch {m} -> {m2}")
+    if "global_batch" in vars2:
+        checks.append(f"global_batch={vars2['global_batch']} unchanged")
+    elif isinstance(a, int):
+        vars2["grad_accum"] = a * m // m2
+        changes.append(f"grad_accum {a} -> {a * m // m2}")
+        checks.append(f"global batch {m} x {a} = {m2} x {a * m // m2}, unchanged")
+    else:
+        raise RungNotApplicable("the template has neither global_batch nor grad_accum")
+
+
+def _template_world(vars2: dict, changes: list, checks: list, world: tuple[int, int]) -> None:
+    """The template's nodes resized, its accumulation scaled to keep the global batch."""
+    before, after = world
+    a, n = vars2.get("grad_accum"), vars2.get("nodes")
+    if "global_batch" in vars2:
+        checks.append(f"global_batch={vars2['global_batch']} unchanged on {after} nodes")
+    elif not isinstance(a, int) or not before or (a * before) % after:
+        raise RungNotApplicable(
+            f"grad_accum {a!r} x {before}/{after} nodes is not a whole number: the global batch "
+            f"cannot stay the same on {after} nodes"
+        )
+    else:
+        vars2["grad_accum"] = a * before // after
+        changes.append(f"grad_accum {a} -> {vars2['grad_accum']} for {after} of {before} nodes")
+        checks.append(f"global batch {a} x {before} = {vars2['grad_accum']} x {after}, unchanged")
+    if isinstance(n, int):
+        vars2["nodes"] = after
+        changes.append(f"nodes {n} -> {after}")
+
+
 def _patch_template(
     script: str,
     rung: str,
@@ -848,21 +888,7 @@ def _patch_template(
     changes: list[str] = []
     checks: list[str] = []
     if rung == "halve_micro_batch":
-        m = vars2.get("micro_batch")
-        if not isinstance(m, int):
-            raise RungNotApplicable(f"micro_batch is {m!r}: it cannot be halved exactly")
-        a = vars2.get("grad_accum") if "global_batch" not in vars2 else None
-        m2 = new_micro_batch(m, micro_batch, a if isinstance(a, int) else None)
-        vars2["micro_batch"] = m2
-        changes.append(f"micro_batch {m} -> {m2}")
-        if "global_batch" in vars2:
-            checks.append(f"global_batch={vars2['global_batch']} unchanged")
-        elif isinstance(a, int):
-            vars2["grad_accum"] = a * m // m2
-            changes.append(f"grad_accum {a} -> {a * m // m2}")
-            checks.append(f"global batch {m} x {a} = {m2} x {a * m // m2}, unchanged")
-        else:
-            raise RungNotApplicable("the template has neither global_batch nor grad_accum")
+        _template_micro_batch(vars2, changes, checks, micro_batch)
     elif rung == "halve_eval_batch":
         e = vars2.get("eval_batch")
         if not isinstance(e, int) or e < 2:
@@ -882,24 +908,7 @@ def _patch_template(
         vars2["mem_mib"] = mem * 2
         changes.append(f"mem_mib {mem} -> {mem * 2}")
     elif rungs.resizes_world(rung):
-        before, after = world or (0, 0)
-        a, n = vars2.get("grad_accum"), vars2.get("nodes")
-        if "global_batch" in vars2:
-            checks.append(f"global_batch={vars2['global_batch']} unchanged on {after} nodes")
-        elif not isinstance(a, int) or not before or (a * before) % after:
-            raise RungNotApplicable(
-                f"grad_accum {a!r} x {before}/{after} nodes is not a whole number: the global batch "
-                f"cannot stay the same on {after} nodes"
-            )
-        else:
-            vars2["grad_accum"] = a * before // after
-            changes.append(f"grad_accum {a} -> {vars2['grad_accum']} for {after} of {before} nodes")
-            checks.append(
-                f"global batch {a} x {before} = {vars2['grad_accum']} x {after}, unchanged"
-            )
-        if isinstance(n, int):
-            vars2["nodes"] = after
-            changes.append(f"nodes {n} -> {after}")
+        _template_world(vars2, changes, checks, world or (0, 0))
     elif rung == "unchanged":
         pass
     elif (setting := rungs.allocator_setting(rung)) is not None:
@@ -919,13 +928,13 @@ def _patch_template(
 
 
 def patch(
-    script: str, rung: str, knobs, *, resume=None, configs=None, world=None, micro_batch=None
+    script: str, rung: str, knobs, *, resume=None, world=None, micro_batch=None, fallback=None
 ) -> Patch:
     """The job script for `rung` ("unchanged" for a resubmission as is), checked (bash -n,
     global batch) but not written. `resume` (a CheckpointsSection and a path) points the rerun at
-    its checkpoint: the template variable, the script's own assignment, or a flag. `configs`
-    (planning.configs.ConfigFile, read where the job runs): a knob the script does not hold is
-    looked for in the config files it names, and changed in copies of them. `world` (nodes
+    its checkpoint: the template variable, the script's own assignment, or a flag. `fallback`
+    (called with the script's reason) makes the patch where the script holds no knob for the
+    rung: planning.config_patch.patch passes the config files the script names. `world` (nodes
     before, after) is for the rungs that resize the world (shrink_world, grow_world)."""
     header = read_header(script)
     # The template variable carries the resume path only on a runbook-rendered job whose
@@ -944,11 +953,9 @@ def patch(
             new, changes, checks = _patch_plain(script, rung, knobs, world, micro_batch)
             p = Patch(rung, script, new, changes, checks)
         except RungNotApplicable as e:
-            if not configs:
+            if fallback is None:
                 raise
-            from runbook.planning.offline import config_patch
-
-            p = config_patch(script, rung, configs, knobs, why=e.message)
+            p = fallback(why=e.message)  # the knob in a config the script names (config_patch)
     if resume and not extra:
         p.new, how = set_resume(
             p.new, resume[0].resume_env, resume[0].resume_flag, resume[1], knobs
