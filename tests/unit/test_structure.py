@@ -1,0 +1,81 @@
+"""The engine's rooms stay enterable: no long function where the next work lands, and no import
+circle between runbook's modules (checked on the source, as Python parses it)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "runbook"
+# Where new launchers, rules, rungs and stages land (issue #32): a function here that grows past
+# this is split into named parts.
+ROOMS = ["evidence", "planning", "diagnosis.py", "cause.py", "pipeline.py", "hang.py"]
+ROOMS += ["hang_diagnosis.py"]
+MAX_LINES = 85
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for f in PACKAGE.rglob("*.py"):
+        parts = f.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = f
+    return out
+
+
+def test_no_function_in_the_rooms_is_over_the_limit():
+    long = []
+    for room in ROOMS:
+        path = PACKAGE / room
+        for f in sorted(path.rglob("*.py") if path.is_dir() else [path]):
+            for node in ast.walk(ast.parse(f.read_text())):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    n = (node.end_lineno or node.lineno) - node.lineno + 1
+                    if n > MAX_LINES:
+                        long.append(f"{f.relative_to(PACKAGE)}:{node.lineno} {node.name} ({n})")
+    assert not long, long
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The runbook modules `name` imports, at any depth in its code (a lazy import counts)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+            target = (
+                ".".join([*base, *([node.module] if node.module else [])])
+                if node.level
+                else node.module or ""
+            )
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                found.add(sub if sub in modules else target)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {m for m in found if m in modules and m != name}
+
+
+def test_no_import_circle():
+    modules = _modules()
+    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
+    # A package's __init__ may import its own submodules (the recognizers' registry does, by
+    # name); a submodule importing its package back is the usual shape, not a circle.
+    for name in graph:
+        graph[name] = {m for m in graph[name] if not name.startswith(m + ".")}
+    circles = []
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                circles.append(" -> ".join([*path[path.index(nxt) :], nxt]))
+            elif nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert not circles, circles
