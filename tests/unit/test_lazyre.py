@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from runbook.evidence import launchers
+from runbook.evidence import launchers, oom_families
 from runbook.lazyre import _FOLD, LazyPattern, lazy
 
 if sys.version_info >= (3, 11):
@@ -20,6 +20,8 @@ else:  # pragma: no cover - Python 3.10
 
 MODULES = [
     "runbook.evidence.oom_message",
+    "runbook.evidence.oom_numbers",
+    *(f.fields.__module__ for f in oom_families.families()),
     "runbook.evidence.events",
     "runbook.evidence.launcher_log",
     *(r.readers[0].__module__ for r in launchers.recognizers()),

@@ -591,7 +591,7 @@ def test_hardware_text_in_a_launcher_log_is_flagged_not_trusted():
     assert any("hardware errors" in r and "not proof" in r for r in d.reasons)
 
 
-# The sizes of an OOM message are named by the words around them (oom_message._SIZED): the same
+# The sizes of an OOM message are named by the words around them (oom_numbers.SIZED): the same
 # words whatever the spacing, case or wrapping, and never a word that only starts the same way.
 @pytest.mark.parametrize(
     "text,field,want",
