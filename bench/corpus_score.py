@@ -50,6 +50,19 @@ def phase_rows() -> dict[str, dict[str, list]]:
         miss = [r["id"] for r in recs if got[r["id"]][k] != r["answer"][key]]
         cell = [len(recs) - len(miss), len(recs), miss]
         out[f"phase-{key}"] = {"shared": [0, 0, []], "own-tune": cell, "own-measure": [0, 0, []]}
+    # The excerpts cut before the message (tests/data/phase/frames.py): where and when only.
+    from runbook.evidence import phase
+    from tests.data.phase.frames import FRAME_RECORDS
+
+    for key in ("where", "when"):
+        miss = []
+        for r in FRAME_RECORDS:
+            lines = r["text"].splitlines()
+            p = phase.phase_of(lines, len(lines))
+            if getattr(p, key) != r["answer"][key]:
+                miss.append(r["id"])
+        cell = [len(FRAME_RECORDS) - len(miss), len(FRAME_RECORDS), miss]
+        out[f"frames-{key}"] = {"shared": [0, 0, []], "own-tune": cell, "own-measure": [0, 0, []]}
     return out
 
 

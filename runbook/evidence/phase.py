@@ -88,7 +88,6 @@ class Phase:
 # IPython 7:   /path/module.py in __call__(self, *input)          and  <ipython-input-5-x> in f()
 # rich:        /path/grad_scaler.py:290 in _maybe_opt_step        (the code line after a ❱)
 _PY_FRAME = lazy(r'^File\s+"([^"]+)",\s+line\s+(\d{1,9}),\s+in\s+(\S+)', needs="File")
-_PY_FRAME_CUT = lazy(r'^"([^"]+)",\s+line\s+(\d{1,9}),\s+in\s+(\S+)', needs="line")
 _IPY8_FRAME = lazy(r"^File\s+(\S.*?\.py):(\d{1,9}),\s+in\s+([\w.<>]+)", needs="File")
 _IPY_CELL = lazy(
     r"^(Cell\s+In\s*\[\d+\]|<ipython-input-[\w-]+>),?\s+(?:line\s+(\d+)\s+)?in\s+([\w.<>]+)"
@@ -108,8 +107,9 @@ def _frame_at(lines: list[str], i: int) -> tuple[Frame, int] | None:
     nxt = lines[i + 1] if i + 1 < len(lines) else ""
     if m := _PY_FRAME.match(s):
         return _with_code(Frame(m.group(1), small_int(m.group(2)), m.group(3)), lines, i + 1)
-    if s == "File" and (m := _PY_FRAME_CUT.match(nxt)):  # a terminal wrapped after "File"
-        return _with_code(Frame(m.group(1), small_int(m.group(2)), m.group(3)), lines, i + 2)
+    if got := _wrapped_frame(lines, i):  # a narrow console wrapped the header
+        m, used = got
+        return _with_code(Frame(m.group(1), small_int(m.group(2)), m.group(3)), lines, i + used)
     if m := _IPY8_FRAME.match(s):
         return _with_code(Frame(m.group(1), small_int(m.group(2)), m.group(3)), lines, i + 1)
     if m := _IPY_CELL.match(s):
@@ -118,8 +118,54 @@ def _frame_at(lines: list[str], i: int) -> tuple[Frame, int] | None:
         return _with_code(Frame(m.group(1), small_int(m.group(2)), m.group(3)), lines, i + 1)
     if (m := _RICH_CUT.match(s)) and (t := _RICH_CUT_TAIL.match(nxt)):
         return _with_code(Frame(m.group(1), small_int(t.group(1)), t.group(2)), lines, i + 2)
+    if got := _wrapped_rich(lines, i):
+        m, used = got
+        return _with_code(Frame(m.group(1), small_int(m.group(2)), m.group(3)), lines, i + used)
     if m := _IPY7_FRAME.match(s):
         return _with_code(Frame(m.group(1), None, m.group(2)), lines, i + 1)
+    return None
+
+
+WRAP_REACH = 3  # a header wrapped by a narrow console (a rich log handler's column) spans <= 4
+
+
+def _wrapped_frame(lines: list[str], i: int) -> tuple[re.Match, int] | None:
+    """CPython's frame header cut by a console's width, and the lines it took: after "File"
+    ("File" / '"path", line N, in f') or inside the path ('"/site-packages/fairseq2/optim/_dynamic_'
+    / 'loss_scaler.py", line 170, in run_optimizer_step'); the pieces are joined as printed."""
+    s = lines[i]
+    if s == "File":
+        joined = "File "
+    elif s.startswith('File "') and '", line' not in s:
+        joined = s
+    else:
+        return None
+    for k in range(1, WRAP_REACH + 1):
+        if i + k >= len(lines) or not lines[i + k]:
+            return None
+        joined += lines[i + k]
+        if m := _PY_FRAME.match(joined):
+            return m, k + 1
+    return None
+
+
+_PATH_PIECE = lazy(r"^\S*[/\\]\S*$")
+
+
+def _wrapped_rich(lines: list[str], i: int) -> tuple[re.Match, int] | None:
+    """rich's frame header cut inside its path by the box's width ("/site-packages/torch/nn/
+    modules/module." / "py:1818 in state_dict"): a path piece alone on its line, joined with the
+    next as printed."""
+    s = lines[i]
+    if not _PATH_PIECE.match(s) or _RICH_FRAME.match(s):
+        return None
+    joined = s
+    for k in range(1, 3):
+        if i + k >= len(lines) or not lines[i + k]:
+            return None
+        joined += lines[i + k]
+        if m := _RICH_FRAME.match(joined):
+            return m, k + 1
     return None
 
 
@@ -131,7 +177,8 @@ def _is_frame(lines: list[str], i: int) -> bool:
         or _IPY_CELL.match(s)
         or _RICH_FRAME.match(s)
         or _IPY7_FRAME.match(s)
-        or (s == "File" and i + 1 < len(lines) and _PY_FRAME_CUT.match(lines[i + 1]))
+        or _wrapped_frame(lines, i) is not None
+        or _wrapped_rich(lines, i) is not None
         or (_RICH_CUT.match(s) and i + 1 < len(lines) and _RICH_CUT_TAIL.match(lines[i + 1]))
     )
 
@@ -247,8 +294,9 @@ WHERE = [
         "checkpoint_save",
         "func",
         r"(?i)save_?(?:ckpt|checkpoint|model|pretrained|state)|(?:ckpt|checkpoint)_?save|"
-        r"consolidate_state_dict|dump_checkpoint|^_?save$",
-        "a checkpoint writer",
+        r"consolidate_state_dict|dump_checkpoint|^_?save$|"
+        r"^(?:state_dict|_save_to_state_dict|get_state_dict|full_state_dict)$",
+        "a checkpoint writer (a state_dict gathered to be saved)",
     ),
     ("checkpoint_load", "module", r"torch[/\\]serialization\.py$", "torch.load"),
     (
@@ -289,20 +337,21 @@ WHERE = [
     (
         "optimizer_step",
         "module",
-        r"torch[/\\]optim[/\\]|apex[/\\]optimizers[/\\]|bitsandbytes[/\\]optim",
+        r"torch[/\\]optim[/\\]|apex[/\\]optimizers[/\\]|bitsandbytes[/\\]optim|"
+        r"[/\\]amp[/\\]grad_scaler\.py$|accelerate[/\\]optimizer\.py$",
         "an optimizer",
     ),
     (
         "optimizer_step",
         "func",
-        r"^(?:optimizer_step|_maybe_opt_step|_?step_optimizer|_multi_tensor_\w+|_single_tensor_\w+|"
-        r"_fused_\w+|_init_group|adamw?|sgd)$",
+        r"^(?:_?\w*optimizer_step|_maybe_opt_step|_?step_optimizer|_multi_tensor_\w+|"
+        r"_single_tensor_\w+|_fused_\w+|_init_group|adamw?|sgd|_take_model_step)$",
         "an optimizer step",
     ),
     (
         "optimizer_step",
         "code",
-        r"\b(?:optimizer|optim|opt)\w*\.step\(|\bscaler\.step\(",
+        r"\b(?:optimizer|optim|opt)\w*(?:\[[^\]]{1,40}\])*\.step\(|\w*scaler\.step\(",
         "optimizer.step()",
     ),
     ("data", "module", r"torch[/\\]utils[/\\]data[/\\]", "the data loader"),
@@ -374,6 +423,7 @@ def where_from_frames(frames: list[Frame]) -> tuple[str, list[str]]:
 _EVAL_MARKER = lazy(
     r"\*{3,}\s*Running (?:Evaluation|Prediction)|\bRunning (?:validation|evaluation)\b|"
     r"^\s*(?:Evaluating|Validating|Validation|Testing)\b|Validation DataLoader|"
+    r"[.:!]\s+(?:Evaluating|Validating)\b|"
     r"\((?:valid|val|eval)\)|^\s*(?:eval|valid|val)\s*[:|(]",
     re.IGNORECASE,
 )
@@ -415,7 +465,10 @@ _OTHER_LABEL = lazy(
     r"(?i)split|\bmap\b|download|load|token|generat|filter|shard|eval|valid|test|predict"
 )
 _HF_LOG = lazy(r"\{'loss':\s*[\d.]+", needs="'loss'")
-DEFAULT_STEP_PATTERN = r"(?i)\b(?:step|iter(?:ation)?|global_step)[\s:=#]+(\d+)"
+# HF Trainer's notebook bar: "[ 501/1500 06:35 < 13:11, 1.26 it/s, Epoch 1/3]" (training only:
+# its evaluation bar names no epoch).
+_HF_NOTEBOOK = lazy(r"^\s*\[\s*(\d{1,9})/\d{1,9}\s[^\]]*\bEpoch\s+[\d.]+/\d", needs="Epoch")
+DEFAULT_STEP_PATTERN = r"(?i)\b(?:step|iter(?:ation)?|global_step)(?:[\s:=#]|->)+(\d+)"
 
 
 def _progress(line: str, step_pattern: re.Pattern) -> tuple[bool | None, int | None]:
@@ -434,6 +487,9 @@ def _progress(line: str, step_pattern: re.Pattern) -> tuple[bool | None, int | N
         return (bool(n), n) if n else (False, None)
     if _HF_LOG.search(line):
         return True, None
+    if m := _HF_NOTEBOOK.match(line):
+        n = small_int(m.group(1))
+        return (bool(n), n) if n else (False, None)
     return None, None
 
 

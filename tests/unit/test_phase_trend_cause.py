@@ -17,6 +17,7 @@ from runbook.evidence import phase, trend
 from runbook.evidence.launcher_log import scan
 from runbook.evidence.oom_message import log_lines, parse_all
 from runbook.evidence.source_check import check_text
+from tests.data.phase.frames import FRAME_RECORDS
 from tests.data.phase.records import RECORDS
 
 IDS = [r["id"] for r in RECORDS]
@@ -271,3 +272,10 @@ def test_a_job_that_has_ended_on_the_node_has_unknown_pids_not_none():
     assert parse_listpids(gone, 0)[0] is None
     live = "PID      JOBID    STEPID   LOCALID GLOBALID\n29557    1226     0        1       3\n"
     assert parse_listpids(live, 0)[0] == {29557}
+
+
+@pytest.mark.parametrize("rec", FRAME_RECORDS, ids=[r["id"] for r in FRAME_RECORDS])
+def test_where_and_when_on_real_traceback_excerpts_cut_before_the_message(rec):
+    lines = rec["text"].splitlines()
+    p = phase.phase_of(lines, len(lines))
+    assert (p.where, p.when) == (rec["answer"]["where"], rec["answer"]["when"]), rec["note"]
