@@ -17,10 +17,10 @@ from runbook.evidence.oom_message import OomMessage
 from runbook.evidence.units import human_mib
 from runbook.playbook import Thresholds
 from runbook.record import record
-from runbook.slurm.text import SlurmJobText
 
 if TYPE_CHECKING:  # node health (Xid, nvidia-smi parsers) loads only where a probe or file is read
     from runbook.evidence.gpu_health import NodeHealth
+    from runbook.slurm.text import SlurmJobText  # only where a Slurm record was read
 
 VERDICTS = ("true_oom", "fragmentation", "co_tenant", "gpu_fault", "host_oom", "not_oom", "unknown")
 _NO_NUMBERS = {"cuda_error", "thc", "cublas"}

@@ -12,7 +12,6 @@ from runbook.evidence.files import read_text_input
 from runbook.evidence.launcher_log import scan
 from runbook.playbook import load as load_playbook
 from runbook.rungs import next_step_for_cause
-from runbook.slurm import text as slurm_text
 
 
 @click.command()
@@ -130,6 +129,8 @@ def diagnose(
             incomplete.append(f"--log {excerpt.path}: matching lines past the cap were not read")
     slurm = None
     if slurm_file:
+        from runbook.slurm import text as slurm_text  # only for --slurm
+
         try:
             slurm = slurm_text.parse(
                 read_text_input(slurm_file, "--slurm", keep="whole").text(),

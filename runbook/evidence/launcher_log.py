@@ -42,7 +42,6 @@ from runbook.evidence.oom_message import log_lines, strip_line
 from runbook.evidence.units import MAX_DIGITS, small_int
 from runbook.lazyre import lazy
 from runbook.record import record
-from runbook.slurm.hostlist import expand
 
 
 @record
@@ -275,6 +274,8 @@ def scan_parts(
     """Scan several logs of one job as one: per-rank files (`--output=%j_%t.out`) carry no rank
     prefix, so each part comes with the rank its file name gives (or None)."""
     if isinstance(nodes, str):
+        from runbook.slurm.hostlist import expand  # only a hostlist string needs it
+
         nodes = expand(nodes)
     report = LaunchReport()
     offset = 0

@@ -133,3 +133,35 @@ def test_methods_the_class_writes_win_and_inheritance_adds_fields():
 
             a: int = 1
             b: int  # type: ignore[misc]
+
+
+def test_fields_are_collected_as_dataclass_collects_them():
+    """Without @dataclass's own pass: ClassVars are not fields, a mutable default is refused, an
+    InitVar is refused, a base's fields come first, defaults stay class attributes and a
+    factory's field leaves none."""
+    from typing import ClassVar
+
+    @record
+    class Base:
+        a: int
+        b: list = field(default_factory=list)
+        c: ClassVar[int] = 7
+
+    @record
+    class Child(Base):
+        d: str = "x"
+
+    assert [f.name for f in dataclasses.fields(Child)] == ["a", "b", "d"]
+    assert Child.d == "x" and Base.c == 7 and "b" not in Base.__dict__
+    assert Child(1).b == [] and Child(1).b is not Child(1).b
+    with pytest.raises(ValueError, match="mutable default"):
+
+        @record
+        class Bad:
+            x: list = []  # noqa: RUF012
+
+    with pytest.raises(TypeError, match="InitVar"):
+
+        @record
+        class Init:
+            x: dataclasses.InitVar[int]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-import pkgutil
+import os
 from collections.abc import Callable
 
 from runbook.evidence.events import RankEvent
@@ -78,14 +78,24 @@ class Recognizer:
         return any(g in line for g in self.gates)
 
 
+def module_names(paths) -> list[str]:
+    """The modules of a package's folders whose names do not start with "_", sorted. A listing
+    of the folder, not pkgutil (whose import alone costs start-up a third of a millisecond)."""
+    names = set()
+    for folder in paths:
+        for entry in os.listdir(folder):
+            stem, dot, ext = entry.partition(".")
+            if dot and ext in ("py", "pyc") and stem and not stem.startswith("_"):
+                names.add(stem)
+    return sorted(names)
+
+
 @functools.cache
 def recognizers() -> tuple[Recognizer, ...]:
     """Every module of this package that holds a RECOGNIZER, in their order (then by name)."""
     found = []
-    for mod in pkgutil.iter_modules(__path__):
-        if mod.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{mod.name}")
+    for name in module_names(__path__):
+        module = importlib.import_module(f"{__name__}.{name}")
         rec = getattr(module, "RECOGNIZER", None)
         if isinstance(rec, Recognizer):
             found.append(rec)

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import functools
 import importlib
-import pkgutil
 import re
 from collections.abc import Callable
 
+from runbook.evidence.launchers import module_names
 from runbook.lazyre import LazyPattern, lazy
 from runbook.record import record
 
@@ -47,10 +47,8 @@ class Family:
 def families() -> tuple[Family, ...]:
     """Every module of this package that holds a FAMILY, in their order (then by name)."""
     found = []
-    for mod in pkgutil.iter_modules(__path__):
-        if mod.name.startswith("_"):
-            continue
-        fam = getattr(importlib.import_module(f"{__name__}.{mod.name}"), "FAMILY", None)
+    for name in module_names(__path__):
+        fam = getattr(importlib.import_module(f"{__name__}.{name}"), "FAMILY", None)
         if isinstance(fam, Family):
             found.append(fam)
     return tuple(sorted(found, key=lambda f: (f.order, f.name)))
