@@ -12,7 +12,8 @@ from runbook.evidence.launchers import Line, Recognizer
 from runbook.lazyre import lazy
 
 HOST_OOM_TEXT = lazy(
-    r"node running low on memory|Memory on the node \(IP|killed due to memory pressure \(OOM\)"
+    r"Task was killed due to the node running low on memory|Memory on the node \(IP|"
+    r"killed due to memory pressure \(OOM\)"
     r"|System memory low at node",
     needs="emory",
 )
@@ -38,7 +39,7 @@ def _killed(ln: Line) -> list[RankEvent] | None:
 
 RECOGNIZER = Recognizer(
     name="ray",
-    gates=("running low on memory", "Memory on the node", "(OOM)", "System memory low"),
+    gates=("Task was killed", "Memory on the node", "(OOM)", "System memory low"),
     readers=(_killed,),
     order=110,
     rejoin=((lazy(r"Workers \(tasks / actors\) killed", needs="Workers (tasks"), HOST_OOM_TEXT),),

@@ -54,7 +54,22 @@ def _verdict(ln: Line) -> list[RankEvent] | None:
 
 RECOGNIZER = Recognizer(
     name="srun",
-    gates=(": task",),  # "NODE: task 3:" / "NODE: tasks 0-7:"
+    # What srun says of a task: an exit, the OOM killer, or strsignal()'s name of the signal. Not
+    # ": task" (every srun line has it): in GNU grep's multi-string search on the node it cost
+    # 0.1 s a GiB of log more than these (bench/diagnose_local.py's file).
+    gates=(
+        "Exited with exit code",
+        "Out Of Memory",
+        "Terminated",
+        "Killed",
+        "Aborted",
+        "Segmentation fault",
+        "Bus error",
+        "Illegal instruction",
+        "Floating point exception",
+        "Hangup",
+        "User defined signal",
+    ),
     readers=(_verdict,),
     order=40,
     rejoin=((lazy(r"\bs?run: error: ", needs="run: error: "), SRUN),),
