@@ -190,7 +190,7 @@ def _collect_fields(cls: type) -> None:
             else:
                 setattr(cls, name, f.default)
         fields[name] = f
-    cls.__dataclass_fields__ = fields
+    cls.__dataclass_fields__ = fields  # type: ignore[attr-defined]
 
 
 def _make(cls: type, frozen: bool, eq: bool) -> type:
