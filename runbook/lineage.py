@@ -1,9 +1,12 @@
 """Lineage tags a person cannot forge: which incident resubmitted which job with which rung.
 
-A resubmission's comment carries `runbook:incident=<id>,parent=<job>,rung=<rung>[,step=<n>],sig=<hex>`,
-the signature a keyed hash (HMAC-SHA256, the site's lineage secret) of the fields; `step`, the
+A resubmission's comment carries
+`runbook:incident=<id>,parent=<job>,rung=<rung>[,step=<n>][,need=<m>:<MiB>],sig=<hex>`, the
+signature a keyed hash (HMAC-SHA256, the site's lineage secret) of the fields; `step`, the
 training step the parent failed at, is signed with them when runbook knew it (a rerun that fails
-later than its parent, after a batch rung, is a leak's evidence: DESIGN §3.1). Anyone can
+later than its parent, after a batch rung, is a leak's evidence: DESIGN §3.1), and `need`, the
+parent's micro-batch and what its failing step needed at least (a second point for the fit when
+the rerun fails too: DESIGN §3.2). Anyone can
 put any comment on a job, so a comment counts only when its signature verifies and the job was
 submitted by runbook's own user; any other comment that claims a lineage is ignored, and named as
 suspicious. What runbook itself did is what its ledger says; these tags let an incident on a
@@ -35,16 +38,43 @@ class Claim:
     why: str = ""  # why not, for the report
 
 
-def signature(secret: bytes, incident: str, parent: str, rung: str, step: str = "") -> str:
-    # Without a step the message is the three fields, as tags made before the step was kept.
-    msg = f"{incident}|{parent}|{rung}" + (f"|{step}" if step else "")
+def signature(
+    secret: bytes, incident: str, parent: str, rung: str, step: str = "", need: str = ""
+) -> str:
+    # Without a step (and a need) the message is the three fields, as tags made before they
+    # were kept.
+    msg = f"{incident}|{parent}|{rung}" + (f"|{step}" if step or need else "")
+    msg += f"|need={need}" if need else ""
     return hmac.new(secret, msg.encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def tag(secret: bytes, incident: str, parent: str, rung: str, step: int | None = None) -> str:
+def need_text(micro_batch: int | None, needed_mib: float | None) -> str:
+    """The parent's failing micro-batch and what its step needed at least, in MiB, as the tag
+    keeps them ("8:22938"): with the rerun's own failure, two attempts to fit a line through
+    (planning.fit.refit)."""
+    if not micro_batch or needed_mib is None or needed_mib <= 0:
+        return ""
+    return f"{int(micro_batch)}:{round(needed_mib)}"
+
+
+def parse_need(text: str) -> tuple[int, float] | None:
+    m, _, p = (text or "").partition(":")
+    if m.isdigit() and p.isdigit() and 0 < len(m) <= 6 and 0 < len(p) <= 12 and int(m) > 0:
+        return int(m), float(p)
+    return None
+
+
+def tag(
+    secret: bytes,
+    incident: str,
+    parent: str,
+    rung: str,
+    step: int | None = None,
+    need: str = "",
+) -> str:
     s = str(step) if step is not None else ""
-    sig = signature(secret, incident, parent, rung, s)
-    kept = f",step={s}" if s else ""
+    sig = signature(secret, incident, parent, rung, s, need)
+    kept = (f",step={s}" if s else "") + (f",need={need}" if need else "")
     return f"runbook:incident={incident},parent={parent},rung={rung}{kept},sig={sig}"
 
 
@@ -60,6 +90,7 @@ def read(job_id: str, comment: str, user: str, *, secret: bytes, runbook_user: s
         fields.get("parent", ""),
         fields.get("rung", ""),
         fields.get("step", ""),
+        fields.get("need", ""),
     )
     if not hmac.compare_digest(fields.get("sig", ""), want):
         return Claim(

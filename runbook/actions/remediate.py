@@ -72,6 +72,10 @@ def apply_plan(
             runbook_user=lineage.runbook_user(site),
             array_task=getattr(job, "array_task", None),
             failed_step=plan.failed_step,
+            need=lineage.need_text(
+                plan.fit.from_micro_batch if plan.fit is not None else None,
+                plan.fit.needed_mib if plan.fit is not None else None,
+            ),
         )
     )
     if sub.status != "applied" or not sub.value:

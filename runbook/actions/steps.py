@@ -162,6 +162,7 @@ def submit(
     runbook_user: str = "",
     array_task: str | None = None,
     failed_step: int | None = None,
+    need: str = "",
 ) -> Action:
     """sbatch. A resubmission carries its lineage in the job's comment, signed with the site's
     lineage secret, so the next incident on it knows which rung was already tried, and is never
@@ -170,7 +171,7 @@ def submit(
     from runbook import lineage as tags
 
     if parent:
-        comment = tags.tag(secret, incident, parent, rung or "", failed_step)
+        comment = tags.tag(secret, incident, parent, rung or "", failed_step, need)
         args = [*args, f"--comment={comment}"]
         key = f"submit:{parent}:{rung}"
     else:

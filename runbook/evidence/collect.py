@@ -310,6 +310,9 @@ class LineageEvidence:
     root_nodes: int | None = None
     # The training step this job's parent failed at, from the signed tag (None: not known).
     parent_failed_step: int | None = None
+    # The parent's failing micro-batch and what its step needed at least (MiB), from the signed
+    # tag: the fit's second attempt (planning.fit.refit).
+    parent_need: tuple[int, float] | None = None
 
 
 def lineage_of(site, client, job: JobInfo) -> LineageEvidence:
@@ -330,13 +333,16 @@ def lineage_of(site, client, job: JobInfo) -> LineageEvidence:
             root = None
     t = (root.start or root.submit) if root is not None else None
     own = lineage.read(job.job_id, job.comment, job.user, secret=secret, runbook_user=user)
-    step = own.fields.get("step", "") if own is not None and own.trusted else ""
+    trusted = own is not None and own.trusted
+    step = own.fields.get("step", "") if own is not None and trusted else ""
+    need = lineage.parse_need(own.fields.get("need", "")) if own is not None and trusted else None
     return LineageEvidence(
         tried,
         suspicious,
         t.timestamp() if t else None,
         root.num_nodes if root else None,
         int(step) if step.isdigit() and len(step) <= 12 else None,
+        need,
     )
 
 

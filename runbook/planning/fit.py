@@ -80,6 +80,11 @@ class Fit:
         }
 
 
+def outside_of(process_mib: float | None, reserved_mib: float | None) -> float:
+    """What the process held outside PyTorch's pool (CUDA context, NCCL buffers)."""
+    return max((process_mib or 0.0) - (reserved_mib or 0.0), 0.0) if process_mib else 0.0
+
+
 def _mib(x: float) -> str:
     return f"{x / 1024:.2f} GiB" if x >= 1024 else f"{x:.0f} MiB"
 
@@ -95,13 +100,15 @@ def fit(
     fixed_training_mib: float | None = None,
     grad_accum: int | None = None,
     margin: float = FIT_MARGIN,
+    outside_mib: float | None = None,
 ) -> Fit | None:
     """The fitted micro-batch for a failure at `micro_batch`, or None when the message lacks
-    the numbers (allocated, request, card) any fit needs."""
+    the numbers (allocated, request, card) any fit needs. `outside_mib` (what the process held
+    outside PyTorch) where it is known already, else from `process_mib` - `reserved_mib`."""
     if not micro_batch or micro_batch < 1 or None in (allocated_mib, request_mib, card_mib):
         return None
     assert allocated_mib is not None and request_mib is not None and card_mib is not None
-    outside = max((process_mib or 0.0) - (reserved_mib or 0.0), 0.0) if process_mib else 0.0
+    outside = outside_mib if outside_mib is not None else outside_of(process_mib, reserved_mib)
     needed = allocated_mib + request_mib + outside
     if fixed_training_mib is not None:
         fixed = min(fixed_training_mib + outside, needed)
@@ -180,3 +187,55 @@ def from_oom(
         grad_accum=grad_accum,
         margin=margin,
     )
+
+
+def refit(
+    current: Fit,
+    parent: tuple[int, float] | None,
+    *,
+    outside_mib: float,
+    grad_accum: int | None,
+    margin: float = FIT_MARGIN,
+) -> Fit:
+    """The fit from two attempts of the lineage: the parent failed at micro-batch m1 needing at
+    least P1, this rerun at m2 needing at least P2 (`current`). The line through them gives the
+    per-sample cost (P1 - P2) / (m1 - m2) and the fixed part, kept within what this message
+    allows (between the memory outside PyTorch and all it held): a point, trusted over the
+    message alone. Where the rerun needed as much with fewer samples, the memory does not scale
+    with the micro-batch: no smaller one is predicted to fit. `current` as it was without a
+    usable parent (same micro-batch, or none)."""
+    if parent is None or parent[0] == current.from_micro_batch:
+        return current
+    m1, p1 = parent
+    m2, p2 = current.from_micro_batch, current.needed_mib
+    slope = (p1 - p2) / (m1 - m2)
+    lo, hi = current.fixed_mib if not current.known else (outside_mib, current.needed_mib)
+    if slope <= 0:
+        out = Fit(m2, current.card_mib, current.limit_mib, p2, (p2, p2), "lineage")
+        out.reasons.append(
+            f"the parent needed at least {_mib(p1)} at micro-batch {m1}, this rerun "
+            f"{_mib(p2)} at {m2}: no less with fewer samples, so the memory does not scale with "
+            "the micro-batch and no smaller one is predicted to fit"
+        )
+        return out
+    fixed = min(max(p2 - m2 * slope, lo), hi)
+    refitted = fit(
+        micro_batch=m2,
+        allocated_mib=p2 - outside_mib,  # with a zero request: needed stays P2
+        request_mib=0.0,
+        card_mib=current.card_mib,
+        fixed_training_mib=fixed - outside_mib,
+        grad_accum=grad_accum,
+        margin=margin,
+        outside_mib=outside_mib,
+    )
+    assert refitted is not None
+    refitted.source = "lineage"
+    refitted.reasons[0] = (
+        f"two attempts of the lineage: micro-batch {m1} needed at least {_mib(p1)}, {m2} at "
+        f"least {_mib(p2)}: {_mib(slope)} a sample, fixed {_mib(fixed)}"
+        + (" (held within what this message allows)" if fixed != p2 - m2 * slope else "")
+        + f"; the card is {_mib(current.card_mib)}, {margin:.0%} kept free: "
+        f"{_mib(refitted.limit_mib)}"
+    )
+    return refitted

@@ -131,22 +131,19 @@ def plan(
         only_sharding = f"cause {cause.name}: " + "; ".join(cause.reasons)
     for rung in candidates(verdict, ladder):
         r = rungs.get(rung.id)
-        if why_not := _passed_over(rung.id, r, done, only_sharding, script, host_request_mib):
+        again = rung.id == "halve_micro_batch" and _refitted(fit)
+        skip = done - {rung.id} if again else done
+        if why_not := _passed_over(rung.id, r, skip, only_sharding, script, host_request_mib):
             p.passed_over.append((rung.id, why_not))
             continue
         if rung.human_only or (r is not None and r.kind == rungs.HUMAN):
-            p.needs_human = True
             p.rung, p.rung_what = rung.id, rung.what
-            p.human_action = rung.what
-            p.why = f"next rung `{rung.id}` is for a person: {rung.what}"
-            return p
+            return _for_a_person(
+                p, f"next rung `{rung.id}` is for a person: {rung.what}", rung.what
+            )
         script_rung, world, why_not = _placement(p, rung.id, r, node, nodes, capacity)
-        target = None
-        if not why_not and rung.id == "halve_micro_batch" and fit is not None and fit.known:
-            target = fit.micro_batch
-            if target is None:
-                why_not = fit.reasons[-1]
-        if why_not:
+        target, why_fit = _fitted(rung.id, fit)
+        if why_not := why_not or why_fit:
             p.passed_over.append((rung.id, why_not))
             continue
         try:
@@ -163,15 +160,27 @@ def plan(
             p.passed_over.append((rung.id, e.message))
             p.exclude, p.drain = [], None
             continue
-        return _chosen(p, rung, r, world, with_allocator)
-    p.needs_human = True
-    p.why = "the ladder is exhausted: " + "; ".join(f"{r}: {w}" for r, w in p.passed_over)
-    p.human_action = "decide by hand: every automatic rung was tried or cannot apply"
-    return p
+        return _chosen(p, rung, r, world, with_allocator, again=again and rung.id in done)
+    return _for_a_person(
+        p,
+        "the ladder is exhausted: " + "; ".join(f"{r}: {w}" for r, w in p.passed_over),
+        "decide by hand: every automatic rung was tried or cannot apply",
+    )
 
 
-def _chosen(p: Plan, rung, r, world, with_allocator: bool) -> Plan:
-    """The rung taken: the first of the ladder not yet tried that applies."""
+def _fitted(rung_id: str, fit) -> tuple[int | None, str | None]:
+    """The micro-batch halve_micro_batch sets when the fit is a point (None: plain halving), or
+    why the rung is passed over (no smaller micro-batch is predicted to fit)."""
+    if rung_id != "halve_micro_batch" or fit is None or not fit.known:
+        return None, None
+    if fit.micro_batch is None:
+        return None, fit.reasons[-1]
+    return fit.micro_batch, None
+
+
+def _chosen(p: Plan, rung, r, world, with_allocator: bool, *, again: bool = False) -> Plan:
+    """The rung taken: the first of the ladder not yet tried that applies (or the micro-batch
+    rung taken again with the fit the lineage's two attempts measured)."""
     p.rung, p.rung_what = rung.id, rung.what
     p.world = world
     p.allocator = r.allocator if r is not None else None
@@ -181,7 +190,18 @@ def _chosen(p: Plan, rung, r, world, with_allocator: bool) -> Plan:
     p.why = (
         f"first rung of the {p.verdict} ladder not yet tried (tried on this lineage: {tried_text})"
     )
+    if again:
+        p.why = (
+            f"{rung.id} again (tried on this lineage: {tried_text}): the lineage's two failed "
+            f"attempts measured the micro-batch that fits ({p.fit.micro_batch})"
+        )
     return p
+
+
+def _refitted(fit) -> bool:
+    """A fit from two failed attempts of the lineage that names a micro-batch: the micro-batch
+    rung may be taken again with it (its first try under-predicted; the second is measured)."""
+    return fit is not None and fit.source == "lineage" and fit.micro_batch is not None
 
 
 def _passed_over(rung_id, r, done, only_sharding, script, host_request_mib) -> str | None:
@@ -224,10 +244,10 @@ def _placement(p: Plan, rung_id: str, r, node, nodes, capacity):
     return "unchanged", None, None
 
 
-def _for_a_person(p: Plan, why: str) -> Plan:
+def _for_a_person(p: Plan, why: str, action: str | None = None) -> Plan:
     p.needs_human = True
     p.why = why
-    p.human_action = "decide by hand: " + why
+    p.human_action = action or "decide by hand: " + why
     return p
 
 

@@ -59,23 +59,30 @@ def failing_batch(script: str, knobs) -> tuple[int | None, int | None]:
     return (m if isinstance(m, int) else None, a if isinstance(a, int) else None)
 
 
-def fit_of(diagnosis: Diagnosis, script: str, knobs, margin: float) -> fitting.Fit | None:
+def fit_of(
+    diagnosis: Diagnosis, script: str, knobs, margin: float, parent_need=None
+) -> fitting.Fit | None:
     """The fitted micro-batch of a true OOM (planning.fit), from its message, the job's dump
-    (the parameter count) and its script (the micro-batch it ran with); None when the numbers
-    are not there."""
+    (the parameter count), its script (the micro-batch it ran with) and, for a rerun, what its
+    parent needed at its own micro-batch (the lineage's signed tag: two attempts); None when
+    the numbers are not there."""
     oom = diagnosis.oom
     if diagnosis.verdict != "true_oom" or oom is None:
         return None
     m, a = failing_batch(script, knobs)
     if m is None:
         return None
-    return fitting.from_oom(
+    f = fitting.from_oom(
         oom,
         micro_batch=m,
         fixed_training_mib=(diagnosis.evidence.dump or {}).get("fixed_training_mib"),
         grad_accum=a,
         margin=margin,
     )
+    if f is None or parent_need is None:
+        return f
+    outside = fitting.outside_of(oom.this_process_mib, oom.reserved_mib)
+    return fitting.refit(f, parent_need, outside_mib=outside, grad_accum=a, margin=margin)
 
 
 def make_plan(
@@ -114,7 +121,7 @@ def make_plan(
         nodes=job.num_nodes,
         capacity=capacity,
         host_request_mib=host_request_mib(diagnosis),
-        fit=fit_of(diagnosis, script, site.knobs, site.ladder.fit_margin),
+        fit=fit_of(diagnosis, script, site.knobs, site.ladder.fit_margin, run.parent_need),
         cause=diagnosis.cause,
     )
     p.checkpoint, p.checkpoints_skipped, p.failed_step = chosen, checkpoints.skipped, failed_step

@@ -187,9 +187,12 @@ def test_fragmentation_gets_expandable_segments_under_both_names(scenario):
     assert "Verification of the rerun" in (folder / "report.md").read_text()
 
 
-def test_true_oom_halves_micro_batch_then_the_next_rung(scenario):
-    """The same job OOMs again after micro-batch / 2: the next incident on the lineage takes the
-    next rung (activation checkpointing) instead of halving again."""
+def test_true_oom_halves_then_fits_from_the_lineages_two_attempts(scenario):
+    """The same job OOMs again after micro-batch / 2 (the message alone gave a range: plain
+    halving): the next incident on the lineage has two measured attempts (8 needed 148600 MiB,
+    4 needed 84600: 16000 a sample, 20600 fixed) and takes the micro-batch rung again at the
+    largest that fits, 2 (52600 predicted, 52000 modelled), with the global batch kept; the
+    rerun of the rerun finishes."""
     s = scenario("true", long_factor=4.0)
     job = s.submit()
     s.wait_failure(job, "Tried to allocate")
@@ -205,12 +208,15 @@ def test_true_oom_halves_micro_batch_then_the_next_rung(scenario):
     code, v = runbook("verify", "--incident", first["incident"], "--json")
     assert code == 1 and v["state"] == "failed" and "new incident" in " ".join(v["details"])
     again = act(second_job)
-    plan2 = json.loads((Path(again["folder"]) / "report.json").read_text())["plan"]
-    assert plan2["rung"] == "activation_checkpointing"
+    report2 = json.loads((Path(again["folder"]) / "report.json").read_text())
+    plan2, fit2 = report2["plan"], report2["diagnosis"]["fit"]
+    assert fit2["source"] == "lineage" and fit2["micro_batch"] == 2, fit2
+    assert abs(fit2["predicted_peak_mib"] - 52000) / 52000 < 0.05, fit2
+    assert plan2["rung"] == "halve_micro_batch" and "again" in plan2["why"], plan2["why"]
     assert [r for _, r in plan2["tried"]] == ["halve_micro_batch"]
-    assert ["halve_micro_batch", "already tried on this lineage"] in plan2["passed_over"]
+    assert "micro_batch 4 -> 2" in plan2["changes"] and "grad_accum 4 -> 8" in plan2["changes"]
     log = s.wait_done(again["new_job_id"])
-    assert "checkpointing True" in log and "training finished at step 10" in log
+    assert "micro-batch 2 x grad-accum 8" in log and "training finished at step 10" in log
     # The first incident's verification follows the lineage to the rerun of its rerun.
     code, v = runbook("verify", "--incident", first["incident"], "--json")
     assert code == 0 and v["state"] == "passed" and v["job_id"] == again["new_job_id"]

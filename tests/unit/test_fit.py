@@ -111,7 +111,7 @@ def _true_oom(seq: float, fixed: float | None):
     return Diagnosis("true_oom", oom=oom, evidence=Evidence(dump=dump))
 
 
-def _plan(diagnosis):
+def _plan(diagnosis, run=None):
     from types import SimpleNamespace
 
     from runbook.evidence.collect import CheckpointEvidence, LineageEvidence
@@ -126,7 +126,7 @@ def _plan(diagnosis):
         SiteConfig(),
         job=job,
         script=FITTED_SCRIPT,
-        run=LineageEvidence(),
+        run=run or LineageEvidence(),
         checkpoints=CheckpointEvidence(),
         node="gpu-01",
         failed_step=None,
@@ -189,3 +189,68 @@ def test_verify_records_prediction_against_the_rerun_and_stats_count_under_predi
     doc = aggregate([{"plan": plan, "verification": ok}, {"plan": plan, "verification": bad}])
     assert doc["fit"]["predictions"] == 2 and doc["fit"]["under_prediction_rate"] == 0.5
     assert doc["fit"]["by_gpu"]["80 GiB card"]["under_predictions"] == 1
+
+
+def _needed(m: int, **kw) -> float:
+    n = modelled(m, **kw)
+    return n["allocated_mib"] + n["request_mib"]
+
+
+@pytest.mark.parametrize(
+    ("m1", "m2", "accum", "seq", "want"),
+    [
+        (8, 4, 2, 3.5, 2),  # halving under-predicted: the line through 8 and 4 says 2 fits
+        (16, 8, 1, 2.5, 4),  # 16 then 8 (divisors of 16 only without accumulation)
+        (8, 6, 3, 3.0, 4),  # a fitted 6 failed: the two points say 4 (8 x 3 = 4 x 6)
+    ],
+)
+def test_two_attempts_of_the_lineage_measure_the_line_and_pick_the_largest_that_fits(
+    m1, m2, accum, seq, want
+):
+    from runbook.planning.fit import refit
+
+    kw = {"seq": seq}
+    total = m1 * accum
+    current = fit(micro_batch=m2, grad_accum=total // m2, **modelled(m2, **kw))
+    assert current is not None and not current.known
+    f = refit(current, (m1, _needed(m1, **kw)), outside_mib=0.0, grad_accum=total // m2)
+    assert f.source == "lineage" and f.known and f.micro_batch == want, f.reasons
+    assert f.fixed_mib[0] == pytest.approx(20000.0)  # the modelled weights, measured
+    chosen = next(c for c in f.candidates if c.micro_batch == want)
+    # Within 5% of the modelled step's peak (the message's P is the modelled need exactly).
+    assert abs(chosen.peak_mib[1] - true_peak(want, seq=seq)) / true_peak(want, seq=seq) < 0.05
+    assert "two attempts of the lineage" in f.reasons[0]
+
+
+def test_a_rerun_that_needed_as_much_with_fewer_samples_fits_nothing_smaller():
+    from runbook.planning.fit import refit
+
+    current = fit(micro_batch=4, grad_accum=4, **modelled(4, seq=2.5))
+    f = refit(current, (8, _needed(4, seq=2.5) - 100), outside_mib=0.0, grad_accum=4)
+    assert f.known and f.micro_batch is None and "does not scale" in f.reasons[-1]
+
+
+def test_a_parent_at_the_same_micro_batch_or_none_leaves_the_fit_as_it_was():
+    from runbook.planning.fit import refit
+
+    current = fit(micro_batch=4, grad_accum=4, **modelled(4))
+    assert refit(current, None, outside_mib=0.0, grad_accum=4) is current
+    assert refit(current, (4, 1.0), outside_mib=0.0, grad_accum=4) is current
+
+
+def test_the_plan_takes_the_micro_batch_rung_again_only_with_a_measured_fit():
+    """A rerun that halved and failed again: with the parent's need from the lineage the plan
+    takes halve_micro_batch again at the measured micro-batch; without it, the rung is done and
+    the next one is taken."""
+    from runbook.evidence.collect import LineageEvidence
+
+    d = _true_oom(seq=2.0, fixed=None)
+    tried = [("8", "halve_micro_batch")]
+    # The parent ran at 16 (FITTED_SCRIPT's 8 is this rerun's): the line through both.
+    parent = (16, 2 * _needed(8, seq=2.0) - 20000.0)
+    with_need = _plan(d, run=LineageEvidence(tried=tried, parent_need=parent))
+    assert with_need.rung == "halve_micro_batch" and with_need.fit.source == "lineage"
+    assert "again" in with_need.why and with_need.fit.micro_batch < 8
+    without = _plan(d, run=LineageEvidence(tried=tried))
+    assert without.rung != "halve_micro_batch"
+    assert ("halve_micro_batch", "already tried on this lineage") in without.passed_over

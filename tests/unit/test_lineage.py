@@ -47,3 +47,25 @@ def test_site_secret_is_made_once_and_kept(tmp_path):
     assert (tmp_path / "lineage.key").stat().st_mode & 0o777 == 0o600
     site.state.lineage_secret = "shared-by-two-hosts"
     assert lineage.site_secret(site) == b"shared-by-two-hosts"
+
+
+def test_the_parents_need_is_signed_with_the_tag_and_read_back():
+    need = lineage.need_text(8, 34567.4)
+    assert need == "8:34567"
+    t = lineage.tag(KEY, "inc-1", "100", "halve_micro_batch", step=12, need=need)
+    ok = lineage.read("101", t, "svc", secret=KEY, runbook_user="svc")
+    assert ok.trusted and lineage.parse_need(ok.fields["need"]) == (8, 34567.0)
+    forged = t.replace("need=8:34567", "need=8:9")
+    assert not lineage.read("101", forged, "svc", secret=KEY, runbook_user="svc").trusted
+    # Tags made before the need was kept still verify, with or without their step.
+    for old in (
+        lineage.tag(KEY, "inc-1", "100", "halve_micro_batch"),
+        lineage.tag(KEY, "inc-1", "100", "halve_micro_batch", step=12),
+    ):
+        assert (
+            "need=" not in old
+            and lineage.read("101", old, "svc", secret=KEY, runbook_user="svc").trusted
+        )
+    assert lineage.need_text(None, 1.0) == "" and lineage.need_text(8, None) == ""
+    for bad in ("", "8", "x:1", "0:5", "8:-1", "1234567:5", "8:1e9"):
+        assert lineage.parse_need(bad) is None, bad
