@@ -175,6 +175,7 @@ def diagnose(
             fixed_training_mib=estimate_fixed_mib(params) if params else None,
             grad_accum=grad_accum,
             margin=site.ladder.fit_margin,
+            trend=diagnosis.trend,
         )
     for err in errors:
         click.echo(f"runbook: error: {err}", err=True)

@@ -53,7 +53,7 @@ class Fit:
     limit_mib: float  # the card less the margin
     needed_mib: float  # P: allocated + request + non-PyTorch, at the failing micro-batch
     fixed_mib: tuple[float, float]  # (low, high); equal when known
-    source: str  # "oom_message+params" | "oom_message"
+    source: str  # oom_message | oom_message+params | oom_message+telemetry | lineage
     micro_batch: int | None = None  # the largest candidate that fits (pessimistic end)
     candidates: list[Candidate] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
@@ -80,6 +80,27 @@ class Fit:
         }
 
 
+_FIXED_FROM = {
+    "params": "weights, gradients and optimizer state from the parameter count",
+    "telemetry": "what PyTorch held at the last step boundary before the failure, measured",
+}
+# Memory series whose value is what PyTorch held at a step boundary (the persistent part):
+# runbook.instrument's per-step line and Megatron's "allocated" figure. DeepSpeed's MA and
+# torchtitan's line are peaks or reserved: not the fixed part.
+BOUNDARY_SERIES = ("instrument", "megatron")
+
+
+def fixed_from_trend(trend, rank: int | None) -> float | None:
+    """The fixed part PyTorch held, measured: the failing rank's last step-boundary value of a
+    series that reports one (None: no such series for that rank). In the trust order of DESIGN
+    §3.2 it comes before the parameter count's estimate, after two attempts of the lineage."""
+    if trend is None or trend.series not in BOUNDARY_SERIES or not trend.values_mib:
+        return None
+    if rank is not None and trend.rank is not None and trend.rank != rank:
+        return None
+    return float(trend.values_mib[-1])
+
+
 def outside_of(process_mib: float | None, reserved_mib: float | None) -> float:
     """What the process held outside PyTorch's pool (CUDA context, NCCL buffers)."""
     return max((process_mib or 0.0) - (reserved_mib or 0.0), 0.0) if process_mib else 0.0
@@ -101,6 +122,7 @@ def fit(
     grad_accum: int | None = None,
     margin: float = FIT_MARGIN,
     outside_mib: float | None = None,
+    fixed_from: str = "params",
 ) -> Fit | None:
     """The fitted micro-batch for a failure at `micro_batch`, or None when the message lacks
     the numbers (allocated, request, card) any fit needs. `outside_mib` (what the process held
@@ -113,7 +135,7 @@ def fit(
     if fixed_training_mib is not None:
         fixed = min(fixed_training_mib + outside, needed)
         lo = hi = fixed
-        source = "oom_message+params"
+        source = f"oom_message+{fixed_from}"
     else:
         lo, hi = outside, allocated_mib + outside
         source = "oom_message"
@@ -132,8 +154,8 @@ def fit(
     chosen = next((c for c in out.candidates if c.fits), None)
     out.micro_batch = chosen.micro_batch if chosen else None
     what = (
-        f"fixed {_mib(lo)} (weights, gradients and optimizer state from the parameter count, "
-        f"plus {_mib(outside)} outside PyTorch)"
+        f"fixed {_mib(lo)} ({_FIXED_FROM.get(fixed_from, fixed_from)}, plus {_mib(outside)} "
+        "outside PyTorch)"
         if out.known
         else f"fixed between {_mib(lo)} and {_mib(hi)} (the parameter count is not known)"
     )
@@ -174,8 +196,12 @@ def from_oom(
     fixed_training_mib: float | None,
     grad_accum: int | None,
     margin: float = FIT_MARGIN,
+    trend=None,
 ) -> Fit | None:
-    """The fit from an OOM message's numbers (evidence.oom_message.OomMessage)."""
+    """The fit from an OOM message's numbers (evidence.oom_message.OomMessage), with the fixed
+    part measured by the failing rank's memory series (`trend`) where there is one, else
+    estimated from the parameter count (`fixed_training_mib`)."""
+    measured = fixed_from_trend(trend, oom.rank)
     return fit(
         micro_batch=micro_batch,
         allocated_mib=oom.allocated_by_pytorch_mib,
@@ -183,9 +209,10 @@ def from_oom(
         card_mib=oom.total_mib,
         reserved_mib=oom.reserved_mib,
         process_mib=oom.this_process_mib,
-        fixed_training_mib=fixed_training_mib,
+        fixed_training_mib=measured if measured is not None else fixed_training_mib,
         grad_accum=grad_accum,
         margin=margin,
+        fixed_from="telemetry" if measured is not None else "params",
     )
 
 

@@ -78,6 +78,7 @@ def fit_of(
         fixed_training_mib=(diagnosis.evidence.dump or {}).get("fixed_training_mib"),
         grad_accum=a,
         margin=margin,
+        trend=diagnosis.trend,
     )
     if f is None or parent_need is None:
         return f

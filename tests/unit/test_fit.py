@@ -254,3 +254,39 @@ def test_the_plan_takes_the_micro_batch_rung_again_only_with_a_measured_fit():
     without = _plan(d, run=LineageEvidence(tried=tried))
     assert without.rung != "halve_micro_batch"
     assert ("halve_micro_batch", "already tried on this lineage") in without.passed_over
+
+
+TELEMETRY = """\
+RUNBOOK_INSTRUMENT mem rank={r} step=4 allocated=32212254720 peak=64424509440 reserved=66571993088 retries=0 inactive=0
+RUNBOOK_INSTRUMENT mem rank={r} step=5 allocated=32212254720 peak=64424509440 reserved=66571993088 retries=0 inactive=0
+[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 3 has a total capacity of 79.65 GiB of which 10.05 GiB is free. Including non-PyTorch memory, this process has 69.60 GiB memory in use. Of the allocated memory 68.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.
+"""
+
+
+@pytest.mark.parametrize(
+    ("series_rank", "source"), [(3, "oom_message+telemetry"), (1, "oom_message")]
+)
+def test_the_failing_ranks_step_boundary_series_measures_the_fixed_part(
+    tmp_path, series_rank, source
+):
+    """runbook.instrument's per-step line before the OOM says what PyTorch held between steps
+    (30 GiB): the fixed part, measured, so the fit is a point without the parameter count;
+    another rank's series says nothing about the failing one."""
+    import json
+
+    from click.testing import CliRunner
+
+    from runbook.cli import cli
+
+    log = tmp_path / "job.log"
+    log.write_text(TELEMETRY.format(r=series_rank))
+    r = CliRunner().invoke(cli, ["diagnose", "--log", str(log), "--micro-batch", "8", "--json"])
+    assert r.exit_code == 0, r.output
+    f = json.loads(r.output)["fit"]
+    assert f["source"] == source, f
+    if series_rank == 3:
+        assert f["range"] is False and f["micro_batch"] == 4
+        assert f["fixed_mib"][0] == pytest.approx(30 * 1024 + 614.4, abs=1)
+        assert "measured" in f["reasons"][0]
+    else:
+        assert f["range"] is True
