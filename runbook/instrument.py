@@ -184,17 +184,28 @@ def step(n: int, every: int | None = None) -> None:
         reserved=torch.cuda.memory_reserved(),
         retries=stats.get("num_alloc_retries", 0),
         inactive=stats.get("inactive_split_bytes.all.current", 0),
+        total=torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory,
     )
     torch.cuda.reset_peak_memory_stats()
 
 
 def memory_line(
-    n: int, *, allocated: int, peak: int, reserved: int, retries: int = 0, inactive: int = 0
+    n: int,
+    *,
+    allocated: int,
+    peak: int,
+    reserved: int,
+    retries: int = 0,
+    inactive: int = 0,
+    total: int | None = None,
 ) -> None:
-    """The per-step line runbook's trend reads (bytes), for numbers a job has from elsewhere."""
+    """The per-step line runbook's trend reads (bytes), for numbers a job has from elsewhere.
+    `total` (the card's size) lets runbook fit a micro-batch before any OOM (a sweep that sees
+    the allocator thrash)."""
     print(
         f"{MARKER} mem rank={_rank()} step={n} allocated={int(allocated)} peak={int(peak)} "
-        f"reserved={int(reserved)} retries={int(retries)} inactive={int(inactive)}",
+        f"reserved={int(reserved)} retries={int(retries)} inactive={int(inactive)}"
+        + (f" total={int(total)}" if total else ""),
         file=sys.stderr,
         flush=True,
     )

@@ -21,10 +21,12 @@ from datetime import datetime, timedelta
 from runbook import lineage, state
 from runbook.diagnosis import Evidence, classify
 from runbook.errors import ExitCode, RunbookError
-from runbook.evidence import collect
+from runbook.evidence import collect, trend
 from runbook.hang_diagnosis import WATCHDOG
 from runbook.pipeline import handle_incident
+from runbook.planning import fit as fitting
 from runbook.planning.ladder import ACTING_VERDICTS
+from runbook.planning.plan import failing_batch
 from runbook.playbook import load as load_playbook
 from runbook.record import record
 from runbook.slurm.factory import slurm_client
@@ -216,6 +218,8 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
                     r.exit_code,
                 )
             )
+        elif pressed := _thrashing(site, j, launch):  # before it dies: said, nothing changed
+            res.lines.append(Line(j.job_id, j.user, j.state, "thrashing", pressed))
         return  # a healthy running job is none of the sweep's business
     verdict = classify(
         Evidence(launch=launch, slurm=collect.slurm_text(j), job_id=j.raw),
@@ -246,6 +250,46 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
                 int(ExitCode.NEEDS_HUMAN),
             )
         )
+
+
+def _thrashing(site, j, launch) -> str | None:
+    """A running job whose allocator thrashes (evidence.trend.thrashing), said with the
+    micro-batch runbook would fit from its own series (the fixed part at the step boundary,
+    the peak since, the card): the OOM it is heading for, before it happens. Report only."""
+    t = next((t for t in launch.trends if trend.thrashing(t)), None)
+    why = trend.thrashing(t)
+    if why is None or t is None:
+        return None
+    would = "no micro-batch fitted (the series names no card size, or the script no micro-batch)"
+    if t.series in fitting.BOUNDARY_SERIES and t.peak_mib and t.total_mib and t.values_mib:
+        try:
+            script = slurm_client(site).batch_script(j.job_id)
+        except RunbookError:
+            script = ""
+        m, a = failing_batch(script or "", site.knobs)
+        f = fitting.fit(
+            micro_batch=m or 0,
+            allocated_mib=t.peak_mib,
+            request_mib=0.0,
+            card_mib=t.total_mib,
+            fixed_training_mib=t.values_mib[-1],
+            grad_accum=a,
+            margin=site.ladder.fit_margin,
+            outside_mib=0.0,
+            fixed_from="telemetry",
+        )
+        if f is not None:
+            peak = f"at micro-batch {m} its step peaks at {f.needed_mib / 1024:.1f} of {f.card_mib / 1024:.1f} GiB"
+            if f.needed_mib <= f.limit_mib:  # it fits: the cache is fragmented, not too small
+                would = f"{peak}, within the margin: fragmentation, the allocator setting's case"
+            elif f.micro_batch is not None:
+                would = f"{peak}; runbook would fit micro-batch {f.micro_batch}"
+            else:
+                would = f"{peak}: {f.reasons[-1]}"
+    return (
+        f"report only: {why}: likely to run out of GPU memory ({would}); nothing changed, "
+        f"`runbook oom --job {j.job_id}` when it does"
+    )
 
 
 def _shrunk_jobs(site, client, known, handled, dry_run) -> list[Line]:

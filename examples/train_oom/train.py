@@ -200,6 +200,7 @@ def main() -> int:
     ap.add_argument("--warmup-mib", type=float, default=0.0)
     ap.add_argument("--warmup-steps", type=int, default=1)
     ap.add_argument("--mem-lines", action="store_true")
+    ap.add_argument("--retries-per-step", type=int, default=0)
     ap.add_argument(
         "--oom-exits",
         action="store_true",
@@ -235,12 +236,14 @@ def main() -> int:
     except ImportError:  # the job runs without runbook installed too
         watch = contextlib.nullcontext
 
-    def instrument_line(step: int, allocated_mib: float) -> None:
-        """runbook.instrument's per-step line, with the modelled numbers (no CUDA here)."""
+    def instrument_line(step: int, allocated_mib: float, peak_mib: float) -> None:
+        """runbook.instrument's per-step line, with the modelled numbers (no CUDA here): the
+        allocator's retries rise by --retries-per-step a step (a thrashing allocator)."""
         from runbook.instrument import memory_line
 
-        b = int(allocated_mib * 2**20)
-        memory_line(step, allocated=b, peak=b, reserved=b)
+        b, p = int(allocated_mib * 2**20), int(peak_mib * 2**20)
+        retries = max(step, 0) * args.retries_per_step
+        memory_line(step, allocated=b, peak=p, reserved=p, retries=retries, total=int(card * 2**20))
 
     alloc_conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", os.environ.get("PYTORCH_ALLOC_CONF", ""))
     expandable = "expandable_segments:true" in alloc_conf.lower().replace(" ", "")
@@ -359,7 +362,7 @@ def main() -> int:
         others = co_tenants if step >= co_from else []
         base = args.param_mib + kept(step)
         if args.mem_lines:
-            instrument_line(step - 1, base)
+            instrument_line(step - 1, base, base + 2 * act)
         oom = room(base + act + act, act, step, others)
         try:
             with watch():  # the dump: rank, device numbers (null on CPU), settings

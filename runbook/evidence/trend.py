@@ -29,7 +29,8 @@ MAX_EVIDENCE = 4
 
 _INSTRUMENT = lazy(
     r"RUNBOOK_INSTRUMENT mem rank=(\S+) step=(\d{1,12}) allocated=(\d{1,20})"
-    r"(?: peak=(\d{1,20}))?(?: reserved=(\d{1,20}))?(?: retries=(\d{1,12}))?",
+    r"(?: peak=(\d{1,20}))?(?: reserved=(\d{1,20}))?(?: retries=(\d{1,12}))?"
+    r"(?: inactive=\d{1,20})?(?: total=(\d{1,20}))?",
     needs="RUNBOOK_INSTRUMENT mem",
 )
 _MEGATRON = lazy(
@@ -53,6 +54,13 @@ class Trend:
     evidence: list[str] = field(default_factory=list)
     retries: int | None = None  # allocation retries the series reported (fragmentation pressure)
     why: str = ""
+    # The allocator's retries at each point (runbook.instrument), and torchtitan's "N CUDA memory
+    # allocation retries" warnings in order: rising, the allocator thrashes before an OOM.
+    retries_series: list[int | None] = field(default_factory=list)
+    retry_warnings: list[int] = field(default_factory=list)
+    # The last point's peak since the point before, and the card (runbook.instrument's total).
+    peak_mib: float | None = None
+    total_mib: float | None = None
 
     def contract(self) -> dict:
         # The values ride along (at most PICTURE_POINTS, evenly kept) for the report's picture.
@@ -78,18 +86,24 @@ def _even(n: int, most: int) -> list[int]:
     return sorted({round(k * (n - 1) / (most - 1)) for k in range(most)})
 
 
-def _point(text: str) -> tuple[str, int | None, int | None, float, int | None] | None:
-    """(series, rank, step, allocated MiB, retries) of one line, or None."""
+_Point = tuple[str, int | None, int | None, float, int | None, float | None, float | None]
+
+
+def _point(text: str) -> _Point | None:
+    """(series, rank, step, allocated MiB, retries, peak MiB, card MiB) of one line, or None."""
     if m := _INSTRUMENT.search(text):
         rank = int(m.group(1)) if m.group(1).isdigit() else None
         retries = int(m.group(6)) if m.group(6) else None
-        return "instrument", rank, int(m.group(2)), int(m.group(3)) / 2**20, retries
+        peak = int(m.group(4)) / 2**20 if m.group(4) else None
+        total = int(m.group(7)) / 2**20 if m.group(7) else None
+        return "instrument", rank, int(m.group(2)), int(m.group(3)) / 2**20, retries, peak, total
     if m := _MEGATRON.search(text):
-        return "megatron", _int(m.group(1)), int(m.group(2)), float(m.group(3)), None
+        mb = float(m.group(3))
+        return "megatron", _int(m.group(1)), int(m.group(2)), mb, None, float(m.group(4)), None
     if m := _DEEPSPEED.search(text):
-        return "deepspeed", None, None, float(m.group(1)) * 1024, None
+        return "deepspeed", None, None, float(m.group(1)) * 1024, None, None, None
     if m := _TITAN.search(text):
-        return "torchtitan", None, int(m.group(1)), float(m.group(2)) * 1024, None
+        return "torchtitan", None, int(m.group(1)), float(m.group(2)) * 1024, None, None, None
     return None
 
 
@@ -100,25 +114,28 @@ def _int(text: str | None) -> int | None:
 def trend_of(lines: list[str], rank: int | None = None, end: int | None = None) -> Trend | None:
     """The memory trend of `rank` (else of the rank with the most points) in lines[:end];
     None when no memory series is in the lines."""
-    series: dict[tuple[str, int | None], list[tuple[int | None, float, str]]] = {}
-    retries = None
+    series: dict[tuple[str, int | None], list[tuple]] = {}
+    retries: int | None = None
+    warnings: list[int] = []
     for raw in lines[:end]:
         if not any(w in raw for w in ("memory", "MA ", "RUNBOOK", "retries")):
             continue
         text, prefix_rank = strip_line(raw)
         if m := _RETRIES.search(text):
             retries = max(retries or 0, int(m.group(1)))
+            if len(warnings) < MAX_POINTS:
+                warnings.append(int(m.group(1)))
             continue
         got = _point(text)
         if got is None:
             continue
-        name, r, step, mib, retr = got
+        name, r, step, mib, retr, peak, total = got
         r = r if r is not None else prefix_rank
         if retr is not None:
             retries = max(retries or 0, retr)
         pts = series.setdefault((name, r), [])
         if len(pts) < MAX_POINTS:
-            pts.append((step, mib, text.strip()[:200]))
+            pts.append((step, mib, text.strip()[:200], retr, peak, total))
     if not series:
         return None
     key = next((k for k in series if rank is not None and k[1] == rank), None)
@@ -129,13 +146,43 @@ def trend_of(lines: list[str], rank: int | None = None, end: int | None = None) 
         series=key[0],
         rank=key[1],
         points=len(pts),
-        values_mib=[v for _, v, _ in pts],
-        steps=[s for s, _, _ in pts],
+        values_mib=[p[1] for p in pts],
+        steps=[p[0] for p in pts],
         retries=retries,
+        retries_series=[p[3] for p in pts],
+        retry_warnings=warnings,
+        peak_mib=pts[-1][4],
+        total_mib=next((p[5] for p in reversed(pts) if p[5] is not None), None),
     )
     t.kind, t.why = classify(t.values_mib)
     t.evidence = [pts[0][2], *([pts[-1][2]] if len(pts) > 1 else [])][:MAX_EVIDENCE]
     return t
+
+
+THRASH_LINES = 3  # consecutive points (or warnings) whose retries rise: the allocator thrashes
+
+
+def thrashing(t: Trend | None) -> str | None:
+    """Why the allocator is thrashing before any OOM, in words, or None: its retries (cudaMalloc
+    failed, the cache was flushed, the call retried) rose over the last THRASH_LINES points of
+    runbook.instrument's series, or torchtitan warned of allocation retries that many times with
+    the count rising. The step after often runs out."""
+    if t is None:
+        return None
+    r = [x for x in t.retries_series if x is not None][-THRASH_LINES:]
+    if len(r) == THRASH_LINES and all(a < b for a, b in zip(r, r[1:], strict=False)):
+        who = f" of rank {t.rank}" if t.rank is not None else ""
+        return (
+            f"the allocator's retries rose over the last {THRASH_LINES} memory lines{who} "
+            f"({' -> '.join(map(str, r))})"
+        )
+    w = t.retry_warnings[-THRASH_LINES:]
+    if len(w) == THRASH_LINES and w[-1] > w[0]:
+        return (
+            f"torchtitan warned of CUDA memory allocation retries {len(t.retry_warnings)} "
+            f"times, the count rising ({w[0]} -> {w[-1]})"
+        )
+    return None
 
 
 def _median(values: list[float]) -> float:

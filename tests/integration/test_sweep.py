@@ -15,8 +15,15 @@ import pytest
 from runbook import state
 from runbook.site import load_site
 from tests.conftest import corpus_records
-from tests.integration.slurm_helpers import in_sweep_window, sacct_row, sbatch, sh, wait_until
-from tests.integration.test_oom_scenarios import Scenario
+from tests.integration.slurm_helpers import (
+    in_sweep_window,
+    sacct_row,
+    sbatch,
+    sh,
+    squeue_state,
+    wait_until,
+)
+from tests.integration.test_oom_scenarios import Scenario, log_of
 
 pytestmark = pytest.mark.integration
 OOMS = {r["id"]: r["text"] for r in corpus_records("oom_messages.jsonl")}
@@ -178,3 +185,44 @@ def test_a_second_sweep_exits_at_once(cluster, tmp_path):
         assert r.returncode == 0 and "another sweep is running" in r.stdout
     finally:
         state.release(conn, "sweep", "another-sweep")
+
+
+def test_sweep_says_a_running_jobs_allocator_thrashes_before_it_runs_out(
+    cluster, tmp_path, own_partition
+):
+    """Before it dies (issue 30): a running job whose runbook.instrument lines show the
+    allocator's retries rising, its step peaking at 74800 MiB of the 81559 MiB card (over the 90%
+    margin, under the card: no OOM yet). The sweep says so, with the micro-batch it would fit
+    from the job's own series (30000 fixed + 4 x 5600 = 52400: 4), and changes nothing: the job
+    still runs, no incident, the metrics count it."""
+    s = Scenario(
+        cluster,
+        "thrash",
+        param_mib=30000,
+        act_mib_per_sample=3500,
+        steps=400,
+        long_step=100000,
+        ckpt_every=100000,
+        extra_args="--mem-lines --retries-per-step 5 --step-seconds 0.5",
+    )
+    job = s.submit(f"--partition={own_partition}")
+    try:
+        wait_until(
+            lambda: log_of(s.workdir, job).count("RUNBOOK_INSTRUMENT mem") >= 12,
+            120,
+            "the job's memory lines",
+        )
+        site = site_file(tmp_path, ["fragmentation", "true_oom"], [own_partition])
+        code, out = sweep(site)
+        mine = [ln for ln in out["jobs"] if ln["job_id"] == job]
+        assert len(mine) == 1, (job, out)
+        (line,) = mine
+        assert line["verdict"] == "thrashing" and not line["incident"], line
+        assert "retries rose" in line["action"] and "would fit micro-batch 4" in line["action"]
+        assert "nothing changed" in line["action"]
+        assert squeue_state(job) == "RUNNING"
+        prom = (tmp_path / "runbook.prom").read_text()
+        assert 'runbook_sweep_jobs{incident="no",verdict="thrashing"}' in prom
+    finally:
+        sh("scancel", job, check=False)
+        s.close()

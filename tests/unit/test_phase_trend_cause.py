@@ -279,3 +279,37 @@ def test_where_and_when_on_real_traceback_excerpts_cut_before_the_message(rec):
     lines = rec["text"].splitlines()
     p = phase.phase_of(lines, len(lines))
     assert (p.where, p.when) == (rec["answer"]["where"], rec["answer"]["when"]), rec["note"]
+
+
+def _mem(rank, step, retries, total=None):
+    t = f" total={total}" if total else ""
+    return (
+        f"RUNBOOK_INSTRUMENT mem rank={rank} step={step} allocated={30 << 30} peak={70 << 30} "
+        f"reserved={72 << 30} retries={retries} inactive=0{t}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("retries", "thrashes"),
+    [
+        ([0, 0, 0, 0], False),
+        ([0, 5, 10, 15], True),
+        ([3, 4, 4, 5], False),  # one flat step in the last three: not rising throughout
+        ([0, 9, 9, 12, 20], True),
+        ([1, 2], False),  # too few lines to tell
+    ],
+)
+def test_the_allocator_thrashes_when_its_retries_rise_over_the_last_lines(retries, thrashes):
+    lines = [_mem(3, i, r, total=80 << 30) for i, r in enumerate(retries)]
+    t = trend.trend_of(lines)
+    assert (trend.thrashing(t) is not None) == thrashes
+    assert t.total_mib == 80 * 1024 and t.peak_mib == 70 * 1024
+
+
+def test_torchtitans_rising_retry_warnings_are_thrashing_too():
+    warn = "[titan] 2025-01-01 10:00:0{i} WARNING - {n} CUDA memory allocation retries."
+    lines = [warn.format(i=i, n=n) for i, n in enumerate((1, 2, 4))]
+    lines.append("[titan] step:  10  loss:  7.1  memory: 60.00GiB(75.40%)  tps: 1,000")
+    why = trend.thrashing(trend.trend_of(lines))
+    assert why is not None and "torchtitan" in why and "1 -> 4" in why
+    assert trend.thrashing(trend.trend_of(lines[:2] + lines[3:])) is None
