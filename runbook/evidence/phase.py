@@ -135,16 +135,21 @@ def _wrapped_frame(lines: list[str], i: int) -> tuple[re.Match, int] | None:
     / 'loss_scaler.py", line 170, in run_optimizer_step'); the pieces are joined as printed."""
     s = lines[i]
     if s == "File":
-        joined = "File "
-    elif s.startswith('File "') and '", line' not in s:
-        joined = s
-    else:
-        return None
+        return _joined(lines, i, "File ", _PY_FRAME)
+    if s.startswith('File "') and '", line' not in s:
+        return _joined(lines, i, s, _PY_FRAME)
+    return None
+
+
+def _joined(lines: list[str], i: int, head: str, whole) -> tuple[re.Match, int] | None:
+    """`head` (line i, or what stands for it) with the next lines joined as printed, until
+    `whole` matches: the match and the lines it took (at most WRAP_REACH more), else None."""
+    joined = head
     for k in range(1, WRAP_REACH + 1):
         if i + k >= len(lines) or not lines[i + k]:
             return None
         joined += lines[i + k]
-        if m := _PY_FRAME.match(joined):
+        if m := whole.match(joined):
             return m, k + 1
     return None
 
@@ -159,14 +164,7 @@ def _wrapped_rich(lines: list[str], i: int) -> tuple[re.Match, int] | None:
     s = lines[i]
     if not _PATH_PIECE.match(s) or _RICH_FRAME.match(s):
         return None
-    joined = s
-    for k in range(1, 3):
-        if i + k >= len(lines) or not lines[i + k]:
-            return None
-        joined += lines[i + k]
-        if m := _RICH_FRAME.match(joined):
-            return m, k + 1
-    return None
+    return _joined(lines, i, s, _RICH_FRAME)
 
 
 def _is_frame(lines: list[str], i: int) -> bool:

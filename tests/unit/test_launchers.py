@@ -5,7 +5,6 @@ recognizer alone must read, fields left out are empty), and the lines themselves
 
 from __future__ import annotations
 
-import json
 import pkgutil
 from pathlib import Path
 
@@ -15,23 +14,10 @@ from runbook.evidence import launcher_log, launchers, log_filter
 from runbook.evidence.launcher_log import read_with, scan
 from tests.conftest import corpus_dir
 from tests.corpus_checks import OWN, read
+from tests.sample_files import read_samples
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "launchers"
 FIELDS = ("kind", "rank", "local_rank", "node", "signal", "exit_code", "consequence", "source")
-
-
-def _samples(path: Path) -> list[dict]:
-    out: list[dict] = []
-    for line in path.read_text().splitlines():
-        if line.startswith("# source: "):
-            out.append({"source": line[len("# source: ") :], "lines": []})
-        elif line.startswith("# expect: "):
-            out[-1]["expect"] = json.loads(line[len("# expect: ") :])
-        elif out:
-            out[-1]["lines"].append(line)
-        elif line and not line.startswith("#"):
-            raise AssertionError(f"{path.name}: a line before the first '# source:'")
-    return out
 
 
 def _projected(event) -> dict:
@@ -47,7 +33,7 @@ CASES = [
     pytest.param(name, i, sample, id=f"{name}-{i}")
     for name in BY_NAME
     if (SAMPLES / f"{name}.log").exists()
-    for i, sample in enumerate(_samples(SAMPLES / f"{name}.log"))
+    for i, sample in enumerate(read_samples(SAMPLES / f"{name}.log"))
 ]
 
 
@@ -59,7 +45,7 @@ def test_every_recognizer_has_its_samples_and_every_samples_file_a_recognizer():
     files = {p.stem for p in SAMPLES.glob("*.log")}
     assert files == set(BY_NAME)
     for name in BY_NAME:
-        samples = _samples(SAMPLES / f"{name}.log")
+        samples = read_samples(SAMPLES / f"{name}.log")
         assert samples, f"{name}.log holds no sample"
         assert all(s["source"].startswith("https://") and "expect" in s for s in samples)
 

@@ -4,7 +4,6 @@ beside it in tests/data/oom_families/<module>.txt: per sample its `# source:`, i
 
 from __future__ import annotations
 
-import json
 import pkgutil
 from pathlib import Path
 
@@ -12,28 +11,17 @@ import pytest
 
 from runbook.evidence import oom_families
 from runbook.evidence.oom_message import parse_all
+from tests.sample_files import read_samples
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "oom_families"
 BY_NAME = {f.name: f for f in oom_families.families()}
-
-
-def _samples(path: Path) -> list[dict]:
-    out: list[dict] = []
-    for line in path.read_text().splitlines():
-        if line.startswith("# source: "):
-            out.append({"source": line[len("# source: ") :], "lines": []})
-        elif line.startswith("# expect: "):
-            out[-1]["expect"] = json.loads(line[len("# expect: ") :])
-        elif out:
-            out[-1]["lines"].append(line)
-    return out
 
 
 CASES = [
     pytest.param(name, sample, id=f"{name}-{i}")
     for name in BY_NAME
     if (SAMPLES / f"{name}.txt").exists()
-    for i, sample in enumerate(_samples(SAMPLES / f"{name}.txt"))
+    for i, sample in enumerate(read_samples(SAMPLES / f"{name}.txt"))
 ]
 
 
@@ -44,7 +32,7 @@ def test_every_family_has_its_samples_and_every_samples_file_a_family():
     assert modules == set(BY_NAME)
     assert {p.stem for p in SAMPLES.glob("*.txt")} == set(BY_NAME)
     for name in BY_NAME:
-        samples = _samples(SAMPLES / f"{name}.txt")
+        samples = read_samples(SAMPLES / f"{name}.txt")
         assert samples and all(s["source"].startswith("https://") for s in samples), name
 
 
