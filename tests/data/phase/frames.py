@@ -102,4 +102,18 @@ FRAME_RECORDS = [
         "answer": {"where": "unknown", "when": "unknown"},
         "note": "IPython 7 frames of Lightning's loop, cut before the step: nothing says where",
     },
+    {
+        "id": "frames-014",
+        "source_url": "https://github.com/claws-lab/jodie/issues/6",
+        "text": 'Traceback (most recent call last):\n  File "jodie.py", line 219, in <module>\n    save_model(model, optimizer, args, ep, user_embeddings_dystat, item_embeddings_dystat, train_end_idx, user_embeddings_timeseries, item_embeddings_timeseries)\n  File "/home/jianfeng/dl/jodie_dip/library_models.py", line 163, in save_model\n    torch.save(state, filename)\n  File "/home/jianfeng/.conda/envs/jodie/lib/python2.7/site-packages/torch/serialization.py", line 260, in save\n    return _with_file_like(f, "wb", lambda f: _save(obj, f, pickle_module, pickle_protocol))\n  File "/home/jianfeng/.conda/envs/jodie/lib/python2.7/site-packages/torch/serialization.py", line 185, in _with_file_like\n    return body(f)\n  File "/home/jianfeng/.conda/envs/jodie/lib/python2.7/site-packages/torch/serialization.py", line 260, in <lambda>\n    return _with_file_like(f, "wb", lambda f: _save(obj, f, pickle_module, pickle_protocol))',
+        "answer": {"where": "checkpoint_save", "when": "unknown"},
+        "note": "save_model -> torch.save at the end of an epoch (the thread's first problem; cut inside torch's frames)",
+    },
+    {
+        "id": "frames-015",
+        "source_url": "https://github.com/Facico/Chinese-Vicuna/issues/147",
+        "text": "│ /data/jiangzhisheng/anaconda3/envs/llama/lib/python3.9/site-packages/torch/nn/modules/module.py: │\n│ 1448 in state_dict                                                                               │\n│                                                                                                  │\n│   1445 │   │   self._save_to_state_dict(destination, prefix, keep_vars)                          │\n│   1446 │   │   for name, module in self._modules.items():                                        │\n│   1447 │   │   │   if module is not None:                                                        │\n│ ❱ 1448 │   │   │   │   module.state_dict(destination=destination, prefix=prefix + name + '.', k  │\n│   1449 │   │   for hook in self._state_dict_hooks.values():                                      │\n│   1450 │   │   │   hook_result = hook(self, destination, prefix, local_metadata)                 │\n│   1451 │   │   │   if hook_result is not None:                                                   │\n│                                                                                                  │\n│ /data/jiangzhisheng/anaconda3/envs/llama/lib/python3.9/site-packages/torch/nn/modules/module.py: │\n│ 1448 in state_dict                                                                               │",
+        "answer": {"where": "checkpoint_save", "when": "unknown"},
+        "note": "'cuda out of memory in saving steps': rich's box, module.py's path cut before its line number",
+    },
 ]

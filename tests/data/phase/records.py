@@ -291,4 +291,22 @@ RECORDS = [
         "answer": {"where": "backward", "when": "unknown", "cause": None},
         "note": "whole paste",
     },
+    {
+        "id": "phase-016",
+        "source_url": "https://github.com/Pointcept/Pointcept/issues/101",
+        "text": (
+            "    return type(data)({k: pin_memory(sample, device) for k, sample in data.items()})  # type: ignore[call-arg]\n"
+            '  File "/usr/local/lib/python3.10/dist-packages/torch/utils/data/_utils/pin_memory.py", line 60, in <dictcomp>\n'
+            "    return type(data)({k: pin_memory(sample, device) for k, sample in data.items()})  # type: ignore[call-arg]\n"
+            '  File "/usr/local/lib/python3.10/dist-packages/torch/utils/data/_utils/pin_memory.py", line 55, in pin_memory\n'
+            "    return data.pin_memory(device)\n"
+            "RuntimeError: CUDA error: out of memory\n"
+            "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
+            "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"
+            "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."
+        ),
+        "answer": {"where": "data", "when": "unknown", "cause": None},
+        "note": "the pin-memory thread's own traceback (the paste starts inside it); scored "
+        "right before it was added",
+    },
 ]
