@@ -621,10 +621,29 @@ def _budget(oom: OomMessage, t: Thresholds) -> Budget:
         "true_oom": full and (halving_buys is None or halving_buys >= shortfall),
     }
     b = Budget(
-        tried, total, free, shortfall, own, others, how, floor, named, outside, pool, no_setting,
-        allocator_buys, halving_buys, used, fraction, margin, full, share,
-        share is not None and share < t.fragmentation_min_pool_share, no_fit, covers,
-    )  # fmt: skip
+        tried=tried,
+        total=total,
+        free=free,
+        shortfall=shortfall,
+        own=own,
+        others=others,
+        how=how,
+        floor=floor,
+        named=named,
+        outside=outside,
+        pool=pool,
+        no_setting=no_setting,
+        allocator_buys=allocator_buys,
+        halving_buys=halving_buys,
+        used=used,
+        fraction=fraction,
+        margin=margin,
+        full=full,
+        share=share,
+        thin=share is not None and share < t.fragmentation_min_pool_share,
+        no_fit=no_fit,
+        covers=covers,
+    )
     b.text = _budget_text(oom, b) + _notes(oom)
     return b
 

@@ -254,42 +254,37 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
 
 def _thrashing(site, j, launch) -> str | None:
     """A running job whose allocator thrashes (evidence.trend.thrashing), said with the
-    micro-batch runbook would fit from its own series (the fixed part at the step boundary,
-    the peak since, the card): the OOM it is heading for, before it happens. Report only."""
+    micro-batch runbook would fit from its own series (planning.fit.from_series): the OOM it is
+    heading for, before it happens. Report only."""
     t = next((t for t in launch.trends if trend.thrashing(t)), None)
-    why = trend.thrashing(t)
-    if why is None or t is None:
+    if t is None:
         return None
-    would = "no micro-batch fitted (the series names no card size, or the script no micro-batch)"
-    if t.series in fitting.BOUNDARY_SERIES and t.peak_mib and t.total_mib and t.values_mib:
+    f = None
+    if fitting.fittable(t):  # the script (its micro-batch) is read only where it can serve
         try:
-            script = slurm_client(site).batch_script(j.job_id)
+            script = slurm_client(site).batch_script(j.job_id) or ""
         except RunbookError:
             script = ""
-        m, a = failing_batch(script or "", site.knobs)
-        f = fitting.fit(
-            micro_batch=m or 0,
-            allocated_mib=t.peak_mib,
-            request_mib=0.0,
-            card_mib=t.total_mib,
-            fixed_training_mib=t.values_mib[-1],
-            grad_accum=a,
-            margin=site.ladder.fit_margin,
-            outside_mib=0.0,
-            fixed_from="telemetry",
-        )
-        if f is not None:
-            peak = f"at micro-batch {m} its step peaks at {f.needed_mib / 1024:.1f} of {f.card_mib / 1024:.1f} GiB"
-            if f.needed_mib <= f.limit_mib:  # it fits: the cache is fragmented, not too small
-                would = f"{peak}, within the margin: fragmentation, the allocator setting's case"
-            elif f.micro_batch is not None:
-                would = f"{peak}; runbook would fit micro-batch {f.micro_batch}"
-            else:
-                would = f"{peak}: {f.reasons[-1]}"
+        m, a = failing_batch(script, site.knobs)
+        f = fitting.from_series(t, micro_batch=m, grad_accum=a, margin=site.ladder.fit_margin)
     return (
-        f"report only: {why}: likely to run out of GPU memory ({would}); nothing changed, "
-        f"`runbook oom --job {j.job_id}` when it does"
+        f"report only: {trend.thrashing(t)}: likely to run out of GPU memory ({_would(f)}); "
+        f"nothing changed, `runbook oom --job {j.job_id}` when it does"
     )
+
+
+def _would(f) -> str:
+    if f is None:
+        return "no micro-batch fitted (the series names no card size, or the script no micro-batch)"
+    peak = (
+        f"at micro-batch {f.from_micro_batch} its step peaks at {f.needed_mib / 1024:.1f} of "
+        f"{f.card_mib / 1024:.1f} GiB"
+    )
+    if f.needed_mib <= f.limit_mib:  # it fits: the cache is fragmented, not too small
+        return f"{peak}, within the margin: fragmentation, the allocator setting's case"
+    if f.micro_batch is not None:
+        return f"{peak}; runbook would fit micro-batch {f.micro_batch}"
+    return f"{peak}: {f.reasons[-1]}"
 
 
 def _shrunk_jobs(site, client, known, handled, dry_run) -> list[Line]:

@@ -101,6 +101,37 @@ def fixed_from_trend(trend, rank: int | None) -> float | None:
     return float(trend.values_mib[-1])
 
 
+def fittable(trend) -> bool:
+    """Whether a running job's memory series can be fitted before any OOM: it reports the step
+    boundary, the peak since and the card (runbook.instrument's line with total=)."""
+    return bool(
+        trend is not None
+        and trend.series in BOUNDARY_SERIES
+        and trend.peak_mib
+        and trend.total_mib
+        and trend.values_mib
+    )
+
+
+def from_series(trend, *, micro_batch: int | None, grad_accum: int | None, margin: float):
+    """The fit of a running job from its own series: the fixed part at the last step boundary,
+    the step's peak since as what it needs, the card the series names. None where the series
+    is not `fittable` or the micro-batch is not known."""
+    if not micro_batch or not fittable(trend):
+        return None
+    return fit(
+        micro_batch=micro_batch,
+        allocated_mib=trend.peak_mib,
+        request_mib=0.0,
+        card_mib=trend.total_mib,
+        fixed_training_mib=trend.values_mib[-1],
+        grad_accum=grad_accum,
+        margin=margin,
+        outside_mib=0.0,
+        fixed_from="telemetry",
+    )
+
+
 def outside_of(process_mib: float | None, reserved_mib: float | None) -> float:
     """What the process held outside PyTorch's pool (CUDA context, NCCL buffers)."""
     return max((process_mib or 0.0) - (reserved_mib or 0.0), 0.0) if process_mib else 0.0
