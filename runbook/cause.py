@@ -216,19 +216,22 @@ def longest_batch(f: Facts) -> Cause | None:
 
 
 def static_sizing(f: Facts) -> Cause | None:
-    early = _when(f) == "first_step" and _where(f) in (
-        "forward",
-        "backward",
-        "model_init",
-        "unknown",
-    )
-    if early and (f.trend is None or f.trend.kind in ("flat", "warmup", "unknown")):
-        return Cause(
-            "static_sizing",
-            LADDER,
-            ["the OOM came before any training step completed: the job does not fit as sized"],
-            getattr(f.phase, "evidence", [])[:2],
+    sized = _where(f) in ("forward", "backward", "model_init", "unknown")
+    step = getattr(f.phase, "step", None)
+    if _when(f) == "first_step":
+        why = "the OOM came before any training step completed: the job does not fit as sized"
+    elif _when(f) == "mid_run" and step is not None and 0 < step <= EARLY_STEPS:
+        # A real H100 run: step 1 peaked at 93% of the card, step 2 ran out in backward: the
+        # optimizer's state, made at the first step, is part of every later step's peak.
+        why = (
+            f"the OOM came after step {step} completed, within the first steps, where the "
+            "optimizer's state (made at its first step) first joins a step's peak: the job does "
+            "not fit as sized"
         )
+    else:
+        return None
+    if sized and (f.trend is None or f.trend.kind in ("flat", "warmup", "unknown")):
+        return Cause("static_sizing", LADDER, [why], getattr(f.phase, "evidence", [])[:2])
     return None
 
 

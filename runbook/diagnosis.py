@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from runbook.cause import Facts, cause_of
 from runbook.evidence.launcher_log import HOST_OOM, LaunchReport
 from runbook.evidence.oom_message import OomMessage
-from runbook.evidence.units import human_mib
+from runbook.evidence.units import human_mib, points
 from runbook.playbook import Thresholds
 from runbook.record import record
 
@@ -193,7 +193,7 @@ def _when_and_where(d: Diagnosis, ev: Evidence) -> None:
         d.reasons.append(f"When and where: {p.where}, {p.when}{step}.")
     if d.trend is not None and d.trend.kind != "unknown":
         d.reasons.append(
-            f"Memory trend ({d.trend.series}, {d.trend.points} points): "
+            f"Memory trend ({d.trend.series}, {points(d.trend.points)}): "
             f"{d.trend.kind}: {d.trend.why}."
         )
     if d.cause.name not in ("unknown", d.verdict):
@@ -540,7 +540,7 @@ class Budget:
 
     tried: float
     total: float | None
-    free: float | None
+    free: float | None  # on the card, or under the process's memory fraction when one is set
     shortfall: float
     own: float | None  # all the failing process holds
     others: list  # (pid, MiB) of the other processes the message lists
@@ -560,6 +560,8 @@ class Budget:
     thin: bool  # a pool too small a share of the card to matter past this request
     no_fit: str  # how to say it did not fit
     covers: dict  # verdict -> whether its fix would cover the shortfall
+    capped: bool = False  # a memory fraction below the card: `free` is the room under it
+    unaccounted: float | None = None  # cudaMallocAsync: used, but neither allocated nor free
     text: str = ""  # the budget in words, and the notes, closing every reason
 
     def call(self, verdict: str, why: str, **kw) -> Call:
@@ -572,17 +574,41 @@ class Budget:
         return Call(verdict, why + self.text, alternatives, confidence, **kw)
 
 
+def _cap_room(oom: OomMessage) -> float | None:
+    """What a memory fraction below the card left this process: its cap ("X allowed") less what
+    it held. None without such a cap (cudaMallocAsync prints SIZE_MAX when none is set)."""
+    limit, total = oom.limit_mib, oom.total_mib
+    if limit is None or total is None or limit >= total or oom.mps_other_allocations_mib:
+        return None
+    held = oom.reserved_mib if oom.reserved_mib is not None else oom.allocated_by_pytorch_mib
+    return max(limit - (held or 0.0), 0.0)
+
+
+def _unseen(oom: OomMessage, own: float | None) -> tuple[float | None, float | None]:
+    """What the card held beyond this process (total - free - own), and for cudaMallocAsync,
+    which does not print what its pool keeps, what is neither allocated nor free instead (its
+    pool or another process: a real H100 showed 50 GiB allocated, 2 MiB free, nobody else)."""
+    total, card_free, alloc = oom.total_mib, oom.free_mib, oom.allocated_by_pytorch_mib
+    if total is None or card_free is None:
+        return None, None
+    if oom.family == "malloc_async":
+        return None, (max(total - card_free - alloc, 0.0) if alloc is not None else None)
+    return (total - card_free - own if own is not None else None), None
+
+
 def _budget(oom: OomMessage, t: Thresholds) -> Budget:
-    tried, total, free = oom.tried_mib, oom.total_mib, oom.free_mib
+    tried, total = oom.tried_mib, oom.total_mib
     assert tried is not None  # _unweighable answered for a message without it
     alloc, unalloc, reserved = oom.allocated_by_pytorch_mib, oom.unallocated_mib, oom.reserved_mib
+    # Under a memory fraction, what the driver had free past the cap was never this process's:
+    # the room is the cap's (a real H100 said "68.66 GiB is free ... 19.79 GiB allowed").
+    cap_room = _cap_room(oom)
+    free = oom.free_mib if cap_room is None else min(cap_room, oom.free_mib or cap_room)
     shortfall = max(tried - (free or 0.0), 0.0)
     own, others, how = _own_usage(oom, t)
     floor = t.co_tenant_min_fraction_of_total * total if total else None
     named = sum(m for _, m in others)
-    outside = (
-        total - free - own if own is not None and total is not None and free is not None else None
-    )
+    outside, unaccounted = _unseen(oom, own)
     pool = unalloc if unalloc is not None and unalloc > 0 else 0.0
     # expandable_segments can map the pool and the driver's free pages into one block; a PyTorch
     # without allocator settings (the message's own wording says so) can win nothing back.
@@ -613,6 +639,8 @@ def _budget(oom: OomMessage, t: Thresholds) -> Budget:
         and bool(
             (others and named >= max(shortfall, floor))
             or (outside is not None and outside > 0 and outside >= max(shortfall, floor))
+            # cudaMallocAsync: its pool or another process; only an alternative, never the call
+            or (unaccounted is not None and unaccounted >= max(shortfall, floor))
         ),
         # On a card that is not full the driver's free memory was there and did not help.
         "fragmentation": not no_setting
@@ -643,14 +671,23 @@ def _budget(oom: OomMessage, t: Thresholds) -> Budget:
         thin=share is not None and share < t.fragmentation_min_pool_share,
         no_fit=no_fit,
         covers=covers,
+        capped=cap_room is not None,
+        unaccounted=unaccounted,
     )
     b.text = _budget_text(oom, b) + _notes(oom)
     return b
 
 
+# Three sizes printed to 0.01 GiB (total - free - this process) can be off by ~15 MiB together:
+# less than that "outside this process" is the rounding, not memory anyone holds.
+_ROUNDING_MIB = 16.0
+CAP_SLACK = 0.02  # of a memory-fraction cap: "reaches the cap" within rounding and block sizes
+
+
 def _budget_text(oom: OomMessage, b: Budget) -> str:
     h = human_mib
-    budget = [f"the shortfall is {h(b.shortfall)} (request - free)"]
+    room = "room under the memory fraction" if b.capped else "free"
+    budget = [f"the shortfall is {h(b.shortfall)} (request - {room})"]
     if oom.unallocated_mib is not None and b.no_setting:
         wording = (
             'the message\'s "cached" wording is PyTorch before 1.4'
@@ -666,7 +703,12 @@ def _budget_text(oom: OomMessage, b: Budget) -> str:
             f"the allocator setting can win back at most {h(b.allocator_buys)} "
             f"({h(b.pool)} reserved-but-unallocated"
             + (f", {b.share:.1%} of the card" if b.share is not None else "")
-            + (f", + {h(b.free)} the driver still had free" if b.free else "")
+            + (
+                f", + {h(b.free)} "
+                + ("left under the cap" if b.capped else "the driver still had free")
+                if b.free
+                else ""
+            )
             + ")"
         )
     if b.halving_buys is not None:
@@ -674,9 +716,14 @@ def _budget_text(oom: OomMessage, b: Budget) -> str:
             f"halving the micro-batch frees at most about {h(b.halving_buys)} (half of "
             "what PyTorch had allocated)"
         )
+    if b.unaccounted:
+        budget.append(
+            f"{h(b.unaccounted)} of the card is neither allocated nor free: cudaMallocAsync does "
+            "not print what its pool keeps, so it is this process's pool or another process's"
+        )
     if b.others:
         budget.append(f"other processes hold {h(b.named)}")
-    elif b.outside is not None and b.outside > 0:
+    elif b.outside is not None and b.outside > _ROUNDING_MIB:
         budget.append(f"{h(b.outside)} is in use outside this process")
     return " In MiB: " + "; ".join(budget) + "."
 
@@ -774,17 +821,33 @@ def _fragmentation_free(oom: OomMessage, b: Budget, t: Thresholds) -> Call | Non
 
 
 def _capped(oom: OomMessage, b: Budget, t: Thresholds) -> Call | None:
-    """A memory fraction set on the process: its own cap, not the card, ran out."""
+    """A memory fraction set on the process: its own cap, not the card, ran out. Within a
+    few percent of the cap counts: the printed sizes are rounded, and an allocation is rounded up
+    to the allocator's block (a CI's 1.05 GiB cap with 1072 MiB reserved refused 2 MiB)."""
     limit, reserved = oom.limit_mib, oom.reserved_mib
-    if limit is None or reserved is None or reserved + b.tried <= limit:
+    if not b.capped or limit is None or reserved is None:
+        return None
+    slack = max(_ROUNDING_MIB, CAP_SLACK * limit)
+    if reserved + b.tried <= limit - slack:
         return None
     h = human_mib
+    card_free = oom.free_mib
+    beyond = (
+        f" The card itself had {h(card_free)} free: the cap, not the card, ran out; raising "
+        "the fraction (torch.cuda.set_per_process_memory_fraction) makes room where nothing "
+        "else is meant to share the card."
+        if card_free is not None and card_free >= b.tried
+        else ""
+    )
+    over = reserved + b.tried > limit
     return b.call(
         "true_oom",
         (
             f"the process is capped at {h(limit)} (memory fraction) and {h(reserved)} reserved "
-            f"+ the {h(b.tried)} request exceed it."
+            f"+ the {h(b.tried)} request {'exceed it' if over else 'reach it, within rounding'}."
+            f"{beyond}"
         ),
+        **({} if over else {"confidence": "medium"}),
     )
 
 

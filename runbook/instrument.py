@@ -280,9 +280,12 @@ def install(model=None) -> None:
     settings = " ".join(
         f"{k}={v if v is not None else '(unset)'}" for k, v in allocator_settings().items()
     )
+    # The parameter count rides on the start line: the fit reads it from the log alone (a
+    # dump may not be readable from where runbook runs).
+    params = f"params={_state['params']} " if _state["params"] else ""
     print(
         f"{MARKER} start rank={_rank()} torch={torch.__version__} "
-        f"cuda={torch.cuda.is_available()} allocator {settings}",
+        f"cuda={torch.cuda.is_available()} {params}allocator {settings}",
         file=sys.stderr,
         flush=True,
     )

@@ -10,6 +10,7 @@ from runbook.diagnosis import Diagnosis, Evidence, classify, human_mib
 from runbook.errors import ExitCode, InputError, RunbookError
 from runbook.evidence.files import read_text_input
 from runbook.evidence.launcher_log import scan
+from runbook.evidence.units import points
 from runbook.playbook import load as load_playbook
 from runbook.rungs import next_step_for_cause
 
@@ -169,6 +170,9 @@ def diagnose(
         from runbook.instrument import estimate_fixed_mib
         from runbook.planning.fit import from_oom
 
+        if not params and launch is not None:
+            params = launch.params_of(diagnosis.oom.rank)
+
         diagnosis.fit = from_oom(
             diagnosis.oom,
             micro_batch=micro_batch,
@@ -176,6 +180,7 @@ def diagnose(
             grad_accum=grad_accum,
             margin=site.ladder.fit_margin,
             trend=diagnosis.trend,
+            where=diagnosis.phase.where if diagnosis.phase else None,
         )
     for err in errors:
         click.echo(f"runbook: error: {err}", err=True)
@@ -267,8 +272,13 @@ def render(d: Diagnosis) -> str:
             ("limit", o.limit_mib),
         ]
         for label, value in rows:
-            if value is not None:
-                lines.append(f"  {label:<26}{human_mib(value):>14}")
+            if value is None:
+                continue
+            shown = human_mib(value)
+            if label == "limit" and o.total_mib and value > 1024 * o.total_mib:
+                # cudaMallocAsync prints SIZE_MAX (17179869184.00 GiB) where no fraction is set
+                shown = "none set"
+            lines.append(f"  {label:<26}{shown:>14}")
         for pid, mib in zip(o.other_process_pids, o.other_process_mib, strict=False):
             lines.append(f"  {'process ' + str(pid):<26}{human_mib(mib):>14}")
     if d.evidence.slurm and d.evidence.slurm.state:
@@ -283,7 +293,7 @@ def render(d: Diagnosis) -> str:
         lines.append(f"when and where: {p.where}, {p.when}{step}")
         lines.extend(f"  {e}" for e in p.evidence[:3])
     if d.trend is not None:
-        lines.append(f"memory trend: {d.trend.kind} ({d.trend.series}, {d.trend.points} points)")
+        lines.append(f"memory trend: {d.trend.kind} ({d.trend.series}, {points(d.trend.points)})")
     if d.cause is not None and d.cause.name != "unknown":
         lines.append(f"cause: {d.cause.name}")
         lines.extend(f"  {e}" for e in d.cause.evidence[:4])

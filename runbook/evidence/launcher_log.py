@@ -149,6 +149,18 @@ class LaunchReport:
                 return self.phases.get(i)
         return None
 
+    def params_of(self, rank: int | None) -> int | None:
+        """The parameter count runbook.instrument's start line gave (`install(model=...)`), of
+        `rank` where its line says so, else of any rank (data parallel: the same model)."""
+        counts = [
+            (i.rank, int(i.fields["params"]))
+            for i in self.instrument
+            if i.kind == "start" and i.fields.get("params", "").isdigit()
+        ]
+        own = [n for r, n in counts if rank is not None and r == rank]
+        found = own or [n for _, n in counts]
+        return found[0] if found else None
+
     def trend_for(self, rank: int | None):
         """The memory trend of `rank`'s log (else the longest series read), or None."""
         if not self.trends:

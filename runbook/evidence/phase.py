@@ -374,7 +374,13 @@ WHERE = [
         r"^(?:_apply|build_model|create_model|init_model|setup_model)$",
         "model set-up",
     ),
-    ("forward", "module", r"torch[/\\]nn[/\\]modules[/\\]", "a module's forward"),
+    (
+        "forward",
+        "module",
+        # torch.nn.functional: a forward's ops and its loss (cross_entropy on a real H100)
+        r"torch[/\\]nn[/\\](?:modules[/\\]|functional\.py$)",
+        "a module's forward or a functional op",
+    ),
     (
         "forward",
         "func",

@@ -36,6 +36,11 @@ def to_mib(number: str, unit: str) -> float:
     return float(number) * _FACTOR_MIB[unit.lower()]
 
 
+def points(n: int) -> str:
+    """ "1 point", "5 points": a series' length in words."""
+    return f"{n} point" + ("" if n == 1 else "s")
+
+
 def human_mib(mib: float | None) -> str:
     if mib is None:
         return "?"

@@ -13,6 +13,7 @@ import re
 from runbook.diagnosis import Diagnosis, human_mib
 from runbook.errors import InputError
 from runbook.evidence.collect import CheckpointEvidence, LineageEvidence
+from runbook.instrument import estimate_fixed_mib
 from runbook.planning import environment, ladder, resources
 from runbook.planning import fit as fitting
 from runbook.slurm.client import Submission
@@ -59,6 +60,17 @@ def failing_batch(script: str, knobs) -> tuple[int | None, int | None]:
     return (m if isinstance(m, int) else None, a if isinstance(a, int) else None)
 
 
+def _fixed_training(diagnosis: Diagnosis, oom) -> float | None:
+    """Weights, gradients and optimizer state from the parameter count: the job's dump's, else
+    the one runbook.instrument's start line printed."""
+    dump_fixed = (diagnosis.evidence.dump or {}).get("fixed_training_mib")
+    if dump_fixed:
+        return dump_fixed
+    launch = diagnosis.evidence.launch
+    params = launch.params_of(oom.rank) if launch is not None else None
+    return estimate_fixed_mib(params) if params else None
+
+
 def fit_of(
     diagnosis: Diagnosis, script: str, knobs, margin: float, parent_need=None
 ) -> fitting.Fit | None:
@@ -75,10 +87,11 @@ def fit_of(
     f = fitting.from_oom(
         oom,
         micro_batch=m,
-        fixed_training_mib=(diagnosis.evidence.dump or {}).get("fixed_training_mib"),
+        fixed_training_mib=_fixed_training(diagnosis, oom),
         grad_accum=a,
         margin=margin,
         trend=diagnosis.trend,
+        where=diagnosis.phase.where if diagnosis.phase else None,
     )
     if f is None or parent_need is None:
         return f

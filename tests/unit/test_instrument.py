@@ -46,3 +46,6 @@ def test_real_oom_on_cpu_dumps_prints_marker_and_reraises(tmp_path):
     assert report.instrument[1].fields["path"] == str(dumps[0])
     assert "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in report.instrument[0].line
     assert report.first_failure.kind == "oom"
+    # The parameter count rides on the start line: the fit reads it from the log alone.
+    assert report.params_of(3) == 1001000 == report.params_of(None)
+    assert report.params_of(7) == 1001000  # another rank of the same data-parallel model

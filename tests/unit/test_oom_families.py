@@ -14,6 +14,8 @@ from runbook.evidence.oom_message import parse_all
 from tests.sample_files import read_samples
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "oom_families"
+TESTS = Path(__file__).resolve().parents[1]
+RECORDED = "recorded: tests/data/gpu/"  # made here on a lent GPU (tests/data/gpu/SOURCES.md)
 BY_NAME = {f.name: f for f in oom_families.families()}
 
 
@@ -33,7 +35,22 @@ def test_every_family_has_its_samples_and_every_samples_file_a_family():
     assert {p.stem for p in SAMPLES.glob("*.txt")} == set(BY_NAME)
     for name in BY_NAME:
         samples = read_samples(SAMPLES / f"{name}.txt")
-        assert samples and all(s["source"].startswith("https://") for s in samples), name
+        assert samples and all(s["source"].startswith(("https://", RECORDED)) for s in samples), (
+            name
+        )
+
+
+@pytest.mark.parametrize(
+    ("name", "sample"), [c for c in CASES if c.values[1]["source"].startswith(RECORDED)]
+)
+def test_a_recorded_sample_is_verbatim_from_its_recording(name, sample):
+    """A sample recorded on a GPU here is the recording's own lines, in order, unedited."""
+    path = TESTS.parent / sample["source"][len("recorded: ") :].split(" ", 1)[0]
+    recorded, lines = path.read_text().splitlines(), list(sample["lines"])
+    while lines and not lines[-1]:
+        lines.pop()  # the blank line between samples
+    first = recorded.index(lines[0])
+    assert recorded[first : first + len(lines)] == lines
 
 
 @pytest.mark.parametrize(("name", "sample"), CASES)
