@@ -77,7 +77,7 @@ def test_real_h100_failure_through_diagnose(log, verdict, cause, where):
 
 
 def test_real_h100_memory_fraction_is_the_cap_not_the_card():
-    """"19.79 GiB allowed" with 68.66 GiB free: the shortfall is against the cap, and the
+    """ "19.79 GiB allowed" with 68.66 GiB free: the shortfall is against the cap, and the
     reason says the card had room (raise the fraction)."""
     why = diagnose("--log", str(GPU / "oom_fraction.log"))["reasons"][0]
     assert "capped at 19.79 GiB" in why and "The card itself had 68.66 GiB free" in why
