@@ -68,6 +68,7 @@ def _diagnose(folder: Path, m: int, params: int | None) -> dict:
 def figures(folder: Path) -> list[dict]:
     runs = measured(folder)
     fitting = [k for k, v in runs.items() if not v["oom"]]
+    failed_at = min((k for k, v in runs.items() if v["oom"]), default=None)
     rows = []
     for m, run in runs.items():
         if not run["oom"]:
@@ -76,13 +77,11 @@ def figures(folder: Path) -> list[dict]:
             d = _diagnose(folder, m, params)
             fit = d["fit"] or {}
             chosen = fit.get("micro_batch")
-            outside = (d["oom"] or {}).get("process_mib", 0) - (d["oom"] or {}).get(
-                "reserved_mib", 0
-            )
+            oom = d["oom"] or {}
+            outside = (oom.get("process_mib") or 0.0) - (oom.get("reserved_mib") or 0.0)
             at, how = _measured_at(runs, chosen) if chosen else (None, "none chosen")
             real = at + max(outside, 0.0) if at is not None else None
             predicted = fit.get("predicted_peak_mib")
-            failed_at = min((k for k, v in runs.items() if v["oom"]), default=None)
             rows.append(
                 {
                     "from_micro_batch": m,

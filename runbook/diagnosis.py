@@ -603,7 +603,9 @@ def _budget(oom: OomMessage, t: Thresholds) -> Budget:
     # Under a memory fraction, what the driver had free past the cap was never this process's:
     # the room is the cap's (a real H100 said "68.66 GiB is free ... 19.79 GiB allowed").
     cap_room = _cap_room(oom)
-    free = oom.free_mib if cap_room is None else min(cap_room, oom.free_mib or cap_room)
+    free = oom.free_mib
+    if cap_room is not None:
+        free = cap_room if free is None else min(cap_room, free)  # "0 bytes free" stays 0
     shortfall = max(tried - (free or 0.0), 0.0)
     own, others, how = _own_usage(oom, t)
     floor = t.co_tenant_min_fraction_of_total * total if total else None
