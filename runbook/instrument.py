@@ -13,6 +13,12 @@ snapshot if RUNBOOK_OOM_SNAPSHOT=1) into $RUNBOOK_OOM_DUMP_DIR (default: the job
 directory, beside the log), prints one marker line the log scanner recognises, and re-raises.
 Without CUDA every device number is null: the dump still says which rank failed, when and how.
 
+With RUNBOOK_HOOK_URL in the job's environment (and RUNBOOK_HOOK_TOKEN, the hook's bearer
+token), an uncaught OOM also POSTs {"job_id": $SLURM_JOB_ID} to `runbook hook serve` once the
+traceback is in the log: the wedged job is handled in seconds, not at the next sweep. Skipped
+while torchrun still has restarts left (it restarts the workers itself). `push()` does the same
+for a job that catches the OOM and exits or waits on its own.
+
 When the job enables PyTorch's flight recorder (TORCH_FR_BUFFER_SIZE, or TORCH_NCCL_TRACE_BUFFER_SIZE
 for NCCL), a daemon thread serves `runbook hang`: when the request file in
 /tmp/runbook-fr-<job id>/ changes, it writes this rank's recorder as JSON beside it
@@ -26,6 +32,7 @@ import atexit
 import contextlib
 import json
 import os
+import re
 import socket
 import stat
 import sys
@@ -40,7 +47,15 @@ ALLOC_VARS = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLO
 # know when the model alone no longer fits a card, where only sharding can help.
 BYTES_PER_PARAM_ADAM_MIXED = 18
 
-_state: dict = {"installed": False, "params": None}
+_state: dict = {"installed": False, "params": None, "pushed": False}
+HOOK_URL_VAR, HOOK_TOKEN_VAR = "RUNBOOK_HOOK_URL", "RUNBOOK_HOOK_TOKEN"
+HOOK_TIMEOUT_S = 3.0  # a dying rank waits this long at most per try (RUNBOOK_HOOK_TIMEOUT_S)
+# srun relays a rank's output to the log through slurmstepd: the incident the push starts reads
+# that log, so the push waits a moment after the traceback is flushed (RUNBOOK_HOOK_SETTLE_S).
+HOOK_SETTLE_S = 0.5
+_JOB_ID = re.compile(r"\d{1,10}(?:_\d{1,10})?")
+_HOOK_URL = re.compile(r"(https?://)(?:([^@/?#\s]*)@)?([^@/?#\s]+)")
+_ELASTIC = ("TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS")  # set by torchrun
 
 
 def _rank() -> int | None:
@@ -268,6 +283,91 @@ def _serve_flight_recorder() -> None:
     threading.Thread(target=serve, daemon=True, name="runbook-flight-recorder").start()
 
 
+def _seconds(var: str, default: float) -> float:
+    try:
+        return min(max(float(os.environ.get(var, default)), 0.0), 60.0)
+    except ValueError:
+        return default
+
+
+def _push_blocked(job: str, url: str) -> str | None:
+    """Why this rank must not push (a line for the log), or None."""
+    if not _JOB_ID.fullmatch(job):
+        return f"not pushed: SLURM_JOB_ID is {job[:24]!r}, not a Slurm job id"
+    m = _HOOK_URL.match(url)
+    if not m:
+        return f"not pushed: {HOOK_URL_VAR} must be an http:// or https:// URL"
+    if m.group(2) is not None:
+        return f"not pushed: credentials go in {HOOK_TOKEN_VAR}, not in {HOOK_URL_VAR}"
+    restarts, most = (os.environ.get(v, "") for v in _ELASTIC)
+    if restarts.isdigit() and most.isdigit() and int(restarts) < int(most):
+        return f"not pushed: torchrun restarts the workers ({restarts} of {most} restarts used)"
+    return None
+
+
+def push(reason: str = "oom") -> str | None:
+    """POST this job's id to runbook's hook ($RUNBOOK_HOOK_URL, bearer $RUNBOOK_HOOK_TOKEN), once
+    per process, and print one marker line saying what the hook answered. Never raises: the
+    rank is already failing, and its own error is what the log must show. Returns that line, or
+    None when no URL is set or this process already pushed."""
+    url = os.environ.get(HOOK_URL_VAR, "").strip()
+    if not url or _state["pushed"]:
+        return None
+    _state["pushed"] = True
+    job = os.environ.get("SLURM_JOB_ID", "")
+    m = _HOOK_URL.match(url)  # printed: the scheme and host only, never a secret of the URL
+    where = m.group(1) + m.group(3) if m else "(not an http URL)"
+    head = f"{MARKER} push rank={_rank()} job={job or '-'} reason={reason} to={where}"
+    blocked = _push_blocked(job, url)
+    line = f"{head} {blocked}" if blocked else f"{head} {_post(url, job)}"
+    print(line, file=sys.stderr, flush=True)
+    return line
+
+
+def _post(url: str, job: str) -> str:
+    import urllib.error
+    import urllib.request
+
+    body = json.dumps({"job_id": job}).encode()
+    headers = {"Content-Type": "application/json"}
+    token = os.environ.get(HOOK_TOKEN_VAR, "").strip()
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    with contextlib.suppress(OSError):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    time.sleep(_seconds("RUNBOOK_HOOK_SETTLE_S", HOOK_SETTLE_S))
+    timeout = _seconds("RUNBOOK_HOOK_TIMEOUT_S", HOOK_TIMEOUT_S) or HOOK_TIMEOUT_S
+    said = "failed: no answer"
+    for attempt in (1, 2):  # one retry: a hook restarting, a dropped connection
+        req = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:  # noqa: S310 (http(s) only)
+                return _answer(r.status, r.read(65536))
+        except urllib.error.HTTPError as e:
+            if e.code < 500:  # the hook refused it (a token, the payload): retrying cannot help
+                return _answer(e.code, e.read(65536))
+            said = _answer(e.code, e.read(65536))
+        except (OSError, ValueError) as e:  # refused, unreachable, timed out, a bad URL
+            said = f"failed: {type(e).__name__}: {str(e)[:160]}"
+        if attempt == 1:
+            time.sleep(1.0)
+    return said
+
+
+def _answer(status: int, raw: bytes) -> str:
+    """The hook's answer as one line: its status and the incident it queued (or its error)."""
+    try:
+        doc = json.loads(raw.decode("utf-8", "replace"))
+    except ValueError:
+        doc = {}
+    got = (doc.get("accepted") or [{}])[0] if isinstance(doc, dict) else {}
+    if isinstance(got, dict) and got.get("incident"):
+        return f"status={status} incident={str(got['incident'])[:80]}"
+    error = doc.get("error") if isinstance(doc, dict) else None
+    return f"status={status}" + (f" error={str(error)[:160]!r}" if error else "")
+
+
 def install(model=None) -> None:
     """Print the allocator settings in force; dump on an uncaught OOM; print the peak at exit."""
     import torch
@@ -292,9 +392,12 @@ def install(model=None) -> None:
     previous = sys.excepthook
 
     def hook(kind, value, tb):
-        if isinstance(value, torch.OutOfMemoryError):
+        oom = isinstance(value, torch.OutOfMemoryError)
+        if oom:
             dump(value)
-        previous(kind, value, tb)
+        previous(kind, value, tb)  # the traceback first: the incident the push starts reads it
+        if oom:
+            push("oom")
 
     sys.excepthook = hook
     atexit.register(_peak_line)

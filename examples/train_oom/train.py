@@ -206,6 +206,12 @@ def main() -> int:
         action="store_true",
         help="the OOM rank exits (as under torchrun's teardown) instead of wedging",
     )
+    ap.add_argument(
+        "--oom-raises",
+        action="store_true",
+        help="the OOM goes uncaught (runbook.instrument's excepthook: dump, traceback, and the "
+        "push to the hook when RUNBOOK_HOOK_URL is set)",
+    )
     args = ap.parse_args()
     if args.config:
         import yaml
@@ -370,6 +376,8 @@ def main() -> int:
                 if opt is not None:
                     opt.step()
         except torch.OutOfMemoryError:
+            if args.oom_raises:
+                raise  # uncaught, as in most scripts: runbook.instrument's excepthook takes it
             failed()
             if args.oom_exits:
                 return 1  # the peers' gloo sockets close; they fail too; the job ends FAILED

@@ -33,7 +33,10 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def hook(cluster):
+    """The hook on the cluster's bridge address: the tests post to it from this host, and the
+    jobs' runbook.instrument from inside the nodes' network namespaces."""
     port = free_port()
+    addr = cluster["RUNBOOK_CLUSTER_HOST_ADDR"]
     env = {
         **os.environ,
         "RUNBOOK_HOOK_SECRET": SECRET,
@@ -41,13 +44,13 @@ def hook(cluster):
         "RUNBOOK_HOOK_MAX_BODY_BYTES": "65536",
     }
     proc = subprocess.Popen(
-        ["runbook", "--site", "devcluster", "hook", "serve", "--port", str(port)],
+        ["runbook", "--site", "devcluster", "hook", "serve", "--bind", addr, "--port", str(port)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
-    url = f"http://127.0.0.1:{port}/"
+    url = f"http://{addr}:{port}/"
 
     def up():
         try:
@@ -232,5 +235,53 @@ def test_hook_and_sweep_at_the_same_moment_one_incident_one_scancel_one_resubmit
         assert len(lines) <= 1  # the sweep either saw it handled, or handled it itself
         s.wait_done(incidents[0]["new_job_id"])
         assert "training finished" in log_of(s.workdir, incidents[0]["new_job_id"])
+    finally:
+        s.close()
+
+
+def test_a_rank_that_runs_out_tells_the_hook_itself_and_the_job_is_handled(hook, cluster):
+    """Issue 30: nobody posts. The OOM goes uncaught in rank 3 of the modelled job;
+    runbook.instrument's excepthook writes the dump, lets the traceback print, then POSTs the
+    job id to the hook from inside the node (token from a file the script names). The hook
+    opens the incident that the rank's own marker line names, and handles it like a page."""
+    s = Scenario(
+        cluster,
+        "pushjob",
+        frag_mib_per_step=6000,
+        long_step=1,
+        hook_url=hook,
+        hook_token_file="hook-token",
+        extra_args="--oom-raises",
+    )
+    token = s.workdir / "hook-token"
+    token.write_text("tok-123\n")
+    token.chmod(0o644)
+    try:
+        job = s.submit()
+        pushed = wait_until(
+            lambda: next(
+                (
+                    ln
+                    for ln in log_of(s.workdir, job).splitlines()
+                    if "RUNBOOK_INSTRUMENT push" in ln
+                ),
+                None,
+            ),
+            120,
+            "the failing rank's push line",
+        )
+        assert " job=" + job + " " in pushed and "status=202 incident=" in pushed, pushed
+        assert "tok-123" not in pushed
+        incident = pushed.split("incident=")[1].split()[0]
+        row = wait_until(
+            lambda: (r := _incident_of(job)) and r["status"] != "running" and r,
+            120,
+            "the pushed incident to finish",
+        )
+        assert row["id"] == incident and row["verdict"] == "fragmentation", row
+        log = log_of(s.workdir, job)
+        assert log.index("torch.OutOfMemoryError") < log.index("RUNBOOK_INSTRUMENT push")
+        assert _ledger(job)[-1] == ("submit", "applied")
+        assert "training finished" in s.wait_done(row["new_job_id"])
     finally:
         s.close()
