@@ -254,6 +254,101 @@ def case_train(torch, micro_batch: int, steps: int):
         instrument.step(step, every=1)
 
 
+def case_push_oom(torch):
+    """A real OOM nobody catches, runbook.instrument installed with RUNBOOK_HOOK_URL set: its
+    excepthook dumps, prints the traceback, then POSTs the job id (the parent's recorder)."""
+    model = torch.nn.Sequential(*[torch.nn.Linear(4096, 4096) for _ in range(8)]).cuda()
+    _instrumented(torch, model)
+    held = _fill(torch, 1)
+    print(f"step 1: {len(held)} blocks of ballast; forward next", flush=True)
+    model(torch.randn(65536, 4096, device="cuda"))
+
+
+def case_lightning_stats(torch):
+    """Lightning's own loop with DeviceStatsMonitor and a CSVLogger (what it writes, and when),
+    on a real leak: training_step keeps each step's logits on the GPU, until the OOM."""
+    import lightning as L  # noqa: N812 (Lightning's own spelling)
+    from lightning.pytorch.callbacks import DeviceStatsMonitor
+    from lightning.pytorch.loggers import CSVLogger
+
+    class Leaky(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.body = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU())
+            self.head = torch.nn.Linear(4096, 16384)
+            self.kept = []
+
+        def training_step(self, batch, batch_idx):
+            x = torch.randn(2048, 1024, device=self.device)
+            logits = self.head(self.body(x))
+            self.kept.append(logits)  # the bug: every step's logits (128 MiB) stay on the GPU
+            loss = logits.float().pow(2).mean()
+            self.log("train_loss", loss, prog_bar=True)
+            return loss
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=1e-6)
+
+    data = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.zeros(100000, 1)))
+    trainer = L.Trainer(
+        accelerator="gpu",
+        devices=1,
+        max_steps=5000,
+        callbacks=[DeviceStatsMonitor()],
+        logger=CSVLogger("lightning_logs", name="stats"),
+        log_every_n_steps=10,
+        enable_checkpointing=False,
+    )
+    trainer.fit(Leaky(), data)
+
+
+def case_hf_mem_metrics(torch):
+    """transformers' Trainer with its memory metrics on (skip_memory_metrics=False): a GPT-2
+    built from a config (no download), evaluation every 10 steps; what it prints, and when."""
+    import transformers as tf
+
+    cfg = tf.GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=8192, n_positions=256)
+    model = tf.GPT2LMHeadModel(cfg)
+
+    class Tokens(torch.utils.data.Dataset):
+        def __init__(self, n):
+            self.n = n
+
+        def __len__(self):
+            return self.n
+
+        def __getitem__(self, i):
+            ids = torch.randint(0, 8192, (256,), generator=torch.Generator().manual_seed(i))
+            return {"input_ids": ids, "labels": ids}
+
+    kw = dict(
+        output_dir="hf_out",
+        per_device_train_batch_size=16,
+        per_device_eval_batch_size=16,
+        max_steps=30,
+        logging_steps=5,
+        eval_strategy="steps",
+        eval_steps=10,
+        save_strategy="no",
+        report_to="none",
+        skip_memory_metrics=False,
+        disable_tqdm=True,
+    )
+    try:
+        args = tf.TrainingArguments(**kw)
+    except TypeError as e:  # an argument this version no longer has: say which, go on without
+        print(f"TrainingArguments: {e}", flush=True)
+        kw.pop("skip_memory_metrics")
+        args = tf.TrainingArguments(**kw)
+    print(f"transformers {tf.__version__}", flush=True)
+    trainer = tf.Trainer(
+        model=model, args=args, train_dataset=Tokens(4096), eval_dataset=Tokens(512)
+    )
+    out = trainer.train()
+    trainer.log_metrics("train", out.metrics)
+    trainer.log_metrics("eval", trainer.evaluate())
+
+
 CASES = {
     "oom_plain": (case_plain, {}),
     "oom_after_some": (case_after_some, {}),
@@ -267,6 +362,9 @@ CASES = {
     "phase_eval_graph": (case_eval_graph, {}),
     "phase_load": (case_load, {}),
     "phase_leak": (case_leak, {"RUNBOOK_OOM_SNAPSHOT": "1"}),
+    "push_oom": (case_push_oom, {}),  # run by record_push, with the recorder listening
+    "lightning_stats": (case_lightning_stats, {}),
+    "hf_mem_metrics": (case_hf_mem_metrics, {}),
 }
 
 
@@ -341,6 +439,53 @@ def record_node(out: Path, env: dict, manifest: list) -> None:
         holder.wait()
 
 
+def record_push(out: Path, env: dict, manifest: list) -> None:
+    """case_push_oom with a recorder standing in for `runbook hook serve` (no Slurm here): what
+    the dying rank sent, and when it arrived after the OOM (the dump's time)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    got: list[dict] = []
+
+    class Recorder(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            n = int(self.headers.get("Content-Length") or 0)
+            headers = {k: v for k, v in self.headers.items() if k.lower() != "authorization"}
+            got.append(
+                {
+                    "arrived": time.time(),
+                    "path": self.path,
+                    "bearer": self.headers.get("Authorization") == "Bearer recorded-token",
+                    "headers": headers,
+                    "body": self.rfile.read(n).decode(),
+                }
+            )
+            raw = b'{"accepted": [{"job_id": "4242", "incident": "recorded-4242"}]}'
+            self.send_response(202)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def log_message(self, *args):
+            pass
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    extra = {
+        "RUNBOOK_HOOK_URL": f"http://127.0.0.1:{srv.server_address[1]}/",
+        "RUNBOOK_HOOK_TOKEN": "recorded-token",
+        "SLURM_JOB_ID": "4242",
+        "SLURM_PROCID": "0",
+    }
+    try:
+        _run(out, "push_oom", _me("--child", "push_oom"), {**env, **extra}, manifest)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    (out / "push_requests.json").write_text(json.dumps(got, indent=1))
+
+
 def record_fit(out: Path, env: dict, manifest: list, steps: int) -> None:
     """Micro-batches 1, 2, 4, ... until one runs out; then the points between the last that
     fitted and the first that did not, so the fit is checked where it matters."""
@@ -405,9 +550,11 @@ def parent(out: Path, only: list[str], steps: int, budget: float) -> int:
     if not only or "node" in only:
         record_node(out, env, manifest)
     for name, (_, extra) in CASES.items():
-        if name == "oom_cotenant" or (only and name not in only):
+        if name in ("oom_cotenant", "push_oom") or (only and name not in only):
             continue
         _run(out, name, _me("--child", name), {**env, **extra}, manifest)
+    if not only or "push_oom" in only:
+        record_push(out, env, manifest)
     if not only or "fit" in only:
         record_fit(out, env, manifest, steps)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
