@@ -411,12 +411,21 @@ _RESTORE_FRAMES = lazy(r"^(?:default_restore_location|_cuda_deserialize|restore_
 def where_from_frames(frames: list[Frame]) -> tuple[str, list[str]]:
     """The phase the traceback names, and the frames that name it."""
     named: dict[str, list[Frame]] = {}
-    for frame in frames:
+    deepest: dict[str, int] = {}
+    for i, frame in enumerate(frames):
         for phase, what, pattern, _why in _WHERE:
             value = frame.file if what == "module" else frame.func if what == "func" else frame.code
             if value and pattern.search(value.split(".")[-1] if what == "func" else value):
                 named.setdefault(phase, []).append(frame)
+                deepest[phase] = i
                 break
+    # optimizer.step(closure) runs the step's forward and backward inside itself (Lightning's
+    # automatic optimization, LBFGS): a forward or backward frame deeper than the optimizer's
+    # last one is where the memory was asked for (a real H100, tests/data/gpu/lightning_stats.log).
+    if "optimizer_step" in named and any(
+        deepest.get(inner, -1) > deepest["optimizer_step"] for inner in ("backward", "forward")
+    ):
+        del named["optimizer_step"]
     for phase in PRIORITY:
         if phase in named:
             return phase, [f.text() for f in named[phase][-2:]]
@@ -468,7 +477,11 @@ _TRAIN_LABEL = lazy(r"(?i)^\W*$|\bepoch\b|^\W*train(?:ing)?\b|\bsteps?\b|\biter"
 _OTHER_LABEL = lazy(
     r"(?i)split|\bmap\b|download|load|token|generat|filter|shard|eval|valid|test|predict"
 )
-_HF_LOG = lazy(r"\{'loss':\s*[\d.]+", needs="'loss'")
+# rich's bar (Lightning's RichProgressBar): "Epoch 0/-2 ━━╸━━ 582/5000 0:00:11 • 53.71it/s".
+_RICH_BAR = lazy(
+    r"^\s*Epoch\s+\d{1,6}(?:/-?\d{1,6})?\s+[━╸╺─\s]*?\s(\d{1,9})/(?:\d{1,9}|\?)\s", needs="/"
+)
+_HF_LOG = lazy(r"\{'loss':\s*'?[\d.]+", needs="'loss'")
 # HF Trainer's notebook bar: "[ 501/1500 06:35 < 13:11, 1.26 it/s, Epoch 1/3]" (training only:
 # its evaluation bar names no epoch).
 _HF_NOTEBOOK = lazy(r"^\s*\[\s*(\d{1,9})/\d{1,9}\s[^\]]*\bEpoch\s+[\d.]+/\d", needs="Epoch")
@@ -484,6 +497,9 @@ def _progress(line: str, step_pattern: re.Pattern) -> tuple[bool | None, int | N
             n = small_int(m.group(2))
             return (bool(n), n) if n else (False, None)
         return None, None
+    if m := _RICH_BAR.match(line):
+        n = small_int(m.group(1))
+        return (bool(n), n) if n else (False, None)
     if m := step_pattern.search(line):
         return True, small_int(m.group(1))
     if (m := _BRACKETS.search(line)) and not _OTHER_LABEL.search(line[: m.start(1)]):

@@ -188,11 +188,14 @@ class _Visitor(ast.NodeVisitor):
     visit_AsyncFor = _loop  # noqa: N815
 
     def _kept_across(self, loop) -> None:
-        """`x += loss` / `xs.append(loss)` in a training loop, the value not detached."""
+        """`x += loss` / `x = x + loss` / `xs.append(loss)` in a training loop, the value not
+        detached."""
         for sub in ast.walk(loop):
             value = None
             if isinstance(sub, ast.AugAssign) and isinstance(sub.op, ast.Add):
                 value = sub.value
+            elif (added := _self_sum(sub)) is not None:  # a real H100 leak's own spelling
+                value = added
             elif (
                 isinstance(sub, ast.Call)
                 and isinstance(sub.func, ast.Attribute)
@@ -210,6 +213,25 @@ class _Visitor(ast.NodeVisitor):
                     f"`{_src(self.lines, sub)}` keeps {text} across steps with its autograd "
                     "graph (use .item() or .detach())",
                 )
+
+
+def _self_sum(node) -> ast.expr | None:
+    """What `x = x + v` (or `x = v + x`) adds to `x`, for a plain name or attribute `x`."""
+    if not (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name | ast.Attribute)
+        and isinstance(node.value, ast.BinOp)
+        and isinstance(node.value.op, ast.Add)
+    ):
+        return None
+    target = ast.dump(node.targets[0], annotate_fields=False).replace("Store()", "Load()")
+    left, right = node.value.left, node.value.right
+    if ast.dump(left, annotate_fields=False) == target:
+        return right
+    if ast.dump(right, annotate_fields=False) == target:
+        return left
+    return None
 
 
 def check_tree(root: str | Path) -> SourceReport:

@@ -5,6 +5,7 @@ nvidia-smi parser, and the fit against the peaks the GPU measured (bench/gpu_fit
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -66,6 +67,12 @@ CASES = [
     ("fit-m112", "true_oom", "unknown", "backward"),
     ("fit-m128", "true_oom", "unknown", "forward"),
     ("phase_eval_graph", "not_oom", "unknown", None),
+    # The evaluation outside no_grad, from the log alone: its own batch is what the log shows
+    # (with the source, below: eval_no_grad).
+    ("phase_eval_nograd", "true_oom", "eval_batch", "eval"),
+    # Lightning: backward runs inside optimizer.step(closure); the leak is not in the log.
+    ("lightning_stats", "true_oom", "unknown", "backward"),
+    ("push_oom", "true_oom", "static_sizing", "unknown"),  # torch.randn's own ask, at step 1
 ]
 
 
@@ -152,3 +159,57 @@ def test_a_memory_fraction_on_a_card_with_nothing_free_keeps_the_card_s_zero():
     assert (
         "the shortfall is 15.00 GiB (request - room under the memory fraction)" in d["reasons"][0]
     )
+
+
+def test_real_h100_lightning_closure_is_backward_mid_run_from_its_rich_bar():
+    """Lightning 2.6.6's automatic optimization: the OOM's frames run optimizer.step ->
+    closure -> backward; its RichProgressBar's last line says 582 steps were done."""
+    p = diagnose("--log", str(GPU / "lightning_stats.log"))["phase"]
+    assert (p["where"], p["when"], p["step"]) == ("backward", "mid_run", 582)
+    assert "torch/autograd" in p["evidence"][0]
+
+
+def test_real_h100_eval_outside_no_grad_with_the_source_is_eval_no_grad(tmp_path):
+    """The job's own file (the recording script, as the job ran it) read by the static check:
+    the evaluation loop's `total += model(batch)...` is in the traceback."""
+    (tmp_path / "gpu_record.py").write_text((REPO / "bench" / "gpu_record.py").read_text())
+    d = diagnose("--log", str(GPU / "phase_eval_nograd.log"), "--source", str(tmp_path))
+    assert d["cause"] == "eval_no_grad" and d["next_step"]["for_a_person"] is True
+    hit = [f for f in d["source_findings"] if f["in_traceback"]]
+    assert [(f["kind"], f["text"].split("#")[0].strip()) for f in hit] == [
+        ("eval_no_grad", "total += model(batch).float().mean()")
+    ]
+    # The leak's `running = running + loss` (no +=) is found too, in its own traceback.
+    d = diagnose("--log", str(GPU / "phase_leak.log"), "--source", str(tmp_path))
+    hit = [(f["kind"], f["text"]) for f in d["source_findings"] if f["in_traceback"]]
+    assert hit == [
+        ("keeps_graph", "running = running + loss  # the bug: the graph of every step is kept")
+    ]
+
+
+def test_real_h100_push_after_the_traceback_and_half_a_second_after_the_oom():
+    """runbook.instrument on a real uncaught OOM with RUNBOOK_HOOK_URL set: one POST of the job
+    id with the bearer token, after the traceback is printed; the line says what the hook
+    answered; diagnose reads the log the same with or without that line."""
+    log = (GPU / "push_oom.log").read_text()
+    assert log.index("torch.OutOfMemoryError: CUDA out of memory") < log.index("push rank=0")
+    assert "push rank=0 job=4242 reason=oom to=http://127.0.0.1:" in log
+    assert "status=202 incident=recorded-4242" in log
+    (req,) = json.loads((GPU / "push_requests.json").read_text())
+    assert json.loads(req["body"]) == {"job_id": "4242"} and req["bearer"] is True
+    dump = json.loads((GPU / "oom-dump-4242-rank0-1006.json").read_text())
+    assert 0.4 < req["arrived"] - dump["time"] < 2.0  # RUNBOOK_HOOK_SETTLE_S (0.5 s), then sent
+
+
+def test_real_h100_transformers_5_log_dicts_quote_their_numbers_and_still_count_as_steps():
+    from runbook.evidence.phase import DEFAULT_STEP_PATTERN, _progress
+
+    lines = (GPU / "hf_mem_metrics.log").read_text().splitlines()
+    train = [ln for ln in lines if ln.startswith("{'loss': '")]
+    assert len(train) == 6
+    assert all(_progress(ln, re.compile(DEFAULT_STEP_PATTERN))[0] is True for ln in train)
+    # Its memory metrics come only at the end of train() and evaluate(): a run that runs out
+    # never prints them, so they are no series to read a trend from.
+    evals = [ln for ln in lines if ln.startswith("{'eval_loss'")]
+    assert evals and not any("mem_gpu" in ln for ln in evals)
+    assert any("train_mem_gpu_peaked_delta" in ln for ln in lines[-40:])

@@ -228,6 +228,27 @@ def test_source_check_names_each_pattern_by_file_and_line():
     }
 
 
+@pytest.mark.parametrize(
+    ("line", "kept"),
+    [
+        ("running = running + loss", True),  # the real H100 leak's spelling (gpu/phase_leak.log)
+        ("running = loss + running", True),
+        ("self.total = self.total + outputs.logits", True),
+        ("running = running + loss.item()", False),
+        ("running = running + loss.detach()", False),
+        ("running = other + loss", False),  # a fresh value each step: nothing accumulates
+    ],
+)
+def test_a_sum_kept_across_steps_in_any_spelling(line, kept):
+    src = (
+        "def train(model, opt, data):\n    running = 0\n    for x in data:\n"
+        "        loss = model(x)\n        loss.backward()\n        opt.step()\n"
+        f"        opt.zero_grad()\n        {line}\n"
+    )
+    found = {(f.kind, f.line) for f in check_text(src, "train.py")}
+    assert found == ({("keeps_graph", 8)} if kept else set())
+
+
 def test_source_check_reads_code_it_cannot_parse_as_nothing():
     assert check_text("def broken(:\n", "x.py") == []
 
