@@ -40,6 +40,9 @@ class Evidence:
     source: Any = None
     tried: tuple[str, ...] = ()
     parent_failed_step: int | None = None  # the step the lineage's parent failed at
+    # A memory series from a file the job wrote (Lightning's DeviceStatsMonitor through a
+    # CSVLogger: evidence.job_metrics), read when the log itself carries none.
+    series: Any = None
 
 
 @record
@@ -176,6 +179,8 @@ def _when_and_where(d: Diagnosis, ev: Evidence) -> None:
     d.phase = launch.phase_of(launch.first_oom)
     rank = d.oom.rank if d.oom is not None else None
     d.trend = launch.trend_for(rank)
+    if (d.trend is None or d.trend.kind == "unknown") and ev.series is not None:
+        d.trend = ev.series
     d.cause = cause_of(
         Facts(
             verdict=d.verdict,

@@ -14,7 +14,7 @@ import time
 from runbook import engine
 from runbook.actions.policy import confirm_policy
 from runbook.diagnosis import Evidence, classify
-from runbook.evidence import collect, node_history
+from runbook.evidence import collect, job_metrics, node_history
 from runbook.planning.plan import make_plan
 from runbook.playbook import load as load_playbook
 from runbook.report.model import plain
@@ -178,6 +178,7 @@ def _diagnosis_stage(ctx: engine.Run, launch, dump, script, health, node: str | 
             tried=tuple(r for _, r in run.tried),
             parent_failed_step=run.parent_failed_step,
             source=collect.source_of(job, script or ""),
+            series=job_metrics.series_of(job.work_dir, job.start, job.end),
         )
         diagnosis = ctx.diagnosis = classify(evidence, ctx.playbook.thresholds)
         rec.incident.diagnosis = diagnosis.contract()

@@ -207,6 +207,12 @@ def main() -> int:
         help="the OOM rank exits (as under torchrun's teardown) instead of wedging",
     )
     ap.add_argument(
+        "--lightning-csv",
+        default="",
+        help="rank 0 writes Lightning's DeviceStatsMonitor columns (the modelled memory) to "
+        "DIR/version_0/metrics.csv every step, as Lightning's CSVLogger does",
+    )
+    ap.add_argument(
         "--oom-raises",
         action="store_true",
         help="the OOM goes uncaught (runbook.instrument's excepthook: dump, traceback, and the "
@@ -250,6 +256,23 @@ def main() -> int:
         b, p = int(allocated_mib * 2**20), int(peak_mib * 2**20)
         retries = max(step, 0) * args.retries_per_step
         memory_line(step, allocated=b, peak=p, reserved=p, retries=retries, total=int(card * 2**20))
+
+    def lightning_row(step: int, allocated_mib: float, peak_mib: float) -> None:
+        """One row of a CSVLogger's metrics.csv with DeviceStatsMonitor's memory columns (their
+        names as Lightning 2.6.6 wrote them on a real H100: tests/data/gpu/lightning_metrics.csv).
+        """
+        path = os.path.join(args.lightning_csv, "version_0", "metrics.csv")
+        fresh = not os.path.exists(path)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "a", encoding="utf-8") as f:
+            if fresh:
+                f.write(
+                    "DeviceStatsMonitor.on_train_batch_end/allocated_bytes.all.peak,"
+                    "DeviceStatsMonitor.on_train_batch_start/allocated_bytes.all.current,"
+                    "epoch,step\n"
+                )
+            f.write(f",{int(allocated_mib * 2**20)},,{step}\n")
+            f.write(f"{int(peak_mib * 2**20)},,,{step}\n")
 
     alloc_conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", os.environ.get("PYTORCH_ALLOC_CONF", ""))
     expandable = "expandable_segments:true" in alloc_conf.lower().replace(" ", "")
@@ -369,6 +392,8 @@ def main() -> int:
         base = args.param_mib + kept(step)
         if args.mem_lines:
             instrument_line(step - 1, base, base + 2 * act)
+        if args.lightning_csv and rank == 0:
+            lightning_row(step - 1, base, base + 2 * act)
         oom = room(base + act + act, act, step, others)
         try:
             with watch():  # the dump: rank, device numbers (null on CPU), settings

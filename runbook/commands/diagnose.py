@@ -71,6 +71,14 @@ from runbook.rungs import next_step_for_cause
     "tensors across steps, evaluate outside no_grad or torch.load without map_location.",
 )
 @click.option(
+    "--metrics",
+    "metrics_file",
+    metavar="FILE",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A Lightning CSVLogger's metrics.csv with DeviceStatsMonitor's columns: its memory "
+    "series gives the trend when the log has none (runbook oom finds it in the job's folder).",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -90,6 +98,7 @@ def diagnose(
     grad_accum,
     params,
     source_dir,
+    metrics_file,
     as_json,
 ):
     """Diagnose a CUDA OOM offline, from files you already have.
@@ -105,6 +114,7 @@ def diagnose(
       pbpaste | runbook diagnose --log -
       runbook diagnose --log slurm-123456.out --micro-batch 8 --grad-accum 2 --json
       runbook diagnose --log slurm-123456.out --source ~/project/train.py
+      runbook diagnose --log slurm-123456.out --metrics lightning_logs/run/version_0/metrics.csv
     Exit codes: 0 a verdict was reached (not_oom too), 3 an input could not be read
     (the others are still used), 2 usage error.
     """
@@ -155,12 +165,21 @@ def diagnose(
         from runbook.evidence.source_check import check_tree
 
         source = check_tree(source_dir)
+    series = None
+    if metrics_file:
+        from runbook.evidence.job_metrics import read_head_and_tail
+        from runbook.evidence.trend import from_lightning_csv
+
+        series = from_lightning_csv(read_head_and_tail(metrics_file), metrics_file)
+        if series is None and launch is not None:
+            launch.notes.append(f"--metrics {metrics_file}: no DeviceStatsMonitor memory columns")
     evidence = Evidence(
         launch=launch,
         slurm=slurm,
         node_health=health,
         job_id=slurm.job_id if slurm else None,
         source=source,
+        series=series,
     )
     diagnosis = classify(evidence, playbook.thresholds)
     diagnosis.next_step = next_step_for_cause(

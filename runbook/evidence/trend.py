@@ -13,9 +13,11 @@ A pure function of log lines. Series read: runbook.instrument's per-step line, M
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import field
 
 from runbook.evidence.oom_message import strip_line
+from runbook.evidence.units import small_int
 from runbook.lazyre import lazy
 from runbook.record import record
 
@@ -114,7 +116,7 @@ def _int(text: str | None) -> int | None:
 def trend_of(lines: list[str], rank: int | None = None, end: int | None = None) -> Trend | None:
     """The memory trend of `rank` (else of the rank with the most points) in lines[:end];
     None when no memory series is in the lines."""
-    series: dict[tuple[str, int | None], list[tuple]] = {}
+    series: dict[tuple[str, int | None], deque[tuple]] = {}
     retries: int | None = None
     warnings: list[int] = []
     for raw in lines[:end]:
@@ -123,8 +125,7 @@ def trend_of(lines: list[str], rank: int | None = None, end: int | None = None) 
         text, prefix_rank = strip_line(raw)
         if m := _RETRIES.search(text):
             retries = max(retries or 0, int(m.group(1)))
-            if len(warnings) < MAX_POINTS:
-                warnings.append(int(m.group(1)))
+            warnings.append(int(m.group(1)))
             continue
         got = _point(text)
         if got is None:
@@ -133,15 +134,16 @@ def trend_of(lines: list[str], rank: int | None = None, end: int | None = None) 
         r = r if r is not None else prefix_rank
         if retr is not None:
             retries = max(retries or 0, retr)
-        pts = series.setdefault((name, r), [])
-        if len(pts) < MAX_POINTS:
-            pts.append((step, mib, text.strip()[:200], retr, peak, total))
+        # The last MAX_POINTS of each series: the points nearest the OOM tell its trend.
+        kept = series.setdefault((name, r), deque(maxlen=MAX_POINTS))
+        kept.append((step, mib, text.strip()[:200], retr, peak, total))
     if not series:
         return None
     key = next((k for k in series if rank is not None and k[1] == rank), None)
     if key is None:
         key = max(series, key=lambda k: len(series[k]))
-    pts = series[key]
+    pts = list(series[key])
+    del warnings[:-MAX_POINTS]
     t = Trend(
         series=key[0],
         rank=key[1],
@@ -230,3 +232,71 @@ def classify(values: list[float]) -> tuple[str, str]:
             f"(within {tail_spread:.1%}) over the last {len(tail)} points: warm-up, not a leak"
         )
     return "unknown", f"{n} points with no clear shape (spread {spread:.0%})"
+
+
+# -- a series from a file the job wrote: Lightning's DeviceStatsMonitor through a CSVLogger ----
+# DeviceStatsMonitor logs torch.cuda.memory_stats() at each logged batch's start and end, as
+# columns "DeviceStatsMonitor.on_train_batch_start/allocated_bytes.all.current" (a logger
+# prefix may come first); the CSVLogger writes them to <save_dir>/<name>/version_N/metrics.csv,
+# and on a crash Lightning still writes the rows it holds (a real H100:
+# tests/data/gpu/lightning_metrics.csv). Lightning logs from rank 0 only.
+_LIGHTNING_AT = "on_train_batch_start/allocated_bytes.all.current"
+_LIGHTNING_PEAK = "on_train_batch_end/allocated_bytes.all.peak"
+_LIGHTNING_RETRIES = "on_train_batch_end/num_alloc_retries"
+
+
+def from_lightning_csv(text: str, name: str = "metrics.csv") -> Trend | None:
+    """The trend of the allocated memory at each logged batch's start, from a CSVLogger's
+    metrics.csv (its header line, then rows; a cut file's partial last row is skipped); None
+    when the file holds no DeviceStatsMonitor memory columns."""
+    import csv
+
+    rows = csv.reader(text.splitlines())
+    header = next(rows, None) or []
+    col = {h.rsplit("DeviceStatsMonitor.", 1)[-1]: i for i, h in enumerate(header)}
+    at, step_col = col.get(_LIGHTNING_AT), col.get("step")
+    if at is None:
+        return None
+    peak_col, retries_col = col.get(_LIGHTNING_PEAK), col.get(_LIGHTNING_RETRIES)
+    steps: list[int | None] = []
+    values: list[float] = []
+    peaks: dict[int | None, float] = {}
+    retries: dict[int | None, int] = {}
+    for row in rows:
+        if len(row) != len(header):
+            continue
+        step = small_int(row[step_col]) if step_col is not None else None
+        if peak_col is not None and (v := _number(row[peak_col])) is not None:
+            peaks[step] = v / 2**20
+        if retries_col is not None and (v := _number(row[retries_col])) is not None:
+            retries[step] = int(v)
+        if (v := _number(row[at])) is not None:
+            steps.append(step)
+            values.append(v / 2**20)
+    if not values:
+        return None
+    steps, values = steps[-MAX_POINTS:], values[-MAX_POINTS:]  # the points nearest the OOM
+    t = Trend(
+        series="lightning",
+        rank=0,
+        points=len(values),
+        values_mib=values,
+        steps=steps,
+        retries_series=[retries.get(s) for s in steps],
+        retries=max(retries.values()) if retries else None,
+        peak_mib=peaks.get(steps[-1]),
+    )
+    t.kind, t.why = classify(values)
+    t.evidence = [
+        f"{name}: step {s} allocated {v:.1f} MiB (DeviceStatsMonitor, rank 0)"
+        for s, v in ((steps[0], values[0]), (steps[-1], values[-1]))
+    ][: 1 if len(values) == 1 else 2]
+    return t
+
+
+def _number(text: str) -> float | None:
+    try:
+        v = float(text) if text and len(text) < 32 else None
+    except ValueError:
+        return None
+    return v if v is not None and 0 <= v < 2**60 else None

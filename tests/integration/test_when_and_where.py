@@ -8,6 +8,7 @@ and was not, resubmitted."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,28 @@ def test_a_leak_stops_for_a_person_instead_of_burning_a_rerun(scenario):
     assert d["cause"] == "leak" and d["phase"]["when"] == "mid_run"
     html = (Path(out["folder"]) / "report.html").read_text()
     assert 'id="trend"' in html
+
+
+def test_a_leak_only_lightning_s_metrics_file_shows_stops_for_a_person(scenario):
+    """The log carries no memory series; the job's CSVLogger file under its working folder does
+    (DeviceStatsMonitor's columns, rank 0): runbook oom finds it, reads the leak from it, and
+    burns no rerun. An older run's metrics.csv in the same folder is not this run's."""
+    s = scenario("lightleak", extra_args="--leak-mib-per-step 4000 --lightning-csv logs/leak")
+    stale = s.workdir / "logs" / "old" / "version_0" / "metrics.csv"
+    stale.parent.mkdir(parents=True)
+    stale.write_text(
+        "DeviceStatsMonitor.on_train_batch_start/allocated_bytes.all.current,epoch,step\n"
+        + "".join(f"{2**30},0,{n}\n" for n in range(10))  # flat: would hide the leak
+    )
+    os.utime(stale, (1_700_000_000, 1_700_000_000))  # written long before this run
+    job = s.submit()
+    s.wait_failure(job, "Tried to allocate")
+    assert "RUNBOOK_INSTRUMENT mem" not in log_of(s.workdir, job)
+    out, r = needs_a_person(job)
+    d = r["diagnosis"]
+    assert d["trend"]["series"] == "lightning" and d["trend"]["kind"] == "leak", d["trend"]
+    assert d["trend"]["evidence"][0].startswith("logs/leak/version_0/metrics.csv: step 0")
+    assert d["cause"] == "leak"
 
 
 def test_a_warm_up_curve_is_not_a_leak_and_the_ladder_applies(scenario):

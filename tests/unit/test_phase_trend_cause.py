@@ -337,3 +337,16 @@ def test_torchtitans_rising_retry_warnings_are_thrashing_too():
     why = trend.thrashing(trend.trend_of(lines))
     assert why is not None and "torchtitan" in why and "1 -> 4" in why
     assert trend.thrashing(trend.trend_of(lines[:2] + lines[3:])) is None
+
+
+def test_a_long_series_keeps_its_points_nearest_the_oom():
+    """Over trend.MAX_POINTS lines, the last ones are kept (they end at the OOM): flat for 4500
+    steps, then rising into the OOM, is never read as flat from its first 4096 points."""
+    lines = [
+        f"RUNBOOK_INSTRUMENT mem rank=0 step={n} "
+        f"allocated={(1000 if n < 4500 else 1000 + 4 * (n - 4500)) * 2**20}"
+        for n in range(5000)
+    ]
+    t = trend.trend_of(lines)
+    assert t is not None and t.points == trend.MAX_POINTS and t.steps[-1] == 4999
+    assert t.kind != "flat"

@@ -1,0 +1,87 @@
+"""Memory series a job writes to files of its own, found and read where the job runs.
+
+Lightning's DeviceStatsMonitor logs memory to the job's logger, not to its output: with a
+CSVLogger that is `<save_dir>/<name>/version_N/metrics.csv` under the job's working folder
+(runbook's host sees it over the shared filesystem, as it sees configs and checkpoints). The
+search is bounded (depth, entries), follows no link, and keeps only a file written while this
+run ran: another run's metrics are not this run's evidence. The parser is
+runbook.evidence.trend.from_lightning_csv, a pure function of the text.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from datetime import datetime
+from pathlib import Path
+
+from runbook.evidence.trend import Trend, from_lightning_csv
+
+NAME = "metrics.csv"
+MAX_DEPTH = 5  # work_dir/lightning_logs/<name>/version_N/metrics.csv is depth 4
+MAX_ENTRIES = 5000  # directory entries looked at in all: a huge dataset folder is not walked
+SKIP = {".git", "__pycache__", "wandb", "checkpoints", "node_modules", ".cache", "data"}
+HEAD_BYTES = 256 << 10  # the header line: ~250 columns of ~60 characters
+TAIL_BYTES = 2 << 20  # the last rows: one per logged batch start and end
+SLACK_S = 120  # clocks and the filesystem's mtime resolution
+
+
+def find(work_dir: str, started: datetime | None, ended: datetime | None) -> Path | None:
+    """The newest metrics.csv under work_dir written while the run ran, or None."""
+    if not work_dir or started is None:
+        return None  # without the run's start, nothing proves a file is this run's
+    lo = started.timestamp() - SLACK_S
+    hi = ended.timestamp() + SLACK_S if ended is not None else float("inf")
+    best: tuple[float, Path] | None = None
+    seen = 0
+    stack = [(Path(work_dir), 0)]
+    while stack and seen < MAX_ENTRIES:
+        folder, depth = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for e in entries:
+            seen += 1
+            if seen > MAX_ENTRIES:
+                break
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    if depth < MAX_DEPTH and e.name not in SKIP and not e.name.startswith("."):
+                        stack.append((Path(e.path), depth + 1))
+                elif e.name == NAME and e.is_file(follow_symlinks=False):
+                    mtime = e.stat(follow_symlinks=False).st_mtime
+                    if lo <= mtime <= hi and (best is None or mtime > best[0]):
+                        best = (mtime, Path(e.path))
+            except OSError:
+                continue
+    return best[1] if best else None
+
+
+def read_head_and_tail(path: str | Path) -> str:
+    """The file's first line and its last TAIL_BYTES (from a line start): bounded whatever the
+    file's size. A link or anything but a regular file reads as empty."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return ""
+        head = f.read(HEAD_BYTES).split(b"\n", 1)[0]
+        if st.st_size <= HEAD_BYTES:
+            f.seek(0)
+            return f.read().decode("utf-8", "replace")
+        f.seek(max(st.st_size - TAIL_BYTES, 0))
+        tail = f.read(TAIL_BYTES).split(b"\n", 1)[-1]
+        return (head + b"\n" + tail).decode("utf-8", "replace")
+
+
+def series_of(work_dir: str, started: datetime | None, ended: datetime | None) -> Trend | None:
+    """The memory trend from the job's own metrics file, with where it was read; or None."""
+    path = find(work_dir, started, ended)
+    if path is None:
+        return None
+    shown = os.path.relpath(path, work_dir) if work_dir else str(path)
+    return from_lightning_csv(read_head_and_tail(path), shown)
