@@ -302,6 +302,40 @@ def case_lightning_stats(torch):
     trainer.fit(Leaky(), data)
 
 
+def case_lightning_forward(torch):
+    """Lightning's own loop with its TQDM bar: at batch 30 one batch is 2048 times longer (the
+    longest batch of variable-length data) and the forward runs out, inside optimizer.step's
+    closure."""
+    import lightning as L  # noqa: N812 (Lightning's own spelling)
+    from lightning.pytorch.callbacks import TQDMProgressBar
+
+    class Model(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = torch.nn.Sequential(
+                torch.nn.Linear(4096, 16384), torch.nn.GELU(), torch.nn.Linear(16384, 4096)
+            )
+
+        def training_step(self, batch, batch_idx):
+            rows = 1024 * (2048 if batch_idx == 30 else 1)
+            x = torch.randn(rows, 4096, device=self.device)
+            return self.net(x).float().pow(2).mean()
+
+        def configure_optimizers(self):
+            return torch.optim.AdamW(self.parameters(), lr=1e-5)
+
+    data = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.zeros(1000, 1)))
+    trainer = L.Trainer(
+        accelerator="gpu",
+        devices=1,
+        max_steps=100,
+        callbacks=[TQDMProgressBar(refresh_rate=1)],
+        logger=False,
+        enable_checkpointing=False,
+    )
+    trainer.fit(Model(), data)
+
+
 def case_hf_mem_metrics(torch):
     """transformers' Trainer with its memory metrics on (skip_memory_metrics=False): a GPT-2
     built from a config (no download), evaluation every 10 steps; what it prints, and when."""
@@ -365,6 +399,7 @@ CASES = {
     "push_oom": (case_push_oom, {}),  # run by record_push, with the recorder listening
     "lightning_stats": (case_lightning_stats, {}),
     "hf_mem_metrics": (case_hf_mem_metrics, {}),
+    "lightning_forward": (case_lightning_forward, {}),
 }
 
 
