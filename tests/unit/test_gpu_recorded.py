@@ -72,6 +72,7 @@ CASES = [
     ("phase_eval_nograd", "true_oom", "eval_batch", "eval"),
     # Lightning: backward runs inside optimizer.step(closure); the leak is not in the log.
     ("lightning_stats", "true_oom", "unknown", "backward"),
+    ("lightning_forward", "true_oom", "unknown", "forward"),  # the forward, in the closure too
     ("push_oom", "true_oom", "static_sizing", "unknown"),  # torch.randn's own ask, at step 1
 ]
 
@@ -167,6 +168,9 @@ def test_real_h100_lightning_closure_is_backward_mid_run_from_its_rich_bar():
     p = diagnose("--log", str(GPU / "lightning_stats.log"))["phase"]
     assert (p["where"], p["when"], p["step"]) == ("backward", "mid_run", 582)
     assert "torch/autograd" in p["evidence"][0]
+    # Its TQDM bar (Lightning's other bar): the forward ran out at batch 30.
+    p = diagnose("--log", str(GPU / "lightning_forward.log"))["phase"]
+    assert (p["where"], p["when"], p["step"]) == ("forward", "mid_run", 30)
 
 
 def test_real_h100_eval_outside_no_grad_with_the_source_is_eval_no_grad(tmp_path):
