@@ -390,6 +390,8 @@ def _last_message_line(stripped, first: int, last: int) -> int:
     for i in range(first + 1, last + 1):
         if stripped[i][1] != stripped[first][1]:
             break  # another rank's line: interleaved output, not this message
+        if stripped[i][0].lstrip().startswith("RUNBOOK_INSTRUMENT "):
+            break  # runbook.instrument's own line (its peak at exit says "reserved")
         if _MESSAGE_LINE.search(stripped[i][0]):
             end = i
         elif stripped[i][0].strip():

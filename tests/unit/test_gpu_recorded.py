@@ -191,7 +191,7 @@ def test_real_h100_eval_outside_no_grad_with_the_source_is_eval_no_grad(tmp_path
     ]
 
 
-def test_real_h100_push_after_the_traceback_and_half_a_second_after_the_oom():
+def test_real_h100_push_after_the_traceback_and_half_a_second_after_the_oom(tmp_path):
     """runbook.instrument on a real uncaught OOM with RUNBOOK_HOOK_URL set: one POST of the job
     id with the bearer token, after the traceback is printed; the line says what the hook
     answered; diagnose reads the log the same with or without that line."""
@@ -203,6 +203,9 @@ def test_real_h100_push_after_the_traceback_and_half_a_second_after_the_oom():
     assert json.loads(req["body"]) == {"job_id": "4242"} and req["bearer"] is True
     dump = json.loads((GPU / "oom-dump-4242-rank0-1006.json").read_text())
     assert 0.4 < req["arrived"] - dump["time"] < 2.0  # RUNBOOK_HOOK_SETTLE_S (0.5 s), then sent
+    cut = tmp_path / "without-push.log"
+    cut.write_text("".join(ln for ln in log.splitlines(True) if "INSTRUMENT push" not in ln))
+    assert diagnose("--log", str(cut)) == diagnose("--log", str(GPU / "push_oom.log"))
 
 
 def test_real_h100_transformers_5_log_dicts_quote_their_numbers_and_still_count_as_steps():
