@@ -175,6 +175,22 @@ def test_verify_records_prediction_against_the_rerun_and_stats_count_under_predi
     )
     assert ok["fit"]["measured_peak_mib"] == 50000.0 and ok["fit"]["under_predicted"] is False
     assert ok["fit"]["error"] == pytest.approx((50000 - 52600) / 52600, abs=1e-4)
+    assert ok["fit"]["measured_kind"] == "reserved" and "the reserved peak" in ok["fit"]["said"]
+    # Today's peak line has the allocation's peak too: what the fit predicts is compared.
+    both = SimpleNamespace(
+        kind="peak",
+        rank=0,
+        fields={
+            "max_memory_reserved": str(56000 * 2**20),
+            "total": "1",
+            "max_memory_allocated": str(51000 * 2**20),
+        },
+    )
+    new = judge(
+        plan, rerun, LaunchReport(instrument=[both]), ["step 10"], LogsSection().step_pattern
+    )
+    assert (new["fit"]["measured_peak_mib"], new["fit"]["measured_kind"]) == (51000.0, "allocated")
+    assert new["fit"]["error"] == pytest.approx((51000 - 52600) / 52600, abs=1e-4)
     from runbook.evidence.launcher_log import scan
 
     again = scan("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
