@@ -289,17 +289,24 @@ def case_lightning_stats(torch):
         def configure_optimizers(self):
             return torch.optim.SGD(self.parameters(), lr=1e-6)
 
-    data = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.zeros(100000, 1)))
-    trainer = L.Trainer(
-        accelerator="gpu",
-        devices=1,
+    _lightning_fit(
+        torch,
+        Leaky(),
         max_steps=5000,
         callbacks=[DeviceStatsMonitor()],
         logger=CSVLogger("lightning_logs", name="stats"),
         log_every_n_steps=10,
-        enable_checkpointing=False,
     )
-    trainer.fit(Leaky(), data)
+
+
+def _lightning_fit(torch, model, **trainer_args) -> None:
+    """Lightning's own Trainer on the one GPU, over a dataset of placeholder rows (each
+    training_step makes its batch on the GPU)."""
+    import lightning as L  # noqa: N812 (Lightning's own spelling)
+
+    data = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.zeros(100000, 1)))
+    trainer = L.Trainer(accelerator="gpu", devices=1, enable_checkpointing=False, **trainer_args)
+    trainer.fit(model, data)
 
 
 def case_lightning_forward(torch):
@@ -324,16 +331,9 @@ def case_lightning_forward(torch):
         def configure_optimizers(self):
             return torch.optim.AdamW(self.parameters(), lr=1e-5)
 
-    data = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.zeros(1000, 1)))
-    trainer = L.Trainer(
-        accelerator="gpu",
-        devices=1,
-        max_steps=100,
-        callbacks=[TQDMProgressBar(refresh_rate=1)],
-        logger=False,
-        enable_checkpointing=False,
+    _lightning_fit(
+        torch, Model(), max_steps=100, callbacks=[TQDMProgressBar(refresh_rate=1)], logger=False
     )
-    trainer.fit(Model(), data)
 
 
 def case_hf_mem_metrics(torch):

@@ -286,10 +286,12 @@ def _serve_flight_recorder() -> None:
 
 
 def _seconds(var: str, default: float) -> float:
+    """$var in seconds, within 0-60; the default for anything else ("nan" included)."""
     try:
-        return min(max(float(os.environ.get(var, default)), 0.0), 60.0)
+        value = float(os.environ.get(var, default))
     except ValueError:
         return default
+    return min(max(value, 0.0), 60.0) if value == value else default
 
 
 def _push_blocked(job: str, url: str) -> str | None:
@@ -327,6 +329,7 @@ def push(reason: str = "oom") -> str | None:
 
 
 def _post(url: str, job: str) -> str:
+    import http.client
     import urllib.error
     import urllib.request
 
@@ -350,7 +353,8 @@ def _post(url: str, job: str) -> str:
             if e.code < 500:  # the hook refused it (a token, the payload): retrying cannot help
                 return _answer(e.code, e.read(65536))
             said = _answer(e.code, e.read(65536))
-        except (OSError, ValueError) as e:  # refused, unreachable, timed out, a bad URL
+        # Refused, unreachable, timed out, a bad URL, a reply that is not HTTP.
+        except (OSError, ValueError, http.client.HTTPException) as e:
             said = f"failed: {type(e).__name__}: {str(e)[:160]}"
         if attempt == 1:
             time.sleep(1.0)
@@ -361,12 +365,14 @@ def _answer(status: int, raw: bytes) -> str:
     """The hook's answer as one line: its status and the incident it queued (or its error)."""
     try:
         doc = json.loads(raw.decode("utf-8", "replace"))
-    except ValueError:
-        doc = {}
-    got = (doc.get("accepted") or [{}])[0] if isinstance(doc, dict) else {}
+    except (ValueError, RecursionError):
+        doc = None
+    doc = doc if isinstance(doc, dict) else {}
+    accepted = doc.get("accepted")
+    got = accepted[0] if isinstance(accepted, list) and accepted else None
     if isinstance(got, dict) and got.get("incident"):
         return f"status={status} incident={str(got['incident'])[:80]}"
-    error = doc.get("error") if isinstance(doc, dict) else None
+    error = doc.get("error")
     return f"status={status}" + (f" error={str(error)[:160]!r}" if error else "")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import click
 
@@ -170,9 +171,16 @@ def diagnose(
         from runbook.evidence.job_metrics import read_head_and_tail
         from runbook.evidence.trend import from_lightning_csv
 
-        series = from_lightning_csv(read_head_and_tail(metrics_file), metrics_file)
+        # A path the on-call gives is theirs to give: a link is followed here (read_head_and_tail
+        # follows none, for the files runbook finds in a job's folder).
+        real = os.path.realpath(metrics_file)
+        series = from_lightning_csv(read_head_and_tail(real), metrics_file)
         if series is None and launch is not None:
-            launch.notes.append(f"--metrics {metrics_file}: no DeviceStatsMonitor memory columns")
+            launch.notes.append(
+                f"--metrics {metrics_file}: no DeviceStatsMonitor memory series (expected a "
+                "CSVLogger metrics.csv with an on_train_batch_start/allocated_bytes.all.current "
+                "column and rows under it); the trend is read from the log alone"
+            )
     evidence = Evidence(
         launch=launch,
         slurm=slurm,

@@ -101,16 +101,13 @@ def _point(text: str) -> _Point | None:
         return "instrument", rank, int(m.group(2)), int(m.group(3)) / 2**20, retries, peak, total
     if m := _MEGATRON.search(text):
         mb = float(m.group(3))
-        return "megatron", _int(m.group(1)), int(m.group(2)), mb, None, float(m.group(4)), None
+        step = small_int(m.group(2))
+        return "megatron", small_int(m.group(1)), step, mb, None, float(m.group(4)), None
     if m := _DEEPSPEED.search(text):
         return "deepspeed", None, None, float(m.group(1)) * 1024, None, None, None
     if m := _TITAN.search(text):
         return "torchtitan", None, int(m.group(1)), float(m.group(2)) * 1024, None, None, None
     return None
-
-
-def _int(text: str | None) -> int | None:
-    return int(text) if text and text.isdigit() else None
 
 
 def trend_of(lines: list[str], rank: int | None = None, end: int | None = None) -> Trend | None:
@@ -287,10 +284,11 @@ def from_lightning_csv(text: str, name: str = "metrics.csv") -> Trend | None:
         peak_mib=peaks.get(steps[-1]),
     )
     t.kind, t.why = classify(values)
+    ends = sorted({0, len(values) - 1})  # the first point and the last
     t.evidence = [
-        f"{name}: step {s} allocated {v:.1f} MiB (DeviceStatsMonitor, rank 0)"
-        for s, v in ((steps[0], values[0]), (steps[-1], values[-1]))
-    ][: 1 if len(values) == 1 else 2]
+        f"{name}: step {steps[i]} allocated {values[i]:.1f} MiB (DeviceStatsMonitor, rank 0)"
+        for i in ends
+    ]
     return t
 
 

@@ -178,3 +178,35 @@ def test_an_uncaught_oom_pushes_after_its_traceback_a_caught_one_does_not(server
     r = _run(CAUGHT, url, tmp_path)
     assert r.returncode == 0 and "training goes on" in r.stdout and not server.got
     assert "RUNBOOK_INSTRUMENT push" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"accepted": {"incident": "x"}}, {"accepted": "x"}, ["not", "an", "object"], {"accepted": []}],
+)
+def test_an_odd_answer_is_its_status_never_an_exception(server, job_env, body):
+    server.script = [(202, body)]
+    assert instrument.push().endswith("status=202")
+
+
+def test_a_reply_that_is_not_http_and_a_nan_setting_are_one_line(job_env, monkeypatch):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(2)
+        port = s.getsockname()[1]
+
+        def garbage():
+            for _ in range(2):  # both tries
+                conn, _ = s.accept()
+                with conn:
+                    conn.recv(65536)
+                    conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
+
+        t = threading.Thread(target=garbage, daemon=True)
+        t.start()
+        monkeypatch.setenv("RUNBOOK_HOOK_URL", f"http://127.0.0.1:{port}/")
+        monkeypatch.setenv("RUNBOOK_HOOK_SETTLE_S", "nan")
+        monkeypatch.setattr(instrument, "HOOK_SETTLE_S", 0.0)
+        line = instrument.push()
+        t.join(10)
+    assert "failed: BadStatusLine" in line

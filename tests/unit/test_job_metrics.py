@@ -94,3 +94,25 @@ def test_a_big_file_is_read_as_its_header_and_its_last_rows(tmp_path):
     link = tmp_path / "link.csv"
     link.symlink_to(path)
     assert job_metrics.read_head_and_tail(link) == ""
+
+
+def test_diagnose_metrics_follows_the_on_call_s_own_link_and_says_when_a_file_has_no_series(
+    tmp_path,
+):
+    import json
+
+    from click.testing import CliRunner
+
+    from runbook.cli import cli
+
+    link = tmp_path / "metrics.csv"
+    link.symlink_to(GPU / "lightning_metrics.csv")
+    log = str(GPU / "lightning_stats.log")
+    r = CliRunner().invoke(cli, ["diagnose", "--log", log, "--metrics", str(link), "--json"])
+    d = json.loads(r.output)
+    assert (d["trend"]["series"], d["trend"]["kind"], d["cause"]) == ("lightning", "leak", "leak")
+    plain = tmp_path / "other.csv"
+    plain.write_text("epoch,step,train_loss\n0,9,0.5\n")
+    r = CliRunner().invoke(cli, ["diagnose", "--log", log, "--metrics", str(plain)])
+    assert "no DeviceStatsMonitor memory series (expected a CSVLogger metrics.csv" in r.output
+    assert r.exit_code == 0

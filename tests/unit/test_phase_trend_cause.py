@@ -350,3 +350,13 @@ def test_a_long_series_keeps_its_points_nearest_the_oom():
     t = trend.trend_of(lines)
     assert t is not None and t.points == trend.MAX_POINTS and t.steps[-1] == 4999
     assert t.kind != "flat"
+
+
+def test_a_megatron_line_with_a_rank_of_thousands_of_digits_is_no_rank_not_a_crash():
+    """Log text is untrusted: int() refuses over 4300 digits; the rank is then unknown."""
+    line = (
+        f"[Rank {'9' * 5000}] (after 3 iterations) memory (MB) | allocated: 1024.0 | "
+        "max allocated: 2048.0 | reserved: 3072.0"
+    )
+    t = trend.trend_of([line])
+    assert t is not None and t.series == "megatron" and t.rank is None and t.steps == [3]
