@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.slurm_helpers import sh
+from tests.integration.slurm_helpers import sh, wait_for_an_idle_cluster
 
 
 @pytest.fixture
@@ -13,6 +13,9 @@ def scenario(cluster):
     from tests.integration.test_oom_scenarios import Scenario
 
     made: list[Scenario] = []
+    for line in sh("squeue", "-h", "-o", "%i").splitlines():  # an earlier test's, not ours
+        sh("scancel", line.strip(), check=False)
+    wait_for_an_idle_cluster()
 
     def make(name: str, **overrides) -> Scenario:
         s = Scenario(cluster, name, **overrides)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
+from pathlib import Path
 
 
 def sh(*argv: str, check: bool = True) -> str:
@@ -24,8 +26,46 @@ def wait_until(predicate, timeout: float = 30.0, what: str = "condition"):
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            raise AssertionError(
+                f"timed out after {timeout}s waiting for {what}\n{cluster_snapshot()}"
+            )
         time.sleep(0.2)
+
+
+def cluster_snapshot() -> str:
+    """What the cluster looked like when a wait ran out: the queue with each job's reason, the
+    nodes' states with theirs, and slurmctld's last lines. A CI run fails once; this is all the
+    next session will have to find out why."""
+    parts = []
+    for title, argv in (
+        ("squeue", ("squeue", "-a", "-t", "all", "-o", "%i %j %T %r %N %M")),
+        ("sinfo", ("sinfo", "-N", "-h", "-o", "%N %T %E %C")),
+    ):
+        try:
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=15)
+            parts.append(f"--- {title} (exit {r.returncode})\n{r.stdout}{r.stderr}")
+        except (OSError, subprocess.SubprocessError) as e:
+            parts.append(f"--- {title}: {e}")
+    log = Path(os.environ.get("RUNBOOK_CLUSTER_STATE", "/var/tmp/runbook-devcluster"))
+    try:
+        tail = (log / "log" / "slurmctld.log").read_text(errors="replace").splitlines()[-25:]
+        parts.append("--- slurmctld.log (last 25 lines)\n" + "\n".join(tail))
+    except OSError as e:
+        parts.append(f"--- slurmctld.log: {e}")
+    return "\n".join(parts)
+
+
+def wait_for_an_idle_cluster(timeout: float = 90.0) -> None:
+    """Before a test submits: every node up and not completing an earlier test's job, and no job
+    of an earlier test still in the queue. A node still completing a cancelled job, or marked not
+    responding after a test froze slurmctld, would hold the next test's jobs pending."""
+
+    def idle() -> bool:
+        queue = sh("squeue", "-h", "-o", "%i", check=False).split()
+        states = sh("sinfo", "-N", "-h", "-o", "%T", check=False).split()
+        return not queue and bool(states) and all(st == "idle" for st in states)
+
+    wait_until(idle, timeout, "every node idle and the queue empty before the test")
 
 
 def squeue_state(job_id: str) -> str:
