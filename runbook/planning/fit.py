@@ -2,9 +2,9 @@
 own numbers instead of found by failing.
 
 peak(m) ~ fixed + m x per_sample, for micro-batch m. At the failure, PyTorch held `allocated`
-and asked for `request` more, and the process held `process - reserved` outside PyTorch (CUDA
-context, NCCL buffers): the step needed at least P = allocated + request + non-PyTorch at the
-failing micro-batch m. The fixed part (weights, gradients, optimizer state, CUDA context) does
+and asked for `request` more, and the card held memory outside PyTorch's pool (this process's
+CUDA context and NCCL buffers, a display, another process: `outside_of`): the step needed at
+least P = allocated + request + outside at the failing micro-batch m. The fixed part (weights, gradients, optimizer state, CUDA context) does
 not shrink with m; what is left is m x per_sample.
 
 The fixed part is known when the job says how many parameters it trains (runbook.instrument's
@@ -134,9 +134,30 @@ def from_series(trend, *, micro_batch: int | None, grad_accum: int | None, margi
     )
 
 
-def outside_of(process_mib: float | None, reserved_mib: float | None) -> float:
-    """What the process held outside PyTorch's pool (CUDA context, NCCL buffers)."""
-    return max((process_mib or 0.0) - (reserved_mib or 0.0), 0.0) if process_mib else 0.0
+def outside_of(
+    process_mib: float | None,
+    reserved_mib: float | None,
+    *,
+    total_mib: float | None = None,
+    free_mib: float | None = None,
+) -> float:
+    """What the card held outside this PyTorch's pool at the failure, none of which a smaller
+    micro-batch frees: the process's own non-PyTorch memory (CUDA context, NCCL buffers), and
+    where the message gives the card's free memory, all the card held beyond that pool and the
+    free (other processes too). Messages before PyTorch 2.0 name no process figure: only the
+    card's numbers tell (a 1.96 GiB laptop card with 0.43 GiB held by the display; a fit that
+    left it out said 4 fits where the thread saw 4 run out: tests/data/fit_threads)."""
+    own = max((process_mib or 0.0) - (reserved_mib or 0.0), 0.0) if process_mib else 0.0
+    if total_mib is None or free_mib is None or reserved_mib is None:
+        return own
+    return max(own, total_mib - free_mib - reserved_mib)
+
+
+def outside_of_oom(oom) -> float:
+    """`outside_of` an OOM message's numbers (evidence.oom_message.OomMessage)."""
+    return outside_of(
+        oom.this_process_mib, oom.reserved_mib, total_mib=oom.total_mib, free_mib=oom.free_mib
+    )
 
 
 def _mib(x: float) -> str:
@@ -193,8 +214,8 @@ def fit(
     )
     out.reasons.append(
         f"at micro-batch {micro_batch} the step needed at least {_mib(needed)} (allocated "
-        f"{_mib(allocated_mib)} + request {_mib(request_mib)} + {_mib(outside)} outside "
-        f"PyTorch); {what}; the card is {_mib(card_mib)}, {margin:.0%} kept free: "
+        f"{_mib(allocated_mib)} + request {_mib(request_mib)} + {_mib(outside)} held "
+        f"outside PyTorch's pool); {what}; the card is {_mib(card_mib)}, {margin:.0%} kept free: "
         f"{_mib(limit)}"
     )
     out.reasons.append(_said(out, chosen))
@@ -270,8 +291,7 @@ def from_oom(
         allocated_mib=oom.allocated_by_pytorch_mib,
         request_mib=oom.tried_mib,
         card_mib=oom.total_mib,
-        reserved_mib=oom.reserved_mib,
-        process_mib=oom.this_process_mib,
+        outside_mib=outside_of_oom(oom),
         fixed_training_mib=measured if measured is not None else fixed_training_mib,
         grad_accum=grad_accum,
         margin=margin,

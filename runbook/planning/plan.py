@@ -95,7 +95,7 @@ def fit_of(
     )
     if f is None or parent_need is None:
         return f
-    outside = fitting.outside_of(oom.this_process_mib, oom.reserved_mib)
+    outside = fitting.outside_of_oom(oom)
     return fitting.refit(f, parent_need, outside_mib=outside, grad_accum=a, margin=margin)
 
 

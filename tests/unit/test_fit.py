@@ -306,3 +306,28 @@ def test_the_failing_ranks_step_boundary_series_measures_the_fixed_part(
         assert "measured" in f["reasons"][0]
     else:
         assert f["range"] is True
+
+
+@pytest.mark.parametrize(
+    ("process", "reserved", "total", "free", "want"),
+    [
+        # PyTorch 2.x on a card of its own: total - free is the process (H100 recording:
+        # 79.18 GiB, 10.18 free, 68.99 in use, 68.32 reserved), both ways agree.
+        (70646.0, 69960.0, 81080.0, 10424.0, 696.0),
+        # Before PyTorch 2.0 no process figure: only the card tells (Resume-NER#4, 1.96 GiB card,
+        # 16.38 MiB free, 1.51 GiB reserved: 0.43 GiB held outside the pool).
+        (None, 1546.24, 2007.04, 16.38, 444.42),
+        # Another process on the card: outside this process, and not freed by a smaller batch.
+        (20000.0, 19000.0, 81080.0, 1080.0, 61000.0),
+        # The card's numbers cut from the message: the process's own figure, or nothing.
+        (20000.0, 19000.0, None, None, 1000.0),
+        (None, 19000.0, None, 500.0, 0.0),
+    ],
+)
+def test_memory_outside_pytorch_s_pool_is_all_the_card_held_beyond_it(
+    process, reserved, total, free, want
+):
+    from runbook.planning.fit import outside_of
+
+    got = outside_of(process, reserved, total_mib=total, free_mib=free)
+    assert got == pytest.approx(want, abs=0.01)
