@@ -195,19 +195,17 @@ def diagnose(
     )
     if micro_batch and diagnosis.oom is not None:
         from runbook.instrument import estimate_fixed_mib
-        from runbook.planning.fit import from_oom
+        from runbook.planning.fit import of_diagnosis
 
         if not params and launch is not None:
             params = launch.params_of(diagnosis.oom.rank)
 
-        diagnosis.fit = from_oom(
-            diagnosis.oom,
+        diagnosis.fit = of_diagnosis(
+            diagnosis,
             micro_batch=micro_batch,
             fixed_training_mib=estimate_fixed_mib(params) if params else None,
             grad_accum=grad_accum,
             margin=site.ladder.fit_margin,
-            trend=diagnosis.trend,
-            where=diagnosis.phase.where if diagnosis.phase else None,
         )
     for err in errors:
         click.echo(f"runbook: error: {err}", err=True)

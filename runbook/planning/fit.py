@@ -58,6 +58,7 @@ class Fit:
     candidates: list[Candidate] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
     halved: bool = False  # a range that could not predict: the halving, as without a fit
+    outside_mib: float = 0.0  # held outside what scales with m: the card's, and a kept pool
 
     @property
     def known(self) -> bool:
@@ -194,7 +195,7 @@ def fit(
         lo, hi = outside, allocated_mib + outside
         source = "oom_message"
     limit = card_mib * (1.0 - margin)
-    out = Fit(micro_batch, card_mib, limit, needed, (lo, hi), source)
+    out = Fit(micro_batch, card_mib, limit, needed, (lo, hi), source, outside_mib=outside)
     total = micro_batch * (grad_accum or 1)
     for m in range(micro_batch - 1, 0, -1):
         if total % m:
@@ -280,23 +281,32 @@ def from_oom(
     margin: float = FIT_MARGIN,
     trend=None,
     where: str | None = None,
+    pool_kept: bool = False,
 ) -> Fit | None:
     """The fit from an OOM message's numbers (evidence.oom_message.OomMessage), with the fixed
     part measured by the failing rank's memory series (`trend`) where there is one, else
     estimated from the parameter count (`fixed_training_mib`). `where`: the phase it ran out
-    in (evidence.phase)."""
+    in (evidence.phase). `pool_kept`: the rerun runs without an allocator setting that wins
+    PyTorch's reserved-but-unallocated pool back, so it holds about as much again: fixed."""
     measured = fixed_from_trend(trend, oom.rank)
+    pool = (oom.unallocated_mib or 0.0) if pool_kept else 0.0
     out = fit(
         micro_batch=micro_batch,
         allocated_mib=oom.allocated_by_pytorch_mib,
         request_mib=oom.tried_mib,
         card_mib=oom.total_mib,
-        outside_mib=outside_of_oom(oom),
+        outside_mib=outside_of_oom(oom) + max(pool, 0.0),
         fixed_training_mib=measured if measured is not None else fixed_training_mib,
         grad_accum=grad_accum,
         margin=margin,
         fixed_from="telemetry" if measured is not None else "params",
     )
+    if out is not None and pool > 0:
+        out.reasons.append(
+            f"PyTorch's {_mib(pool)} reserved but unallocated is counted as fixed: the rerun gets "
+            "no allocator setting that wins it back (only a fragmentation verdict, or a thin "
+            "pool the plan sets expandable segments for, does)"
+        )
     if out is not None and where == "forward":
         out.reasons.append(
             "it ran out in the forward pass, before the step's peak (the backward pass holds the "
@@ -304,6 +314,26 @@ def from_oom(
             "may be low (on a real H100, 19% low at 64 of 128; tests/data/gpu)"
         )
     return out
+
+
+def of_diagnosis(
+    diagnosis, *, micro_batch: int, grad_accum: int | None, fixed_training_mib, margin: float
+) -> Fit | None:
+    """`from_oom` for a diagnosis (runbook.diagnosis.Diagnosis): its OOM message, the failing
+    rank's memory series, the phase, and whether the rerun wins the allocator's pool back (a
+    fragmentation verdict's allocator rung, or the expandable segments a thin pool adds)."""
+    if diagnosis.oom is None:
+        return None
+    return from_oom(
+        diagnosis.oom,
+        micro_batch=micro_batch,
+        fixed_training_mib=fixed_training_mib,
+        grad_accum=grad_accum,
+        margin=margin,
+        trend=diagnosis.trend,
+        where=diagnosis.phase.where if diagnosis.phase else None,
+        pool_kept=not (diagnosis.verdict == "fragmentation" or diagnosis.with_allocator),
+    )
 
 
 def refit(

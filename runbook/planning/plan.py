@@ -84,19 +84,16 @@ def fit_of(
     m, a = failing_batch(script, knobs)
     if m is None:
         return None
-    f = fitting.from_oom(
-        oom,
+    f = fitting.of_diagnosis(
+        diagnosis,
         micro_batch=m,
         fixed_training_mib=_fixed_training(diagnosis, oom),
         grad_accum=a,
         margin=margin,
-        trend=diagnosis.trend,
-        where=diagnosis.phase.where if diagnosis.phase else None,
     )
     if f is None or parent_need is None:
         return f
-    outside = fitting.outside_of_oom(oom)
-    return fitting.refit(f, parent_need, outside_mib=outside, grad_accum=a, margin=margin)
+    return fitting.refit(f, parent_need, outside_mib=f.outside_mib, grad_accum=a, margin=margin)
 
 
 def make_plan(
