@@ -74,6 +74,20 @@ def estimate_fixed_mib(params: int) -> float:
     return params * BYTES_PER_PARAM_ADAM_MIXED / 2**20
 
 
+# The largest peaks step() saw before it reset PyTorch's peak counters: without them the peak
+# line at exit (and a dump) would say the peak since the last step line, not the run's (a real
+# H100, micro-batch 48: 5.8 GB "max allocated" at exit after steps that peaked at 42 GB).
+_SEEN_PEAKS = {"allocated": 0, "reserved": 0}
+
+
+def _run_peaks(torch, dev) -> tuple[int, int]:
+    """(max allocated, max reserved) over the whole run, across step()'s resets."""
+    return (
+        max(int(torch.cuda.max_memory_allocated(dev)), _SEEN_PEAKS["allocated"]),
+        max(int(torch.cuda.max_memory_reserved(dev)), _SEEN_PEAKS["reserved"]),
+    )
+
+
 def _device_numbers(torch) -> dict:
     out: dict[str, object] = {
         "cuda": False,
@@ -89,13 +103,14 @@ def _device_numbers(torch) -> dict:
         if not torch.cuda.is_available():
             return out
         dev = torch.cuda.current_device()
+        max_allocated, max_reserved = _run_peaks(torch, dev)
         out.update(
             cuda=True,
             device=dev,
             memory_allocated=torch.cuda.memory_allocated(dev),
             memory_reserved=torch.cuda.memory_reserved(dev),
-            max_memory_allocated=torch.cuda.max_memory_allocated(dev),
-            max_memory_reserved=torch.cuda.max_memory_reserved(dev),
+            max_memory_allocated=max_allocated,
+            max_memory_reserved=max_reserved,
             mem_get_info=list(torch.cuda.mem_get_info(dev)),
             memory_summary=torch.cuda.memory_summary(dev),
         )
@@ -183,7 +198,8 @@ def step(n: int, every: int | None = None) -> None:
     """Opt-in memory series for runbook's trend (DESIGN §3.1): every `every` steps (default
     $RUNBOOK_MEM_EVERY, unset: never) one line with the allocated memory at this step boundary,
     the peak since the last line, reserved, the allocator's retries and its inactive split
-    bytes; then the peak is reset. Without CUDA it prints nothing. Its cost per call is measured
+    bytes; then the peak is reset (the run's own peaks are kept for the exit line and the dump).
+    Without CUDA it prints nothing. Its cost per call is measured
     by bench/instrument_step.py."""
     if every is None:
         every = int(os.environ.get("RUNBOOK_MEM_EVERY", "0") or 0)
@@ -194,10 +210,13 @@ def step(n: int, every: int | None = None) -> None:
     if not torch.cuda.is_available():
         return
     stats = torch.cuda.memory_stats()
+    peak = torch.cuda.max_memory_allocated()
+    _SEEN_PEAKS["allocated"] = max(_SEEN_PEAKS["allocated"], int(peak))
+    _SEEN_PEAKS["reserved"] = max(_SEEN_PEAKS["reserved"], int(torch.cuda.max_memory_reserved()))
     memory_line(
         n,
         allocated=torch.cuda.memory_allocated(),
-        peak=torch.cuda.max_memory_allocated(),
+        peak=peak,
         reserved=torch.cuda.memory_reserved(),
         retries=stats.get("num_alloc_retries", 0),
         inactive=stats.get("inactive_split_bytes.all.current", 0),

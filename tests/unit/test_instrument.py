@@ -49,3 +49,55 @@ def test_real_oom_on_cpu_dumps_prints_marker_and_reraises(tmp_path):
     # The parameter count rides on the start line: the fit reads it from the log alone.
     assert report.params_of(3) == 1001000 == report.params_of(None)
     assert report.params_of(7) == 1001000  # another rank of the same data-parallel model
+
+
+class _Counters:
+    """torch.cuda's peak counters as the caching allocator keeps them: a peak since the last
+    reset_peak_memory_stats(), which resets it to what is held now."""
+
+    def __init__(self):
+        self.allocated = self.reserved = self.peak_allocated = self.peak_reserved = 0
+
+    def run_step(self, held: int, peak: int, reserved: int) -> None:
+        self.peak_allocated = max(self.peak_allocated, peak)
+        self.peak_reserved = max(self.peak_reserved, reserved)
+        self.allocated, self.reserved = held, reserved
+
+    def reset(self) -> None:
+        self.peak_allocated, self.peak_reserved = self.allocated, self.reserved
+
+
+def test_the_exit_peak_is_the_run_s_not_the_one_since_the_last_step_line(monkeypatch, capsys):
+    """With the per-step line on, step() resets PyTorch's peak counters; the exit line (what
+    verify compares with the fit) must still say the run's peak. On a real H100 it said 5.8 GB
+    after steps that peaked at 42 GB (tests/data/gpu/fit-cotenant-m48.log)."""
+    import torch
+
+    from runbook import instrument
+
+    c = _Counters()
+    cuda = torch.cuda
+    monkeypatch.setattr(instrument, "_SEEN_PEAKS", {"allocated": 0, "reserved": 0})
+    for name, fn in {
+        "is_available": lambda: True,
+        "current_device": lambda: 0,
+        "memory_stats": lambda *a: {"num_alloc_retries": 0},
+        "memory_allocated": lambda *a: c.allocated,
+        "memory_reserved": lambda *a: c.reserved,
+        "max_memory_allocated": lambda *a: c.peak_allocated,
+        "max_memory_reserved": lambda *a: c.peak_reserved,
+        "reset_peak_memory_stats": lambda *a: c.reset(),
+        "mem_get_info": lambda *a: (10 * 2**30, 80 * 2**30),
+        "memory_summary": lambda *a: "",
+        "get_device_properties": lambda *a: type("P", (), {"total_memory": 80 * 2**30})(),
+    }.items():
+        monkeypatch.setattr(cuda, name, fn)
+    for step, peak in enumerate((40_352_871_424, 42_122_048_512), start=1):
+        c.run_step(held=5_816_664_576, peak=peak, reserved=47_167_045_632)
+        instrument.step(step, every=1)
+    instrument._peak_line()
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert "max_memory_allocated=42122048512" in last, err
+    assert "max_memory_reserved=47167045632" in last
+    assert "peak=42122048512" in err  # the step line's own peak is still the step's
