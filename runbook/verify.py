@@ -83,10 +83,25 @@ def fit_check(fit: dict | None, peaks: list, oomed_again: bool) -> dict | None:
         except (KeyError, ValueError):
             continue
         measured = mib if measured is None else max(measured, mib)
+    # The prediction is of the card: it counts what was held outside PyTorch's allocations at
+    # the failure (the context, other processes, a pool kept); the rerun's line measures only
+    # PyTorch's own. The same outside is added to it (a reserved peak holds the pool already).
+    outside = float(fit.get("outside_mib") or 0.0)
+    if kind == "reserved":
+        outside -= float(fit.get("pool_mib") or 0.0)
+    outside = max(outside, 0.0)
+    if measured is not None:
+        measured += outside
     error = round((measured - predicted) / predicted, 4) if measured and predicted else None
     said = (
         f"fit: micro-batch {fit['micro_batch']} predicted at {predicted:.0f} MiB"
-        + (f", measured {measured:.0f} MiB {kind} ({error:+.1%})" if error is not None else "")
+        + (
+            f", measured {measured:.0f} MiB ({kind} peak"
+            + (f" + {outside:.0f} MiB held outside PyTorch at the failure" if outside else "")
+            + f", {error:+.1%})"
+            if error is not None
+            else ""
+        )
         + (
             " (the reserved peak: the allocator keeps more than it allocates)"
             if error is not None and kind == "reserved"

@@ -59,6 +59,7 @@ class Fit:
     reasons: list[str] = field(default_factory=list)
     halved: bool = False  # a range that could not predict: the halving, as without a fit
     outside_mib: float = 0.0  # held outside what scales with m: the card's, and a kept pool
+    pool_mib: float = 0.0  # of which PyTorch's unallocated pool, counted as kept
 
     @property
     def known(self) -> bool:
@@ -74,6 +75,10 @@ class Fit:
             "card_mib": round(self.card_mib, 1),
             "limit_mib": round(self.limit_mib, 1),
             "needed_mib": round(self.needed_mib, 1),
+            # What the prediction counts beyond PyTorch's allocations, for verify to compare a
+            # rerun's measured allocation peak with it like for like.
+            "outside_mib": round(self.outside_mib, 1),
+            "pool_mib": round(self.pool_mib, 1),
             "fixed_mib": [round(x, 1) for x in self.fixed_mib],
             "source": self.source,
             "range": not self.known,
@@ -301,6 +306,8 @@ def from_oom(
         margin=margin,
         fixed_from="telemetry" if measured is not None else "params",
     )
+    if out is not None:
+        out.pool_mib = max(pool, 0.0)
     if out is not None and pool > 0:
         out.reasons.append(
             f"PyTorch's {_mib(pool)} reserved but unallocated is counted as fixed: the rerun gets "
@@ -358,7 +365,16 @@ def refit(
     slope = (p1 - p2) / (m1 - m2)
     lo, hi = current.fixed_mib if not current.known else (outside_mib, current.needed_mib)
     if slope <= 0:
-        out = Fit(m2, current.card_mib, current.limit_mib, p2, (p2, p2), "lineage")
+        out = Fit(
+            m2,
+            current.card_mib,
+            current.limit_mib,
+            p2,
+            (p2, p2),
+            "lineage",
+            outside_mib=outside_mib,
+            pool_mib=current.pool_mib,
+        )
         out.reasons.append(
             f"the parent needed at least {_mib(p1)} at micro-batch {m1}, this rerun "
             f"{_mib(p2)} at {m2}: no less with fewer samples, so the memory does not scale with "
@@ -378,6 +394,7 @@ def refit(
     )
     assert refitted is not None
     refitted.source = "lineage"
+    refitted.pool_mib = current.pool_mib
     refitted.reasons[0] = (
         f"two attempts of the lineage: micro-batch {m1} needed at least {_mib(p1)}, {m2} at "
         f"least {_mib(p2)}: {_mib(slope)} a sample, fixed {_mib(fixed)}"

@@ -374,3 +374,30 @@ def test_a_fragmentation_verdict_s_fit_wins_the_pool_back(tmp_path):
     d = json.loads(r.output)
     assert d["verdict"] == "fragmentation", d["reasons"]
     assert not any("reserved but unallocated is counted" in x for x in d["fit"]["reasons"])
+
+
+@pytest.mark.parametrize(
+    ("kind", "want"), [("allocated", 40170 + 25866 + 2959), ("reserved", 44982 + 25866)]
+)
+def test_verify_adds_what_the_prediction_counted_outside_pytorch_to_the_measured_peak(kind, want):
+    """The co-tenant recording's numbers (tests/data/gpu/fit-cotenant-m*.log): the prediction
+    for 48 counts 25866 MiB held outside this process's pool (the co-tenant, the context) and
+    the 2959 MiB pool kept; the rerun's peak line measures PyTorch's own. Compared like for like,
+    the reserved peak (which holds the pool) gets the outside only."""
+    from runbook.verify import fit_check
+
+    fit = {
+        "micro_batch": 48,
+        "predicted_peak_mib": 69906.9,
+        "outside_mib": 25866 + 2959,
+        "pool_mib": 2959,
+    }
+    fields = {"max_memory_reserved": str(44982 * 2**20), "total": "1"}
+    if kind == "allocated":
+        fields["max_memory_allocated"] = str(40170 * 2**20)
+    peak = type("Peak", (), {"fields": fields})()
+    got = fit_check(fit, [peak], oomed_again=False)
+    assert got["measured_kind"] == kind
+    assert got["measured_peak_mib"] == pytest.approx(want, abs=0.5)
+    assert "held outside PyTorch at the failure" in got["said"]
+    assert abs(got["error"]) < 0.06
