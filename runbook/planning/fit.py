@@ -295,12 +295,21 @@ def from_oom(
     PyTorch's reserved-but-unallocated pool back, so it holds about as much again: fixed."""
     measured = fixed_from_trend(trend, oom.rank)
     pool = (oom.unallocated_mib or 0.0) if pool_kept else 0.0
+    outside = outside_of_oom(oom)
+    card = oom.total_mib
+    capped = oom.limit_mib is not None and card is not None and oom.limit_mib < card
+    if capped:
+        # A memory fraction (set_per_process_memory_fraction: "X allowed") caps what PyTorch
+        # may reserve; what the process holds outside PyTorch is not under the cap. The other
+        # processes on the card are not this process's concern: only its own outside counts.
+        outside = outside_of(oom.this_process_mib, oom.reserved_mib)
+        card = min(card, oom.limit_mib + outside)
     out = fit(
         micro_batch=micro_batch,
         allocated_mib=oom.allocated_by_pytorch_mib,
         request_mib=oom.tried_mib,
-        card_mib=oom.total_mib,
-        outside_mib=outside_of_oom(oom) + max(pool, 0.0),
+        card_mib=card,
+        outside_mib=outside + max(pool, 0.0),
         fixed_training_mib=measured if measured is not None else fixed_training_mib,
         grad_accum=grad_accum,
         margin=margin,
@@ -308,6 +317,13 @@ def from_oom(
     )
     if out is not None:
         out.pool_mib = max(pool, 0.0)
+    if out is not None and capped:
+        out.reasons.insert(
+            1,
+            f"a memory fraction caps this process at {_mib(oom.limit_mib)} of the "
+            f"{_mib(oom.total_mib)} card: the fit sizes for that, plus {_mib(outside)} it holds "
+            "outside PyTorch",
+        )
     if out is not None and pool > 0:
         out.reasons.append(
             f"PyTorch's {_mib(pool)} reserved but unallocated is counted as fixed: the rerun gets "

@@ -245,3 +245,14 @@ def test_real_h100_fit_beside_a_co_tenant_counts_the_other_process_as_fixed():
     assert outside > 24 * 1024  # the co-tenant's 24.51 GiB and the context
     held = reserved + outside
     assert abs(f["predicted_peak_mib"] - held) / held < 0.05, (f["predicted_peak_mib"], held)
+
+
+def test_real_h100_memory_fraction_fit_sizes_for_the_cap_not_the_card():
+    """set_per_process_memory_fraction capped the process at 19.79 GiB of the 79.18 GiB card
+    (oom_fraction.log): the fit's card is the cap plus what the process holds outside PyTorch,
+    never the 71 GiB a full card would leave under the margin."""
+    d = diagnose("--log", str(GPU / "oom_fraction.log"), "--micro-batch", "8")
+    f = d["fit"]
+    assert f["card_mib"] == pytest.approx(19.79 * 1024 + f["outside_mib"], abs=8), f
+    assert any("a memory fraction caps this process at 19.79 GiB" in r for r in f["reasons"])
+    assert all(c["predicted_peak_mib"] <= f["card_mib"] for c in f["candidates"] if c["fits"])
