@@ -324,6 +324,8 @@ def test_the_failing_ranks_step_boundary_series_measures_the_fixed_part(
         (None, 1546.24, 2007.04, 16.38, 444.42),
         # Another process on the card: outside this process, and not freed by a smaller batch.
         (20000.0, 19000.0, 81080.0, 1080.0, 61000.0),
+        # A process figure past the card (the driver's unsigned wrap, own-oom-183): no figure.
+        (17179869184.0 * 1024, 5391.88, 6144.0, 0.0, 752.12),
         # The card's numbers cut from the message: the process's own figure, or nothing.
         (20000.0, 19000.0, None, None, 1000.0),
         (None, 19000.0, None, 500.0, 0.0),
@@ -401,3 +403,41 @@ def test_verify_adds_what_the_prediction_counted_outside_pytorch_to_the_measured
     assert got["measured_peak_mib"] == pytest.approx(want, abs=0.5)
     assert "held outside PyTorch at the failure" in got["said"]
     assert abs(got["error"]) < 0.06
+
+
+def _every_real_oom_message() -> list[dict]:
+    import json
+    from pathlib import Path
+
+    from tests.conftest import corpus_records
+
+    own = Path(__file__).resolve().parents[1] / "data" / "corpus" / "oom_messages.jsonl"
+    mine = [json.loads(x) for x in own.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return corpus_records("oom_messages.jsonl") + mine
+
+
+def test_the_fit_on_every_real_oom_message_stays_within_the_card_and_its_own_claims():
+    """Every OOM message of both corpora (the shared one and tests/data/corpus), fitted at
+    micro-batch 8 with accumulation 2: what it counts outside PyTorch is never negative nor more
+    than the card; a smaller candidate never needs more; a candidate said to fit is under the
+    limit; no message makes it raise."""
+    from runbook.evidence.oom_message import parse
+    from runbook.planning.fit import from_oom, outside_of_oom
+
+    fitted = 0
+    for r in _every_real_oom_message():
+        oom = parse(r["text"])
+        if oom is None:
+            continue
+        for kept in (False, True):
+            f = from_oom(oom, micro_batch=8, fixed_training_mib=None, grad_accum=2, pool_kept=kept)
+            if f is None:
+                continue
+            fitted += 1
+            outside = outside_of_oom(oom)
+            assert 0.0 <= outside <= f.card_mib + 1e-6 or oom.limit_mib, (r["id"], outside)
+            peaks = [c.peak_mib[1] for c in f.candidates]
+            assert peaks == sorted(peaks, reverse=True), r["id"]
+            assert all(c.peak_mib[0] <= c.peak_mib[1] + 1e-6 for c in f.candidates), r["id"]
+            assert all(c.peak_mib[1] <= f.limit_mib for c in f.candidates if c.fits), r["id"]
+    assert fitted > 200
