@@ -76,8 +76,9 @@ from runbook.rungs import next_step_for_cause
     "metrics_file",
     metavar="FILE",
     type=click.Path(exists=True, dir_okay=False),
-    help="A Lightning CSVLogger's metrics.csv with DeviceStatsMonitor's columns: its memory "
-    "series gives the trend when the log has none (runbook oom finds it in the job's folder).",
+    help="Lightning's DeviceStatsMonitor output: a CSVLogger's metrics.csv or a TensorBoard "
+    "events.out.tfevents.* file; its memory series gives the trend when the log has none "
+    "(runbook oom finds either in the job's folder).",
 )
 @click.option(
     "--json",
@@ -168,18 +169,18 @@ def diagnose(
         source = check_tree(source_dir)
     series = None
     if metrics_file:
-        from runbook.evidence.job_metrics import read_head_and_tail
-        from runbook.evidence.trend import from_lightning_csv
+        from runbook.evidence.job_metrics import read_series
 
-        # A path the on-call gives is theirs to give: a link is followed here (read_head_and_tail
-        # follows none, for the files runbook finds in a job's folder).
+        # A path the on-call gives is theirs to give: a link is followed here (the readers
+        # follow none, for the files runbook finds in a job's folder).
         real = os.path.realpath(metrics_file)
-        series = from_lightning_csv(read_head_and_tail(real), metrics_file)
+        series = read_series(real, metrics_file)
         if series is None and launch is not None:
             launch.notes.append(
                 f"--metrics {metrics_file}: no DeviceStatsMonitor memory series (expected a "
                 "CSVLogger metrics.csv with an on_train_batch_start/allocated_bytes.all.current "
-                "column and rows under it); the trend is read from the log alone"
+                "column and rows under it, or a TensorBoard events.out.tfevents.* file with that "
+                "scalar); the trend is read from the log alone"
             )
     evidence = Evidence(
         launch=launch,

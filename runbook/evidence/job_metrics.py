@@ -1,11 +1,13 @@
 """Memory series a job writes to files of its own, found and read where the job runs.
 
 Lightning's DeviceStatsMonitor logs memory to the job's logger, not to its output: with a
-CSVLogger that is `<save_dir>/<name>/version_N/metrics.csv` under the job's working folder
-(runbook's host sees it over the shared filesystem, as it sees configs and checkpoints). The
-search is bounded (depth, entries), follows no link, and keeps only a file written while this
-run ran: another run's metrics are not this run's evidence. The parser is
-runbook.evidence.trend.from_lightning_csv, a pure function of the text.
+CSVLogger that is `<save_dir>/<name>/version_N/metrics.csv` under the job's working folder,
+with the TensorBoardLogger (Lightning's default whenever `tensorboard` is installed)
+`.../version_N/events.out.tfevents.*` (runbook's host sees either over the shared filesystem,
+as it sees configs and checkpoints). The search is bounded (depth, entries), follows no link,
+and keeps only a file written while this run ran: another run's metrics are not this run's
+evidence. The parsers are runbook.evidence.trend.from_lightning_csv (a pure function of the
+text) and runbook.evidence.tfevents (of the event file's bytes).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import stat
 from datetime import datetime
 from pathlib import Path
 
-from runbook.evidence.trend import Trend, from_lightning_csv
+from runbook.evidence import tfevents
+from runbook.evidence.trend import Trend, from_lightning_csv, from_lightning_scalars, lightning_tag
 
 NAME = "metrics.csv"
 MAX_DEPTH = 5  # work_dir/lightning_logs/<name>/version_N/metrics.csv is depth 4
@@ -26,8 +29,13 @@ TAIL_BYTES = 2 << 20  # the last rows: one per logged batch start and end
 SLACK_S = 120  # clocks and the filesystem's mtime resolution
 
 
+def _metrics_file(name: str) -> bool:
+    return name == NAME or name.startswith(tfevents.NAME_PREFIX)
+
+
 def find(work_dir: str, started: datetime | None, ended: datetime | None) -> Path | None:
-    """The newest metrics.csv under work_dir written while the run ran, or None."""
+    """The newest metrics.csv or TensorBoard event file under work_dir written while the run
+    ran, or None."""
     if not work_dir or started is None:
         return None  # without the run's start, nothing proves a file is this run's
     lo = started.timestamp() - SLACK_S
@@ -49,7 +57,7 @@ def find(work_dir: str, started: datetime | None, ended: datetime | None) -> Pat
                 if e.is_dir(follow_symlinks=False):
                     if depth < MAX_DEPTH and e.name not in SKIP and not e.name.startswith("."):
                         stack.append((Path(e.path), depth + 1))
-                elif e.name == NAME and e.is_file(follow_symlinks=False):
+                elif _metrics_file(e.name) and e.is_file(follow_symlinks=False):
                     mtime = e.stat(follow_symlinks=False).st_mtime
                     if lo <= mtime <= hi and (best is None or mtime > best[0]):
                         best = (mtime, Path(e.path))
@@ -84,4 +92,12 @@ def series_of(work_dir: str, started: datetime | None, ended: datetime | None) -
     if path is None:
         return None
     shown = os.path.relpath(path, work_dir) if work_dir else str(path)
+    return read_series(path, shown)
+
+
+def read_series(path: str | Path, shown: str) -> Trend | None:
+    """The DeviceStatsMonitor trend of one metrics file, a CSVLogger's or a TensorBoard event
+    file (by its name); None when it holds none. Follows no link."""
+    if Path(path).name.startswith(tfevents.NAME_PREFIX):
+        return from_lightning_scalars(tfevents.read(path, lightning_tag), shown)
     return from_lightning_csv(read_head_and_tail(path), shown)

@@ -240,6 +240,7 @@ def classify(values: list[float]) -> tuple[str, str]:
 _LIGHTNING_AT = "on_train_batch_start/allocated_bytes.all.current"
 _LIGHTNING_PEAK = "on_train_batch_end/allocated_bytes.all.peak"
 _LIGHTNING_RETRIES = "on_train_batch_end/num_alloc_retries"
+_LIGHTNING_KEYS = frozenset((_LIGHTNING_AT, _LIGHTNING_PEAK, _LIGHTNING_RETRIES))
 
 
 def from_lightning_csv(text: str, name: str = "metrics.csv") -> Trend | None:
@@ -251,23 +252,51 @@ def from_lightning_csv(text: str, name: str = "metrics.csv") -> Trend | None:
     rows = csv.reader(text.splitlines())
     header = next(rows, None) or []
     col = {h.rsplit("DeviceStatsMonitor.", 1)[-1]: i for i, h in enumerate(header)}
-    at, step_col = col.get(_LIGHTNING_AT), col.get("step")
-    if at is None:
+    if _LIGHTNING_AT not in col:
         return None
-    peak_col, retries_col = col.get(_LIGHTNING_PEAK), col.get(_LIGHTNING_RETRIES)
+    step_col = col.get("step")
+    wanted = [(k, col[k]) for k in (_LIGHTNING_AT, _LIGHTNING_PEAK, _LIGHTNING_RETRIES) if k in col]
+    logged = (
+        (
+            small_int(row[step_col]) if step_col is not None else None,
+            {k: v for k, i in wanted if (v := _number(row[i])) is not None},
+        )
+        for row in rows
+        if len(row) == len(header)
+    )
+    return _lightning_trend(logged, name)
+
+
+def lightning_tag(tag: str) -> bool:
+    """Whether a logged metric's name is one of DeviceStatsMonitor's the trend reads."""
+    return tag.rsplit("DeviceStatsMonitor.", 1)[-1] in _LIGHTNING_KEYS
+
+
+def from_lightning_scalars(scalars: list, name: str = "events.out.tfevents") -> Trend | None:
+    """The same trend from a TensorBoard event file's scalars ((step, tag, value), in file
+    order: runbook.evidence.tfevents), where Lightning's TensorBoardLogger put them."""
+    by_step: dict[int, dict[str, float]] = {}
+    for step, tag, value in scalars:
+        key = tag.rsplit("DeviceStatsMonitor.", 1)[-1]
+        if key in _LIGHTNING_KEYS and isinstance(value, float) and 0 <= value < 2**60:
+            by_step.setdefault(step, {})[key] = value
+    if not any(_LIGHTNING_AT in v for v in by_step.values()):
+        return None
+    return _lightning_trend(by_step.items(), name)
+
+
+def _lightning_trend(logged, name: str) -> Trend | None:
+    """The trend from DeviceStatsMonitor's logged values: (step, {column: value}) in order."""
     steps: list[int | None] = []
     values: list[float] = []
     peaks: dict[int | None, float] = {}
     retries: dict[int | None, int] = {}
-    for row in rows:
-        if len(row) != len(header):
-            continue
-        step = small_int(row[step_col]) if step_col is not None else None
-        if peak_col is not None and (v := _number(row[peak_col])) is not None:
+    for step, row in logged:
+        if (v := row.get(_LIGHTNING_PEAK)) is not None:
             peaks[step] = v / 2**20
-        if retries_col is not None and (v := _number(row[retries_col])) is not None:
+        if (v := row.get(_LIGHTNING_RETRIES)) is not None:
             retries[step] = int(v)
-        if (v := _number(row[at])) is not None:
+        if (v := row.get(_LIGHTNING_AT)) is not None:
             steps.append(step)
             values.append(v / 2**20)
     if not values:
