@@ -118,6 +118,16 @@ THREADS = [
         "said": "reporter: 'I set a batch size of 10 and it works.'",
     },
     {
+        "id": "fit-mockingbird-27",
+        "url": "https://github.com/babysor/MockingBird/issues/27",
+        "text": "`Variable._execution_engine.run_backward(RuntimeError: CUDA out of memory. Tried to allocate 88.00 MiB (GPU 0; 4.00 GiB totalcapacity; 2.68 GiB already allocated; 0 bytes free; 2.85 GiB reserved in total by PyTorch)`",
+        "micro_batch": 12,
+        "micro_batch_from": "reporter: '默认参数正常训练时经常爆掉显存' (training with the default parameters); synthesizer/hparams.py's tts_schedule batch size, 12 (quoted as the value before the change in babysor/MockingBird#669, printed in #869)",
+        "works": [6],
+        "fails": [],
+        "said": "reporter: '我试着通过修改部分文件将batch_size调到6，跑的很稳定' (batch_size 6 runs stably)",
+    },
+    {
         "id": "fit-nanochat-443",
         "url": "https://github.com/karpathy/nanochat/issues/443",
         "text": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. \nGPU has 79.19 GiB total, 6.68 GiB free, 72.48 GiB in use by this process.",
