@@ -24,6 +24,7 @@ the GPU, driver and torch that made them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -460,16 +461,24 @@ def record_node(out: Path, env: dict, manifest: list) -> None:
     from runbook.evidence.gpu_health import PROBE_SCRIPT
 
     _shell(out, "nvidia-smi-q", ["nvidia-smi", "-q"], manifest)
+    with _co_tenant(out, env, manifest):
+        for mode in ("query", "table"):
+            argv = ["sh", "-c", PROBE_SCRIPT, "runbook-probe", "4242", "nvidia-smi", mode]
+            _shell(out, f"probe-{mode}", [*argv, "dmesg"], manifest)
+        _run(out, "oom_cotenant", _me("--child", "oom_cotenant"), env, manifest)
+
+
+@contextlib.contextmanager
+def _co_tenant(out: Path, env: dict, manifest: list):
+    """case_holder running beside what the block records (it holds its memory once it has said
+    so), killed after."""
     holder = subprocess.Popen(
         _me("--child", "holder"), env=env, stdout=subprocess.PIPE, text=True, cwd=out
     )
     try:
         ready = holder.stdout.readline() if holder.stdout else ""
         manifest.append({"case": "holder", "said": ready.strip(), "pid": holder.pid})
-        for mode in ("query", "table"):
-            argv = ["sh", "-c", PROBE_SCRIPT, "runbook-probe", "4242", "nvidia-smi", mode]
-            _shell(out, f"probe-{mode}", [*argv, "dmesg"], manifest)
-        _run(out, "oom_cotenant", _me("--child", "oom_cotenant"), env, manifest)
+        yield
     finally:
         holder.kill()
         holder.wait()
@@ -558,18 +567,10 @@ def record_fit_cotenant(out: Path, env: dict, manifest: list, steps: int) -> Non
     micro-batch 64 it runs out (alone it ran, tests/data/gpu/fit-m64.log); 48 and 32 are the
     candidates that keep 64 x 3 exact with the accumulation 4 and 6. The message's memory
     outside this process's pool is the holder's: what a fit must count as fixed."""
-    holder = subprocess.Popen(
-        _me("--child", "holder"), env=env, stdout=subprocess.PIPE, text=True, cwd=out
-    )
-    try:
-        ready = holder.stdout.readline() if holder.stdout else ""
-        manifest.append({"case": "holder", "said": ready.strip(), "pid": holder.pid})
+    with _co_tenant(out, env, manifest):
         for m in (64, 48, 32):
             argv = _me("--child", "train", "--micro-batch", str(m), "--steps", str(steps))
             _run(out, f"fit-cotenant-m{m}", argv, env, manifest)
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def parent(out: Path, only: list[str], steps: int, budget: float) -> int:

@@ -41,7 +41,7 @@ class Evidence:
     tried: tuple[str, ...] = ()
     parent_failed_step: int | None = None  # the step the lineage's parent failed at
     # A memory series from a file the job wrote (Lightning's DeviceStatsMonitor through a
-    # CSVLogger: evidence.job_metrics), read when the log itself carries none.
+    # CSVLogger or a TensorBoardLogger: evidence.job_metrics), read when the log carries none.
     series: Any = None
 
 

@@ -199,8 +199,7 @@ def step(n: int, every: int | None = None) -> None:
     $RUNBOOK_MEM_EVERY, unset: never) one line with the allocated memory at this step boundary,
     the peak since the last line, reserved, the allocator's retries and its inactive split
     bytes; then the peak is reset (the run's own peaks are kept for the exit line and the dump).
-    Without CUDA it prints nothing. Its cost per call is measured
-    by bench/instrument_step.py."""
+    Without CUDA it prints nothing. Its cost per call is measured by bench/instrument_step.py."""
     if every is None:
         every = int(os.environ.get("RUNBOOK_MEM_EVERY", "0") or 0)
     if every <= 0 or n % every:
@@ -211,8 +210,7 @@ def step(n: int, every: int | None = None) -> None:
         return
     stats = torch.cuda.memory_stats()
     peak = torch.cuda.max_memory_allocated()
-    _SEEN_PEAKS["allocated"] = max(_SEEN_PEAKS["allocated"], int(peak))
-    _SEEN_PEAKS["reserved"] = max(_SEEN_PEAKS["reserved"], int(torch.cuda.max_memory_reserved()))
+    _SEEN_PEAKS["allocated"], _SEEN_PEAKS["reserved"] = _run_peaks(torch, None)
     memory_line(
         n,
         allocated=torch.cuda.memory_allocated(),

@@ -17,11 +17,13 @@ small records only (scalar events are ~100 bytes; images and graphs are skipped 
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import struct
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 NAME_PREFIX = "events.out.tfevents."
 MAX_RECORD = 64 << 10  # a scalar event is ~100 bytes; bigger records (images, graphs) are skipped
@@ -126,49 +128,45 @@ def _value(b: bytes, want: Callable[[str], bool]) -> tuple[str, float] | None:
     return (tag, number) if tag is not None and number is not None else None
 
 
+def _records(f: BinaryIO) -> Iterator[bytes]:
+    """The data of each record small enough to be a scalar event, from a binary stream, within
+    MAX_RECORDS records and MAX_READ bytes; larger records are skipped by their length. A record
+    cut at the end (a killed job) ends it; the records before it are kept."""
+    read_bytes = 0
+    try:
+        for _ in range(MAX_RECORDS):
+            head = f.read(12)
+            if len(head) < 12:
+                return
+            (length,) = struct.unpack("<Q", head[:8])
+            if length > MAX_RECORD:
+                f.seek(length + 4, os.SEEK_CUR)
+                continue
+            body = f.read(length + 4)
+            if len(body) < length + 4 or read_bytes > MAX_READ:
+                return
+            read_bytes += length
+            yield body[:length]
+    except (OSError, OverflowError, ValueError):
+        return
+
+
 def scalars(data: bytes, want: Callable[[str], bool]) -> list[Scalar]:
-    """Every wanted scalar of an event file's bytes, in file order. A record cut at the end
-    (a killed job) ends it; the records before it are kept."""
-    out: list[Scalar] = []
-    i, n = 0, len(data)
-    while i + 12 <= n:
-        (length,) = struct.unpack_from("<Q", data, i)
-        start = i + 12
-        if length > n - start - 4:
-            break
-        if length <= MAX_RECORD:
-            out.extend(event_scalars(data[start : start + length], want))
-        i = start + length + 4
-    return out
+    """Every wanted scalar of an event file's bytes, in file order."""
+    return [s for body in _records(io.BytesIO(data)) for s in event_scalars(body, want)]
 
 
 def read(path: str | Path, want: Callable[[str], bool]) -> list[Scalar]:
-    """`scalars` of a file, bounded (MAX_RECORDS records, MAX_READ bytes decoded), reading only
-    the records small enough to be scalars. A link or anything but a regular file reads as
-    empty; so does a file that cannot be read."""
+    """`scalars` of a file, reading only the records small enough to be scalars. A link or
+    anything but a regular file reads as empty; so does a file that cannot be read."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return []
-    out: list[Scalar] = []
     with os.fdopen(fd, "rb") as f:
         try:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
                 return []
-            read_bytes = 0
-            for _ in range(MAX_RECORDS):
-                head = f.read(12)
-                if len(head) < 12:
-                    break
-                (length,) = struct.unpack("<Q", head[:8])
-                if length > MAX_RECORD:
-                    f.seek(length + 4, os.SEEK_CUR)
-                    continue
-                body = f.read(length + 4)
-                if len(body) < length + 4 or read_bytes > MAX_READ:
-                    break
-                read_bytes += length
-                out.extend(event_scalars(body[:length], want))
-        except (OSError, OverflowError, ValueError):
-            pass
-    return out
+        except OSError:
+            return []
+        return [s for body in _records(f) for s in event_scalars(body, want)]

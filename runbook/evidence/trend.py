@@ -231,12 +231,13 @@ def classify(values: list[float]) -> tuple[str, str]:
     return "unknown", f"{n} points with no clear shape (spread {spread:.0%})"
 
 
-# -- a series from a file the job wrote: Lightning's DeviceStatsMonitor through a CSVLogger ----
+# -- a series from a file the job wrote: Lightning's DeviceStatsMonitor through its logger -----
 # DeviceStatsMonitor logs torch.cuda.memory_stats() at each logged batch's start and end, as
-# columns "DeviceStatsMonitor.on_train_batch_start/allocated_bytes.all.current" (a logger
+# metrics "DeviceStatsMonitor.on_train_batch_start/allocated_bytes.all.current" (a logger
 # prefix may come first); the CSVLogger writes them to <save_dir>/<name>/version_N/metrics.csv,
 # and on a crash Lightning still writes the rows it holds (a real H100:
-# tests/data/gpu/lightning_metrics.csv). Lightning logs from rank 0 only.
+# tests/data/gpu/lightning_metrics.csv); the TensorBoardLogger to an event file beside it.
+# Lightning logs from rank 0 only.
 _LIGHTNING_AT = "on_train_batch_start/allocated_bytes.all.current"
 _LIGHTNING_PEAK = "on_train_batch_end/allocated_bytes.all.peak"
 _LIGHTNING_RETRIES = "on_train_batch_end/num_alloc_retries"
@@ -251,11 +252,11 @@ def from_lightning_csv(text: str, name: str = "metrics.csv") -> Trend | None:
 
     rows = csv.reader(text.splitlines())
     header = next(rows, None) or []
-    col = {h.rsplit("DeviceStatsMonitor.", 1)[-1]: i for i, h in enumerate(header)}
+    col = {_lightning_key(h): i for i, h in enumerate(header)}
     if _LIGHTNING_AT not in col:
         return None
     step_col = col.get("step")
-    wanted = [(k, col[k]) for k in (_LIGHTNING_AT, _LIGHTNING_PEAK, _LIGHTNING_RETRIES) if k in col]
+    wanted = [(k, col[k]) for k in _LIGHTNING_KEYS if k in col]
     logged = (
         (
             small_int(row[step_col]) if step_col is not None else None,
@@ -267,9 +268,14 @@ def from_lightning_csv(text: str, name: str = "metrics.csv") -> Trend | None:
     return _lightning_trend(logged, name)
 
 
+def _lightning_key(metric: str) -> str:
+    """A logged metric's name without the logger's prefix and the callback's name."""
+    return metric.rsplit("DeviceStatsMonitor.", 1)[-1]
+
+
 def lightning_tag(tag: str) -> bool:
     """Whether a logged metric's name is one of DeviceStatsMonitor's the trend reads."""
-    return tag.rsplit("DeviceStatsMonitor.", 1)[-1] in _LIGHTNING_KEYS
+    return _lightning_key(tag) in _LIGHTNING_KEYS
 
 
 def from_lightning_scalars(scalars: list, name: str = "events.out.tfevents") -> Trend | None:
@@ -277,11 +283,9 @@ def from_lightning_scalars(scalars: list, name: str = "events.out.tfevents") -> 
     order: runbook.evidence.tfevents), where Lightning's TensorBoardLogger put them."""
     by_step: dict[int, dict[str, float]] = {}
     for step, tag, value in scalars:
-        key = tag.rsplit("DeviceStatsMonitor.", 1)[-1]
-        if key in _LIGHTNING_KEYS and isinstance(value, float) and 0 <= value < 2**60:
+        key = _lightning_key(tag)
+        if key in _LIGHTNING_KEYS and isinstance(value, float) and _plausible(value):
             by_step.setdefault(step, {})[key] = value
-    if not any(_LIGHTNING_AT in v for v in by_step.values()):
-        return None
     return _lightning_trend(by_step.items(), name)
 
 
@@ -326,4 +330,9 @@ def _number(text: str) -> float | None:
         v = float(text) if text and len(text) < 32 else None
     except ValueError:
         return None
-    return v if v is not None and 0 <= v < 2**60 else None
+    return v if v is not None and _plausible(v) else None
+
+
+def _plausible(v: float) -> bool:
+    """A byte count or a counter: not negative, not NaN or infinite, under 2^60."""
+    return 0 <= v < 2**60

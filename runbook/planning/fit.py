@@ -4,8 +4,9 @@ own numbers instead of found by failing.
 peak(m) ~ fixed + m x per_sample, for micro-batch m. At the failure, PyTorch held `allocated`
 and asked for `request` more, and the card held memory outside PyTorch's pool (this process's
 CUDA context and NCCL buffers, a display, another process: `outside_of`): the step needed at
-least P = allocated + request + outside at the failing micro-batch m. The fixed part (weights, gradients, optimizer state, CUDA context) does
-not shrink with m; what is left is m x per_sample.
+least P = allocated + request + outside at the failing micro-batch m. The fixed part (weights,
+gradients, optimizer state, CUDA context) does not shrink with m; what is left is
+m x per_sample.
 
 The fixed part is known when the job says how many parameters it trains (runbook.instrument's
 dump: ~18 B/param for mixed-precision Adam), plus the non-PyTorch memory. Otherwise it lies
@@ -298,7 +299,7 @@ def from_oom(
     in (evidence.phase). `pool_kept`: the rerun runs without an allocator setting that wins
     PyTorch's reserved-but-unallocated pool back, so it holds about as much again: fixed."""
     measured = fixed_from_trend(trend, oom.rank)
-    pool = (oom.unallocated_mib or 0.0) if pool_kept else 0.0
+    pool = max(oom.unallocated_mib or 0.0, 0.0) if pool_kept else 0.0
     outside = outside_of_oom(oom)
     card = oom.total_mib
     capped = oom.limit_mib is not None and card is not None and oom.limit_mib < card
@@ -313,14 +314,14 @@ def from_oom(
         allocated_mib=oom.allocated_by_pytorch_mib,
         request_mib=oom.tried_mib,
         card_mib=card,
-        outside_mib=outside + max(pool, 0.0),
+        outside_mib=outside + pool,
         fixed_training_mib=measured if measured is not None else fixed_training_mib,
         grad_accum=grad_accum,
         margin=margin,
         fixed_from="telemetry" if measured is not None else "params",
     )
     if out is not None:
-        out.pool_mib = max(pool, 0.0)
+        out.pool_mib = pool
     if out is not None and capped:
         out.reasons.insert(
             1,
