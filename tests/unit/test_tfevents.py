@@ -131,3 +131,16 @@ def test_diagnose_metrics_reads_an_event_file(tmp_path):
 def test_impossible_values_are_not_points(value):
     tag = "DeviceStatsMonitor.on_train_batch_start/allocated_bytes.all.current"
     assert from_lightning_scalars([(1, tag, value)]) is None
+
+
+def test_a_logger_prefix_before_the_callback_s_name_is_read_too():
+    """TensorBoardLogger(prefix="train") writes "train-DeviceStatsMonitor....": the same key."""
+    tag = b"train-DeviceStatsMonitor.on_train_batch_start/allocated_bytes.all.current"
+    events = b"".join(
+        _record(bytes([2 << 3, step]) + _ld(5, _ld(1, _ld(1, tag) + bytes([2 << 3 | 5]) + v)))
+        for step, v in ((9, struct.pack("<f", 2.0**30)), (19, struct.pack("<f", 2.0**31)))
+    )
+    got = tfevents.scalars(events, lightning_tag)
+    assert [(s, x) for s, _, x in got] == [(9, 2.0**30), (19, 2.0**31)]
+    t = from_lightning_scalars(got)
+    assert t is not None and t.values_mib == [1024.0, 2048.0] and t.steps == [9, 19]
