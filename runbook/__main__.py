@@ -1,3 +1,3 @@
-from runbook.cli import main
+from runbook.entry import main
 
 main()
