@@ -12,7 +12,11 @@ What a GPU-less machine cannot make, made for real and kept as recorded test cas
 - the fit (#30): one small transformer built in code, trained a few steps at rising micro-batches
   (instrument's per-step line, its peak at exit) until one runs out; what it measured at each
   micro-batch is what runbook's fit from the OOM is checked against; and the same model beside
-  a co-tenant holding 24 GiB (`fit_cotenant`), where the memory outside the pool is another's.
+  a co-tenant holding 24 GiB (`fit_cotenant`), where the memory outside the pool is another's;
+- when and where (#33) on the fit's model: variable-length batches with one far longer at the
+  end (`trend_varlen`), and an evaluation under no_grad at its own batch, which runs out
+  (`phase_eval_batch`), and at half that batch, which the halve_eval_batch rung would run
+  (`phase_eval_batch_half`).
 
     python3 bench/gpu_record.py --out DIR [--only NAME ...]
 
@@ -217,43 +221,98 @@ def case_leak(torch):
         instrument.step(step, every=5)
 
 
-def case_train(torch, micro_batch: int, steps: int):
-    """The fit's model: a 12-layer transformer (d=1024, 16 heads, ffn 4096, 32k vocabulary,
-    sequence 1024), bf16 autocast, AdamW; `steps` steps at `micro_batch`."""
+_VOCAB, _SEQ, _D = 32000, 1024, 1024
+
+
+def _lm(torch):
+    """The fit's model: a 12-layer transformer (d=1024, 16 heads, ffn 4096, 32k vocabulary),
+    216.7 M parameters, on the GPU, with runbook.instrument installed."""
     torch.manual_seed(0)
-    vocab, seq, d = 32000, 1024, 1024
 
     class LM(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.embed = torch.nn.Embedding(vocab, d)
+            self.embed = torch.nn.Embedding(_VOCAB, _D)
             layer = torch.nn.TransformerEncoderLayer(
-                d, 16, 4 * d, dropout=0.0, batch_first=True, norm_first=True
+                _D, 16, 4 * _D, dropout=0.0, batch_first=True, norm_first=True
             )
             self.body = torch.nn.TransformerEncoder(layer, 12, enable_nested_tensor=False)
-            self.head = torch.nn.Linear(d, vocab, bias=False)
+            self.head = torch.nn.Linear(_D, _VOCAB, bias=False)
 
         def forward(self, tokens):
             return self.head(self.body(self.embed(tokens), is_causal=False))
 
     model = LM().cuda()
-    instrument = _instrumented(torch, model)
+    return model, _instrumented(torch, model)
+
+
+def _lm_step(torch, model, opt, instrument, tokens) -> float:
+    """One training step of _lm: bf16 autocast forward, loss, backward, AdamW."""
+    with instrument.watch(), torch.autocast("cuda", dtype=torch.bfloat16):
+        logits = model(tokens)
+        loss = torch.nn.functional.cross_entropy(logits.float().view(-1, _VOCAB), tokens.view(-1))
+    with instrument.watch():
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    return loss.item()
+
+
+def case_train(torch, micro_batch: int, steps: int):
+    """The fit's model (_lm), sequence 1024, `steps` steps at `micro_batch`."""
+    model, instrument = _lm(torch)
     params = sum(p.numel() for p in model.parameters())
-    print(f"params={params} micro_batch={micro_batch} seq={seq}", flush=True)
+    print(f"params={params} micro_batch={micro_batch} seq={_SEQ}", flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     for step in range(1, steps + 1):
-        tokens = torch.randint(0, vocab, (micro_batch, seq), device="cuda")
-        with instrument.watch(), torch.autocast("cuda", dtype=torch.bfloat16):
-            logits = model(tokens)
-            loss = torch.nn.functional.cross_entropy(
-                logits.float().view(-1, vocab), tokens.view(-1)
-            )
-        with instrument.watch():
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-        print(f"step {step} micro_batch {micro_batch} loss {loss.item():.4f}", flush=True)
+        tokens = torch.randint(0, _VOCAB, (micro_batch, _SEQ), device="cuda")
+        loss = _lm_step(torch, model, opt, instrument, tokens)
+        print(f"step {step} micro_batch {micro_batch} loss {loss:.4f}", flush=True)
         instrument.step(step, every=1)
+
+
+def case_varlen(torch):
+    """Variable-length batches (#33, the longest batch): _lm at micro-batch 8, each step's
+    sequence length drawn from 128..1024 (seeded), instrument's line every step; at step 41 one
+    batch is 64 times the usual longest (a sample that packing or truncation let through)."""
+    import random
+
+    model, instrument = _lm(torch)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    rng = random.Random(1)
+    for step in range(1, 42):
+        seq = 65536 if step == 41 else rng.randrange(128, 1025, 64)
+        tokens = torch.randint(0, _VOCAB, (8, seq), device="cuda")
+        print(f"step {step} batch 8x{seq} tokens", flush=True)
+        loss = _lm_step(torch, model, opt, instrument, tokens)
+        print(f"step {step} loss {loss:.4f}", flush=True)
+        instrument.step(step, every=1)
+
+
+def case_eval_batch(torch):
+    """The evaluation's own batch (#33, halve_eval_batch): _lm trains at micro-batch 8, then
+    evaluates under torch.no_grad() at its own batch (GPU_RECORD_EVAL_BATCH, 256 by default,
+    as HF's per_device_eval_batch_size is set apart from the training's)."""
+    eval_batch = int(os.environ.get("GPU_RECORD_EVAL_BATCH", "256"))
+    model, instrument = _lm(torch)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for step in range(1, 6):
+        tokens = torch.randint(0, _VOCAB, (8, _SEQ), device="cuda")
+        loss = _lm_step(torch, model, opt, instrument, tokens)
+        print(f"step {step} loss {loss:.4f}", flush=True)
+        instrument.step(step, every=1)
+    print(f"***** Running Evaluation *****\n  Batch size = {eval_batch}", flush=True)
+    model.eval()
+    total = 0.0
+    with torch.no_grad(), instrument.watch():
+        for _ in range(3):
+            tokens = torch.randint(0, _VOCAB, (eval_batch, _SEQ), device="cuda")
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                logits = model(tokens)
+            total += torch.nn.functional.cross_entropy(
+                logits.float().view(-1, _VOCAB), tokens.view(-1)
+            ).item()
+    print(f"eval_loss {total / 3:.4f}", flush=True)
 
 
 def case_push_oom(torch):
@@ -402,6 +461,9 @@ CASES = {
     "lightning_stats": (case_lightning_stats, {}),
     "hf_mem_metrics": (case_hf_mem_metrics, {}),
     "lightning_forward": (case_lightning_forward, {}),
+    "trend_varlen": (case_varlen, {}),
+    "phase_eval_batch": (case_eval_batch, {}),
+    "phase_eval_batch_half": (case_eval_batch, {"GPU_RECORD_EVAL_BATCH": "128"}),
 }
 
 
