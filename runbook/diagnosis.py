@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from runbook.cause import Facts, cause_of
 from runbook.evidence.launcher_log import HOST_OOM, LaunchReport
 from runbook.evidence.oom_message import OomMessage
+from runbook.evidence.trend import at_oom
 from runbook.evidence.units import human_mib, points
 from runbook.playbook import Thresholds
 from runbook.record import record
@@ -181,6 +182,8 @@ def _when_and_where(d: Diagnosis, ev: Evidence) -> None:
     d.trend = launch.trend_for(rank)
     if (d.trend is None or d.trend.kind == "unknown") and ev.series is not None:
         d.trend = ev.series
+    if d.oom is not None and d.oom.allocated_by_pytorch_mib is not None and d.oom.tried_mib:
+        d.trend = at_oom(d.trend, d.oom.allocated_by_pytorch_mib + d.oom.tried_mib)
     d.cause = cause_of(
         Facts(
             verdict=d.verdict,

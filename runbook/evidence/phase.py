@@ -453,6 +453,10 @@ _MARKERS = [
     ("checkpoint_save", lazy(r"\bSaving\b.{0,40}\b(?:checkpoint|model)\b", re.IGNORECASE)),
 ]
 _MARKER_DONE = lazy(r"\b(?:Done saving|Saved|Loaded|finished saving)\b", re.IGNORECASE)
+# An evaluation's results: it ended (HF Trainer's {'eval_loss': ...}, "val_loss: 0.41").
+_EVAL_RESULT = lazy(r"(?i)\b(?:eval|val|valid|validation|test)[_/ ]loss\b['\"]?\s*[:=]")
+# A training loop's own function in the traceback: a forward under it is the training's.
+_TRAIN_FRAME = lazy(r"(?i)train|^_?fit\w*$|\w+_fit$")
 # A resumed run says so before its first new step. Loading a model's weight shards at start-up
 # ("Loading checkpoint shards") is not a resume.
 _RESUME = lazy(
@@ -544,6 +548,8 @@ def _walk(lines: list[str], end: int, pattern: re.Pattern) -> _Walk:
         if _RESUME.search(text):
             # Lines before a resume are the run before it (an appended log).
             w = _Walk(resume=text.strip()[:200])
+        if w.marker is not None and w.marker[0] == "eval" and _EVAL_RESULT.search(text):
+            w.marker = None
         if _TRAIN_START.search(text):
             w.started = True
         for kind, rx in _MARKERS:
@@ -567,7 +573,7 @@ def phase_of(
     p.restored_to_saved_device = any(_RESTORE_FRAMES.match(f.func) for f in frames)
     w = _walk(lines, oom_line, re.compile(step_pattern))
     p.step = w.step
-    if p.where == "unknown" and w.marker is not None:
+    if w.marker is not None and (p.where == "unknown" or _eval_forward(p.where, w, frames)):
         p.where = w.marker[0]
         p.evidence.append(w.marker[1])
     p.when = _when(p.where, w, frames)
@@ -575,6 +581,20 @@ def phase_of(
         p.evidence.append(w.resume)
     p.evidence = p.evidence[:MAX_EVIDENCE]
     return p
+
+
+def _eval_forward(where: str, w: _Walk, frames: list[Frame]) -> bool:
+    """A forward pass after the log announced an evaluation (no training step and no eval
+    result since), under no training loop's frame: the evaluation's forward. The frame table
+    names the evaluation only where the loop's function has an evaluation's name; a loop named
+    otherwise (a real H100: HF's "***** Running Evaluation *****" banner, then the OOM in
+    cross_entropy under a function of the script's own) is named by the banner."""
+    return (
+        where == "forward"
+        and w.marker is not None
+        and w.marker[0] == "eval"
+        and not any(_TRAIN_FRAME.search(f.func) for f in frames)
+    )
 
 
 def _when(where: str, w: _Walk, frames: list[Frame]) -> str:

@@ -13,6 +13,7 @@ A pure function of log lines. Series read: runbook.instrument's per-step line, M
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from dataclasses import field
 
@@ -63,6 +64,11 @@ class Trend:
     # The last point's peak since the point before, and the card (runbook.instrument's total).
     peak_mib: float | None = None
     total_mib: float | None = None
+    # The largest peak any kept point reported (instrument's peak, Megatron's max allocated,
+    # DeviceStatsMonitor's), and how many points reported one: what the steps before the OOM
+    # needed at most, against which at_oom weighs what the failing step asked for.
+    max_peak_mib: float | None = None
+    peak_points: int = 0
 
     def contract(self) -> dict:
         # The values ride along (at most PICTURE_POINTS, evenly kept) for the report's picture.
@@ -153,9 +159,46 @@ def trend_of(lines: list[str], rank: int | None = None, end: int | None = None) 
         peak_mib=pts[-1][4],
         total_mib=next((p[5] for p in reversed(pts) if p[5] is not None), None),
     )
+    _peaks(t, [p[4] for p in pts])
     t.kind, t.why = classify(t.values_mib)
     t.evidence = [pts[0][2], *([pts[-1][2]] if len(pts) > 1 else [])][:MAX_EVIDENCE]
     return t
+
+
+def _peaks(t: Trend, peaks: list) -> None:
+    known = [p for p in peaks if p is not None and p > 0]
+    t.max_peak_mib = max(known) if known else None
+    t.peak_points = len(known)
+
+
+def at_oom(t: Trend | None, demand_mib: float | None) -> Trend | None:
+    """The trend with the OOM itself as its last point. `demand_mib` is what the failing step
+    held and asked for when it ran out (PyTorch's allocated memory in the message plus the
+    request): at least what it needed. Where that is SPIKE times the largest peak of the steps
+    before (at least MIN_POINTS of them reported one) and their step starts did not rise (flat,
+    or a warm-up), the step that ran out needed far more than any before it: a spike, whatever
+    the step-start values say (they are read before each step's work, so an OOM inside a step
+    never shows in them). A real H100 run (tests/data/gpu/trend_varlen.log): 40 steps of
+    128..1024 tokens peaked at most at 8.9 GiB; the batch of 65536 tokens ran out holding 74.8
+    GiB and asking for 4 GiB more."""
+    if (
+        t is None
+        or demand_mib is None
+        or t.max_peak_mib is None
+        or t.peak_points < MIN_POINTS
+        or t.kind not in ("flat", "warmup")
+        or demand_mib < SPIKE * t.max_peak_mib
+    ):
+        return t
+    return dataclasses.replace(
+        t,
+        kind="spike",
+        why=(
+            f"{t.kind} at step starts over {t.points} points, whose steps peaked at "
+            f"{t.max_peak_mib:.0f} MiB at most; the step that ran out held and asked for "
+            f"{demand_mib:.0f} MiB ({demand_mib / t.max_peak_mib:.1f}x): a peak of its own"
+        ),
+    )
 
 
 THRASH_LINES = 3  # consecutive points (or warnings) whose retries rise: the allocator thrashes
@@ -316,6 +359,7 @@ def _lightning_trend(logged, name: str) -> Trend | None:
         retries=max(retries.values()) if retries else None,
         peak_mib=peaks.get(steps[-1]),
     )
+    _peaks(t, list(peaks.values()))
     t.kind, t.why = classify(values)
     ends = sorted({0, len(values) - 1})  # the first point and the last
     t.evidence = [

@@ -74,6 +74,10 @@ CASES = [
     ("lightning_stats", "true_oom", "unknown", "backward"),
     ("lightning_forward", "true_oom", "unknown", "forward"),  # the forward, in the closure too
     ("push_oom", "true_oom", "static_sizing", "unknown"),  # torch.randn's own ask, at step 1
+    # 40 steps of 128..1024 tokens, then one batch of 65536: the longest batch.
+    ("trend_varlen", "true_oom", "longest_batch", "forward"),
+    # HF's evaluation banner, then the OOM in cross_entropy under the script's own function.
+    ("phase_eval_batch", "true_oom", "eval_batch", "eval"),
 ]
 
 
@@ -256,3 +260,42 @@ def test_real_h100_memory_fraction_fit_sizes_for_the_cap_not_the_card():
     assert f["card_mib"] == pytest.approx(19.79 * 1024 + f["outside_mib"], abs=8), f
     assert any("a memory fraction caps this process at 19.79 GiB" in r for r in f["reasons"])
     assert all(c["predicted_peak_mib"] <= f["card_mib"] for c in f["candidates"] if c["fits"])
+
+
+def _instrument_peaks(log: str) -> list[float]:
+    """GiB: each `RUNBOOK_INSTRUMENT mem` line's peak since the line before."""
+    text = (GPU / log).read_text()
+    return [int(m) / 2**30 for m in re.findall(r"RUNBOOK_INSTRUMENT mem .*? peak=(\d+)", text)]
+
+
+def test_real_h100_longest_batch_is_a_spike_of_the_failing_step_not_of_the_step_starts():
+    """Variable-length batches: the step starts stay flat (parameters and AdamW state), each
+    step's peak follows its length (4.2 to 8.9 GiB), and the batch 64 times longer runs out
+    holding 74.80 GiB and asking for 4 GiB more. The step-start series alone is flat; the OOM
+    against the steps' peaks is the spike, so the cause is the longest batch and the ladder
+    (halving the micro-batch) stands, with the reason a person needs to cap lengths."""
+    peaks = _instrument_peaks("trend_varlen.log")
+    assert len(peaks) == 40 and min(peaks) > 4.1 and max(peaks) < 9.0
+    d = diagnose("--log", str(GPU / "trend_varlen.log"))
+    assert d["trend"]["kind"] == "spike" and d["trend"]["points"] == 40
+    assert "peaked at 9113 MiB at most" in d["trend"]["why"]
+    assert "held and asked for 80691 MiB (8.9x)" in d["trend"]["why"]
+    assert d["phase"]["when"] == "mid_run" and d["phase"]["step"] == 41
+    assert d["cause"] == "longest_batch" and d["next_step"]["rung"] == "halve_micro_batch"
+    assert any("capping lengths is a person's call" in r for r in d["reasons"])
+
+
+def test_real_h100_eval_batch_runs_out_and_its_half_runs():
+    """The evaluation's own batch (256, under no_grad) ran out in cross_entropy after HF's
+    banner; the rung runbook chooses halves that batch and leaves training alone; the same
+    script at 128 (phase_eval_batch_half.log) evaluated to the end, its peak well under the
+    card: the rung is one that works here."""
+    d = diagnose("--log", str(GPU / "phase_eval_batch.log"))
+    assert (d["phase"]["where"], d["phase"]["when"]) == ("eval", "eval_start")
+    assert "***** Running Evaluation *****" in d["phase"]["evidence"]
+    assert d["cause"] == "eval_batch" and d["next_step"]["rung"] == "halve_eval_batch"
+    half = (GPU / "phase_eval_batch_half.log").read_text()
+    assert "Batch size = 128" in half and "eval_loss" in half
+    assert "OutOfMemoryError" not in half
+    peak = re.search(r"RUNBOOK_INSTRUMENT peak .*max_memory_allocated=(\d+)", half)
+    assert peak and int(peak.group(1)) / 2**30 < 0.6 * 79.18

@@ -360,3 +360,77 @@ def test_a_megatron_line_with_a_rank_of_thousands_of_digits_is_no_rank_not_a_cra
     )
     t = trend.trend_of([line])
     assert t is not None and t.series == "megatron" and t.rank is None and t.steps == [3]
+
+
+# -- the OOM against the steps' peaks (trend.at_oom) --------------------------------------------
+def _steps(allocated_gib: list[float], peak_gib: list[float | None]) -> list[str]:
+    return [
+        f"RUNBOOK_INSTRUMENT mem rank=0 step={i + 1} allocated={int(a * 2**30)}"
+        + (f" peak={int(p * 2**30)}" if p is not None else "")
+        + f" reserved={int(30 * 2**30)} retries=0 inactive=0"
+        for i, (a, p) in enumerate(zip(allocated_gib, peak_gib, strict=True))
+    ]
+
+
+@pytest.mark.parametrize(
+    ("allocated", "peaks", "demand_gib", "kind"),
+    [
+        # flat starts, peaks up to 9 GiB, the failing step held and asked for 20: a spike
+        ([2.5] * 6, [4, 9, 6, 5, 8, 7], 20, "spike"),
+        # a warm-up (the optimizer's state at step 1) then flat: the same
+        ([1, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5], [4, 9, 6, 5, 8, 7, 6, 5], 20, "spike"),
+        # 1.2x the largest peak: the longest batch so far, but not far enough to say so
+        ([2.5] * 6, [4, 9, 6, 5, 8, 7], 10.8, "flat"),
+        # a leak stays a leak, however much the last step asked for
+        ([2, 3, 4, 5, 6, 7, 8, 9], [5, 6, 7, 8, 9, 10, 11, 12], 60, "leak"),
+        # too few peaks to know what a step needs
+        ([2.5] * 6, [None, None, None, 9, 8, None], 40, "flat"),
+    ],
+)
+def test_the_oom_weighed_against_the_peaks_of_the_steps_before(allocated, peaks, demand_gib, kind):
+    t = trend.trend_of(_steps(allocated, peaks))
+    assert trend.at_oom(t, demand_gib * 1024).kind == kind
+
+
+def test_without_the_oom_s_numbers_or_a_series_the_trend_is_as_it_was():
+    t = trend.trend_of(_steps([2.5] * 6, [4, 9, 6, 5, 8, 7]))
+    assert trend.at_oom(t, None) is t and trend.at_oom(None, 99999.0) is None
+
+
+# -- an evaluation banner, then a forward with no evaluation function in the traceback ---------
+def _eval_log(between: list[str], frames: list[tuple[str, str]]) -> list[str]:
+    tb = ["Traceback (most recent call last):"]
+    for func, file in frames:
+        tb += [f'  File "{file}", line 10, in {func}', "    x = f(y)"]
+    return [
+        "step 5 loss 11.57",
+        "***** Running Evaluation *****",
+        "  Batch size = 256",
+        *between,
+        *tb,
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 31.25 GiB. GPU 0 has a "
+        "total capacity of 79.18 GiB of which 28.48 GiB is free.",
+    ]
+
+
+TORCH_F = "/venv/lib/python3.12/site-packages/torch/nn/functional.py"
+
+
+@pytest.mark.parametrize(
+    ("between", "frames", "where"),
+    [
+        # the script's own loop, named anything: the banner says evaluation
+        ([], [("main", "run.py"), ("score_all", "run.py"), ("cross_entropy", TORCH_F)], "eval"),
+        # the evaluation ended ({'eval_loss': ...}); training's forward ran out after it
+        (["{'eval_loss': 2.31, 'eval_runtime': 12.0}"], [("cross_entropy", TORCH_F)], "forward"),
+        # a training loop's function in the traceback: its forward
+        ([], [("train_one_epoch", "run.py"), ("cross_entropy", TORCH_F)], "forward"),
+        ([], [("_inner_training_loop", "trainer.py"), ("forward", "model.py")], "forward"),
+    ],
+)
+def test_an_evaluation_banner_names_a_forward_under_no_training_loop(between, frames, where):
+    lines = _eval_log(between, frames)
+    p = phase.phase_of(lines, len(lines) - 1)
+    assert p.where == where
+    if where == "eval":
+        assert p.when == "eval_start" and "***** Running Evaluation *****" in p.evidence
