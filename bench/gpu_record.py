@@ -16,7 +16,8 @@ What a GPU-less machine cannot make, made for real and kept as recorded test cas
 - when and where (#33) on the fit's model: variable-length batches with one far longer at the
   end (`trend_varlen`), and an evaluation under no_grad at its own batch, which runs out
   (`phase_eval_batch`), and at half that batch, which the halve_eval_batch rung would run
-  (`phase_eval_batch_half`).
+  (`phase_eval_batch_half`); a healthy Lightning run's DeviceStatsMonitor series through both
+  of its loggers (`lightning_warmup`: a warm-up, never a leak).
 
     python3 bench/gpu_record.py --out DIR [--only NAME ...]
 
@@ -360,6 +361,44 @@ def case_lightning_stats(torch):
     )
 
 
+def case_lightning_warmup(torch):
+    """Lightning's own loop with DeviceStatsMonitor on a healthy run (#33: a warm-up must never
+    read as a leak): AdamW's state appears at the first optimizer step, then nothing grows; a
+    CSVLogger and a TensorBoardLogger both keep the series, every 10 steps, for 300 steps."""
+    import lightning as L  # noqa: N812 (Lightning's own spelling)
+    from lightning.pytorch.callbacks import DeviceStatsMonitor
+    from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
+
+    class Healthy(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = torch.nn.Sequential(
+                torch.nn.Linear(4096, 16384), torch.nn.GELU(), torch.nn.Linear(16384, 4096)
+            )
+
+        def training_step(self, batch, batch_idx):
+            x = torch.randn(1024, 4096, device=self.device)
+            loss = self.net(x).float().pow(2).mean()
+            self.log("train_loss", loss)
+            return loss
+
+        def configure_optimizers(self):
+            return torch.optim.AdamW(self.parameters(), lr=1e-5)
+
+    _lightning_fit(
+        torch,
+        Healthy(),
+        max_steps=300,
+        callbacks=[DeviceStatsMonitor()],
+        logger=[
+            CSVLogger("lightning_logs", name="warmup"),
+            TensorBoardLogger("lightning_logs", name="warmup_tb"),
+        ],
+        log_every_n_steps=10,
+        enable_progress_bar=False,
+    )
+
+
 def _lightning_fit(torch, model, **trainer_args) -> None:
     """Lightning's own Trainer on the one GPU, over a dataset of placeholder rows (each
     training_step makes its batch on the GPU)."""
@@ -462,6 +501,7 @@ CASES = {
     "hf_mem_metrics": (case_hf_mem_metrics, {}),
     "lightning_forward": (case_lightning_forward, {}),
     "trend_varlen": (case_varlen, {}),
+    "lightning_warmup": (case_lightning_warmup, {}),
     "phase_eval_batch": (case_eval_batch, {}),
     "phase_eval_batch_half": (case_eval_batch, {"GPU_RECORD_EVAL_BATCH": "128"}),
 }
