@@ -53,6 +53,28 @@ def test_a_warm_up_in_lightning_s_columns_is_never_a_leak():
     assert t is not None and t.kind == "warmup"
 
 
+def test_a_real_healthy_run_through_both_loggers_is_flat_and_its_peaks_are_kept(tmp_path):
+    """Lightning 2.6.6 on an H200, DeviceStatsMonitor every 10 steps for 300 steps, nothing
+    kept across steps (tests/data/gpu/lightning_warmup.log): AdamW's state exists before the
+    first logged row (step 9), so both files read flat, never a leak; the steps' peaks ride
+    along, so a failing step that needs no more than any before is no spike either."""
+    import gzip
+
+    events = tmp_path / "events.out.tfevents.1795732876.vm.474.0"
+    events.write_bytes(gzip.decompress((GPU / "lightning_warmup_tfevents.gz").read_bytes()))
+    for path in (GPU / "lightning_warmup_metrics.csv", events):
+        t = job_metrics.read_series(path, path.name)
+        assert t is not None and (t.kind, t.points, t.steps[0], t.steps[-1]) == (
+            "flat",
+            30,
+            9,
+            299,
+        )
+        assert round(t.values_mib[0]) == 2113 and round(t.max_peak_mib) == 2625
+        assert trend.at_oom(t, 1.2 * t.max_peak_mib).kind == "flat"
+        assert trend.at_oom(t, 1.3 * t.max_peak_mib).kind == "spike"
+
+
 def _write(path: Path, text: str, mtime: float) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
