@@ -17,7 +17,9 @@ What a GPU-less machine cannot make, made for real and kept as recorded test cas
   end (`trend_varlen`), and an evaluation under no_grad at its own batch, which runs out
   (`phase_eval_batch`), and at half that batch, which the halve_eval_batch rung would run
   (`phase_eval_batch_half`); a healthy Lightning run's DeviceStatsMonitor series through both
-  of its loggers (`lightning_warmup`: a warm-up, never a leak).
+  of its loggers (`lightning_warmup`: a warm-up, never a leak); transformers' Trainer keeping
+  the evaluation's predictions on the GPU, and the same with eval_accumulation_steps=1
+  (`hf_eval_accumulation`, `hf_eval_accumulation_1`).
 
     python3 bench/gpu_record.py --out DIR [--only NAME ...]
 
@@ -483,6 +485,54 @@ def case_hf_mem_metrics(torch):
     trainer.log_metrics("eval", trainer.evaluate())
 
 
+def case_hf_eval_accumulation(torch):
+    """transformers' Trainer keeping every evaluation batch's logits on the GPU until the end
+    (eval_accumulation_steps unset, a compute_metrics set): a GPT-2 from a config (50257
+    tokens, 128 positions) trains 10 steps, then evaluates 600 samples, 15.4 GB of fp32
+    logits, under a 20% memory fraction (a 16 GB card's worth of the H100). With
+    GPU_RECORD_EVAL_ACC=N, eval_accumulation_steps=N (the predictions move to the CPU)."""
+    import transformers as tf
+
+    torch.cuda.set_per_process_memory_fraction(0.2)
+    cfg = tf.GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=50257, n_positions=128)
+    model = tf.GPT2LMHeadModel(cfg)
+
+    class Tokens(torch.utils.data.Dataset):
+        def __init__(self, n):
+            self.n = n
+
+        def __len__(self):
+            return self.n
+
+        def __getitem__(self, i):
+            ids = torch.randint(0, 50257, (128,), generator=torch.Generator().manual_seed(i))
+            return {"input_ids": ids, "labels": ids}
+
+    acc = os.environ.get("GPU_RECORD_EVAL_ACC")
+    args = tf.TrainingArguments(
+        output_dir="hf_out",
+        per_device_train_batch_size=16,
+        per_device_eval_batch_size=16,
+        eval_accumulation_steps=int(acc) if acc else None,
+        max_steps=10,
+        logging_steps=5,
+        eval_strategy="steps",
+        eval_steps=10,
+        save_strategy="no",
+        report_to="none",
+        disable_tqdm=True,
+    )
+    print(f"transformers {tf.__version__} eval_accumulation_steps={acc}", flush=True)
+    trainer = tf.Trainer(
+        model=model,
+        args=args,
+        train_dataset=Tokens(4096),
+        eval_dataset=Tokens(600),
+        compute_metrics=lambda p: {"predictions": len(p.predictions)},
+    )
+    trainer.train()
+
+
 CASES = {
     "oom_plain": (case_plain, {}),
     "oom_after_some": (case_after_some, {}),
@@ -502,6 +552,8 @@ CASES = {
     "lightning_forward": (case_lightning_forward, {}),
     "trend_varlen": (case_varlen, {}),
     "lightning_warmup": (case_lightning_warmup, {}),
+    "hf_eval_accumulation": (case_hf_eval_accumulation, {}),
+    "hf_eval_accumulation_1": (case_hf_eval_accumulation, {"GPU_RECORD_EVAL_ACC": "1"}),
     "phase_eval_batch": (case_eval_batch, {}),
     "phase_eval_batch_half": (case_eval_batch, {"GPU_RECORD_EVAL_BATCH": "128"}),
 }
