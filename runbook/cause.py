@@ -33,6 +33,9 @@ CAUSES = (
 LADDER = "ladder"  # the verdict's ladder as it is
 HUMAN = "human"  # no batch rung can help: stop for a person, with the evidence
 EVAL_BATCH = "eval_batch"  # the evaluation's own batch: halve_eval_batch, training untouched
+# The evaluation keeps every batch's predictions on the GPU: they leave it each batch
+# (eval_accumulation: HF's eval_accumulation_steps=1); a smaller batch keeps as much in all.
+EVAL_PREDICTIONS = "eval_predictions"
 NO_ACTIVATION_RUNGS = "no_activation_rungs"  # skip the micro-batch/activation rungs
 OWN_VERDICT = ("co_tenant", "gpu_fault", "host_oom")
 OOM_VERDICTS = ("true_oom", "fragmentation", "unknown", "co_tenant")
@@ -167,6 +170,20 @@ def eval_cause(f: Facts) -> Cause | None:
                 "it builds a graph it never uses; a smaller batch only hides it"
             ],
             [*f.phase.evidence[:2], *_lines(no_grad)],
+        )
+    kept = getattr(f.phase, "kept_predictions", None) or []
+    if kept:
+        return Cause(
+            "eval_batch",
+            EVAL_PREDICTIONS,
+            [
+                "the OOM is in evaluation, which keeps every batch's predictions on the GPU until "
+                "it ends (the traceback runs out in that accumulation): they grow with the "
+                "evaluation set, so a smaller evaluation batch keeps as much in all; they must "
+                "leave the GPU each batch (HF Trainer: eval_accumulation_steps=1; a loop of "
+                "one's own: move each batch's outputs to the CPU)"
+            ],
+            [*f.phase.evidence[:1], *kept],
         )
     return Cause(
         "eval_batch",

@@ -88,6 +88,14 @@ REGISTRY: dict[str, RungDef] = {
             template_vars=("eval_batch",),
         ),
         RungDef(
+            "eval_accumulation",
+            SCRIPT,
+            "HF Trainer's eval_accumulation_steps set to 1 (added beside the Trainer's batch flag "
+            "where the script sets none): each evaluation batch's predictions move to the CPU; "
+            "the evaluation batch and the training batch are not touched",
+            template_vars=("eval_accumulation",),
+        ),
+        RungDef(
             "activation_checkpointing",
             SCRIPT,
             "turn activation checkpointing on (the site's flag or template variable)",
@@ -190,6 +198,10 @@ def candidates(verdict: str, ladder: dict) -> list:
     return out
 
 
+# A cause's plan (runbook.cause) that takes an evaluation's rung, and which.
+EVAL_RUNGS = {"eval_batch": "halve_eval_batch", "eval_predictions": "eval_accumulation"}
+
+
 def next_step_for_cause(cause, verdict: str, ladder: dict, *, with_allocator: bool = False):
     """next_step() as the cause changes it (DESIGN §3.1): a person for a cause no batch rung can
     help, the evaluation's own batch for an evaluation OOM, the verdict's ladder without the
@@ -202,10 +214,10 @@ def next_step_for_cause(cause, verdict: str, ladder: dict, *, with_allocator: bo
             "for_a_person": True,
             "then": [],
         }
-    if plan == "eval_batch" and verdict in ladder:
+    if plan in EVAL_RUNGS and verdict in ladder:
         return {
-            "rung": "halve_eval_batch",
-            "setting": REGISTRY["halve_eval_batch"].setting,
+            "rung": EVAL_RUNGS[plan],
+            "setting": REGISTRY[EVAL_RUNGS[plan]].setting,
             "for_a_person": False,
             "then": [c.id for c in candidates(verdict, ladder)],
         }

@@ -72,6 +72,10 @@ class Phase:
     # The traceback shows tensors restored onto the device they were saved from (torch.load
     # without a map_location to the CPU or this rank's GPU).
     restored_to_saved_device: bool = False
+    # The frames that show an evaluation keeping every batch's outputs on the GPU (HF Trainer's
+    # nested_concat of preds_host, a loop's all_preds.append(logits)): what grows is the whole
+    # evaluation set's predictions, not one batch.
+    kept_predictions: list[str] = field(default_factory=list)
 
     def contract(self) -> dict:
         return {
@@ -406,6 +410,15 @@ _RESUME_FRAME = lazy(
     r"(?i)resum|optim\w*\.load_state_dict|sched\w*\.load_state_dict|_load_optimizer"
 )
 _RESTORE_FRAMES = lazy(r"^(?:default_restore_location|_cuda_deserialize|restore_location)$")
+# An evaluation that keeps its outputs on the GPU across batches: HF Trainer's accumulators
+# (nested_concat / torch_pad_and_concatenate of preds_host, EvalLoopContainer.add; a real H200,
+# tests/data/gpu/hf_eval_accumulation.log), or a loop appending each batch's outputs to a list.
+_KEPT_FRAME = lazy(r"^(?:nested_concat|torch_pad_and_concatenate)$")
+_KEPT_CODE = lazy(
+    r"\b(?:preds_host|labels_host|all_preds|all_logits|all_outputs|all_predictions|predictions)"
+    r"\s*(?:=.*\b(?:nested_concat|torch\.cat)\(|\.(?:add|append|extend)\()"
+)
+_OFF_THE_GPU = lazy(r"\.(?:cpu|item|tolist|numpy)\(|\.to\(\s*['\"]cpu")  # kept, but not there
 
 
 def where_from_frames(frames: list[Frame]) -> tuple[str, list[str]]:
@@ -571,6 +584,12 @@ def phase_of(
     where, evidence = where_from_frames(frames)
     p = Phase(where=where, frames=frames, evidence=evidence)
     p.restored_to_saved_device = any(_RESTORE_FRAMES.match(f.func) for f in frames)
+    p.kept_predictions = [
+        f.text()
+        for f in frames
+        if _KEPT_FRAME.match(f.func)
+        or (_KEPT_CODE.search(f.code) and not _OFF_THE_GPU.search(f.code))
+    ][:2]
     w = _walk(lines, oom_line, re.compile(step_pattern))
     p.step = w.step
     if w.marker is not None and (p.where == "unknown" or _eval_forward(p.where, w, frames)):

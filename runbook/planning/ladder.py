@@ -125,8 +125,8 @@ def plan(
     how = getattr(cause, "plan", "ladder")
     if how == "human":
         return _for_a_person(p, f"cause {cause.name}: " + "; ".join(cause.reasons))
-    if how == "eval_batch":
-        return _eval_batch(p, script, knobs, resume, configs, done)
+    if how in rungs.EVAL_RUNGS:
+        return _eval_batch(p, script, knobs, resume, configs, done, rungs.EVAL_RUNGS[how])
     if how == "no_activation_rungs" and not only_sharding:
         only_sharding = f"cause {cause.name}: " + "; ".join(cause.reasons)
     for rung in candidates(verdict, ladder):
@@ -251,15 +251,35 @@ def _for_a_person(p: Plan, why: str, action: str | None = None) -> Plan:
     return p
 
 
-def _eval_batch(p: Plan, script: str, knobs, resume, configs, done: set[str]) -> Plan:
-    """An OOM in evaluation (DESIGN §3.1): the evaluation's own batch, or a person; never the
+# What the evaluation's rung does, and what a person does where it cannot be applied.
+_EVAL_WHY = {
+    "halve_eval_batch": "the OOM is in evaluation: its own batch is halved, the training batch "
+    "is not touched",
+    "eval_accumulation": "the OOM is in evaluation, which kept every batch's predictions on the "
+    "GPU: eval_accumulation_steps=1 moves them to the CPU after each batch; no batch is touched",
+}
+_EVAL_DONE = {
+    "halve_eval_batch": "halved the evaluation batch",
+    "eval_accumulation": "set eval_accumulation_steps to 1",
+}
+_EVAL_BY_HAND = {
+    "halve_eval_batch": "halve the evaluation's batch where the job sets it",
+    "eval_accumulation": "set eval_accumulation_steps=1 where the job builds its Trainer's "
+    "arguments (a loop of its own: move each batch's outputs to the CPU)",
+}
+
+
+def _eval_batch(
+    p: Plan, script: str, knobs, resume, configs, done: set[str], rung: str = "halve_eval_batch"
+) -> Plan:
+    """An OOM in evaluation (DESIGN §3.1): the evaluation's own batch halved, or (its
+    predictions kept on the GPU) eval_accumulation_steps set to 1, or a person; never the
     training micro-batch, which would not change it."""
-    rung = "halve_eval_batch"
     if rung in done:
         return _for_a_person(
             p,
-            "the lineage already halved the evaluation batch and it ran out in evaluation "
-            "again: check the evaluation loop (no_grad, predictions kept on the GPU)",
+            f"the lineage already {_EVAL_DONE[rung]} and it ran out in evaluation again: check "
+            "the evaluation loop (no_grad, predictions kept on the GPU)",
         )
     try:
         p.patch = patch(script, rung, knobs, resume=resume, configs=configs)
@@ -268,11 +288,12 @@ def _eval_batch(p: Plan, script: str, knobs, resume, configs, done: set[str]) ->
         return _for_a_person(
             p,
             f"the OOM is in evaluation and {e.message}; halving the training micro-batch would "
-            "not change the evaluation's batch",
+            "not change the evaluation",
+            f"{_EVAL_BY_HAND[rung]}, then resubmit",
         )
     r = rungs.get(rung)
     p.rung, p.rung_what = rung, r.setting if r else rung
-    p.why = "the OOM is in evaluation: its own batch is halved, the training batch is not touched"
+    p.why = _EVAL_WHY[rung]
     return p
 
 

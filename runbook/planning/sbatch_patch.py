@@ -511,6 +511,58 @@ def halve_eval_batch(script: str, knobs) -> tuple[str, list[str], list[str]]:
     )
 
 
+# HF TrainingArguments' batch flags: a command line that passes one runs an HF Trainer, whose
+# argument parser takes eval_accumulation_steps too, spelled the same way (underscores or dashes).
+_HF_BATCH_FLAGS = [
+    "--per_device_eval_batch_size",
+    "--per-device-eval-batch-size",
+    "--per_device_train_batch_size",
+    "--per-device-train-batch-size",
+]
+
+
+def eval_accumulation_to_one(script: str, knobs) -> tuple[str, list[str], list[str]]:
+    """HF Trainer's eval_accumulation_steps set to 1 (an OOM in evaluation where every batch's
+    predictions stay on the GPU until it ends: DESIGN §3.1): they move to the CPU after each
+    batch. A value above 1 is lowered; where the script sets none, the flag is added next to the
+    Trainer's batch flag on its command line, in that flag's spelling. The batches, evaluation's
+    and training's, are not touched."""
+    checks = ["the evaluation batch and the training batch are not touched"]
+    acc = _maybe(script, names(knobs, "eval_accumulation"))
+    if acc is not None:
+        a = _int_value(script, acc)
+        if a is None:
+            raise RungNotApplicable(f"{acc.name} is {acc.value!r}, not a number runbook can lower")
+        if a <= 1:
+            raise RungNotApplicable(
+                f"{acc.name} is already {a}: the predictions already leave the GPU after every "
+                "batch"
+            )
+        edits = [(_literal_site(script, acc), "1")]
+        return (
+            _replace(script, edits),
+            [
+                f"eval_accumulation_steps {a} -> 1 ({acc.name}): predictions leave the GPU each batch"
+            ],
+            checks,
+        )
+    # Beside the evaluation's batch flag where there is one, else the training's.
+    anchor = next(
+        iter(_find(script, _HF_BATCH_FLAGS[:2]) + _find(script, _HF_BATCH_FLAGS[2:])), None
+    )
+    if anchor is None:
+        raise RungNotApplicable(
+            "the job script sets no eval_accumulation_steps and passes no HF Trainer batch flag "
+            f"to add it beside (looked for {', '.join(names(knobs, 'eval_accumulation'))}, "
+            f"{', '.join(_HF_BATCH_FLAGS)})",
+            hint="set eval_accumulation_steps=1 where the job builds its TrainingArguments",
+        )
+    flag = "--eval-accumulation-steps" if "-" in anchor.name[2:] else "--eval_accumulation_steps"
+    added = f"{flag}{'=' if script[anchor.start - 1] == '=' else ' '}1"
+    new = script[: anchor.end] + " " + added + script[anchor.end :]
+    return new, [f"{added} added after {anchor.name}: predictions leave the GPU each batch"], checks
+
+
 def resize_world(script: str, knobs, world: tuple[int, int]) -> tuple[str, list[str], list[str]]:
     """Another node count, the same global batch: the data-parallel size changes by new/old
     (nodes hold equal shares of it), so gradient accumulation changes by old/new, only when that
@@ -805,6 +857,7 @@ def check_global_batch(old: str, new: str, knobs) -> str:
 RUNG_PATCHERS = {
     "halve_micro_batch": lambda s, k: halve_micro_batch(s, k),
     "halve_eval_batch": lambda s, k: halve_eval_batch(s, k),
+    "eval_accumulation": lambda s, k: eval_accumulation_to_one(s, k),
     "activation_checkpointing": lambda s, k: enable_activation_checkpointing(s, k),
     "raise_mem": lambda s, k: raise_mem(s),
     "raise_sharding": lambda s, k: raise_sharding(s, k),
@@ -896,6 +949,15 @@ def _patch_template(
         vars2["eval_batch"] = e // 2
         changes.append(f"eval_batch {e} -> {e // 2}")
         checks.append("the training batch is not touched")
+    elif rung == "eval_accumulation":
+        a = vars2.get("eval_accumulation")
+        if not isinstance(a, int) or a < 2:
+            raise RungNotApplicable(
+                f"the template's eval_accumulation is {a!r}: nothing to lower to 1"
+            )
+        vars2["eval_accumulation"] = 1
+        changes.append(f"eval_accumulation {a} -> 1")
+        checks.append("the evaluation batch and the training batch are not touched")
     elif rung == "activation_checkpointing":
         if vars2.get("activation_checkpointing") in (True, 1, "1", "true", "True"):
             raise RungNotApplicable("activation checkpointing is already on")

@@ -299,3 +299,18 @@ def test_real_h100_eval_batch_runs_out_and_its_half_runs():
     assert "OutOfMemoryError" not in half
     peak = re.search(r"RUNBOOK_INSTRUMENT peak .*max_memory_allocated=(\d+)", half)
     assert peak and int(peak.group(1)) / 2**30 < 0.6 * 79.18
+
+
+def test_real_hf_trainer_keeping_eval_predictions_on_the_gpu_sets_eval_accumulation():
+    """transformers 5.17's Trainer on an H200 under a 20% memory fraction: evaluation keeps
+    every batch's logits on the GPU (eval_accumulation_steps unset) and runs out concatenating
+    them (EvalLoopContainer.add -> nested_concat -> torch.cat). The rung is eval_accumulation,
+    not the evaluation's batch (a smaller batch keeps as much in all); the same run with
+    eval_accumulation_steps=1 evaluated all 600 samples (hf_eval_accumulation_1.log)."""
+    d = diagnose("--log", str(GPU / "hf_eval_accumulation.log"))
+    assert (d["phase"]["where"], d["phase"]["when"]) == ("eval", "eval_start")
+    assert d["cause"] == "eval_batch" and d["next_step"]["rung"] == "eval_accumulation"
+    assert any("keeps every batch's predictions on the GPU" in r for r in d["reasons"])
+    fixed = (GPU / "hf_eval_accumulation_1.log").read_text()
+    assert "eval_accumulation_steps=1" in fixed and "'eval_predictions': 600" in fixed
+    assert "OutOfMemoryError" not in fixed

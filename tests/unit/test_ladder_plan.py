@@ -289,6 +289,43 @@ def test_an_evaluation_oom_without_an_eval_knob_goes_to_a_person_not_the_micro_b
     assert again.needs_human and "already halved the evaluation batch" in again.why
 
 
+def _kept_predictions():
+    from runbook import cause
+
+    return cause.Cause("eval_batch", cause.EVAL_PREDICTIONS, ["predictions kept on the GPU"])
+
+
+def test_an_evaluation_that_keeps_its_predictions_sets_eval_accumulation_not_its_batch():
+    """HF Trainer keeping every batch's logits on the GPU (a real H200:
+    tests/data/gpu/hf_eval_accumulation.log): halving the evaluation batch keeps as much in
+    all; eval_accumulation_steps=1 moves them to the CPU (and ran there: ..._1.log)."""
+    p = plan("true_oom", script=EVAL_HF, cause=_kept_predictions())
+    assert p.rung == "eval_accumulation" and not p.needs_human
+    assert "--per_device_eval_batch_size 16 --eval_accumulation_steps 1 " in p.patch.new
+    assert p.patch.new.replace(" --eval_accumulation_steps 1", "") == EVAL_HF
+    # A value above 1 is lowered; at 1 already, a person decides (with what to do by hand).
+    lowered = plan(
+        "true_oom", script=EVAL_HF + " --eval_accumulation_steps 20", cause=_kept_predictions()
+    )
+    assert lowered.patch.new.endswith("--eval_accumulation_steps 1")
+    at_one = plan(
+        "true_oom", script=EVAL_HF + " --eval_accumulation_steps=1", cause=_kept_predictions()
+    )
+    assert at_one.needs_human and "already 1" in at_one.why
+    assert at_one.human_action.startswith("set eval_accumulation_steps=1 where the job builds")
+
+
+def test_kept_predictions_in_a_script_with_no_hf_trainer_go_to_a_person():
+    megatron = "#!/bin/bash\ntorchrun pretrain_gpt.py --micro-batch-size 4 --global-batch-size 64\n"
+    p = plan("true_oom", script=megatron, cause=_kept_predictions())
+    assert p.needs_human and p.patch is None
+    assert p.passed_over[0][0] == "eval_accumulation" and "no HF Trainer batch flag" in p.why
+    again = plan(
+        "true_oom", script=EVAL_HF, cause=_kept_predictions(), tried=[("1", "eval_accumulation")]
+    )
+    assert again.needs_human and "already set eval_accumulation_steps to 1" in again.why
+
+
 @pytest.mark.parametrize("name", ["leak", "checkpoint_map_location", "eval_no_grad"])
 def test_causes_no_batch_rung_can_help_stop_for_a_person(name):
     p = plan("true_oom", cause=_cause(name))

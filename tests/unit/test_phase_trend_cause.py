@@ -434,3 +434,30 @@ def test_an_evaluation_banner_names_a_forward_under_no_training_loop(between, fr
     assert p.where == where
     if where == "eval":
         assert p.when == "eval_start" and "***** Running Evaluation *****" in p.evidence
+
+
+@pytest.mark.parametrize(
+    ("code", "kept"),
+    [
+        ("all_preds.append(logits)", True),
+        ("preds_host = logits if preds_host is None else torch.cat((preds_host, logits))", True),
+        ("all_preds.append(logits.detach().cpu())", False),  # kept, but on the host
+        ("predictions.extend(logits.argmax(-1).tolist())", False),
+        ("out = model(batch)", False),
+    ],
+)
+def test_an_evaluation_loop_that_keeps_its_outputs_on_the_gpu(code, kept):
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "eval.py", line 40, in evaluate',
+        f"    {code}",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+        "total capacity of 79.18 GiB of which 1.00 GiB is free.",
+    ]
+    p = phase.phase_of(lines, len(lines) - 1)
+    assert p.where == "eval" and bool(p.kept_predictions) == kept
+    cause = causes.cause_of(causes.Facts(verdict="true_oom", phase=p))
+    assert (cause.name, cause.plan) == (
+        "eval_batch",
+        causes.EVAL_PREDICTIONS if kept else causes.EVAL_BATCH,
+    )
