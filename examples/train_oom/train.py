@@ -35,7 +35,8 @@ When and where it runs out (DESIGN §3.1), each through real code paths so the t
 the training OOM is raised inside a real torch.nn.Module's forward (torch's own frames above it);
 --eval-every N evaluates every N steps with --eval-batch-size samples of
 --eval-act-mib-per-sample each on --long-rank (x3 when --eval-keeps-graph calls the model
-outside torch.no_grad()); --optimizer-state-mib is Adam's state, allocated inside a real
+outside torch.no_grad()), over --eval-samples samples whose outputs, --eval-kept-mib-per-sample
+each, stay on the GPU until the evaluation ends when that is set (all_preds.append); --optimizer-state-mib is Adam's state, allocated inside a real
 torch.optim.Adam's first step; --resume-onto-one-gpu restores every local rank's copy of a
 --ckpt-mib checkpoint onto GPU 0, inside a real torch.load (map_location called per storage);
 --leak-mib-per-step grows what stays allocated every step, --warmup-mib over --warmup-steps then
@@ -121,6 +122,17 @@ def evaluate(model: Net, oom: str | None) -> None:
         model(oom)
 
 
+def evaluate_keeping_predictions(model: Net, ooms: list[str | None]) -> list:
+    """Evaluation that keeps every batch's outputs on the GPU until it ends (HF Trainer without
+    eval_accumulation_steps, a loop's own list): they grow with the evaluation set, whatever
+    its batch."""
+    all_preds = []
+    with torch.no_grad():
+        for oom in ooms:
+            all_preds.append(model(oom))
+    return all_preds
+
+
 def evaluate_keeping_graph(model: Net, oom: str | None) -> None:
     """Evaluation that forgot no_grad: every forward builds a graph it never uses."""
     model.eval()
@@ -193,6 +205,8 @@ def main() -> int:
     ap.add_argument("--eval-batch-size", type=int, default=8)
     ap.add_argument("--eval-act-mib-per-sample", type=float, default=0.0)
     ap.add_argument("--eval-keeps-graph", action="store_true")
+    ap.add_argument("--eval-samples", type=int, default=64)
+    ap.add_argument("--eval-kept-mib-per-sample", type=float, default=0.0)
     ap.add_argument("--optimizer-state-mib", type=float, default=0.0)
     ap.add_argument("--ckpt-mib", type=float, default=0.0)
     ap.add_argument("--resume-onto-one-gpu", action="store_true")
@@ -425,9 +439,23 @@ def main() -> int:
             need = args.eval_batch_size * args.eval_act_mib_per_sample
             need *= 3.0 if args.eval_keeps_graph else 1.0
             oom = room(base + need, need, step, others) if rank == args.long_rank else None
+            # Outputs kept across the evaluation's batches: after batch i, every sample so far
+            # (the evaluation set's size, not its batch, sets what they come to).
+            ooms: list[str | None] = []
+            batches = -(-args.eval_samples // args.eval_batch_size)
+            for i in range(batches if args.eval_kept_mib_per_sample else 0):
+                seen = min((i + 1) * args.eval_batch_size, args.eval_samples)
+                kept_mib = seen * args.eval_kept_mib_per_sample
+                o = room(base + need + kept_mib, kept_mib, step, others)
+                ooms.append(o if rank == args.long_rank else None)
+                if ooms[-1]:
+                    break
             try:
                 with watch():
-                    (evaluate_keeping_graph if args.eval_keeps_graph else evaluate)(model, oom)
+                    if ooms:
+                        evaluate_keeping_predictions(model, ooms)
+                    else:
+                        (evaluate_keeping_graph if args.eval_keeps_graph else evaluate)(model, oom)
             except torch.OutOfMemoryError:
                 failed()
                 time.sleep(3600 * 24)

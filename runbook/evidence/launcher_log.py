@@ -442,6 +442,7 @@ MAX_HARDWARE_LINES = 20
 
 
 PHASES_PER_PART = 8  # the first OOMs of each log: the first failure is among them
+TRENDS_PER_PART = 4  # the failing ranks of a log whose memory series are read (each a pass)
 
 
 _PREFIX_RANK = lazy(r"\[(?:rank|default)(\d{1,18}(?!\d))\]:", needs="]:")
@@ -535,8 +536,16 @@ def _ooms(report: LaunchReport, raw: list[str], file_rank, owners, recs):
     report.ooms.extend(ooms)
     for k, msg in enumerate(ooms[:PHASES_PER_PART]):
         report.phases[first + k] = phase.phase_of(raw, msg.line, msg.rank)
-    if (series := trend.trend_of(raw, file_rank)) is not None:
-        report.trends.append(series)
+    # The failing ranks' own series: a log every rank writes to holds each rank's memory lines,
+    # and the one that ran out is the one whose trend says why (a rank drawing longer inputs
+    # than the rest: the cluster's modelled job, rank 3 of 4).
+    ranks = [file_rank] if file_rank is not None else [m.rank for m in ooms[:PHASES_PER_PART]]
+    seen = {(t.series, t.rank) for t in report.trends}
+    for r in list(dict.fromkeys(ranks))[:TRENDS_PER_PART] or [None]:
+        series = trend.trend_of(raw, r)
+        if series is not None and (series.series, series.rank) not in seen:
+            seen.add((series.series, series.rank))
+            report.trends.append(series)
     return ooms
 
 

@@ -61,21 +61,43 @@ def test_an_evaluation_oom_halves_the_evaluation_batch_and_leaves_training_alone
     assert code == 0 and ver["state"] == "passed", ver
 
 
-def test_an_evaluation_that_builds_a_graph_stops_for_a_person_with_the_line(scenario):
-    s = scenario(
-        "evalgraph",
-        eval_batch=8,
-        extra_args="--eval-every 2 --eval-act-mib-per-sample 3500 --eval-keeps-graph",
-    )
+def evaluation_for_a_person(scenario, name: str, args: str) -> tuple[dict, dict]:
+    """A job whose evaluation (every 2 steps, batch 8, `args`) runs out, and `runbook oom`
+    stopping for a person."""
+    s = scenario(name, eval_batch=8, extra_args=f"--eval-every 2 {args}")
     job = s.submit()
     s.wait_failure(job, "Tried to allocate")
-    out, r = needs_a_person(job)
+    return needs_a_person(job)
+
+
+def test_an_evaluation_that_builds_a_graph_stops_for_a_person_with_the_line(scenario):
+    out, r = evaluation_for_a_person(
+        scenario, "evalgraph", "--eval-act-mib-per-sample 3500 --eval-keeps-graph"
+    )
     d = r["diagnosis"]
     assert d["cause"] == "eval_no_grad" and d["phase"]["where"] == "eval"
     found = [f for f in d["source_findings"] if f["kind"] == "eval_no_grad"]
     assert found and found[0]["file"] == "train.py" and found[0]["text"] == "model(oom)"
     md = (Path(out["folder"]) / "report.md").read_text()
     assert "## When and where" in md and "train.py:" in md
+
+
+def test_an_evaluation_that_keeps_its_outputs_on_the_gpu_is_never_given_a_smaller_batch(scenario):
+    """The evaluation appends every batch's outputs to a list on the GPU (all_preds.append):
+    what runs out is the evaluation set's outputs, so halving its batch keeps as much in all.
+    The job is no HF Trainer command line (eval_accumulation_steps cannot be set for it): a
+    person, told what to change, and nothing resubmitted."""
+    out, r = evaluation_for_a_person(
+        scenario, "evalkept", "--eval-act-mib-per-sample 500 --eval-kept-mib-per-sample 1200"
+    )
+    d, plan = r["diagnosis"], r["plan"]
+    assert d["cause"] == "eval_batch"
+    assert (d["phase"]["where"], d["phase"]["when"]) == ("eval", "eval_start")
+    assert plan["rung"] is None and "halve_eval_batch" not in dict(plan["passed_over"])
+    assert "eval_accumulation" in dict(plan["passed_over"])
+    md = (Path(out["folder"]) / "report.md").read_text()
+    assert "all_preds.append(model(oom))" in md
+    assert "move each batch's outputs to the CPU" in md
 
 
 def test_adam_state_at_the_first_step_takes_no_batch_rung(scenario):
