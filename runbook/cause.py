@@ -233,7 +233,12 @@ def longest_batch(f: Facts) -> Cause | None:
 
 
 def static_sizing(f: Facts) -> Cause | None:
-    sized = _where(f) in ("forward", "backward", "model_init", "unknown")
+    # A where that is unknown for want of a traceback may be the step's own work; one unknown
+    # with the traceback read is not (a DDP set-up's barrier on a card its ranks share, say).
+    frames = getattr(f.phase, "frames", None)
+    sized = _where(f) in ("forward", "backward", "model_init") or (
+        _where(f) == "unknown" and not frames
+    )
     step = getattr(f.phase, "step", None)
     if _when(f) == "first_step":
         why = "the OOM came before any training step completed: the job does not fit as sized"

@@ -470,6 +470,14 @@ _MARKER_DONE = lazy(r"\b(?:Done saving|Saved|Loaded|finished saving)\b", re.IGNO
 _EVAL_RESULT = lazy(r"(?i)\b(?:eval|val|valid|validation|test)[_/ ]loss\b['\"]?\s*[:=]")
 # A training loop's own function in the traceback: a forward under it is the training's.
 _TRAIN_FRAME = lazy(r"(?i)train|^_?fit\w*$|\w+_fit$")
+# The set-up before a training loop's first step: a framework building its engine, its
+# optimizer's state or the model (deepspeed.initialize, HF's deepspeed_init, accelerate's
+# prepare, Megatron's setup_model_and_optimizer). An OOM under one came before any step.
+_SETUP_FRAME = lazy(
+    r"^(?:initialize|deepspeed_init|_prepare_deepspeed|_prepare_fsdp|_configure_(?:zero_)?optimizer|"
+    r"initialize_optimizer_states|setup_model_and_optimizer|_setup_model_and_optimizers?|"
+    r"build_model|create_model|setup_model|init_model)$"
+)
 # A resumed run says so before its first new step. Loading a model's weight shards at start-up
 # ("Loading checkpoint shards") is not a resume.
 _RESUME = lazy(
@@ -623,6 +631,8 @@ def _when(where: str, w: _Walk, frames: list[Frame]) -> str:
         _RESUME_FRAME.search(f.func + " " + f.code) for f in frames
     ):
         return "after_resume"
+    if any(_SETUP_FRAME.match(f.func) for f in frames):
+        return "first_step"  # inside the set-up: whatever the log printed before was not this run's
     if w.steps:
         return "eval_start" if where == "eval" and not w.earlier_eval else "mid_run"
     if w.started or where == "model_init":

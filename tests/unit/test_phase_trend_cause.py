@@ -461,3 +461,26 @@ def test_an_evaluation_loop_that_keeps_its_outputs_on_the_gpu(code, kept):
         "eval_batch",
         causes.EVAL_PREDICTIONS if kept else causes.EVAL_BATCH,
     )
+
+
+def test_static_sizing_needs_a_sized_phase_or_no_traceback_at_all():
+    """nnU-Net#593's paste: the OOM in a DDP set-up's barrier (trainer.initialize), no training
+    step yet. Before the first step, yes; but the traceback names no forward, backward or
+    model set-up, so the job's sizing is not what it shows."""
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "run/run_training_DDP.py", line 157, in main\n'
+        "    trainer.initialize(not validation_only)\n"
+        '  File "/x/nnunet/training/network_training/nnUNetTrainerV2_DDP.py", line 160, in '
+        "initialize\n"
+        "    distributed.barrier()\n"
+        '  File "/x/torch/distributed/distributed_c10d.py", line 2420, in barrier\n'
+        "    work = default_pg.barrier(opts=opts)\n"
+        "RuntimeError: CUDA error: out of memory\n"
+    )
+    lines = text.splitlines()
+    p = phase.phase_of(lines, len(lines) - 1)
+    assert (p.where, p.when) == ("unknown", "first_step") and p.frames
+    assert causes.cause_of(causes.Facts(verdict="true_oom", phase=p)).name == "unknown"
+    bare = phase.Phase(where="unknown", when="first_step")  # a message without its traceback
+    assert causes.cause_of(causes.Facts(verdict="true_oom", phase=bare)).name == "static_sizing"

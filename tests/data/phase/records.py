@@ -309,4 +309,24 @@ RECORDS = [
         "note": "the pin-memory thread's own traceback (the paste starts inside it); scored "
         "right before it was added",
     },
+    {
+        "id": "phase-017",
+        "source_url": "https://github.com/deepspeedai/DeepSpeed/issues/237",
+        "text": (
+            "    self.optimizer = self._configure_zero_optimizer(basic_optimizer)\n"
+            '  File "/opt/conda/envs/python3.6/lib/python3.6/site-packages/deepspeed/pt/deepspeed_light.py", line 591, in _configure_zero_optimizer\n'
+            "    mpu=self.mpu)\n"
+            '  File "/opt/conda/envs/python3.6/lib/python3.6/site-packages/deepspeed/pt/deepspeed_zero_optimizer.py", line 333, in __init__\n'
+            "    self.initialize_optimizer_states()\n"
+            '  File "/opt/conda/envs/python3.6/lib/python3.6/site-packages/deepspeed/pt/deepspeed_zero_optimizer.py", line 357, in initialize_optimizer_states\n'
+            "    self.optimizer.step()\n"
+            '  File "/opt/conda/envs/python3.6/lib/python3.6/site-packages/apex/optimizers/fused_adam.py", line 129, in step\n'
+            "    state['exp_avg'] = torch.zeros_like(p.data)\n"
+            "RuntimeError: CUDA out of memory. Tried to allocate 8.52 GiB (GPU 0; 31.72 GiB total capacity; 25.59 GiB already allocated; 5.39 GiB free; 14.59 MiB cached)"
+        ),
+        "answer": {"where": "optimizer_step", "when": "first_step", "cause": None},
+        "note": "the paste from its middle (deepspeed.initialize building ZeRO's optimizer, "
+        "whose state is made by a step at set-up); when was unknown before the set-up frames "
+        "were read",
+    },
 ]
