@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import field
 from typing import Any
 
+from runbook.lazyre import lazy
 from runbook.record import record
 
 CAUSES = (
@@ -232,12 +233,16 @@ def longest_batch(f: Facts) -> Cause | None:
     return None
 
 
+_COLLECTIVE = lazy(r"torch[/\\]distributed[/\\]")
+
+
 def static_sizing(f: Facts) -> Cause | None:
-    # A where that is unknown for want of a traceback may be the step's own work; one unknown
-    # with the traceback read is not (a DDP set-up's barrier on a card its ranks share, say).
-    frames = getattr(f.phase, "frames", None)
+    # An unknown where may be the step's own work (no traceback, or the script's own tensor);
+    # one inside torch.distributed's collectives is not the batch's (nnU-Net#593: a DDP
+    # set-up's barrier ran out on a card its ranks share).
+    frames = getattr(f.phase, "frames", None) or []
     sized = _where(f) in ("forward", "backward", "model_init") or (
-        _where(f) == "unknown" and not frames
+        _where(f) == "unknown" and not any(_COLLECTIVE.search(x.file) for x in frames)
     )
     step = getattr(f.phase, "step", None)
     if _when(f) == "first_step":

@@ -215,11 +215,13 @@ def next_step_for_cause(cause, verdict: str, ladder: dict, *, with_allocator: bo
             "then": [],
         }
     if plan in EVAL_RUNGS and verdict in ladder:
+        # An evaluation that runs out again after its rung goes to a person (planning.ladder):
+        # the training's rungs would not change it.
         return {
             "rung": EVAL_RUNGS[plan],
             "setting": REGISTRY[EVAL_RUNGS[plan]].setting,
             "for_a_person": False,
-            "then": [c.id for c in candidates(verdict, ladder)],
+            "then": ["escalate"],
         }
     step = next_step(verdict, ladder, with_allocator=with_allocator)
     if plan == "no_activation_rungs" and step is not None:

@@ -465,8 +465,8 @@ def test_an_evaluation_loop_that_keeps_its_outputs_on_the_gpu(code, kept):
 
 def test_static_sizing_needs_a_sized_phase_or_no_traceback_at_all():
     """nnU-Net#593's paste: the OOM in a DDP set-up's barrier (trainer.initialize), no training
-    step yet. Before the first step, yes; but the traceback names no forward, backward or
-    model set-up, so the job's sizing is not what it shows."""
+    step yet. Before the first step, yes; but it ran out inside torch.distributed's collective,
+    which no batch size changes, so the job's sizing is not what it shows."""
     text = (
         "Traceback (most recent call last):\n"
         '  File "run/run_training_DDP.py", line 157, in main\n'
