@@ -36,7 +36,8 @@ the training OOM is raised inside a real torch.nn.Module's forward (torch's own 
 --eval-every N evaluates every N steps with --eval-batch-size samples of
 --eval-act-mib-per-sample each on --long-rank (x3 when --eval-keeps-graph calls the model
 outside torch.no_grad()), over --eval-samples samples whose outputs, --eval-kept-mib-per-sample
-each, stay on the GPU until the evaluation ends when that is set (all_preds.append); --optimizer-state-mib is Adam's state, allocated inside a real
+each, stay on the GPU until the evaluation ends when that is set (all_preds.append), or for
+--eval_accumulation_steps batches (HF's spelling, as --per_device_eval_batch_size is); --optimizer-state-mib is Adam's state, allocated inside a real
 torch.optim.Adam's first step; --resume-onto-one-gpu restores every local rank's copy of a
 --ckpt-mib checkpoint onto GPU 0, inside a real torch.load (map_location called per storage);
 --leak-mib-per-step grows what stays allocated every step, --warmup-mib over --warmup-steps then
@@ -202,7 +203,9 @@ def main() -> int:
         "passing its model to install(): the dump then states the fixed cost",
     )
     ap.add_argument("--eval-every", type=int, default=0)
-    ap.add_argument("--eval-batch-size", type=int, default=8)
+    # HF TrainingArguments' spellings too: a plain script written for a Trainer passes them.
+    ap.add_argument("--eval-batch-size", "--per_device_eval_batch_size", type=int, default=8)
+    ap.add_argument("--eval_accumulation_steps", "--eval-accumulation-steps", type=int, default=0)
     ap.add_argument("--eval-act-mib-per-sample", type=float, default=0.0)
     ap.add_argument("--eval-keeps-graph", action="store_true")
     ap.add_argument("--eval-samples", type=int, default=64)
@@ -443,8 +446,10 @@ def main() -> int:
             # (the evaluation set's size, not its batch, sets what they come to).
             ooms: list[str | None] = []
             batches = -(-args.eval_samples // args.eval_batch_size)
+            acc = args.eval_accumulation_steps  # they leave the GPU every `acc` batches
             for i in range(batches if args.eval_kept_mib_per_sample else 0):
-                seen = min((i + 1) * args.eval_batch_size, args.eval_samples)
+                on_gpu = (i % acc + 1) if acc else (i + 1)
+                seen = min(on_gpu * args.eval_batch_size, args.eval_samples)
                 kept_mib = seen * args.eval_kept_mib_per_sample
                 o = room(base + need + kept_mib, kept_mib, step, others)
                 ooms.append(o if rank == args.long_rank else None)

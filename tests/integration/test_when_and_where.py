@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.integration.slurm_helpers import sacct_row, wait_until
+from tests.integration.slurm_helpers import sacct_row, sh, wait_until
+from tests.integration.test_field_truth import plain_script
 from tests.integration.test_oom_scenarios import act, log_of, runbook
 
 pytestmark = pytest.mark.integration
@@ -98,6 +99,41 @@ def test_an_evaluation_that_keeps_its_outputs_on_the_gpu_is_never_given_a_smalle
     md = (Path(out["folder"]) / "report.md").read_text()
     assert "all_preds.append(model(oom))" in md
     assert "move each batch's outputs to the CPU" in md
+
+
+def test_an_hf_trainer_script_keeping_predictions_gets_eval_accumulation_and_runs(
+    scenario, tmp_path
+):
+    """The same evaluation in a plain script written for an HF Trainer (its own spellings:
+    --per_device_eval_batch_size, no eval_accumulation_steps): `runbook oom` adds
+    --eval_accumulation_steps 1 beside the batch flag, touches no batch, resubmits, and the
+    rerun evaluates every 2 steps to the end; verify says it got past the failing step."""
+    s = scenario(
+        "evalacc",
+        eval_batch=8,
+        extra_args="--eval-every 2 --eval-act-mib-per-sample 500 --eval-kept-mib-per-sample 1200",
+    )
+    script = plain_script(s, tmp_path / "job.sbatch", srun="srun -l python3")
+    script.write_text(
+        script.read_text().replace("--eval-batch-size 8", "--per_device_eval_batch_size 8")
+    )
+    job = sh("sbatch", "--parsable", "-p", "debug", "--nodelist=gpu-[01-02]", str(script)).strip()
+    s.wait_failure(job, "Tried to allocate")
+    out = act(job)
+    r = report(out)
+    d, plan = r["diagnosis"], r["plan"]
+    assert (d["cause"], d["phase"]["where"]) == ("eval_batch", "eval")
+    assert plan["rung"] == "eval_accumulation", plan
+    new = out["new_job_id"]
+    batch = tmp_path / "new.sbatch"
+    sh("scontrol", "write", "batch_script", new, str(batch))
+    (run_line,) = [ln for ln in batch.read_text().splitlines() if ln.startswith("srun ")]
+    assert "--per_device_eval_batch_size 8 --eval_accumulation_steps 1 " in run_line, run_line
+    assert "--micro-batch-size 8 " in run_line and "--grad-accum 2 " in run_line, run_line
+    log = s.wait_done(new)
+    assert "training finished at step 10" in log
+    code, ver = runbook("verify", "--incident", out["incident"], "--json")
+    assert code == 0 and ver["state"] == "passed", ver
 
 
 def test_adam_state_at_the_first_step_takes_no_batch_rung(scenario):
