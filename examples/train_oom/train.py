@@ -392,6 +392,7 @@ def main() -> int:
         traceback.print_exc()
         sys.stderr.flush()
 
+    done_peak: float | None = None  # the peak of the last step that completed
     for step in range(start + 1, args.steps + 1):
         long = rank == args.long_rank and step >= args.long_step
         host_need = args.workers * args.host_mib_per_worker * (args.long_factor if long else 1.0)
@@ -407,10 +408,13 @@ def main() -> int:
         act = activations(step)
         others = co_tenants if step >= co_from else []
         base = args.param_mib + kept(step)
+        # As the real ones are written after a step: the allocation at this step's start and the
+        # peak of the step before (nothing ran before the first), never this step's own.
+        done_peak = base if done_peak is None else done_peak
         if args.mem_lines:
-            instrument_line(step - 1, base, base + 2 * act)
+            instrument_line(step - 1, base, done_peak)
         if args.lightning_csv and rank == 0:
-            lightning_row(step - 1, base, base + 2 * act)
+            lightning_row(step - 1, base, done_peak)
         oom = room(base + act + act, act, step, others)
         try:
             with watch():  # the dump: rank, device numbers (null on CPU), settings
@@ -424,6 +428,7 @@ def main() -> int:
             if args.oom_exits:
                 return 1  # the peers' gloo sockets close; they fail too; the job ends FAILED
             time.sleep(3600 * 24)  # keep the "GPU": see the module docstring
+        done_peak = base + 2 * act
         for _ in range(args.grad_accum):
             grad = torch.ones(1024) * (rank + 1)
             dist.all_reduce(grad)  # a real collective: where the survivors wedge

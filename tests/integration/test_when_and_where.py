@@ -211,8 +211,12 @@ def test_a_warm_up_curve_is_not_a_leak_and_the_ladder_applies(scenario):
     s.wait_failure(job, "Tried to allocate")
     out = act(job)
     r = report(out)
-    assert r["diagnosis"]["trend"]["kind"] == "warmup"
-    assert r["diagnosis"]["cause"] != "leak"
+    # Rank 3's own series: its step starts warm up (rising 3 steps, then flat), never a leak;
+    # its step 6 draws batches 2.5 times as long and asks for about twice any earlier step's
+    # peak: the spike of the longest batch, which the ladder's smaller micro-batch meets.
+    t = r["diagnosis"]["trend"]
+    assert t["kind"] == "spike" and t["why"].startswith("warmup at step starts"), t
+    assert r["diagnosis"]["cause"] == "longest_batch"
     assert r["plan"]["rung"] == "halve_micro_batch"
     log = s.wait_done(out["new_job_id"])
     assert "training finished at step 10" in log
