@@ -438,13 +438,10 @@ def case_lightning_forward(torch):
     )
 
 
-def case_hf_mem_metrics(torch):
-    """transformers' Trainer with its memory metrics on (skip_memory_metrics=False): a GPT-2
-    built from a config (no download), evaluation every 10 steps; what it prints, and when."""
-    import transformers as tf
-
-    cfg = tf.GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=8192, n_positions=256)
-    model = tf.GPT2LMHeadModel(cfg)
+def _gpt2(torch, tf, vocab: int, positions: int):
+    """A 4-layer GPT-2 built from a config (no download), and a dataset of n seeded rows of
+    `positions` random tokens (labels = inputs) for transformers' Trainer."""
+    cfg = tf.GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=vocab, n_positions=positions)
 
     class Tokens(torch.utils.data.Dataset):
         def __init__(self, n):
@@ -454,9 +451,19 @@ def case_hf_mem_metrics(torch):
             return self.n
 
         def __getitem__(self, i):
-            ids = torch.randint(0, 8192, (256,), generator=torch.Generator().manual_seed(i))
+            gen = torch.Generator().manual_seed(i)
+            ids = torch.randint(0, vocab, (positions,), generator=gen)
             return {"input_ids": ids, "labels": ids}
 
+    return tf.GPT2LMHeadModel(cfg), Tokens
+
+
+def case_hf_mem_metrics(torch):
+    """transformers' Trainer with its memory metrics on (skip_memory_metrics=False): a GPT-2
+    built from a config (no download), evaluation every 10 steps; what it prints, and when."""
+    import transformers as tf
+
+    model, Tokens = _gpt2(torch, tf, vocab=8192, positions=256)
     kw = dict(
         output_dir="hf_out",
         per_device_train_batch_size=16,
@@ -489,25 +496,12 @@ def case_hf_eval_accumulation(torch):
     """transformers' Trainer keeping every evaluation batch's logits on the GPU until the end
     (eval_accumulation_steps unset, a compute_metrics set): a GPT-2 from a config (50257
     tokens, 128 positions) trains 10 steps, then evaluates 600 samples, 15.4 GB of fp32
-    logits, under a 20% memory fraction (a 16 GB card's worth of the H100). With
+    logits, under a 20% memory fraction (16 GB of an H100, 28 of an H200). With
     GPU_RECORD_EVAL_ACC=N, eval_accumulation_steps=N (the predictions move to the CPU)."""
     import transformers as tf
 
     torch.cuda.set_per_process_memory_fraction(0.2)
-    cfg = tf.GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=50257, n_positions=128)
-    model = tf.GPT2LMHeadModel(cfg)
-
-    class Tokens(torch.utils.data.Dataset):
-        def __init__(self, n):
-            self.n = n
-
-        def __len__(self):
-            return self.n
-
-        def __getitem__(self, i):
-            ids = torch.randint(0, 50257, (128,), generator=torch.Generator().manual_seed(i))
-            return {"input_ids": ids, "labels": ids}
-
+    model, Tokens = _gpt2(torch, tf, vocab=50257, positions=128)
     acc = os.environ.get("GPU_RECORD_EVAL_ACC")
     args = tf.TrainingArguments(
         output_dir="hf_out",

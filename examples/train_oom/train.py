@@ -37,9 +37,10 @@ the training OOM is raised inside a real torch.nn.Module's forward (torch's own 
 --eval-act-mib-per-sample each on --long-rank (x3 when --eval-keeps-graph calls the model
 outside torch.no_grad()), over --eval-samples samples whose outputs, --eval-kept-mib-per-sample
 each, stay on the GPU until the evaluation ends when that is set (all_preds.append), or for
---eval_accumulation_steps batches (HF's spelling, as --per_device_eval_batch_size is); --optimizer-state-mib is Adam's state, allocated inside a real
-torch.optim.Adam's first step; --resume-onto-one-gpu restores every local rank's copy of a
---ckpt-mib checkpoint onto GPU 0, inside a real torch.load (map_location called per storage);
+--eval_accumulation_steps batches (HF's spelling, as --per_device_eval_batch_size is);
+--optimizer-state-mib is Adam's state, allocated inside a real torch.optim.Adam's first step;
+--resume-onto-one-gpu restores every local rank's copy of a --ckpt-mib checkpoint onto GPU 0,
+inside a real torch.load (map_location called per storage);
 --leak-mib-per-step grows what stays allocated every step, --warmup-mib over --warmup-steps then
 flat; --mem-lines prints runbook.instrument's per-step memory line with these numbers.
 """

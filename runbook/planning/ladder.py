@@ -251,21 +251,21 @@ def _for_a_person(p: Plan, why: str, action: str | None = None) -> Plan:
     return p
 
 
-# What the evaluation's rung does, and what a person does where it cannot be applied.
-_EVAL_WHY = {
-    "halve_eval_batch": "the OOM is in evaluation: its own batch is halved, the training batch "
-    "is not touched",
-    "eval_accumulation": "the OOM is in evaluation, which kept every batch's predictions on the "
-    "GPU: eval_accumulation_steps=1 moves them to the CPU after each batch; no batch is touched",
-}
-_EVAL_DONE = {
-    "halve_eval_batch": "halved the evaluation batch",
-    "eval_accumulation": "set eval_accumulation_steps to 1",
-}
-_EVAL_BY_HAND = {
-    "halve_eval_batch": "halve the evaluation's batch where the job sets it",
-    "eval_accumulation": "set eval_accumulation_steps=1 where the job builds its Trainer's "
-    "arguments (a loop of its own: move each batch's outputs to the CPU)",
+# Each evaluation rung in words: why it is taken, what a lineage that took it did, and what a
+# person does where it cannot be applied.
+_EVAL_WORDS = {
+    "halve_eval_batch": (
+        "the OOM is in evaluation: its own batch is halved, the training batch is not touched",
+        "halved the evaluation batch",
+        "halve the evaluation's batch where the job sets it",
+    ),
+    "eval_accumulation": (
+        "the OOM is in evaluation, which kept every batch's predictions on the GPU: "
+        "eval_accumulation_steps=1 moves them to the CPU after each batch; no batch is touched",
+        "set eval_accumulation_steps to 1",
+        "set eval_accumulation_steps=1 where the job builds its Trainer's arguments (a loop of "
+        "its own: move each batch's outputs to the CPU)",
+    ),
 }
 
 
@@ -275,10 +275,11 @@ def _eval_batch(
     """An OOM in evaluation (DESIGN §3.1): the evaluation's own batch halved, or (its
     predictions kept on the GPU) eval_accumulation_steps set to 1, or a person; never the
     training micro-batch, which would not change it."""
+    why, did, by_hand = _EVAL_WORDS[rung]
     if rung in done:
         return _for_a_person(
             p,
-            f"the lineage already {_EVAL_DONE[rung]} and it ran out in evaluation again: check "
+            f"the lineage already {did} and it ran out in evaluation again: check "
             "the evaluation loop (no_grad, predictions kept on the GPU)",
         )
     try:
@@ -289,11 +290,11 @@ def _eval_batch(
             p,
             f"the OOM is in evaluation and {e.message}; halving the training micro-batch would "
             "not change the evaluation",
-            f"{_EVAL_BY_HAND[rung]}, then resubmit",
+            f"{by_hand}, then resubmit",
         )
     r = rungs.get(rung)
     p.rung, p.rung_what = rung, r.setting if r else rung
-    p.why = _EVAL_WHY[rung]
+    p.why = why
     return p
 
 

@@ -532,11 +532,15 @@ def eval_accumulation_to_one(script: str, knobs) -> tuple[str, list[str], list[s
     if acc is not None:
         a = _int_value(script, acc)
         if a is None:
-            raise RungNotApplicable(f"{acc.name} is {acc.value!r}, not a number runbook can lower")
+            raise RungNotApplicable(
+                f"{acc.name} is {acc.value!r}, not a number runbook can lower",
+                hint=f"set {acc.name} to 1 where the script gives it that value",
+            )
         if a <= 1:
             raise RungNotApplicable(
                 f"{acc.name} is already {a}: the predictions already leave the GPU after every "
-                "batch"
+                "batch",
+                hint="what runs out is more than the kept predictions: read the evaluation loop",
             )
         edits = [(_literal_site(script, acc), "1")]
         return (
@@ -953,7 +957,9 @@ def _patch_template(
         a = vars2.get("eval_accumulation")
         if not isinstance(a, int) or a < 2:
             raise RungNotApplicable(
-                f"the template's eval_accumulation is {a!r}: nothing to lower to 1"
+                f"the template's eval_accumulation is {a!r}, not a number above 1 to lower to 1",
+                hint="give the template an eval_accumulation variable, or set "
+                "eval_accumulation_steps=1 in the job by hand",
             )
         vars2["eval_accumulation"] = 1
         changes.append(f"eval_accumulation {a} -> 1")
