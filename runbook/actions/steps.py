@@ -42,14 +42,21 @@ def _ending(job) -> bool:
     return job.terminal or job.state == "COMPLETING"
 
 
-def _then_read_back(r, what: str, probe, timeout_s: float, shown: str) -> Outcome:
+def _then_read_back(
+    r,
+    what: str,
+    probe,
+    timeout_s: float,
+    shown: str,
+    value: Callable[[], str | None] = lambda: None,
+) -> Outcome:
     """The Outcome of a Slurm command that ran: failed as it exited, else applied only once
-    `probe` shows its effect (`shown` then said after "done")."""
+    `probe` shows its effect (`shown` then said after "done"; `value`, what the read-back saw)."""
     code, out = getattr(r, "exit_code", 0), getattr(r, "stdout", "") or ""
     if code != 0:
         return Outcome(code, out)
     why = read_back(what, probe, timeout_s)
-    return Outcome(1, out, error=why) if why else Outcome(0, out, note=shown)
+    return Outcome(1, out, error=why) if why else Outcome(0, out, value=value(), note=shown)
 
 
 def cancel(client, job_id: str, *, readback_s: float = READBACK_S) -> Action:
@@ -59,15 +66,24 @@ def cancel(client, job_id: str, *, readback_s: float = READBACK_S) -> Action:
             return f"job {job_id} already {job.state}; no scancel needed"
         return None
 
+    seen: dict = {}
+
     def probe():
-        job = client.job(job_id)
+        job = seen["job"] = client.job(job_id)
         return None if _ending(job) else f"Slurm still shows job {job_id} {job.state}"
+
+    def ended() -> str | None:
+        # The end Slurm recorded for the cancel: when the GPUs were freed, for the cost.
+        end = getattr(seen.get("job"), "end", None)
+        return end.isoformat() if end else None
 
     def apply():
         # scancel exits 0 for ids Slurm ignores (an array task by its raw id on 22.05): done
         # only once Slurm shows the job ending.
         r = client.cancel(job_id)
-        return _then_read_back(r, f"scancel {job_id}", probe, readback_s, "Slurm shows it ending")
+        return _then_read_back(
+            r, f"scancel {job_id}", probe, readback_s, "Slurm shows it ending", ended
+        )
 
     return Action(
         "cancel",

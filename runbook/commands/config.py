@@ -43,12 +43,14 @@ def show(app, as_json):
     rows = [
         (k, "***" if _secret(k) and v else v, origin) for k, v, origin in effective_values(site)
     ]
+    backend = _backend(site.slurm.backend)
     if as_json:
         click.echo(
             json.dumps(
                 {
                     "settings": site.source,
                     "values": {k: {"value": v, "origin": o} for k, v, o in rows},
+                    "backend": backend,
                 },
                 indent=2,
             )
@@ -59,13 +61,32 @@ def show(app, as_json):
     for key, value, origin in rows:
         click.echo(f"{key:<{width}}  {json.dumps(value)}  ({origin})")
     if site.slurm.backend == "pyslurm":
-        from runbook.slurm.pyslurm_backend import NOT_CARRIED, THROUGH_THE_COMMANDS
-
+        ps = backend["pyslurm"]
+        if ps["error"]:
+            click.echo(f"# pyslurm: {ps['error']}")
+        else:
+            built = f", built against Slurm {ps['slurm_api']}" if ps["slurm_api"] else ""
+            click.echo(f"# pyslurm {ps['version']}{built}")
         click.echo("# the pyslurm backend does these through the Slurm commands:")
-        for what, why in THROUGH_THE_COMMANDS.items():
+        for what, why in backend["through_the_commands"].items():
             click.echo(f"#   {what}: {why}")
-        for what, why in NOT_CARRIED.items():
+        for what, why in backend["not_carried"].items():
             click.echo(f"#   not carried: {what}: {why}")
+
+
+def _backend(name: str) -> dict:
+    """The Slurm backend the site chose and, for pyslurm, which release this Python imports:
+    read from the library, not asked of slurmctld, so `config show` works with Slurm down."""
+    if name != "pyslurm":
+        return {"name": name}
+    from runbook.slurm import pyslurm_backend as pb
+
+    return {
+        "name": name,
+        "pyslurm": pb.installed(),
+        "through_the_commands": pb.THROUGH_THE_COMMANDS,
+        "not_carried": pb.NOT_CARRIED,
+    }
 
 
 def _secret(key: str) -> bool:

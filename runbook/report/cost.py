@@ -1,12 +1,17 @@
 """What an incident cost, from its own record (report.json): values in, values out.
 
-- detection: from the failure (the job's end as Slurm records it, or the first failure's stamp
-  in the logs for a job still wedged) to the incident's start;
+Every time comes from what Slurm or the job itself recorded, never from a projection:
+- the failure: the job's end as Slurm records it for a job in a final state; for a job still
+  wedged (RUNNING: its EndTime is only start + time limit, a projection) the first failure's own
+  stamp in the logs, else unknown;
+- detection: from the failure to the incident's start (never negative: a failure stamped after
+  the incident began means the clocks disagree, and the figure is unknown);
 - diagnosis and resubmission: from the incident's start to the end of its diagnosis step and to
   the applied `sbatch`;
 - GPU-hours lost: the job's GPUs (Slurm's TRES) x the time from the last valid checkpoint (the
-  job's start when there is none) to when the GPUs were freed (the applied `scancel`, else the
-  job's end);
+  job's start when there is none) to when the GPUs were freed: the end Slurm recorded for the
+  cancel (read back), else the job's own end in a final state. A job that was not stopped still
+  holds its GPUs: its loss is unknown, never counted to its projected end;
 - once `runbook verify` has judged the rerun: its queue wait (Slurm's submit and start times) and
   the time from the failure to when runbook saw it past the failed step.
 A number runbook cannot read from the record is None ("unknown"), never guessed; `basis` says
@@ -37,20 +42,68 @@ def _gpus(tres: str) -> int | None:
     return gpus(tres or "")
 
 
+def _final(job: dict) -> bool:
+    """A job in a final state: only then is Slurm's EndTime when it ended."""
+    from runbook.slurm.client import TERMINAL_STATES
+
+    return str(job.get("state") or "").split(" ")[0] in TERMINAL_STATES
+
+
+def _failure(report: dict, job: dict, basis: list[str]) -> float | None:
+    if _final(job) and _ts(job.get("end")) is not None:
+        basis.append(f"failure: the job's end in Slurm ({job.get('state')})")
+        return _ts(job.get("end"))
+    ff = (report.get("evidence") or {}).get("first_failure") or {}
+    at = _ts(ff.get("time"))
+    if at is not None:
+        basis.append("failure: the first failure's own stamp in the logs")
+    else:
+        basis.append(
+            f"failure: unknown (the job was {job.get('state') or 'in an unknown state'} and its "
+            "logs carry no time stamp)"
+        )
+    return at
+
+
+def _freed(actions: list[dict], job: dict, basis: list[str]) -> float | None:
+    """When the GPUs were freed, as Slurm recorded it."""
+    cancel = next(
+        (
+            a
+            for a in actions
+            if a.get("kind") == "cancel" and a.get("status") in ("applied", "skipped")
+        ),
+        None,
+    )
+    if cancel is not None and _ts(cancel.get("value")) is not None:
+        basis.append("GPUs freed: the cancelled job's end as Slurm recorded it")
+        return _ts(cancel.get("value"))
+    if cancel is not None and cancel.get("status") == "applied":
+        basis.append("GPUs freed: when the cancel was read back (Slurm recorded no end)")
+        return _ts(cancel.get("at"))
+    if _final(job) and _ts(job.get("end")) is not None:
+        basis.append("GPUs freed: the job's end in Slurm")
+        return _ts(job.get("end"))
+    basis.append(
+        f"GPUs freed: unknown (the job was {job.get('state') or 'in an unknown state'} and was "
+        "not stopped by this incident)"
+    )
+    return None
+
+
 def incident_cost(report: dict) -> dict:
     job = report.get("job") or {}
     plan = report.get("plan") or {}
     actions = report.get("actions") or []
     basis: list[str] = []
     started = _ts(report.get("started"))
-    failure_at = _ts(job.get("end"))
-    if failure_at is not None:
-        basis.append("failure: the job's end in Slurm")
-    else:
-        ff = (report.get("evidence") or {}).get("first_failure") or {}
-        failure_at = _ts(ff.get("time"))
-        if failure_at is not None:
-            basis.append("failure: the first failure's stamp in the logs")
+    failure_at = _failure(report, job, basis)
+    detection = None
+    if started is not None and failure_at is not None:
+        if started >= failure_at:
+            detection = round(started - failure_at, 1)
+        else:
+            basis.append("detection: unknown (the failure is stamped after the incident began)")
 
     def applied(kind: str) -> float | None:
         hit = next(
@@ -63,7 +116,7 @@ def incident_cost(report: dict) -> dict:
         None,
     )
     resubmitted = applied("submit")
-    freed = applied("cancel") or failure_at
+    freed = _freed(actions, job, basis)
     ckpt = (plan.get("checkpoint") or {}).get("mtime")
     if ckpt:
         basis.append("lost work: since the last valid checkpoint")
@@ -89,6 +142,7 @@ def incident_cost(report: dict) -> dict:
         for label, t in (
             ("failure", failure_at),
             ("detected", started),
+            ("GPUs freed", freed),
             ("diagnosed", diagnosed),
             ("resubmitted", resubmitted),
             ("rerun started", _ts(ver.get("started"))),
@@ -98,9 +152,7 @@ def incident_cost(report: dict) -> dict:
     ]
     return {
         "failure_at": failure_at,
-        "detection_s": round(started - failure_at, 1)
-        if started is not None and failure_at is not None
-        else None,
+        "detection_s": detection,
         "diagnosis_s": since_start(diagnosed),
         "resubmission_s": since_start(resubmitted),
         "gpus": gpus,
@@ -121,13 +173,20 @@ def aggregate(reports: list[dict]) -> dict:
     out: dict = {
         "incidents": len(reports),
         "lost_gpu_hours": 0.0,
+        # Incidents whose loss is unknown (a job not stopped, no GPU count): not in the sum.
+        "lost_unknown": 0,
         "by_verdict": {},
         "by_rung": {},
         "by_node": {},
     }
     for r in reports:
-        cost = r.get("cost") or incident_cost(r)
-        lost = cost.get("lost_gpu_hours") or 0.0
+        # From the record, not the stored figure: a report written before the cost read Slurm's
+        # measured times (a running job's projected end) is summed as it is now computed.
+        cost = incident_cost(r)
+        lost = cost.get("lost_gpu_hours")
+        if lost is None:
+            out["lost_unknown"] += 1
+            lost = 0.0
         out["lost_gpu_hours"] = round(out["lost_gpu_hours"] + lost, 3)
         verdict = (r.get("diagnosis") or {}).get("verdict") or "not reached"
         rung = (r.get("plan") or {}).get("rung") or "none"

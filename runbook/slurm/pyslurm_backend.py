@@ -1,8 +1,9 @@
 """Optional backend on pyslurm, for sites whose pyslurm matches their Slurm: a pyslurm release
 binds the Slurm release whose first two numbers it carries (22.5.x for 22.05, 25.11.x for 25.11).
-Imported only when the site config chooses it, so the CLI backend never depends on it. The test
-cluster runs Debian's Slurm 22.05 and scripts/build-pyslurm builds PySlurm's own v22.5.3 for it:
-the contract tests run on both backends there.
+Imported only when the site config chooses it, so the CLI backend never depends on it. runbook
+ships no pyslurm and builds none: a site installs the release of its Slurm (docs/install.md).
+The contract tests run on both backends wherever a matching pyslurm imports, and say why they
+skip elsewhere; the mapping below is unit-tested on pyslurm 22.5.3's shapes.
 
 Written against pyslurm 22.5.3's API (`pyslurm.Job`, `pyslurm.db.Jobs`/`JobFilter`,
 `pyslurm.Node`, `pyslurm.slurmctld.Config`); 25.11 keeps these names. Where the two differ:
@@ -43,6 +44,45 @@ def load_pyslurm():
             '[slurm] backend = "cli"',
         ) from None
     return pyslurm
+
+
+def _major(version: str) -> tuple[int, int] | None:
+    """The release's first two numbers: pyslurm writes 22.5.3 and 24.05.0, Slurm 22.05.7."""
+    parts = version.strip().split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def release_mismatch(pyslurm_version: str, slurm_version: str) -> str | None:
+    """Why this pyslurm cannot serve this Slurm, or None when their releases match. pyslurm's
+    first two numbers are the Slurm release it binds; its third is its own patch level."""
+    ours, theirs = _major(pyslurm_version), _major(slurm_version)
+    if ours is None or theirs is None:
+        return f"cannot compare pyslurm {pyslurm_version!r} with Slurm {slurm_version!r}"
+    if ours != theirs:
+        return (
+            f"pyslurm {pyslurm_version} is built for Slurm {ours[0]}.{ours[1]:02d}, this "
+            f"cluster runs Slurm {slurm_version}: install pyslurm {theirs[0]}.{theirs[1]}.x"
+        )
+    return None
+
+
+def installed() -> dict[str, str | None]:
+    """Which pyslurm this Python imports and the Slurm library it was built against, without
+    asking slurmctld: what `runbook config show` reports. `error` says why it does not import."""
+    try:
+        ps = load_pyslurm()
+    except ConfigError as e:
+        return {"version": None, "slurm_api": None, "error": e.message}
+    try:
+        major, minor, micro = ps.slurm_api_version()
+        api: str | None = f"{major}.{minor:02d}.{micro}"
+    except Exception:  # noqa: BLE001 - an odd build still reports its own version
+        api = None
+    return {"version": str(getattr(ps, "__version__", "") or ps.version()), "slurm_api": api,
+            "error": None}  # fmt: skip
 
 
 def _stamp(epoch) -> str | None:
@@ -172,8 +212,9 @@ class PyslurmBackend:
 
     name = "pyslurm"
 
-    def __init__(self, submitter):
-        self.ps = load_pyslurm()
+    def __init__(self, submitter, module=None):
+        # `module` is pyslurm itself; tests hand in objects of its documented shapes.
+        self.ps = module if module is not None else load_pyslurm()
         self.submitter = submitter
 
     def _call(self, what: str, fn, *args, **kwargs):

@@ -143,6 +143,17 @@ def test_config_init_then_show_from_the_user_config_folder(installed):
     assert shown["settings"] == str(made)
     assert shown["values"]["site.name"] == {"value": "lab", "origin": f"file {made}"}
     assert shown["values"]["ssh.port"]["origin"] == f"file {made}"  # the starter names every key
+    assert shown["backend"] == {"name": "cli"}
+    # The pyslurm backend chosen where no pyslurm is installed (as on a fresh machine): config
+    # show says so, and which release would serve, instead of failing.
+    pys = work / "pys.toml"
+    pys.write_text(made.read_text().replace('backend = "cli"', 'backend = "pyslurm"'))
+    r = run([str(exe), "--config", str(pys), "config", "show", "--json"], cwd=work, env=env)
+    backend = json.loads(r.stdout)["backend"]
+    assert backend["name"] == "pyslurm" and backend["pyslurm"]["version"] is None
+    assert "pyslurm does not import" in backend["pyslurm"]["error"]
+    text = run([str(exe), "--config", str(pys), "config", "show"], cwd=work, env=env).stdout
+    assert "# pyslurm: the site config chooses the pyslurm backend" in text
     bad = work / "bad.toml"
     bad.write_text("[ssh\n")
     r = run([str(exe), "--config", str(bad), "config", "show"], cwd=work, env=env, check=False)

@@ -7,6 +7,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 
 def sh(*argv: str, check: bool = True) -> str:
     r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
@@ -101,3 +103,23 @@ def in_sweep_window(job_id: str) -> bool:
         check=False,
     )  # fmt: skip
     return job_id in out.split()
+
+
+def pyslurm_backend_or_skip(cli):
+    """The pyslurm backend on this cluster, or a skip that says which pyslurm and which Slurm:
+    runbook ships no pyslurm, and the registry has none for this cluster's Slurm 22.05, so the
+    live contract runs only where a site (or a developer) installed the matching release."""
+    from runbook.slurm import pyslurm_backend as pb
+
+    slurm = cli.version()
+    have = pb.installed()
+    if have["error"]:
+        pytest.skip(
+            f"pyslurm live contract: no pyslurm imports here, this cluster runs Slurm {slurm} "
+            f"(install pyslurm {slurm.split('.')[0]}.{int(slurm.split('.')[1])}.x to run it): "
+            f"{have['error']}"
+        )
+    why = pb.release_mismatch(str(have["version"]), slurm)
+    if why:
+        pytest.skip(f"pyslurm live contract: {why}")
+    return pb.PyslurmBackend(submitter=cli)

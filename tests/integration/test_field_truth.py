@@ -17,7 +17,15 @@ from pathlib import Path
 import pytest
 
 from runbook.planning.sbatch_patch import render
-from tests.integration.slurm_helpers import sacct_row, sh, squeue_state, wait_until
+from runbook.site import load_site
+from runbook.slurm.factory import slurm_client
+from tests.integration.slurm_helpers import (
+    pyslurm_backend_or_skip,
+    sacct_row,
+    sh,
+    squeue_state,
+    wait_until,
+)
 from tests.integration.test_alertmanager import _freeze
 from tests.integration.test_oom_scenarios import TEMPLATE, log_of
 
@@ -71,6 +79,8 @@ def test_slurmctld_unreachable_is_unknown_not_handled_and_the_next_run_acts(
     the incident stopped (not complete) and the job not recorded as handled; once slurmctld
     answers, the next `runbook oom` acts on the same job, once. On both Slurm backends: pyslurm's
     RPCs wait out Slurm's own MessageTimeout instead of a command timeout."""
+    if backend == "pyslurm":
+        pyslurm_backend_or_skip(slurm_client(load_site("devcluster", environ={})))
     s = scenario(f"ctlddown-{backend}", frag_mib_per_step=6000, long_step=1)
     job = s.submit()
     s.wait_failure(job, "Tried to allocate")

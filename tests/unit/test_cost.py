@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from datetime import datetime
 
 from click.testing import CliRunner
 
@@ -33,12 +34,79 @@ def report(**over) -> dict:
 
 
 def test_cost_from_the_record():
-    c = incident_cost(report(job={"end": 1_000_000.0, "start": None, "tres": "gres/gpu=16"}))
+    c = incident_cost(
+        report(job={"end": 1_000_000.0, "state": "FAILED", "start": None, "tres": "gres/gpu=16"})
+    )
     assert c["detection_s"] == 600.0 and c["diagnosis_s"] == 30.0 and c["resubmission_s"] == 60.0
     # 16 GPUs from the checkpoint (990000) to the scancel (1000610): 10610 s
     assert c["gpus"] == 16 and c["lost_gpu_hours"] == round(16 * 10610 / 3600, 3)
-    assert "failure: the job's end in Slurm" in c["basis"]
+    assert "failure: the job's end in Slurm (FAILED)" in c["basis"]
     assert "lost work: since the last valid checkpoint" in c["basis"]
+
+
+def wedged(**over) -> dict:
+    """A job still RUNNING when the incident began (ranks hung in NCCL after one ran out), with
+    a 30-minute limit: Slurm's EndTime is its projected end, start + limit, 30 minutes ahead."""
+    started = 1_000_600.0
+    return report(
+        started=started,
+        job={
+            "state": "RUNNING",
+            "start": 1_000_000.0,
+            "end": started + 1795.0,
+            "tres": "gres/gpu=4",
+        },
+        plan={"rung": "halve_micro_batch"},
+        **over,
+    )
+
+
+def test_a_running_jobs_projected_end_is_never_its_failure():
+    """Round 4's field report: `detected -1794.8 s after the failure` from a wedged job with a
+    time limit. A running job's failure is its logs' own stamp, or unknown; never negative."""
+    c = incident_cost(wedged())
+    assert c["failure_at"] is None and c["detection_s"] is None
+    assert any(b.startswith("failure: unknown (the job was RUNNING") for b in c["basis"])
+    stamped = wedged(evidence={"first_failure": {"node": "gpu-07", "time": 1_000_450.0}})
+    assert incident_cost(stamped)["detection_s"] == 150.0
+    # A log stamped after the incident began (a node's clock ahead): unknown, not negative.
+    ahead = wedged(evidence={"first_failure": {"node": "gpu-07", "time": 1_000_700.0}})
+    c = incident_cost(ahead)
+    assert c["detection_s"] is None and any(
+        "clocks" in b or "after the incident" in b for b in c["basis"]
+    )
+
+
+def test_gpu_hours_end_when_slurm_recorded_the_cancel():
+    """The cancel's read-back carries the end Slurm recorded: the GPUs are freed then, whatever
+    the job's limit. Without it, the time runbook saw the cancel take effect."""
+    # scontrol's EndTime, local time as the read-back records it.
+    end = datetime.fromtimestamp(1_000_610).isoformat()
+    cancel = {"kind": "cancel", "status": "applied", "at": 1_000_612.4, "value": end}
+    c = incident_cost(wedged(actions=[cancel]))
+    # 4 GPUs from the start (no checkpoint) to Slurm's end of the cancelled job: 610 s.
+    assert c["lost_gpu_hours"] == round(4 * 610 / 3600, 3)
+    assert "GPUs freed: the cancelled job's end as Slurm recorded it" in c["basis"]
+    c = incident_cost(wedged(actions=[{**cancel, "value": None}]))
+    assert c["lost_gpu_hours"] == round(4 * 612.4 / 3600, 3)
+
+
+def test_a_job_not_stopped_has_an_unknown_loss_not_its_limit():
+    """A 365-day limit, the job not cancelled (dry run, or policy): its projected end would be
+    35,040 GPU-hours on 4 GPUs. It still holds its GPUs: unknown, and `stats` says how many are
+    unknown instead of summing a projection."""
+    year = wedged()
+    year["job"]["end"] = year["started"] + 365 * 86400
+    year["actions"] = [{"kind": "cancel", "status": "dry_run", "at": 1_000_610.0}]
+    c = incident_cost(year)
+    assert c["lost_gpu_hours"] is None
+    assert any(b.startswith("GPUs freed: unknown") for b in c["basis"])
+    # Stored before this rule, with the projected figure: stats recomputes from the record.
+    year["cost"] = {"lost_gpu_hours": 35040.207}
+    doc = aggregate(
+        [year, report(job={"end": 1_000_000.0, "state": "FAILED", "tres": "gres/gpu=1"})]
+    )
+    assert doc["lost_unknown"] == 1 and doc["lost_gpu_hours"] < 10
 
 
 def test_unknown_stays_unknown():
@@ -48,9 +116,9 @@ def test_unknown_stays_unknown():
 
 
 def test_aggregate_by_verdict_rung_and_node():
-    a = report(job={"end": 1_000_000.0, "tres": "gres/gpu=8"})
+    a = report(job={"end": 1_000_000.0, "state": "FAILED", "tres": "gres/gpu=8"})
     b = report(
-        job={"end": 1_000_000.0, "tres": "gres/gpu=8"},
+        job={"end": 1_000_000.0, "state": "FAILED", "tres": "gres/gpu=8"},
         diagnosis={"verdict": "co_tenant"},
         plan={"rung": "exclude_node"},
         verification={"state": "failed"},
@@ -75,7 +143,7 @@ def test_stats_verb_reads_the_incident_folders(tmp_path, monkeypatch):
     folder = tmp_path / "incidents" / "i1"
     folder.mkdir(parents=True)
     (folder / "report.json").write_text(
-        json.dumps(report(job={"end": 1_000_000.0, "tres": "gres/gpu=4"}))
+        json.dumps(report(job={"end": 1_000_000.0, "state": "FAILED", "tres": "gres/gpu=4"}))
     )
     state.open_incident(conn, "i1", "41", "cli", str(folder))
     state.open_incident(conn, "i2", "42", "cli", str(tmp_path / "gone"))  # no report: skipped
