@@ -195,10 +195,8 @@ def _when_and_where(d: Diagnosis, ev: Evidence) -> None:
             co_tenant_from_message=d.verdict == "co_tenant" and not d.tenant_from_node,
         )
     )
-    p = d.phase
-    if p is not None and d.oom is not None and (p.where != "unknown" or p.when != "unknown"):
-        step = f", after step {p.step}" if p.step is not None else ""
-        d.reasons.append(f"When and where: {p.where}, {p.when}{step}.")
+    # When and where it ran out is its own fact (diagnose's line, the report's section), not
+    # said again among the reasons.
     if d.trend is not None and d.trend.kind != "unknown":
         d.reasons.append(
             f"Memory trend ({d.trend.series}, {points(d.trend.points)}): "
@@ -275,8 +273,7 @@ def _from_numbers(ev: Evidence, oom: OomMessage, ff, t: Thresholds) -> Diagnosis
     reasons.append(f"{where}: {c.why}" if where else c.why)
     if c.alternatives:
         reasons.append(
-            f"Also possible: {', '.join(c.alternatives)} (its fix would cover this "
-            f"shortfall too); confidence {c.confidence}."
+            f"Also possible: {', '.join(c.alternatives)} (its fix would cover this shortfall too)."
         )
     if launch and launch.timed_out_ranks:
         reasons.append(
@@ -735,7 +732,7 @@ def _budget_text(oom: OomMessage, b: Budget) -> str:
         budget.append(f"other processes hold {h(b.named)}")
     elif b.outside is not None and b.outside > _ROUNDING_MIB:
         budget.append(f"{h(b.outside)} is in use outside this process")
-    return " In MiB: " + "; ".join(budget) + "."
+    return " The budget: " + "; ".join(budget) + "."
 
 
 def _notes(oom: OomMessage) -> str:

@@ -20,6 +20,7 @@ from runbook.playbook import load as load_playbook
 from runbook.report.model import plain
 from runbook.report.views import health_view
 from runbook.trigger import ACTIVE, OOM_KINDS, Options, Result, Trigger
+from runbook.words import numbers
 
 
 def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Result:
@@ -114,7 +115,7 @@ def _logs_stage(ctx: engine.Run, job, script):
         if dump:
             inc.evidence["dump"] = {k: v for k, v in dump.items() if k != "snapshot"}
         s.detail = (
-            f"first failure {ff.kind} rank {ff.ranks} on {ff.node or '?'}"
+            f"first failure {ff.kind} rank {numbers(ff.ranks) or '?'} on {ff.node or '?'}"
             if ff
             else "no failure found in the logs"
         )

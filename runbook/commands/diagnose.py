@@ -14,6 +14,7 @@ from runbook.evidence.launcher_log import scan
 from runbook.evidence.units import points
 from runbook.playbook import load as load_playbook
 from runbook.rungs import next_step_for_cause
+from runbook.words import fits_words, numbers, when_where
 
 
 @click.command()
@@ -283,7 +284,9 @@ def render(d: Diagnosis) -> str:
             + (f" at {ff.time}" if ff.time else "")
         )
     if launch and launch.timed_out_ranks:
-        lines.append(f"then timed out in NCCL (consequences): ranks {launch.timed_out_ranks}")
+        lines.append(
+            f"then timed out in NCCL (consequences): ranks {numbers(launch.timed_out_ranks)}"
+        )
     o = d.oom
     if o:
         lines.append("the OOM, in numbers:")
@@ -314,20 +317,19 @@ def render(d: Diagnosis) -> str:
             + (f" on {','.join(s.nodes)}" if s.nodes else "")
         )
     p = d.phase
-    if p is not None and d.oom is not None:
-        step = f" (last step {p.step})" if p.step is not None else ""
-        lines.append(f"when and where: {p.where}, {p.when}{step}")
-        lines.extend(f"  {e}" for e in p.evidence[:3])
-    if d.trend is not None:
+    frames: list[str] = []
+    said = when_where(p.where, p.when, p.step) if p is not None and d.oom is not None else None
+    if p is not None and said:
+        lines.append(f"when and where: {said}")
+        frames = list(p.evidence[:3])
+        lines.extend(f"  {e}" for e in frames)
+    if d.trend is not None and d.trend.kind != "unknown":
         lines.append(f"memory trend: {d.trend.kind} ({d.trend.series}, {points(d.trend.points)})")
-    if d.cause is not None and d.cause.name != "unknown":
+    if d.cause is not None and d.cause.name not in ("unknown", d.verdict):
         lines.append(f"cause: {d.cause.name}")
-        lines.extend(f"  {e}" for e in d.cause.evidence[:4])
+        lines.extend(f"  {e}" for e in d.cause.evidence[:4] if e not in frames)
     lines.append("why: " + " ".join(d.reasons))
-    conf = f"confidence: {d.confidence}"
-    if d.alternatives:
-        conf += f" (also possible: {', '.join(d.alternatives)})"
-    lines.append(conf)
+    lines.append(f"confidence: {d.confidence}")
     if d.next_step:
         n = d.next_step
         who = " (for a person)" if n["for_a_person"] else ""
@@ -335,16 +337,45 @@ def render(d: Diagnosis) -> str:
         if n["then"]:
             lines.append(f"  then, if it fails again: {', '.join(n['then'])}")
     if d.fit is not None:
-        f = d.fit
-        got = f"micro-batch {f.micro_batch}" if f.micro_batch else "no smaller micro-batch"
-        lines.append(
-            f"fit ({'range' if not f.known else 'point'}, {f.source}): {got} from "
-            f"{f.from_micro_batch}; " + "; ".join(f.reasons)
-        )
-        for c in f.candidates:
-            low = "" if f.known else f" (at least {human_mib(c.peak_mib[0])})"
-            lines.append(
-                f"  micro-batch {c.micro_batch:<4} predicted {human_mib(c.peak_mib[1])}{low} "
-                f"of {human_mib(f.limit_mib)}: {'fits' if c.fits else 'does not fit'}"
-            )
+        lines.extend(fit_lines(d.fit))
     return "\n".join(lines)
+
+
+def fit_lines(f) -> list[str]:
+    """The fit as a person reads it. A point (the parameter count or telemetry known): each
+    candidate's prediction and whether it fits. A range (the message alone): both ends of each
+    prediction, "fits" only where its high end does, "does not fit" only where its low end
+    already exceeds the card; the chosen batch said as the ladder's halving where nothing is
+    known to fit, and what would narrow the range."""
+    if f.known:
+        got = f"micro-batch {f.micro_batch}" if f.micro_batch else "no smaller micro-batch fits"
+        head = f"fit (from {f.source}): {got}, from {f.from_micro_batch}"
+    elif f.micro_batch and not f.halved:
+        head = (
+            f"fit (a range, from the OOM message alone): micro-batch {f.micro_batch}, from "
+            f"{f.from_micro_batch}, fits even at the range's high end"
+        )
+    elif f.micro_batch:
+        head = (
+            f'fit (a range, from the OOM message alone): no batch is known to fit ("may fit": '
+            f"inside the range's two ends); micro-batch {f.micro_batch}, from "
+            f"{f.from_micro_batch}, is the ladder's default: the halving"
+        )
+    else:
+        head = (
+            f"fit (a range, from the OOM message alone): no smaller micro-batch than "
+            f"{f.from_micro_batch} keeps the global batch"
+        )
+    out = [head, *(f"  {r}" for r in f.reasons)]
+    for c in f.candidates:
+        low, high = c.peak_mib
+        if f.known:
+            pred, verdict = human_mib(high), "fits" if c.fits else "does not fit"
+        else:
+            pred = f"between {human_mib(low)} and {human_mib(high)}"
+            verdict = fits_words(low, high, f.limit_mib)
+        out.append(
+            f"  micro-batch {c.micro_batch:<4} predicted {pred} of {human_mib(f.limit_mib)}: "
+            f"{verdict}"
+        )
+    return out

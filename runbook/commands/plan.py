@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from runbook.errors import ExitCode, InputError
+from runbook.words import settings
 
 
 @click.command()
@@ -85,7 +86,7 @@ def render(doc: dict) -> str:
         if not r["applicable"]:
             lines.append(f"\n[{r['id']}] cannot apply: {r['reason']}")
             continue
-        lines.append(f"\n[{r['id']}] applies; values after: {r['values_after'] or '-'}")
+        lines.append(f"\n[{r['id']}] applies; values after: {settings(r['values_after'])}")
         lines.extend(f"  check: {c}" for c in r["checks"])
         for ch in r["changes"]:
             lines.append(ch["diff"].rstrip("\n"))

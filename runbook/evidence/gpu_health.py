@@ -194,13 +194,24 @@ class NodeHealth:
         """Why this node's GPUs must be drained, one sentence each; empty when healthy."""
         reasons = []
         if self.kernel:
+            # One sentence per Xid and recovery action, naming each GPU once with its count:
+            # a driver repeats an Xid on every retry, and a reader needs the pattern.
+            groups: dict[tuple, list] = {}
             for e in self._events(self.kernel.hardware()):
-                entry = xid.lookup(e.xid)
+                groups.setdefault((e.xid, e.recovery_action), []).append(e)
+            for (code, action), events in groups.items():
+                entry = xid.lookup(code)
                 what = entry.meaning.split(";")[0].split(":")[0] if entry else "unknown Xid"
-                extra = f", recovery action: {e.recovery_action}" if e.recovery_action else ""
+                extra = f", recovery action: {action}" if action else ""
+                gpus: dict[str, int] = {}
+                for e in events:
+                    gpus[e.pci or "a GPU"] = gpus.get(e.pci or "a GPU", 0) + 1
+                on = ", ".join(f"{g} ({n} times)" if n > 1 else g for g, n in gpus.items())
+                first = next((e.time for e in events if e.time), None)
                 reasons.append(
-                    f"Xid {e.xid} on {e.pci or 'a GPU'}"
-                    + (f" at {e.time}" if e.time else "")
+                    f"Xid {code} on {on}"
+                    + (f", first at {first}" if first and len(events) > 1 else "")
+                    + (f" at {first}" if first and len(events) == 1 else "")
                     + f" ({what}{extra}; category hardware per NVIDIA's catalog)"
                 )
         if self.memory:

@@ -254,10 +254,10 @@ def _said(out: Fit, chosen: Candidate | None) -> str:
     limit = out.limit_mib
     if chosen and out.halved:
         return (
-            f"micro-batch {chosen.micro_batch}, the halving: the fixed part is not known, and at "
-            f"its pessimistic end no candidate down to the halving fits ({chosen.micro_batch} "
-            f"is predicted between {_mib(chosen.peak_mib[0])} and {_mib(chosen.peak_mib[1])}); "
-            "runbook.instrument's parameter count or step line makes the fit a point"
+            f"micro-batch {chosen.micro_batch}, the halving: the fixed part is not known, so "
+            f"{chosen.micro_batch} is predicted between {_mib(chosen.peak_mib[0])} and "
+            f"{_mib(chosen.peak_mib[1])}; the parameter count (--params, or runbook.instrument's "
+            "line in the job's log) makes the fit a point"
         )
     elif chosen:
         return (

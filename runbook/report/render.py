@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from html import escape
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup
 
+from runbook import words
 from runbook.evidence.units import human_mib
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -25,6 +28,15 @@ def world_text(w: dict | None) -> str:
     return ", ".join(parts)
 
 
+def _inline_markdown(text) -> Markup:
+    """The inline Markdown runbook's own sentences use (`code`, **bold**) as HTML, escaped first:
+    a job's name or log line inside them stays text."""
+    html = str(escape(str(text)))
+    html = re.sub(r"`([^`]+)`", r"<code>\1</code>", html)
+    html = re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", html)
+    return Markup(html)
+
+
 def _env(autoescape: bool) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
@@ -39,7 +51,19 @@ def _env(autoescape: bool) -> jinja2.Environment:
         f"{(s['finished'] - s['started']):.2f}s" if s.get("finished") else "-"
     )
     env.filters["cell"] = lambda v: str(v).replace("|", "\\|").replace("\n", " ")
-    env.filters["unk"] = lambda v: "unknown (not shown)" if v is None else v
+    env.filters["unk"] = lambda v: words.yes_no(v) if v is None or isinstance(v, bool) else v
+    env.filters["whenwhere"] = lambda p: words.when_where(
+        p.get("where"), p.get("when"), p.get("step")
+    )
+    env.filters["finding"] = words.finding
+    env.filters["numbers"] = words.numbers
+    env.filters["settings"] = words.settings
+    env.filters["costline"] = words.cost_sentence
+    env.filters["fitwords"] = lambda c, limit: words.fits_words(
+        c["predicted_peak_low_mib"], c["predicted_peak_mib"], limit
+    )
+    if autoescape:
+        env.filters["md"] = _inline_markdown
     env.filters["world"] = world_text
     env.filters["mib"] = lambda v: human_mib(v) if isinstance(v, int | float) else "unknown"
     return env
@@ -92,7 +116,8 @@ def memory_svg(oom: dict, width: int = 900) -> str:
         f"failed request {tried / 1024:.2f} GiB</text>"
     )
     return (
-        f'<svg id="memory" xmlns="http://www.w3.org/2000/svg" width="{width}" height="120" '
+        f'<svg id="memory" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} 120" '
+        f'width="{width}" height="120" '
         f'role="img" aria-label="GPU memory at the OOM">'
         f'<rect x="10" y="20" width="{width - 20}" height="34" fill="none" stroke="#555"/>'
         + "".join(rects)
@@ -102,63 +127,58 @@ def memory_svg(oom: dict, width: int = 900) -> str:
     )
 
 
-def timeline_svg(steps: list[dict], width: int = 900) -> str:
-    if not steps:
-        return ""
-    t0 = steps[0]["started"]
-    t1 = max((s.get("finished") or s["started"]) for s in steps)
-    span = max(t1 - t0, 1e-3)
-    rows = []
-    for n, s in enumerate(steps):
-        x = 160 + (s["started"] - t0) / span * (width - 180)
-        w = max(((s.get("finished") or s["started"]) - s["started"]) / span * (width - 180), 2)
-        color = {"ok": "#22c55e", "failed": "#dc2626", "skipped": "#9ca3af"}.get(
-            s["status"], "#f59e0b"
-        )
-        y = 8 + n * 20
-        rows.append(
-            f'<text x="4" y="{y + 12}" font-size="12">{escape(s["name"])}</text>'
-            f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="14" fill="{color}">'
-            f"<title>{escape(s['status'])}: {escape(s.get('detail') or '')}</title></rect>"
-        )
-    return (
-        f'<svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-        f'height="{16 + 20 * len(steps)}">' + "".join(rows) + "</svg>"
-    )
-
-
 # The widest a character of the 11 px sans-serif labels is drawn, on average (Chromium, DejaVu
 # Sans): enough to keep a label inside the picture.
 LABEL_CHAR_PX = 6.6
 
 
 def cost_svg(cost: dict | None, width: int = 900) -> str:
-    """The incident's cost as a picture: failure, detection, diagnosis, resubmission, the rerun's
-    start and its pass, each where it happened on one time axis (labels alternate above and below
-    the axis, so moments a second apart stay legible)."""
+    """The incident's cost as a picture: failure, detection, diagnosis, resubmission, the freed
+    GPUs, the rerun's start and its pass, each where it happened on one time axis with its
+    offset. Each label takes the first row, above the axis or below it, where it overlaps no
+    label already placed, so moments a second apart stay legible at any spacing; the picture
+    scales to the page (viewBox) instead of running past it."""
     marks = [m for m in (cost or {}).get("marks") or [] if isinstance(m.get("at"), int | float)]
     if len(marks) < 2:
         return ""
+    marks = sorted(marks, key=lambda m: m["at"])
     t0 = marks[0]["at"]
-    span = max(max(m["at"] for m in marks) - t0, 1e-3)
-    items = [f'<line x1="20" y1="40" x2="{width - 20}" y2="40" stroke="#6b7280"/>']
+    span = max(marks[-1]["at"] - t0, 1e-3)
+    fine = span < 60  # a second's rounding would print two different moments as the same "+1 s"
+    placed: dict[int, list[tuple[float, float]]] = {}  # row -> the x ranges of its labels
+    texts, dots, rows_used = [], [], 0
     for n, m in enumerate(marks):
         x = 20 + (m["at"] - t0) / span * (width - 40)
-        y = 24 if n % 2 == 0 else 64
-        label = f"{m['label']} (+{m['at'] - t0:.0f} s)" if n else m["label"]
+        off = m["at"] - t0
+        label = m["label"] + (f" (+{off:.1f} s)" if fine or off < 10 else f" (+{off:.0f} s)") * (
+            n > 0
+        )
+        w = LABEL_CHAR_PX * len(label)
         # A label centred on a mark near either end would run past the picture's edge and be
         # cut ("etected"): there it starts at, or ends at, its mark instead.
-        half = LABEL_CHAR_PX * len(label) / 2
-        anchor = "start" if x - half < 2 else "end" if x + half > width - 2 else "middle"
+        lo = min(max(x - w / 2, 2), width - 2 - w)
+        anchor_x = lo + w / 2
+        row = 0
+        while any(lo < b + 6 and a < lo + w + 6 for a, b in placed.get(row, [])):
+            row += 1
+        placed.setdefault(row, []).append((lo, lo + w))
+        rows_used = max(rows_used, row + 1)
+        dots.append(f'<circle cx="{x:.1f}" cy="AXIS" r="5" fill="#2563eb"/>')
+        texts.append((row, anchor_x, label))
+    above = (rows_used + 1) // 2  # rows 0, 2, 4 above the axis; 1, 3, 5 below
+    axis = 18 + 16 * above
+    height = axis + 16 * (rows_used - above) + 14
+    items = [f'<line x1="20" y1="{axis}" x2="{width - 20}" y2="{axis}" stroke="#6b7280"/>']
+    items += [d.replace("AXIS", str(axis)) for d in dots]
+    for row, x, label in texts:
+        level = row // 2 + 1
+        y = axis - 10 - 16 * (level - 1) if row % 2 == 0 else axis + 20 + 16 * (level - 1)
         items.append(
-            f'<circle cx="{x:.1f}" cy="40" r="5" fill="#2563eb"/>'
-            f'<text x="{x:.1f}" y="{y}" font-size="11" text-anchor="{anchor}">{escape(label)}'
-            "</text>"
+            f'<text x="{x:.1f}" y="{y}" font-size="11" text-anchor="middle">{escape(label)}</text>'
         )
     return (
-        f'<svg id="cost" xmlns="http://www.w3.org/2000/svg" width="{width}" height="80">'
-        + "".join(items)
-        + "</svg>"
+        f'<svg id="cost" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}">' + "".join(items) + "</svg>"
     )
 
 
@@ -201,9 +221,8 @@ def trend_svg(trend: dict | None, card_mib: float | None, width: int = 900) -> s
         f'<text x="4" y="14" font-size="11">{escape(human_mib(top / 1.05))}</text>'
     )
     return (
-        f'<svg id="trend" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}">'
-        + "".join(items)
-        + "</svg>"
+        f'<svg id="trend" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {h}" '
+        f'width="{width}" height="{h}">' + "".join(items) + "</svg>"
     )
 
 
@@ -217,7 +236,6 @@ def render_all(data: dict) -> dict[str, str]:
         .render(
             i=data,
             memory_svg=memory_svg(oom),
-            timeline_svg=timeline_svg(data.get("timeline", [])),
             cost_svg=cost_svg(data.get("cost")),
             trend_svg=trend_svg((data.get("diagnosis") or {}).get("trend"), oom.get("total_mib")),
         )

@@ -96,7 +96,7 @@ def test_the_reruns_queue_wait_and_pass_reach_the_cost():
     assert r["state"] == "passed" and r["queue_wait_s"] == 42.0 and r["passed_at"]
     cost = incident_cost(
         {
-            "job": {"end": submit.timestamp() - 60},
+            "job": {"end": submit.timestamp() - 60, "state": "OUT_OF_MEMORY"},
             "started": submit.timestamp() - 30,
             "verification": r,
         }

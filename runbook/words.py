@@ -1,0 +1,102 @@
+"""Facts as a person reads them: the one place where a value becomes words, for `diagnose`, the
+report's Markdown and HTML, and `plan`. Pure functions of values; no Python repr ever reaches a
+reader ("[3]", "{'micro_batch': 8}", "False"), and nothing is printed that says nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+WHERE_WORDS = {
+    "forward": "in the forward pass",
+    "backward": "in the backward pass",
+    "optimizer_step": "in the optimizer step",
+    "eval": "in evaluation",
+    "data": "while loading data",
+    "checkpoint_load": "while loading a checkpoint",
+    "checkpoint_save": "while saving a checkpoint",
+    "model_init": "while building the model",
+}
+WHEN_WORDS = {
+    "first_step": "at the first training step",
+    "mid_run": "mid-run, after training steps had completed",
+    "eval_start": "as evaluation started",
+    "after_resume": "just after resuming from a checkpoint",
+}
+
+
+def when_where(where: str | None, when: str | None, step: int | None = None) -> str | None:
+    """ "in the backward pass, mid-run (after step 1200)", or None where neither is known."""
+    parts = [w for w in (WHERE_WORDS.get(where or ""), WHEN_WORDS.get(when or "")) if w]
+    if not parts:
+        return None
+    text = ", ".join(parts)
+    return text + (f" (the last step completed: {step})" if step is not None else "")
+
+
+def yes_no(value: bool | None) -> str:
+    return "unknown (not shown)" if value is None else ("yes" if value else "no")
+
+
+def numbers(values: Iterable[object]) -> str:
+    """3, 5, 7: a list of ranks or ids as words."""
+    return ", ".join(str(v) for v in values)
+
+
+def settings(values: dict | None) -> str:
+    """micro_batch 8, grad_accum 4: a mapping of knobs to their values."""
+    if not values:
+        return "none"
+    return ", ".join(f"{k} {v}" for k, v in values.items())
+
+
+def fits_words(low_mib: float, high_mib: float, limit_mib: float) -> str:
+    """What a predicted range says of a batch against the card: fits only where its high end
+    does, does not fit only where its low end already exceeds the card, else not known."""
+    if high_mib <= limit_mib:
+        return "fits"
+    if low_mib > limit_mib:
+        return "does not fit"
+    return "may fit"
+
+
+FINDING_WORDS = {
+    "keeps_graph": "a loss kept with its autograd graph across steps",
+    "no_zero_grad": "gradients never zeroed between steps",
+    "eval_no_grad": "an evaluation forward pass without torch.no_grad()",
+    "load_no_map_location": "torch.load without map_location (tensors go back to the GPU they "
+    "were saved from)",
+}
+
+
+def finding(kind: str) -> str:
+    return FINDING_WORDS.get(kind, kind.replace("_", " "))
+
+
+def seconds(value: float | None, unknown: str = "unknown") -> str:
+    """A duration as a person reads it: 42 s, 12 min 5 s, 3 h 2 min."""
+    if value is None:
+        return unknown
+    s = round(value)
+    if s < 120:
+        return f"{value:.1f} s" if value < 10 else f"{s} s"
+    if s < 7200:
+        return f"{s // 60} min {s % 60} s"
+    return f"{s // 3600} h {s % 3600 // 60} min"
+
+
+def cost_sentence(cost: dict) -> str:
+    """The cost in one sentence, every figure with its unit; what is unknown said so."""
+    lost = cost.get("lost_gpu_hours")
+    gpus = cost.get("gpus")
+    on = f" on {gpus} GPUs" if gpus is not None else " (GPU count unknown)"
+    parts = [f"GPU-hours lost: {lost if lost is not None else 'unknown'}{on}"]
+    parts.append(f"detected {seconds(cost.get('detection_s'))} after the failure")
+    if cost.get("diagnosis_s") is not None:
+        parts.append(f"diagnosed {seconds(cost['diagnosis_s'])} into the incident")
+    if cost.get("resubmission_s") is not None:
+        parts.append(f"resubmitted {seconds(cost['resubmission_s'])} into the incident")
+    if cost.get("rerun_queue_s") is not None:
+        parts.append(f"the rerun waited {seconds(cost['rerun_queue_s'])} in the queue")
+    if cost.get("recovered_s") is not None:
+        parts.append(f"past the failed step {seconds(cost['recovered_s'])} after the failure")
+    return "; ".join(parts) + "."
