@@ -143,7 +143,7 @@ class RunbookGroup(click.Group):
         module, attr, _ = COMMANDS[name]
         with _collector_paused():
             loaded = importlib.import_module(module)
-        return getattr(loaded, attr)
+        return _with_site_options(getattr(loaded, attr))
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
@@ -178,6 +178,51 @@ class RunbookGroup(click.Group):
         else:
             click.echo(f"runbook: error: {e}", err=True)
         ctx.exit(int(e.exit_code))
+
+
+def _choose(attr: str):
+    def callback(ctx: click.Context, _param, value):
+        app = ctx.find_object(AppContext)
+        if value is not None and app is not None:
+            setattr(app, attr, value)
+            # One source of settings: the file named last wins, and says so in site_flags.
+            setattr(app, "config_file" if attr == "site_name" else "site_name", None)
+
+    return callback
+
+
+def _with_site_options(cmd: click.Command) -> click.Command:
+    """`--site NAME` and `--config FILE` after the verb too (`runbook diagnose --site prod ...`),
+    where people type them: on every verb and sub-verb, setting what the same flags before the
+    verb set."""
+    if getattr(cmd, "_runbook_site_options", False):
+        return cmd
+    for sub in getattr(cmd, "commands", {}).values():
+        _with_site_options(sub)
+    names = {o for p in cmd.params for o in getattr(p, "opts", [])}
+    if "--site" not in names:
+        cmd.params.append(
+            click.Option(
+                ["--site", "site_after"],
+                metavar="NAME",
+                expose_value=False,
+                callback=_choose("site_name"),
+                help="Site settings NAME.toml (as `runbook --site NAME VERB`).",
+            )
+        )
+    if "--config" not in names:
+        cmd.params.append(
+            click.Option(
+                ["--config", "config_after"],
+                metavar="FILE",
+                type=click.Path(dir_okay=False),
+                expose_value=False,
+                callback=_choose("config_file"),
+                help="Site settings from this TOML file (as `runbook --config FILE VERB`).",
+            )
+        )
+    cmd._runbook_site_options = True  # type: ignore[attr-defined]
+    return cmd
 
 
 @contextlib.contextmanager

@@ -22,7 +22,7 @@ from runbook.actions import steps
 from runbook.actions.executor import Executor
 from runbook.actions.policy import confirm_policy
 from runbook.actions.remediate import apply_plan, outcome
-from runbook.errors import ArrayJobError, ExitCode, RunbookError
+from runbook.errors import ArrayJobError, ExitCode, JobNotFound, RunbookError
 from runbook.planning import ladder
 from runbook.record import record
 from runbook.report.model import Incident, plain
@@ -72,11 +72,12 @@ def run_incident(
     client = slurm_client(site)
     job_id = trigger.job_id
     if "_" not in job_id:
-        # A plain id may be a whole job array: that is the caller's to fix (name one task), said
-        # before an incident is opened for it. Slurm not answering here is the job step's to say.
+        # A plain id may be a whole job array, or one Slurm does not know (a mistyped id): the
+        # caller's to fix, said before an incident is opened or anything recorded for it. Slurm
+        # not answering here is the job step's to say.
         try:
             client.job(job_id)
-        except ArrayJobError:
+        except (ArrayJobError, JobNotFound):
             raise
         except RunbookError:
             pass

@@ -82,7 +82,10 @@ class ArrayJobError(RunbookError):
 
 
 class JobNotFound(SlurmError):
-    """Slurm answered, and neither slurmctld nor accounting knows the job: final, not an outage."""
+    """Slurm answered, and neither slurmctld nor accounting knows the job: final, not an outage,
+    and the caller's input to fix (a mistyped id), not a failed step."""
+
+    exit_code = ExitCode.INPUT
 
 
 class StorageFull(RunbookError):

@@ -118,8 +118,9 @@ def diagnose(
       runbook diagnose --log slurm-123456.out --micro-batch 8 --grad-accum 2 --json
       runbook diagnose --log slurm-123456.out --source ~/project/train.py
       runbook diagnose --log slurm-123456.out --metrics lightning_logs/run/version_0/metrics.csv
-    Exit codes: 0 a verdict was reached (not_oom too), 3 an input could not be read
-    (the others are still used), 2 usage error.
+    Exit codes: 0 a diagnosis was made (not_oom too, and unknown where a failure was found
+    whose kind cannot be told); 3 nothing in the input names a failure runbook reads, or an
+    input could not be read (the others are still used); 2 usage error.
     """
     if not (logs or slurm_file or dmesg or gpu_health or compute_apps):
         raise click.UsageError("give at least one input file (--log, --slurm, --dmesg, ...)")
@@ -215,7 +216,11 @@ def diagnose(
         click.echo(json.dumps(diagnosis.contract(), indent=2))
     else:
         click.echo(render(diagnosis))
-    if errors:
+    launched = diagnosis.evidence.launch
+    found = diagnosis.oom is not None or (launched is not None and launched.first_failure)
+    if errors or (diagnosis.verdict == "unknown" and not found):
+        # Nothing in the input named a failure runbook reads: no result a script should take
+        # as one (an OOM whose kind cannot be told is a result: unknown, exit 0).
         raise SystemExit(int(ExitCode.INPUT))
 
 

@@ -27,7 +27,9 @@ def grow(app, job_arg, job_id, dry_run, yes, force, as_json):
       runbook --site prod grow 123456 --dry-run
       runbook --site prod grow --job 123456 --yes --json
     Exit codes: 0 done, or nothing to do yet (the summary says what it waits for),
-    1 a step failed, 4 a person is needed (declined step, accumulation that does not divide).
+    1 a step failed, 2 usage or configuration error, 3 Slurm does not know the job id
+    (nothing is recorded), 4 a person is needed (declined step, accumulation that does not
+    divide).
     """
     run_verb(app, _handler(), "grow", job_arg, job_id, dry_run, yes, force, as_json)
 

@@ -27,6 +27,7 @@ def hang(app, job_arg, job_id, dry_run, yes, force, as_json):
       runbook --site prod hang 123456 --dry-run
       runbook --site prod hang --job 123456 --yes --json
     Exit codes: 0 done (or nothing to do), 1 a step failed (the report says which),
+    2 usage or configuration error, 3 Slurm does not know the job id (nothing is recorded),
     4 a person is needed (declined step, human-only rung, exhausted ladder).
     """
     run_verb(app, _handler(), "hang", job_arg, job_id, dry_run, yes, force, as_json)

@@ -235,6 +235,7 @@ class _Gathered:
                     self.quiet[jid] = min(self.quiet.get(jid, now - e.mtime), now - e.mtime)
                 self.parts[jid].append((e.text(), task_of(where, path)))
                 self.tails.setdefault(jid, []).extend(e.tail)
+                self.notes.setdefault(jid, []).extend(e.notes)
                 if e.truncated:
                     self.notes.setdefault(jid, []).append(
                         f"{path}: excerpt cut at the 1 MiB cap; the earliest lines were kept"

@@ -182,7 +182,9 @@ def remote_grep_many_argv(
         "b=$1; a=$2; cap=$3; pats=$4; tail=$5; shift 5; n=0; "
         # The host's clock, so a log's age is measured on the clock that stamped it.
         'printf "@@now %s\\n" "$(date +%s)"; '
-        'while [ "$#" -ge 2 ]; do dir=$1; glob=$2; shift 2; printf "@@loc %s\\n" "$n"; '
+        # The newline before each marker: a log whose last line is still being written ends
+        # without one, and must not run into the marker (parse_grep_output drops that line).
+        'while [ "$#" -ge 2 ]; do dir=$1; glob=$2; shift 2; printf "\\n@@loc %s\\n" "$n"; '
         + _SCAN_ONE_LOCATION
         + "; n=$((n + 1)); done"
     )
@@ -227,6 +229,7 @@ def parse_grep_output(out: str, cap: int = REMOTE_CAP_BYTES) -> dict[str, Excerp
     tail_of: Excerpt | None = None
     for line in out.split("\n"):
         if line.startswith("@@tail ") and "\0" in line:
+            _end_tail(tail_of)
             path, _, mtime = line[len("@@tail ") :].partition("\0")
             tail_of = excerpts.setdefault(path, Excerpt(path))
             tail_of.mtime = float(mtime) if mtime.strip().isdigit() else None
@@ -241,7 +244,23 @@ def parse_grep_output(out: str, cap: int = REMOTE_CAP_BYTES) -> dict[str, Excerp
         if not m:
             continue
         excerpts.setdefault(path, Excerpt(path)).lines.append((int(m.group(1)), m.group(2)))
+    _end_tail(tail_of)
     if len(out.encode("utf-8", "replace")) >= cap:
         for e in excerpts.values():
             e.truncated = True
     return excerpts
+
+
+def _end_tail(e: Excerpt | None) -> None:
+    """A file's tail ends with the empty line its final newline leaves before the next marker.
+    Where it does not, the file's last line was still being written when it was read (a live
+    job's log): never read as a figure, so it is left out and said."""
+    if e is None or not e.tail:
+        return
+    if e.tail[-1] == "":
+        e.tail.pop()
+    else:
+        cut = e.tail.pop()
+        e.notes.append(
+            f"{e.path}: its last line was still being written and was left out: {cut[:80]!r}"
+        )

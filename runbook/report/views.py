@@ -85,6 +85,11 @@ def command_line(site_flags: list[str], site, *words: str) -> str:
     from runbook.site import SiteConfig
 
     flags = site_flags
+    here = Path.cwd() / "site_config"
+    if flags[:1] == ["--site"] and Path(site.source).parent.resolve() == here.resolve():
+        # Found through ./site_config, which only exists in this folder: the command must work
+        # wherever the person reading the report runs it.
+        flags = ["--config", shlex.quote(str(Path(site.source).resolve()))]
     if not flags and site.source != SiteConfig().source:
         flags = ["--config", shlex.quote(site.source)]
     return " ".join(["runbook", *flags, *(shlex.quote(w) for w in words)])

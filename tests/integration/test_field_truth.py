@@ -340,3 +340,26 @@ def test_another_users_forged_lineage_comment_neither_stops_nor_fools_the_rerun(
         sh("scancel", out["new_job_id"])
     finally:
         sh("scancel", forged, check=False)
+
+
+def test_a_job_id_slurm_does_not_know_is_an_input_error_that_records_nothing(cluster):
+    """`runbook oom 999999` (a mistyped id): exit 3 with the reason, for oom, hang and grow;
+    no incident folder, no incident row, nothing counted by `stats`."""
+    site = load_site("devcluster")  # as the runbook processes below read it
+    state_dir = site.path(site.state.dir)
+    ghost = "999999"
+    assert sh("sacct", "-X", "-n", "-j", ghost, check=False).strip() == ""  # really unknown
+    code, rows, _ = runbook("incidents", "--json")
+    before = json.loads(rows) if code == 0 and rows.strip() else []
+    folders = (
+        set((state_dir / "incidents").glob("*")) if (state_dir / "incidents").is_dir() else set()
+    )
+    for verb in ("oom", "hang", "grow"):
+        code, out, err = runbook(verb, ghost, "--yes")
+        assert code == 3, (verb, code, out, err)
+        assert ghost in err and "Traceback" not in err, (verb, err)
+    code, rows, _ = runbook("incidents", "--json")
+    after = json.loads(rows) if code == 0 and rows.strip() else []
+    assert [r for r in after if r["job_id"] == ghost] == [] and len(after) == len(before)
+    now = set((state_dir / "incidents").glob("*")) if (state_dir / "incidents").is_dir() else set()
+    assert now == folders

@@ -349,3 +349,34 @@ def test_micro_batch_gives_the_fit_and_its_candidates(tmp_path):
     assert all(c["grad_accum"] * c["micro_batch"] == 16 for c in f["candidates"])
     r = CliRunner().invoke(cli, ["diagnose", "--log", str(log), "--micro-batch", "0"])
     assert r.exit_code == 2 and "--micro-batch" in r.output
+
+
+def test_text_with_no_failure_is_exit_3_and_an_oom_without_numbers_is_a_result(tmp_path):
+    """The exit-code table in --help: 3 where nothing in the input names a failure (a healthy
+    log), 0 where a failure was found even if its kind cannot be told."""
+    healthy = tmp_path / "healthy.out"
+    healthy.write_text("epoch 1 step 10 loss 0.52\nepoch 1 step 20 loss 0.49\n")
+    r = CliRunner().invoke(cli, ["diagnose", "--log", str(healthy)])
+    assert r.exit_code == 3 and "verdict: unknown" in r.output, r.output
+    bare = tmp_path / "bare.out"
+    bare.write_text("RuntimeError: CUDA error: out of memory\n")
+    r = CliRunner().invoke(cli, ["diagnose", "--log", str(bare), "--json"])
+    assert r.exit_code == 0 and json.loads(r.output)["verdict"] == "unknown", r.output
+    assert "3 nothing in the input names a failure" in " ".join(
+        CliRunner().invoke(cli, ["diagnose", "--help"]).output.split()
+    )
+
+
+def test_site_and_config_are_taken_after_the_verb_too(tmp_path):
+    """README: every verb takes --site/--config where people type them (after the verb)."""
+    site = tmp_path / "lab.toml"
+    site.write_text('[site]\nname = "lab"\n')
+    log = tmp_path / "oom.out"
+    log.write_text(OOMS["oom-001"]["text"])
+    for args in (["--config", str(site), "diagnose"], ["diagnose", "--config", str(site)]):
+        r = CliRunner().invoke(cli, [*args, "--log", str(log)])
+        assert r.exit_code == 0 and r.output.startswith("verdict: "), (args, r.output)
+    r = CliRunner().invoke(cli, ["config", "show", "--config", str(site), "--json"])
+    assert r.exit_code == 0 and json.loads(r.output)["settings"] == str(site), r.output
+    r = CliRunner().invoke(cli, ["diagnose", "--site", "no-such-site", "--log", str(log)])
+    assert r.exit_code == 2 and "no-such-site" in r.output, r.output

@@ -78,3 +78,27 @@ def test_output_cap_is_reported(tmp_path):
     r = LocalTransport().run(remote_grep_argv(str(tmp_path), "big.out", cap=10_000))
     assert len(r.stdout) == 10_000
     assert all(e.truncated for e in parse_grep_output(r.stdout, cap=10_000).values())
+
+
+def test_a_live_logs_unfinished_last_line_is_never_read(tmp_path):
+    """The real remote script over two locations, the first log still being written (its last
+    line has no newline yet): that line is left out and said, and it does not run into the next
+    location's marker; a finished log's last line is kept."""
+    from runbook.evidence.log_filter import remote_grep_many_argv, split_locations
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "live-1.out").write_text("step 10 peak 74.7 GiB\nstep 11 peak 7")
+    (tmp_path / "b" / "done-2.out").write_text("step 10 peak 74.7 GiB\nstep 11 peak 75.1 GiB\n")
+    argv = remote_grep_many_argv(
+        [(str(tmp_path / "a"), "live-*.out"), (str(tmp_path / "b"), "done-*.out")], tail=5
+    )
+    r = LocalTransport().run(argv)
+    assert r.ok, r.stderr
+    per = split_locations(r.stdout)
+    assert sorted(per) == [0, 1]
+    live = parse_grep_output(per[0])[str(tmp_path / "a" / "live-1.out")]
+    done = parse_grep_output(per[1])[str(tmp_path / "b" / "done-2.out")]
+    assert live.tail == ["step 10 peak 74.7 GiB"]
+    assert "still being written" in live.notes[0] and "step 11 peak 7" in live.notes[0]
+    assert done.tail == ["step 10 peak 74.7 GiB", "step 11 peak 75.1 GiB"] and done.notes == []
