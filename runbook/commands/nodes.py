@@ -33,7 +33,9 @@ def nodes(app, since, node, as_json):
     """List each node's history across incidents.
 
     Xid and NVSwitch SXid events, row remaps, uncorrectable ECC, co-tenants seen, and OOMs that
-    happened there, each counted once (an Xid burst is one event). A site sets [nodes] drain_after_events so that a node with that many
+    happened there, each counted once (an Xid burst is one event); and, from Slurm's accounting
+    (`sacctmgr show event`), each time the node was drained or down (by whom, why) and when it
+    returned to service. A site sets [nodes] drain_after_events so that a node with that many
     events in the window is drained with a reason instead of only excluded.
 
     \b
@@ -64,15 +66,23 @@ def nodes(app, since, node, as_json):
                 "at": r["at"],
             }
         )
+    slurm, unknown = _slurm_history(site, node, _since(since))
+    for ev in slurm:
+        entry = by_node.setdefault(
+            ev["node"], {"node": ev["node"], "events": 0, "kinds": {}, "last": None, "history": []}
+        )
+        entry.setdefault("service", []).append(ev)
     limit = site.nodes.drain_after_events
     listed = sorted(by_node.values(), key=lambda e: (-e["events"], e["node"]))
     for e in listed:
         e["over_threshold"] = bool(limit and e["events"] >= limit)
     if as_json:
-        click.echo(
-            json.dumps({"since": since, "drain_after_events": limit, "nodes": listed}, indent=2)
-        )
+        doc = {"since": since, "drain_after_events": limit, "nodes": listed}
+        doc["slurm_history"] = unknown or "read"
+        click.echo(json.dumps(doc, indent=2))
         return
+    if unknown:
+        click.echo(f"# drains and returns to service: unknown ({unknown})")
     if not listed:
         click.echo(f"no node events in the last {since}")
         return
@@ -81,9 +91,57 @@ def nodes(app, since, node, as_json):
         mark = "  DRAIN THRESHOLD REACHED" if e["over_threshold"] else ""
         click.echo(f"{e['node']:<20}{e['events']:>4} event(s): {kinds}{mark}")
         if node:
-            for h in e["history"]:
-                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(h["at"]))
-                click.echo(
-                    f"  {when}  {h['kind']:<10} {h['gpu']:<14} {h['detail']}"
-                    f"  (incident {h['incident']})"
+            rows = [
+                (
+                    h["at"],
+                    f"{h['kind']:<10} {h['gpu']:<14} {h['detail']}  (incident {h['incident']})",
                 )
+                for h in e["history"]
+            ]
+            for ev in e.get("service", []):
+                if ev["start"] is not None:
+                    rows.append(
+                        (
+                            ev["start"],
+                            f"{ev['state'].lower():<10} by {ev['user'] or '?'}: {ev['reason']}",
+                        )
+                    )
+                if ev["end"] is not None:
+                    rows.append((ev["end"], f"{'returned':<10} to service (Slurm's record)"))
+            for at, text in sorted(rows, key=lambda r: -r[0]):
+                click.echo(f"  {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(at))}  {text}")
+        elif e.get("service"):
+            out = [ev for ev in e["service"] if ev["end"] is None]
+            if out:
+                click.echo(
+                    f"  out of service since {_clock(out[-1]['start'])}: {out[-1]['reason']}"
+                )
+
+
+def _clock(at: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(at)) if at else "?"
+
+
+def _slurm_history(site, node: str | None, since: float) -> tuple[list[dict], str]:
+    """Each period a node was drained or down, from Slurm's accounting (who, why, when it came
+    back): ([event], "") or ([], why it could not be read). Read, never inferred."""
+    from datetime import datetime
+
+    from runbook.errors import RunbookError
+    from runbook.slurm.factory import slurm_client
+
+    try:
+        events = slurm_client(site).node_history(node, datetime.fromtimestamp(since))
+    except RunbookError as e:
+        return [], e.message
+    return [
+        {
+            "node": ev.node,
+            "state": ev.state,
+            "user": ev.user,
+            "reason": ev.reason,
+            "start": ev.start.timestamp() if ev.start else None,
+            "end": ev.end.timestamp() if ev.end else None,
+        }
+        for ev in events
+    ], ""

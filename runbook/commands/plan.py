@@ -87,6 +87,7 @@ def render(doc: dict) -> str:
             lines.append(f"\n[{r['id']}] cannot apply: {r['reason']}")
             continue
         lines.append(f"\n[{r['id']}] applies; values after: {settings(r['values_after'])}")
+        lines.extend(f"  change: {c}" for c in r.get("lands") or [])
         lines.extend(f"  check: {c}" for c in r["checks"])
         for ch in r["changes"]:
             lines.append(ch["diff"].rstrip("\n"))

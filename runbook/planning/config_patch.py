@@ -65,6 +65,9 @@ class RungPlan:
     changes: list[Change] = field(default_factory=list)
     values_after: dict = field(default_factory=dict)
     checks: list[str] = field(default_factory=list)
+    # Every place the change lands, in words: each edited value, and what goes on sbatch's
+    # command line instead of into the script (a directive it overrides is said, not edited).
+    lands: list[str] = field(default_factory=list)
 
     def view(self) -> dict:
         if not self.applicable:
@@ -75,6 +78,7 @@ class RungPlan:
             "changes": [c.view() for c in self.changes],
             "values_after": self.values_after,
             "checks": self.checks,
+            "lands": self.lands,
         }
 
 

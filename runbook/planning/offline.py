@@ -243,10 +243,22 @@ def _plan_rung(rid, script, name, files, in_script, in_configs, knobs, cat) -> R
         for k, s in (("micro_batch", "micro"), ("grad_accum", "accum"), ("global_batch", "global"))
         if after[s] is not None
     }
+    lands = list(p.changes)
+    if world is not None:
+        said = _sbatch_int(script, "--nodes", "-N")
+        lands.append(
+            f"sbatch --nodes={world[1]} on the resubmission's command line"
+            + (
+                f": it overrides #SBATCH --nodes={said[0]} ({name}:{said[1]}), left as written"
+                if said
+                else ""
+            )
+        )
     return RungPlan(
         rid,
         True,
         changes=[Change(name, name, p.old, p.new)],
         values_after=values,
-        checks=list(p.checks) + p.changes,
+        checks=list(p.checks),
+        lands=lands,
     )

@@ -658,7 +658,19 @@ def halve_accumulation_only(script: str, knobs, expected: int) -> tuple[str, lis
     return new, [f"accumulation {a} -> {a * 2} ({accum.name})"], []
 
 
+_OFF = {"false": "true", "False": "True", "FALSE": "TRUE", "0": "1", "no": "yes", "off": "on"}
+
+
 def enable_activation_checkpointing(script: str, knobs) -> tuple[str, list[str], list[str]]:
+    flags = [n for n in knobs.activation_checkpointing if n.startswith("-")]
+    # Given with an explicit off value (`--gradient_checkpointing false`, HF's boolean
+    # arguments take one): off, and turned on where it is written.
+    off = [h for h in _find(script, flags) if h.value.strip("\"'") in _OFF]
+    if off:
+        h = off[0]
+        on = _OFF[h.value.strip("\"'")]
+        new = _replace(script, [(h, on)])
+        return new, [f"activation checkpointing on ({h.name} {h.value} -> {on})"], []
     present = _flag_present(script, knobs.activation_checkpointing)
     if present:
         raise RungNotApplicable(f"activation checkpointing is already on ({present})")

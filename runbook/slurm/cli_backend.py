@@ -17,6 +17,7 @@ from runbook.errors import ArrayJobError, JobNotFound, SlurmError, UsageError
 from runbook.evidence.units import small_int
 from runbook.slurm.client import (
     JobInfo,
+    NodeStateEvent,
     Submission,
     canonical_id,
     check_job_id,
@@ -53,6 +54,7 @@ SACCT_FIELDS = [
 # (ranks wedged in NCCL until the limit or a person), OUT_OF_MEMORY (host RAM), NODE_FAIL.
 FAILED_STATES = "FAILED,OUT_OF_MEMORY,TIMEOUT,CANCELLED,NODE_FAIL"
 SLURM_COMMANDS = {"scontrol", "sacct", "sbatch", "scancel", "sinfo", "squeue", "strigger"}
+# sacctmgr names its cluster as a word of its own (`cluster=NAME`), not with -M.
 _CLUSTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -232,6 +234,19 @@ class CliSlurm:
         f = key_values(r.stdout.strip().splitlines()[0] if r.stdout.strip() else "")
         return f.get("State", ""), f.get("Reason", "")
 
+    def node_history(self, node: str | None, since: datetime) -> list[NodeStateEvent]:
+        """`sacctmgr show event`: each period a node was drained or down, with who set it and
+        why, and when it came back (slurmdbd records both from slurmctld). The reason, which a
+        person wrote, is the last field, so a '|' in it stays in it."""
+        argv = ["sacctmgr", "-n", "-P", "show", "event", "start=" + since.strftime(_STAMP)]
+        if node:
+            argv.append("nodes=" + check_node(node))
+        if self.cluster:
+            argv.append("cluster=" + self.cluster)
+        argv.append("format=NodeName,TimeStart,TimeEnd,State,User,Reason")
+        r = self._run(argv, "reading the nodes' events from accounting")
+        return parse_node_events(r.stdout)
+
     def partition_nodes(self, partition: str) -> dict[str, str]:
         """{node: state} of a partition's nodes (`sinfo -N`, one line per node)."""
         r = self._run(
@@ -359,6 +374,31 @@ def one_job(asked: str, found: list[JobInfo]) -> JobInfo:
             f"{asked}_{tasks[0].array_task_id or 0}"
         ),
     )
+
+
+_STAMP = "%Y-%m-%dT%H:%M:%S"
+
+
+def parse_node_events(stdout: str) -> list[NodeStateEvent]:
+    """`sacctmgr -n -P show event format=NodeName,TimeStart,TimeEnd,State,User,Reason` rows;
+    the cluster's own events (no node name) are not a node's."""
+    out = []
+    for line in stdout.splitlines():
+        parts = line.split("|", 5)
+        if len(parts) < 6 or not parts[0].strip():
+            continue
+        node, start, end, st, user, reason = (p.strip() for p in parts)
+        out.append(
+            NodeStateEvent(
+                node=node,
+                start=parse_time(start),
+                end=parse_time(end),
+                state=st,
+                user=re.sub(r"\(\d{1,18}(?!\d)\)$", "", user),
+                reason=reason,
+            )
+        )
+    return out
 
 
 def parse_submitted(stdout: str) -> str:

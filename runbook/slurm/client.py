@@ -195,6 +195,11 @@ class SlurmClient(Protocol):
         """(job id, user, comment) of jobs whose comment names this parent and rung."""
         ...
 
+    def node_history(self, node: str | None, since: datetime) -> list[NodeStateEvent]:
+        """What Slurm's accounting recorded of nodes being taken out of service (drained,
+        down) since `since`, and when each came back: by whom and why, as slurmdbd keeps it."""
+        ...
+
     def partition_nodes(self, partition: str) -> dict[str, str]:
         """{node: state} of a partition's nodes, Slurm's long state names (idle, drained...)."""
         ...
@@ -210,6 +215,19 @@ class SlurmClient(Protocol):
     def drain(self, node: str, reason: str): ...
 
     def submit(self, script: str, args: list[str], env: dict[str, str]) -> str: ...
+
+
+@record
+class NodeStateEvent:
+    """One period a node was out of service, as Slurm's accounting recorded it (`sacctmgr show
+    event`): from `start` to `end` (None: still out), its state, who set it and why."""
+
+    node: str
+    start: datetime | None
+    end: datetime | None
+    state: str
+    user: str
+    reason: str
 
 
 # Node states in which a node can run a job now or soon (sinfo's long names, without the flags

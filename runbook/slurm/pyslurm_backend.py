@@ -195,6 +195,8 @@ ESLURM_INVALID_JOB_ID = 2017  # slurm_errno.h: "Invalid job id specified"
 # What this backend does not do through pyslurm, and why: `runbook config show` prints it.
 THROUGH_THE_COMMANDS = {
     "submit": "sbatch's options have no exact JobSubmitDescription mapping",
+    "a node's drain and return history": "pyslurm 22.5 has no call for slurmdbd's event table "
+    "(sacctmgr show event)",
     "a task of a job array (A_T) or of a heterogeneous job (J+K)": "Job.load(A) and "
     "Job(A).cancel() take the whole array; pyslurm 22.5 reads no het job component by its J+K id",
 }
@@ -375,6 +377,11 @@ class PyslurmBackend:
                 info = _from_db(j)
                 found.setdefault(info.job_id, (info.job_id, info.user, comment))
         return list(found.values())
+
+    def node_history(self, node, since):
+        """Slurm's node events from accounting, through the commands (`sacctmgr`): pyslurm
+        22.5 carries no call for slurmdbd's event table."""
+        return self.submitter.node_history(node, since)
 
     def partition_nodes(self, partition: str) -> dict[str, str]:
         """{node: state} of a partition's nodes: the partition's hostlist, each node's state

@@ -363,3 +363,94 @@ def test_a_job_id_slurm_does_not_know_is_an_input_error_that_records_nothing(clu
     assert [r for r in after if r["job_id"] == ghost] == [] and len(after) == len(before)
     now = set((state_dir / "incidents").glob("*")) if (state_dir / "incidents").is_dir() else set()
     assert now == folders
+
+
+def test_a_nodes_history_shows_its_drain_and_its_return_as_slurm_recorded(cluster):
+    """A node drained (with a reason) and resumed by an admin: `runbook nodes --node` shows
+    both, with who, why and when, equal to what slurmdbd recorded (`sacctmgr show event`)."""
+    node, reason = "gpu-03", "runbook test: fan | replaced"
+    sh("scontrol", "update", f"NodeName={node}", "State=DRAIN", f"Reason={reason}")
+    time.sleep(1.5)  # a drain period of its own length, so start and end differ
+    sh("scontrol", "update", f"NodeName={node}", "State=RESUME")
+
+    def recorded():
+        rows = sh(
+            "sacctmgr", "-n", "-P", "show", "event", f"nodes={node}",
+            "format=NodeName,TimeStart,TimeEnd,State,User,Reason",
+        ).splitlines()  # fmt: skip
+        return [r for r in rows if r.endswith(reason) and "|Unknown|" not in r]
+
+    (row,) = wait_until(recorded, 60, f"slurmdbd to record {node}'s drain and its end")
+    _, start, end, _, _, _ = row.split("|", 5)
+    code, out, err = runbook("nodes", "--node", node, "--since", "1d", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    (entry,) = [n for n in doc["nodes"] if n["node"] == node]
+    (ev,) = [e for e in entry["service"] if e["reason"] == reason]
+    assert ev["state"].startswith("DRAIN") and ev["user"]
+    assert time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(ev["start"])) == start
+    assert time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(ev["end"])) == end
+    code, text, _ = runbook("nodes", "--node", node, "--since", "1d")
+    assert f"by {ev['user']}: {reason}" in text and "returned   to service" in text, text
+
+
+def _stamp(s: str) -> float | None:
+    return time.mktime(time.strptime(s, "%Y-%m-%dT%H:%M:%S")) if s[:1].isdigit() else None
+
+
+def _sacct_cost(job: str) -> dict:
+    """What Slurm's accounting measured of a job: its start and end (epoch s), the elapsed time
+    and its GPUs, read by the test, not by runbook."""
+    out = sh("sacct", "-n", "-X", "-P", "-j", job, "-o", "State,Start,End,ElapsedRaw,AllocTRES")
+    (line,) = [ln for ln in out.splitlines() if ln.strip()]
+    state, start, end, elapsed, tres = line.split("|")
+    gpus = re.search(r"gres/gpu=(\d+)", tres)
+    return {
+        "state": state,
+        "start": _stamp(start),
+        "end": _stamp(end),
+        "elapsed": int(elapsed),
+        "gpus": int(gpus.group(1)) if gpus else None,
+    }
+
+
+@pytest.mark.parametrize(("limit", "cancelled"), [("30", True), ("365-00:00:00", True),
+                                                  ("365-00:00:00", False)])  # fmt: skip
+def test_every_cost_figure_is_what_slurm_measured(scenario, limit, cancelled):
+    """A wedged job with a time limit (30 minutes, a year): its report's figures equal the same
+    figures computed from `sacct` (Start, End, Elapsed, AllocTRES), within a second. Slurm's
+    EndTime of a RUNNING job is start + limit, a projection: never the failure, never the end of
+    the lost GPU-hours. Not cancelled (the site's policy declines), the loss is unknown."""
+    tag = f"cost-{limit.split('-')[0]}-{'c' if cancelled else 'n'}"
+    s = scenario(tag, frag_mib_per_step=6000, long_step=1, ckpt_every=100)
+    job = s.submit(f"--time={limit}")
+    s.wait_failure(job, "Tried to allocate")
+    env = None if cancelled else {"RUNBOOK_POLICY_UNATTENDED_VERDICTS": "gpu_fault"}
+    args = ("oom", job, "--yes") if cancelled else ("oom", job)
+    code, out = runbook_json(*args, env=env)
+    try:
+        assert out["folder"], out
+        cost = json.loads((Path(out["folder"]) / "report.json").read_text())["cost"]
+        if cancelled:
+            wait_until(lambda: _sacct_cost(job)["end"], 30, f"job {job}'s end in accounting")
+            truth = _sacct_cost(job)
+            assert truth["state"].startswith("CANCELLED"), truth
+            assert cost["gpus"] == truth["gpus"] == 4
+            # No checkpoint: the work lost is the job's whole run, start to the cancel's end.
+            want = truth["gpus"] * (truth["end"] - truth["start"]) / 3600
+            assert abs(cost["lost_gpu_hours"] - want) <= truth["gpus"] / 3600 + 0.001, (cost, truth)
+            assert abs(truth["elapsed"] - (truth["end"] - truth["start"])) <= 1
+        else:
+            assert code == 4, out
+            assert _sacct_cost(job)["state"] == "RUNNING"
+            assert cost["lost_gpu_hours"] is None, cost
+            assert any(b.startswith("GPUs freed: unknown") for b in cost["basis"]), cost
+        # The failure of a job that was still running is never Slurm's projected end.
+        assert cost["detection_s"] is None or 0 <= cost["detection_s"] < 600, cost
+        assert cost["failure_at"] is None or cost["failure_at"] <= time.time(), cost
+        md = (Path(out["folder"]) / "report.md").read_text()
+        assert "-1" not in md.split("| cost |")[1].split("\n")[0], md
+    finally:
+        sh("scancel", job, check=False)
+        if out.get("new_job_id"):
+            sh("scancel", out["new_job_id"], check=False)

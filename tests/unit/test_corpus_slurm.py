@@ -49,3 +49,25 @@ def test_slurmdbd_down_is_a_clear_input_error():
 def test_not_slurm_output():
     with pytest.raises(InputError, match="not sacct or scontrol output"):
         slurm_text.parse("hello world\n")
+
+
+def test_node_events_from_a_recorded_sacctmgr_show_event():
+    """A drain runbook set and its return to service, as slurmdbd recorded them (the recording
+    in tests/data/slurm/SOURCES.md); the cluster's own event is not a node's."""
+    from datetime import datetime
+    from pathlib import Path
+
+    from runbook.slurm.cli_backend import parse_node_events
+
+    text = (
+        Path(__file__).resolve().parents[1] / "data" / "slurm" / "sacctmgr-show-event.txt"
+    ).read_text()
+    (ev,) = parse_node_events(text)
+    assert ev.node == "gpu-02" and ev.state == "DRAIN" and ev.user == "root"
+    assert ev.start == datetime(2026, 11, 27, 13, 47, 36) and ev.end == datetime(
+        2026, 11, 27, 13, 47, 41
+    )
+    assert ev.reason.startswith("runbook 20261127-134733-25: gpu_fault: GPU fault on gpu-02")
+    # A reason a person wrote with '|' in it stays whole; a node still drained has no end.
+    (open_,) = parse_node_events("gpu-07|2026-11-27T10:00:00|Unknown|DRAIN|alice(1001)|bad | fan\n")
+    assert open_.end is None and open_.reason == "bad | fan" and open_.user == "alice"

@@ -94,7 +94,7 @@ def test_cli_json_contract_and_exit_codes(tmp_path):
     for rr in doc["rungs"]:
         assert set(rr) in (
             {"id", "applicable", "reason"},
-            {"id", "applicable", "changes", "values_after", "checks"},
+            {"id", "applicable", "changes", "values_after", "checks", "lands"},
         )
     none = runner.invoke(
         cli, ["plan", str(DATA / "torchtitan-8b" / "train.sbatch"), "--rung", "halve_micro_batch"]
@@ -341,3 +341,24 @@ def test_a_here_document_read_into_a_variable_runs_but_one_fed_to_cat_does_not()
     inert = "cat > notes.txt <<EOF\ntrain --micro_batch_size 4\nEOF\npython t.py\n"
     assert [h.value for h in _find(live, ["--micro_batch_size"])] == ["4"]
     assert _find(inert, ["--micro_batch_size"]) == []
+
+
+def test_shrink_world_says_every_place_the_change_lands(tmp_path):
+    """The launcher's node count and the accumulation are edited in the script; the node count
+    the rerun asks Slurm for goes on sbatch's command line, which overrides the script's
+    `#SBATCH --nodes` (said, with its line, and left as written)."""
+    script = (
+        "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:4\n"
+        "srun torchrun --nnodes 2 --nproc_per_node 4 train.py "
+        "--per_device_train_batch_size 8 --gradient_accumulation_steps 2\n"
+    )
+    doc = plan_script(script, "job.sbatch", tmp_path, KNOBS, only="shrink_world")
+    (r,) = doc["rungs"]
+    assert r["applicable"], r
+    assert "--nnodes 2 -> 1" in r["lands"]
+    assert any(c.startswith("gradient accumulation 2 -> 4") for c in r["lands"])
+    assert (
+        "sbatch --nodes=1 on the resubmission's command line: it overrides #SBATCH --nodes=2 "
+        "(job.sbatch:2), left as written"
+    ) in r["lands"]
+    assert not any("->" in c for c in r["checks"])  # checks are checks, changes are changes

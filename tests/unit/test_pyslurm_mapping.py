@@ -54,7 +54,7 @@ def job_174() -> SimpleNamespace:
     )  # fmt: skip
 
 
-def test_a_recorded_job_read_by_both_backends_is_one_jobinfo():
+def test_replayed_a_recorded_job_read_by_both_backends_is_one_jobinfo():
     (fields,) = scontrol_records((DATA / "scontrol-show-job-name-with-spaces.txt").read_text())
     cli = _from_scontrol(fields)
     ps = _from_scontrol(pb.scontrol_fields(job_174()))
@@ -64,7 +64,7 @@ def test_a_recorded_job_read_by_both_backends_is_one_jobinfo():
     assert ps.comment == "a b=c StdOut=/evil" and ps.nodes == ["gpu-01"]
 
 
-def test_the_options_slurm_recorded_are_the_same_from_pyslurms_job():
+def test_replayed_the_options_slurm_recorded_are_the_same_from_pyslurms_job():
     """What a rerun is submitted with (slurm.recorded) from job 323's real record, and from
     pyslurm's fields for the same job: GPUs per node from gres_per_node, memory in MiB, the
     time limit in minutes."""
@@ -84,7 +84,7 @@ def test_the_options_slurm_recorded_are_the_same_from_pyslurms_job():
 @pytest.mark.parametrize(
     ("minutes", "printed"), [(30, "00:30:00"), (90, "01:30:00"), (3 * 24 * 60 + 5, "3-00:05:00")]
 )
-def test_time_limits_print_as_scontrol_prints_them(minutes, printed):
+def test_replayed_time_limits_print_as_scontrol_prints_them(minutes, printed):
     assert pb._minutes(minutes) == printed
     assert pb._minutes(None) is None and pb._minutes(0) is None
 
@@ -103,7 +103,7 @@ def db_job(**values) -> SimpleNamespace:
     return SimpleNamespace(**base)
 
 
-def test_array_task_zero_that_pyslurm_reads_as_no_value_is_task_zero():
+def test_replayed_array_task_zero_that_pyslurm_reads_as_no_value_is_task_zero():
     """The recorded array (tests/data/slurm/array): tasks 8_0 (raw 9), 8_1 (raw 10), 8_2 (raw
     8). pyslurm 22.5 parses index 0 as NO_VAL, so task 0 arrives with no index."""
     assert pb._from_db(db_job(id=9, array_id=8, array_task_id=None)).job_id == "8_0"
@@ -113,7 +113,7 @@ def test_array_task_zero_that_pyslurm_reads_as_no_value_is_task_zero():
     assert (last.job_id, last.raw) == ("8_2", "8")
 
 
-def test_a_job_that_never_ran_has_no_nodes():
+def test_replayed_a_job_that_never_ran_has_no_nodes():
     j = pb._from_db(db_job(nodelist="None assigned", start_time=0))
     assert j.nodes == [] and j.start is None
 
@@ -156,7 +156,7 @@ def fake_pyslurm(*, job=None, job_error=None, accounting=None, nodes=None, parti
     return mod, calls
 
 
-def test_a_job_slurmctld_forgot_is_read_from_accounting_only_on_invalid_job_id():
+def test_replayed_a_job_slurmctld_forgot_is_read_from_accounting_only_on_invalid_job_id():
     mod, calls = fake_pyslurm(
         job_error=RPCError(pb.ESLURM_INVALID_JOB_ID, "Invalid job id specified"),
         accounting={9: db_job(id=9, state="FAILED", exit_code=1)},
@@ -166,7 +166,7 @@ def test_a_job_slurmctld_forgot_is_read_from_accounting_only_on_invalid_job_id()
     assert [c[0] for c in calls] == ["Job.load", "db.Jobs.load"]
 
 
-def test_slurmctld_not_answering_is_an_error_not_an_accounting_guess():
+def test_replayed_slurmctld_not_answering_is_an_error_not_an_accounting_guess():
     """A job that may still run is never acted on from its accounting record."""
     mod, calls = fake_pyslurm(job_error=RPCError(1007, "Socket timed out on send/recv operation"))
     with pytest.raises(SlurmError, match="Socket timed out") as e:
@@ -174,13 +174,13 @@ def test_slurmctld_not_answering_is_an_error_not_an_accounting_guess():
     assert "scontrol ping" in str(e.value) and [c[0] for c in calls] == ["Job.load"]
 
 
-def test_a_job_neither_slurmctld_nor_accounting_knows_is_not_found():
+def test_replayed_a_job_neither_slurmctld_nor_accounting_knows_is_not_found():
     mod, _ = fake_pyslurm(job_error=RPCError(pb.ESLURM_INVALID_JOB_ID, "Invalid job id"))
     with pytest.raises(JobNotFound, match="job 999999 is unknown"):
         pb.PyslurmBackend(submitter=None, module=mod).job("999999")
 
 
-def test_the_window_keeps_failed_jobs_that_ended_in_it():
+def test_replayed_the_window_keeps_failed_jobs_that_ended_in_it():
     """pyslurm 22.5's JobFilter has no state list: the window's jobs come back whatever their
     state, and the backend keeps those that failed and ended inside it."""
     since = datetime(2026, 11, 25, 10, 0, 0)
@@ -202,7 +202,7 @@ def test_the_window_keeps_failed_jobs_that_ended_in_it():
     ]
 
 
-def test_a_node_pyslurm_reports_not_responding_or_drained_is_not_usable():
+def test_replayed_a_node_pyslurm_reports_not_responding_or_drained_is_not_usable():
     nodes = {
         "gpu-01": SimpleNamespace(state="IDLE"),
         "gpu-02": SimpleNamespace(state="IDLE+NOT_RESPONDING"),
@@ -224,12 +224,12 @@ def test_a_node_pyslurm_reports_not_responding_or_drained_is_not_usable():
         ("unknown", "22.05.8", "cannot compare"),
     ],
 )
-def test_a_pyslurm_serves_only_the_slurm_release_it_carries(pyslurm, slurm, why):
+def test_replayed_a_pyslurm_serves_only_the_slurm_release_it_carries(pyslurm, slurm, why):
     got = pb.release_mismatch(pyslurm, slurm)
     assert got is None if why is None else why in got
 
 
-def test_installed_names_the_version_and_the_library_it_was_built_against(monkeypatch):
+def test_replayed_installed_names_the_version_and_the_library_it_was_built_against(monkeypatch):
     mod, _ = fake_pyslurm()
     monkeypatch.setattr(pb, "load_pyslurm", lambda: mod)
     assert pb.installed() == {"version": "22.5.3", "slurm_api": "22.05.8", "error": None}

@@ -300,3 +300,21 @@ def test_a_heredoc_that_is_not_written_to_a_file_stays_inert():
     )
     p = patch(script, "halve_micro_batch", KNOBS)
     assert "per_device_train_batch_size: 64" in p.new
+
+
+@pytest.mark.parametrize(
+    ("written", "after"),
+    [("--gradient_checkpointing false", "--gradient_checkpointing true"),
+     ("--gradient_checkpointing=False", "--gradient_checkpointing=True")],
+)  # fmt: skip
+def test_activation_checkpointing_written_off_is_off_and_turned_on_where_written(written, after):
+    """HF's boolean arguments take a value: `--gradient_checkpointing false` is off, never
+    "already on"; the rung turns it on in place instead of adding a second flag."""
+    script = (
+        "#!/bin/bash\n#SBATCH --nodes=1\n"
+        f"torchrun train.py --per_device_train_batch_size 8 {written}\n"
+    )
+    p = patch(script, "activation_checkpointing", KNOBS)
+    assert after in p.new and p.new.count("gradient_checkpointing") == 1, p.new
+    with pytest.raises(RungNotApplicable, match="already on"):
+        patch(p.new, "activation_checkpointing", KNOBS)
