@@ -60,6 +60,7 @@ def _run(ctx: engine.Run) -> None:
             run=run,
             checkpoints=collect.checkpoints_of(ctx.site, job, run),
             configs=collect.configs_of(job, script),
+            program=collect.program_of(job, script),
             node=node,
             failed_step=failed_step,
             node_events=history,

@@ -66,7 +66,9 @@ def nodes(app, since, node, as_json):
                 "at": r["at"],
             }
         )
-    slurm, unknown = _slurm_history(site, node, _since(since))
+    # Slurm's record of drains and returns, for the one node asked about (one sacctmgr query;
+    # the listing of every node stays runbook's own history, readable with Slurm down).
+    slurm, unknown = _slurm_history(site, node, _since(since)) if node else ([], "")
     for ev in slurm:
         entry = by_node.setdefault(
             ev["node"], {"node": ev["node"], "events": 0, "kinds": {}, "last": None, "history": []}
@@ -78,7 +80,7 @@ def nodes(app, since, node, as_json):
         e["over_threshold"] = bool(limit and e["events"] >= limit)
     if as_json:
         doc = {"since": since, "drain_after_events": limit, "nodes": listed}
-        doc["slurm_history"] = unknown or "read"
+        doc["slurm_history"] = unknown or ("read" if node else "asked with --node only")
         click.echo(json.dumps(doc, indent=2))
         return
     if unknown:

@@ -480,6 +480,13 @@ def configs_of(job: JobInfo, script: str) -> list:
     return read_configs(script, job.work_dir or ".")
 
 
+def program_of(job: JobInfo, script: str):
+    """The options the job's program takes (evidence.program), read where the job runs."""
+    from runbook.evidence.program import program_options
+
+    return program_options(script, job.work_dir or ".")
+
+
 def source_of(job: JobInfo, script: str):
     """The static source check of the job's own code (DESIGN §3.1): the Python files its script
     runs and the job's modules they import, read where the job runs (its working folder, over

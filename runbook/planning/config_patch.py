@@ -268,7 +268,15 @@ def config_patch(script: str, rung: str, files: list[cfg.ConfigFile], knobs, *, 
 
 
 def patch(
-    script: str, rung: str, knobs, *, resume=None, configs=None, world=None, micro_batch=None
+    script: str,
+    rung: str,
+    knobs,
+    *,
+    resume=None,
+    configs=None,
+    world=None,
+    micro_batch=None,
+    program=None,
 ) -> Patch:
     """The job's patch for `rung` (planning.sbatch_patch.patch), with a knob the script does not
     hold looked for in the config `configs` it names, and changed in copies of them."""
@@ -281,4 +289,5 @@ def patch(
         world=world,
         micro_batch=micro_batch,
         fallback=fallback,
+        program=program,
     )

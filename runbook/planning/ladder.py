@@ -104,6 +104,7 @@ def plan(
     host_request_mib: float | None = None,
     fit=None,
     cause=None,
+    program=None,
 ) -> Plan:
     """Choose the rung and build the patched script; raise nothing for a rung that does not
     apply, say why instead. `only_sharding` (a reason) passes over the activation rungs;
@@ -116,7 +117,9 @@ def plan(
     `fit` (planning.fit.Fit): with the fixed cost known, halve_micro_batch sets the fitted
     micro-batch, and is passed over when none is predicted to fit. `cause` (runbook.cause.Cause,
     DESIGN §3.1): a cause no batch rung can help stops for a person; an evaluation OOM takes
-    halve_eval_batch and nothing else; an optimizer's state passes over the activation rungs."""
+    halve_eval_batch and nothing else; an optimizer's state passes over the activation rungs.
+    `program` (evidence.program.ProgramOptions): the options the job's program takes, so a flag
+    is added only where it takes it."""
     p = Plan(verdict=verdict, tried=tried, fit=fit)
     if verdict not in ladder:  # the playbook's ladder names the verdicts it acts on
         p.why = f"verdict {verdict}: report only, nothing is changed"
@@ -155,6 +158,7 @@ def plan(
                 configs=configs,
                 world=world,
                 micro_batch=target,
+                program=program,
             )
         except RungNotApplicable as e:
             p.passed_over.append((rung.id, e.message))

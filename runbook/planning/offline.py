@@ -15,6 +15,7 @@ from pathlib import Path
 from runbook import rungs
 from runbook.errors import RunbookError, UsageError
 from runbook.evidence import configs as cfg
+from runbook.evidence.program import program_options
 from runbook.planning import sbatch_patch as sp
 from runbook.planning.config_patch import (
     KNOB_NAMES,
@@ -69,6 +70,7 @@ def plan_script(
     """The `runbook plan --json` document for one script."""
     cat = cat or cfg.catalogue()
     files = cfg.read_configs(script, workdir)
+    program = program_options(script, workdir)  # the flags a rung may add must be its own
     in_script = script_knobs(script, name, knobs)
     in_configs = config_knobs(files, cat)
     found: dict[str, Knob | cfg.ConfigKnob] = {**in_configs, **in_script}
@@ -106,7 +108,9 @@ def plan_script(
             raise UsageError(
                 f"--rung {rid}: not a rung runbook knows", hint=f"one of {', '.join(PLAN_RUNGS)}"
             )
-        plans.append(_plan_rung(rid, script, name, files, in_script, in_configs, knobs, cat))
+        plans.append(
+            _plan_rung(rid, script, name, files, in_script, in_configs, knobs, cat, program)
+        )
     return {
         "script": name,
         "workdir": str(workdir),
@@ -207,7 +211,9 @@ def script_nodes(script: str) -> int | None:
     return found[0] if found else None
 
 
-def _plan_rung(rid, script, name, files, in_script, in_configs, knobs, cat) -> RungPlan:
+def _plan_rung(
+    rid, script, name, files, in_script, in_configs, knobs, cat, program=None
+) -> RungPlan:
     world = None
     if rid == "shrink_world":
         n = script_nodes(script)
@@ -220,7 +226,7 @@ def _plan_rung(rid, script, name, files, in_script, in_configs, knobs, cat) -> R
             )
         world = (n, n - 1)
     try:
-        p = sp.patch(script, rid, knobs, world=world)
+        p = sp.patch(script, rid, knobs, world=world, program=program)
     except RunbookError as e:
         why = str(e).splitlines()[0]
         if (

@@ -112,6 +112,7 @@ def make_plan(
     capacity: int | None = None,
     submission: Submission | None = None,
     own_env: dict[str, str] | None = None,
+    program=None,
 ) -> ladder.Plan:
     """`node_events`: events in the failing node's history within the site's window (runbook
     nodes); at [nodes] drain_after_events or more, a rung that only excludes the node drains it.
@@ -129,6 +130,7 @@ def make_plan(
         only_sharding=only_sharding(diagnosis),
         with_allocator=diagnosis.with_allocator,
         configs=configs,
+        program=program,
         nodes=job.num_nodes,
         capacity=capacity,
         host_request_mib=host_request_mib(diagnosis),

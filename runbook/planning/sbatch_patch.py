@@ -661,7 +661,9 @@ def halve_accumulation_only(script: str, knobs, expected: int) -> tuple[str, lis
 _OFF = {"false": "true", "False": "True", "FALSE": "TRUE", "0": "1", "no": "yes", "off": "on"}
 
 
-def enable_activation_checkpointing(script: str, knobs) -> tuple[str, list[str], list[str]]:
+def enable_activation_checkpointing(
+    script: str, knobs, program=None
+) -> tuple[str, list[str], list[str]]:
     flags = [n for n in knobs.activation_checkpointing if n.startswith("-")]
     # Given with an explicit off value (`--gradient_checkpointing false`, HF's boolean
     # arguments take one): off, and turned on where it is written.
@@ -674,14 +676,38 @@ def enable_activation_checkpointing(script: str, knobs) -> tuple[str, list[str],
     present = _flag_present(script, knobs.activation_checkpointing)
     if present:
         raise RungNotApplicable(f"activation checkpointing is already on ({present})")
-    flag = next((n for n in knobs.activation_checkpointing if n.startswith("-")), None)
-    micro = _one(script, [n for n in knobs.micro_batch if n.startswith("-")], "training command")
-    if flag is None:
+    if not flags:
         raise RungNotApplicable("[knobs] activation_checkpointing names no flag to add")
+    micro = _one(script, [n for n in knobs.micro_batch if n.startswith("-")], "training command")
+    flag = _flag_the_program_takes(program, flags)
     # After the micro-batch flag's value: on the training command line, whatever the launcher.
     at = Hit(micro.name, "", micro.end, micro.end)
     new = _replace(script, [(at, f" {flag}")])
-    return new, [f"activation checkpointing on ({flag} added to the training command)"], []
+    return (
+        new,
+        [f"activation checkpointing on ({flag} added to the training command)"],
+        [f"{program.entry} takes {flag} ({program.why})"],
+    )
+
+
+def _flag_the_program_takes(program, flags: list[str]) -> str:
+    """The first of the site's activation-checkpointing flags the job's program takes (its own
+    source, read by evidence.program): a flag it does not take would fail the rerun at its
+    argument parser, so none is added on a guess."""
+    if program is None or program.flags is None:
+        entry = getattr(program, "entry", None) or "the job's program"
+        why = getattr(program, "why", "") or "its source was not read"
+        raise RungNotApplicable(
+            f"cannot tell whether {entry} takes {' or '.join(flags)}: {why}",
+            hint="add the flag by hand where the program takes it, or give the job's folder",
+        )
+    taken = next((f for f in flags if f in program.flags), None)
+    if taken is None:
+        raise RungNotApplicable(
+            f"{program.entry} takes none of {', '.join(flags)} ({program.why}): activation "
+            "checkpointing cannot be switched on from its command line"
+        )
+    return taken
 
 
 def set_allocator(script: str, setting: str) -> tuple[str, list[str], list[str]]:
@@ -874,7 +900,6 @@ RUNG_PATCHERS = {
     "halve_micro_batch": lambda s, k: halve_micro_batch(s, k),
     "halve_eval_batch": lambda s, k: halve_eval_batch(s, k),
     "eval_accumulation": lambda s, k: eval_accumulation_to_one(s, k),
-    "activation_checkpointing": lambda s, k: enable_activation_checkpointing(s, k),
     "raise_mem": lambda s, k: raise_mem(s),
     "raise_sharding": lambda s, k: raise_sharding(s, k),
 }
@@ -886,6 +911,7 @@ def _patch_plain(
     knobs,
     world: tuple[int, int] | None = None,
     micro_batch: int | None = None,
+    program=None,
 ) -> tuple[str, list[str], list[str]]:
     r = rungs.get(rung)
     if rung == "unchanged":
@@ -898,6 +924,8 @@ def _patch_plain(
         return resize_world(script, knobs, world)
     if r is not None and r.allocator:
         return set_allocator(script, r.allocator)
+    if rung == "activation_checkpointing":
+        return enable_activation_checkpointing(script, knobs, program)
     if rung in RUNG_PATCHERS:
         return RUNG_PATCHERS[rung](script, knobs)
     raise RungNotApplicable(f"runbook has no job-script patch for rung {rung}")
@@ -1008,14 +1036,24 @@ def _patch_template(
 
 
 def patch(
-    script: str, rung: str, knobs, *, resume=None, world=None, micro_batch=None, fallback=None
+    script: str,
+    rung: str,
+    knobs,
+    *,
+    resume=None,
+    world=None,
+    micro_batch=None,
+    fallback=None,
+    program=None,
 ) -> Patch:
     """The job script for `rung` ("unchanged" for a resubmission as is), checked (bash -n,
     global batch) but not written. `resume` (a CheckpointsSection and a path) points the rerun at
     its checkpoint: the template variable, the script's own assignment, or a flag. `fallback`
     (called with the script's reason) makes the patch where the script holds no knob for the
     rung: planning.config_patch.patch passes the config files the script names. `world` (nodes
-    before, after) is for the rungs that resize the world (shrink_world, grow_world)."""
+    before, after) is for the rungs that resize the world (shrink_world, grow_world);
+    `program` (evidence.program.ProgramOptions) for a rung that adds a flag the job's program
+    must take."""
     header = read_header(script)
     # The template variable carries the resume path only on a runbook-rendered job whose
     # template has it; every other script is told in its own words (set_resume below).
@@ -1030,7 +1068,7 @@ def patch(
             p.changes.append(f"resume from {resume[1]} ({resume[0].resume_var})")
     else:
         try:
-            new, changes, checks = _patch_plain(script, rung, knobs, world, micro_batch)
+            new, changes, checks = _patch_plain(script, rung, knobs, world, micro_batch, program)
             p = Patch(rung, script, new, changes, checks)
         except RungNotApplicable as e:
             if fallback is None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from runbook.errors import InputError, UsageError
+from runbook.evidence.program import HF_TRAINING_FLAGS, ProgramOptions
 from runbook.planning.sbatch_patch import RungNotApplicable, parse_vars, patch, read_header, render
 from runbook.site import SiteConfig
 from tests.golden import check_golden
@@ -28,7 +29,9 @@ CASES = [
 
 @pytest.mark.parametrize("name, rung", CASES, ids=[f"{n}:{r}" for n, r in CASES])
 def test_golden_diff(name, rung):
-    p = patch((DATA / name).read_text(), rung, KNOBS)
+    # hf_accelerate.sbatch runs an HF Trainer program: its arguments are TrainingArguments'.
+    program = ProgramOptions("train.py", set(HF_TRAINING_FLAGS), "Hugging Face arguments")
+    p = patch((DATA / name).read_text(), rung, KNOBS, program=program)
     golden = DATA / "golden" / f"{name}.{rung}.diff"
     diff = p.diff(name)
     check_golden(golden, diff, __file__)
@@ -318,3 +321,34 @@ def test_activation_checkpointing_written_off_is_off_and_turned_on_where_written
     assert after in p.new and p.new.count("gradient_checkpointing") == 1, p.new
     with pytest.raises(RungNotApplicable, match="already on"):
         patch(p.new, "activation_checkpointing", KNOBS)
+
+
+def test_a_flag_is_added_only_where_the_program_takes_it(tmp_path):
+    """activation_checkpointing adds the spelling the job's own program parses (its argparse,
+    or HF's TrainingArguments), and refuses where the program takes none, or where its source
+    cannot be read: a flag it does not take would fail the rerun at its argument parser."""
+    from runbook.evidence.program import program_options
+
+    script = "#!/bin/bash\n#SBATCH -N 1\ntorchrun train.py --micro-batch-size 8 --grad-accum 2\n"
+    (tmp_path / "train.py").write_text(
+        "import argparse\nap = argparse.ArgumentParser()\n"
+        "ap.add_argument('--micro-batch-size', type=int)\nap.add_argument('--grad-accum')\n"
+        "ap.add_argument('--recompute-activations', action='store_true')\n"
+    )
+    p = patch(script, "activation_checkpointing", KNOBS, program=program_options(script, tmp_path))
+    assert "--micro-batch-size 8 --recompute-activations" in p.new
+    assert any("train.py takes --recompute-activations" in c for c in p.checks)
+    (tmp_path / "train.py").write_text("import argparse\nargparse.ArgumentParser().parse_args()\n")
+    with pytest.raises(RungNotApplicable, match="train.py takes none of"):
+        patch(script, "activation_checkpointing", KNOBS, program=program_options(script, tmp_path))
+    (tmp_path / "train.py").unlink()
+    with pytest.raises(RungNotApplicable, match="cannot tell whether train.py takes"):
+        patch(script, "activation_checkpointing", KNOBS, program=program_options(script, tmp_path))
+    # An HF program's own dataclasses handed to HfArgumentParser are options too.
+    (tmp_path / "train.py").write_text(
+        "from dataclasses import dataclass\nfrom transformers import HfArgumentParser\n"
+        "@dataclass\nclass Extra:\n    micro_batch_size: int = 8\n"
+        "parser = HfArgumentParser((Extra,))\n"
+    )
+    opts = program_options(script, tmp_path)
+    assert {"--micro_batch_size", "--gradient_checkpointing"} <= opts.flags
