@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -19,23 +18,29 @@ def runbook(*args):
     return r.returncode, r.stdout, r.stderr
 
 
-def test_unknown_job_stops_at_the_first_step_with_a_report(cluster):
-    code, out, err = runbook("oom", "--job", "999999", "--yes", "--json")
+def test_a_job_slurm_does_not_know_is_an_input_error_in_json_too(cluster):
+    """A mistyped id is the caller's to fix: exit 3, the error as JSON where JSON was asked,
+    and no incident opened for it."""
+    _, out, _ = runbook("incidents", "--json")
+    before = [r["id"] for r in json.loads(out) if r["job_id"] == "999997"]
+    code, out, err = runbook("oom", "--job", "999997", "--yes", "--json")
     doc = json.loads(out)
-    assert code == 1 and doc["exit_code"] == 1
-    md = (Path(doc["folder"]) / "report.md").read_text()
-    assert "stopped at step **job**" in md and "999999" in md
-    assert "unknown to slurmctld and to accounting" in md
-    code, out, _ = runbook("incidents", "--json")
-    rows = json.loads(out)
-    assert any(r["id"] == doc["incident"] and r["status"] == "stopped" for r in rows)
+    assert code == 3 and doc["exit_code"] == 3, (out, err)
+    assert "unknown to slurmctld and to accounting" in doc["error"] and doc["hint"]
+    _, out, _ = runbook("incidents", "--json")
+    assert [r["id"] for r in json.loads(out) if r["job_id"] == "999997"] == before
 
 
 def test_report_rerenders_and_bad_ids_are_clear(cluster):
-    # An incident of its own (a job Slurm does not know stops at the first step, with a report),
-    # not one an earlier test happened to leave.
-    code, out, _ = runbook("oom", "--job", "999998", "--yes", "--json")
+    # An incident of its own (a job that ended well: nothing to do, with a report), not one an
+    # earlier test happened to leave.
+    from tests.integration.slurm_helpers import sbatch, squeue_state, wait_until
+
+    job = sbatch("-p", "debug", "--chdir=/tmp", "--output=/dev/null", "--wrap", "true")
+    wait_until(lambda: squeue_state(job) in ("", "COMPLETED"), 60, f"job {job} to end")
+    code, out, _ = runbook("oom", "--job", job, "--yes", "--json")
     incident = json.loads(out)["incident"]
+    assert incident, out
     code, out, _ = runbook("report", incident, "--format", "json")
     assert code == 0 and json.loads(out)["id"] == incident
     code, out, _ = runbook("report", incident, "--format", "html")
