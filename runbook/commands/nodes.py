@@ -51,9 +51,7 @@ def nodes(app, since, node, as_json):
     rows = state.node_events(conn, since=_since(since), node=node)
     by_node: dict[str, dict] = {}
     for r in rows:
-        entry = by_node.setdefault(
-            r["node"], {"node": r["node"], "events": 0, "kinds": {}, "last": None, "history": []}
-        )
+        entry = _entry(by_node, r["node"])
         entry["events"] += 1
         entry["kinds"][r["kind"]] = entry["kinds"].get(r["kind"], 0) + 1
         entry["last"] = max(entry["last"] or 0, r["at"])
@@ -70,10 +68,7 @@ def nodes(app, since, node, as_json):
     # the listing of every node stays runbook's own history, readable with Slurm down).
     slurm, unknown = _slurm_history(site, node, _since(since)) if node else ([], "")
     for ev in slurm:
-        entry = by_node.setdefault(
-            ev["node"], {"node": ev["node"], "events": 0, "kinds": {}, "last": None, "history": []}
-        )
-        entry.setdefault("service", []).append(ev)
+        _entry(by_node, ev["node"])["service"].append(ev)
     limit = site.nodes.drain_after_events
     listed = sorted(by_node.values(), key=lambda e: (-e["events"], e["node"]))
     for e in listed:
@@ -93,35 +88,32 @@ def nodes(app, since, node, as_json):
         mark = "  DRAIN THRESHOLD REACHED" if e["over_threshold"] else ""
         click.echo(f"{e['node']:<20}{e['events']:>4} event(s): {kinds}{mark}")
         if node:
-            rows = [
-                (
-                    h["at"],
-                    f"{h['kind']:<10} {h['gpu']:<14} {h['detail']}  (incident {h['incident']})",
-                )
-                for h in e["history"]
-            ]
-            for ev in e.get("service", []):
-                if ev["start"] is not None:
-                    rows.append(
-                        (
-                            ev["start"],
-                            f"{ev['state'].lower():<10} by {ev['user'] or '?'}: {ev['reason']}",
-                        )
-                    )
-                if ev["end"] is not None:
-                    rows.append((ev["end"], f"{'returned':<10} to service (Slurm's record)"))
-            for at, text in sorted(rows, key=lambda r: -r[0]):
+            for at, text in _history_lines(e):
                 click.echo(f"  {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(at))}  {text}")
-        elif e.get("service"):
-            out = [ev for ev in e["service"] if ev["end"] is None]
-            if out:
-                click.echo(
-                    f"  out of service since {_clock(out[-1]['start'])}: {out[-1]['reason']}"
-                )
 
 
-def _clock(at: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(at)) if at else "?"
+def _entry(by_node: dict[str, dict], name: str) -> dict:
+    """A node's row: runbook's own events (history) and Slurm's out-of-service periods."""
+    return by_node.setdefault(
+        name,
+        {"node": name, "events": 0, "kinds": {}, "last": None, "history": [], "service": []},
+    )
+
+
+def _history_lines(e: dict) -> list[tuple[float, str]]:
+    """(when, what) of one node, newest first: what runbook saw there, and each drain and
+    return to service as Slurm recorded it."""
+    rows = [
+        (h["at"], f"{h['kind']:<10} {h['gpu']:<14} {h['detail']}  (incident {h['incident']})")
+        for h in e["history"]
+    ]
+    for ev in e["service"]:
+        if ev["start"] is not None:
+            who = f"by {ev['user'] or 'an unknown user'}: {ev['reason']}"
+            rows.append((ev["start"], f"{ev['state'].lower():<10} {who}"))
+        if ev["end"] is not None:
+            rows.append((ev["end"], f"{'returned':<10} to service (Slurm's record)"))
+    return sorted(rows, key=lambda r: -r[0])
 
 
 def _slurm_history(site, node: str | None, since: float) -> tuple[list[dict], str]:

@@ -11,14 +11,11 @@ program's own dataclasses it hands to HfArgumentParser, each as `--field_name`."
 from __future__ import annotations
 
 import ast
-from dataclasses import field
 from pathlib import Path
 
-from runbook.evidence.source_check import _imports, named_entry_files
+from runbook.evidence.source_check import job_files, named_entry_files
 from runbook.record import record
 
-MAX_FILES = 20
-MAX_FILE_BYTES = 2 << 20
 # TrainingArguments fields a rung may set (transformers' documented arguments).
 HF_TRAINING_FLAGS = frozenset(
     {
@@ -39,11 +36,6 @@ class ProgramOptions:
     entry: str | None  # the entry file the script runs, as the script names it
     flags: set[str] | None = None  # None: not known (the source was not read)
     why: str = ""  # why the options are not known, or where they came from
-    files: list[str] = field(default_factory=list)
-
-    def takes(self, flag: str) -> bool | None:
-        """True or False where the source was read, None where it was not."""
-        return None if self.flags is None else flag in self.flags
 
 
 def options_in(tree: ast.AST) -> tuple[set[str], bool, set[str]]:
@@ -91,49 +83,27 @@ def _dataclass_fields(tree: ast.AST, names: set[str]) -> set[str]:
 
 
 def program_options(script: str, workdir: str | Path) -> ProgramOptions:
-    """The options of the program the job script runs, read where the job runs (its working
+    """The options of the program the job script runs: its first entry file and the modules of
+    the job's tree it imports (source_check.job_files), read where the job runs (its working
     folder, over the shared filesystem, as configs and checkpoints are)."""
     entries = named_entry_files(script)
     if not entries:
         return ProgramOptions(None, None, "the job script names no Python file it runs")
     entry = entries[0]
-    work = Path(workdir).resolve()
-    path = (Path(entry) if Path(entry).is_absolute() else work / entry).resolve()
-    trees: list[ast.AST] = []
-    files: list[str] = []
-    queue, seen = [path], set()
-    while queue and len(files) < MAX_FILES:
-        p = queue.pop(0)
-        if p in seen:
-            continue
-        seen.add(p)
-        try:
-            if p.stat().st_size > MAX_FILE_BYTES:
-                continue
-            text = p.read_text(encoding="utf-8", errors="replace")
-        except OSError as e:
-            if p == path:
-                return ProgramOptions(entry, None, f"{path} could not be read: {e.strerror or e}")
-            continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            if p == path:
-                return ProgramOptions(entry, None, f"{path} is not Python runbook can parse")
-            continue
-        trees.append(tree)
-        files.append(str(p))
-        for mod in _imports(tree, p.name):
-            for cand in (p.parent / f"{mod}.py", p.parent / mod / "__init__.py"):
-                if cand.is_file() and (work in cand.resolve().parents or p.parent in cand.parents):
-                    queue.append(cand.resolve())
+    notes: list[str] = []
+    files = list(job_files(script, workdir, notes, entries=[entry]))
+    first = files[0] if files and files[0].entry else None
+    if first is None or first.tree is None:
+        why = "; ".join(notes) if first is None else f"{first.path} is not Python runbook parses"
+        return ProgramOptions(entry, None, why or f"{entry} could not be read")
+    trees = [f.tree for f in files if f.tree is not None]
     flags: set[str] = set()
     hf, handed = False, set()
     for t in trees:
-        f, h, d = options_in(t)
-        flags |= f
-        hf |= h
-        handed |= d
+        found, uses_hf, dataclasses = options_in(t)
+        flags |= found
+        hf |= uses_hf
+        handed |= dataclasses
     for t in trees:
         flags |= _dataclass_fields(t, handed)
     if hf:
@@ -141,4 +111,4 @@ def program_options(script: str, workdir: str | Path) -> ProgramOptions:
     how = f"read from {entry}" + (
         f" and {len(files) - 1} module(s) it imports" if len(files) > 1 else ""
     )
-    return ProgramOptions(entry, flags, how + (" (Hugging Face arguments)" if hf else ""), files)
+    return ProgramOptions(entry, flags, how + (" (Hugging Face arguments)" if hf else ""))

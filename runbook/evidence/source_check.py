@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import field
 from pathlib import Path
 
@@ -294,47 +295,66 @@ def _imports(tree: ast.AST, name: str) -> list[str]:
     return out
 
 
-def check_job(script: str, workdir: str | Path) -> SourceReport:
-    """The entry files a job script runs (wherever the script names them), and the modules of
-    the job's own tree they import (under the entry file's folder or `workdir`; anything else,
-    site-packages included, is not the job's), bounded by MAX_FILES and MAX_BYTES; read, parsed,
-    never imported."""
+@record
+class JobFile:
+    """One file of the job's own code, read and parsed (never imported)."""
+
+    path: Path
+    name: str  # the entry file's own name, else its path under the job's folders
+    text: str
+    tree: ast.AST | None  # None: it does not parse
+    entry: bool  # a file the job script names, not one it imports
+
+
+def job_files(
+    script: str, workdir: str | Path, notes: list[str], entries: list[str] | None = None
+) -> Iterator[JobFile]:
+    """The entry files a job script runs (`entries`, or all it names), and the modules of the
+    job's own tree they import (under the entry file's folder or `workdir`; anything else,
+    site-packages included, is not the job's), bounded by MAX_FILES and MAX_BYTES. What could
+    not be read is said in `notes`."""
     work = Path(workdir).resolve()
-    report = SourceReport()
-    entries = named_entry_files(script)
-    if not entries:
-        report.notes.append("the job script names no Python file")
-    queue = [((Path(n) if Path(n).is_absolute() else work / n).resolve(), True) for n in entries]
+    names = named_entry_files(script) if entries is None else entries
+    queue = [((Path(n) if Path(n).is_absolute() else work / n).resolve(), True) for n in names]
     roots = {work, *(p.parent for p, _ in queue)}
     seen: set[Path] = set()
-    used = 0
-    while queue and report.files < MAX_FILES and used < MAX_BYTES:
+    used = read = 0
+    while queue and read < MAX_FILES and used < MAX_BYTES:
         path, entry = queue.pop(0)
         if path in seen:
             continue
         seen.add(path)
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
-                report.notes.append(f"{path}: over {MAX_FILE_BYTES} bytes, not read")
+                notes.append(f"{path}: over {MAX_FILE_BYTES} bytes, not read")
                 continue
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError as e:
             if entry:
-                report.notes.append(f"{path}: {e.strerror or e}")
+                notes.append(f"{path}: {e.strerror or e}")
             continue
         used += len(text)
-        report.files += 1
+        read += 1
         name = path.name if entry else _relative(path, roots)
         tree = _parse(text, name)
-        if tree is None:
-            continue
-        report.findings.extend(_findings(tree, text, name))
-        for mod in _imports(tree, path.name):
+        yield JobFile(path, name, text, tree, entry)
+        for mod in _imports(tree, path.name) if tree is not None else []:
             for root in (path.parent, *roots):
                 for cand in (root / f"{mod}.py", root / mod / "__init__.py"):
                     c = cand.resolve()
                     if any(r == c.parent or r in c.parents for r in roots):
                         queue.append((c, False))
+
+
+def check_job(script: str, workdir: str | Path) -> SourceReport:
+    """The findings in the job's own code (job_files): read, parsed, never imported."""
+    report = SourceReport()
+    if not named_entry_files(script):
+        report.notes.append("the job script names no Python file")
+    for f in job_files(script, workdir, report.notes):
+        report.files += 1
+        if f.tree is not None:
+            report.findings.extend(_findings(f.tree, f.text, f.name))
     return report
 
 

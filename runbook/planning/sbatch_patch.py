@@ -29,6 +29,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from runbook import rungs
 from runbook.errors import InputError, UsageError
+from runbook.evidence.program import ProgramOptions
 from runbook.record import record
 from runbook.rungs import ALLOC_VARS
 
@@ -662,7 +663,7 @@ _OFF = {"false": "true", "False": "True", "FALSE": "TRUE", "0": "1", "no": "yes"
 
 
 def enable_activation_checkpointing(
-    script: str, knobs, program=None
+    script: str, knobs, program: ProgramOptions | None = None
 ) -> tuple[str, list[str], list[str]]:
     flags = [n for n in knobs.activation_checkpointing if n.startswith("-")]
     # Given with an explicit off value (`--gradient_checkpointing false`, HF's boolean
@@ -679,24 +680,20 @@ def enable_activation_checkpointing(
     if not flags:
         raise RungNotApplicable("[knobs] activation_checkpointing names no flag to add")
     micro = _one(script, [n for n in knobs.micro_batch if n.startswith("-")], "training command")
-    flag = _flag_the_program_takes(program, flags)
+    flag, why = _flag_the_program_takes(program, flags)
     # After the micro-batch flag's value: on the training command line, whatever the launcher.
     at = Hit(micro.name, "", micro.end, micro.end)
     new = _replace(script, [(at, f" {flag}")])
-    return (
-        new,
-        [f"activation checkpointing on ({flag} added to the training command)"],
-        [f"{program.entry} takes {flag} ({program.why})"],
-    )
+    return new, [f"activation checkpointing on ({flag} added to the training command)"], [why]
 
 
-def _flag_the_program_takes(program, flags: list[str]) -> str:
+def _flag_the_program_takes(program: ProgramOptions | None, flags: list[str]) -> tuple[str, str]:
     """The first of the site's activation-checkpointing flags the job's program takes (its own
     source, read by evidence.program): a flag it does not take would fail the rerun at its
-    argument parser, so none is added on a guess."""
+    argument parser, so none is added on a guess. (the flag, the check that says so)"""
     if program is None or program.flags is None:
-        entry = getattr(program, "entry", None) or "the job's program"
-        why = getattr(program, "why", "") or "its source was not read"
+        entry = (program and program.entry) or "the job's program"
+        why = (program and program.why) or "its source was not read"
         raise RungNotApplicable(
             f"cannot tell whether {entry} takes {' or '.join(flags)}: {why}",
             hint="add the flag by hand where the program takes it, or give the job's folder",
@@ -705,9 +702,11 @@ def _flag_the_program_takes(program, flags: list[str]) -> str:
     if taken is None:
         raise RungNotApplicable(
             f"{program.entry} takes none of {', '.join(flags)} ({program.why}): activation "
-            "checkpointing cannot be switched on from its command line"
+            "checkpointing cannot be switched on from its command line",
+            hint="switch it on in the program's own code or config, or name the program's flag "
+            "in [knobs] activation_checkpointing",
         )
-    return taken
+    return taken, f"{program.entry} takes {taken} ({program.why})"
 
 
 def set_allocator(script: str, setting: str) -> tuple[str, list[str], list[str]]:

@@ -55,6 +55,12 @@ def _major(version: str) -> tuple[int, int] | None:
         return None
 
 
+def release_for(slurm_version: str) -> str:
+    """The pyslurm release that serves this Slurm, as pip would be asked for it (22.5.x)."""
+    major = _major(slurm_version)
+    return f"{major[0]}.{major[1]}.x" if major else f"the release of Slurm {slurm_version}"
+
+
 def release_mismatch(pyslurm_version: str, slurm_version: str) -> str | None:
     """Why this pyslurm cannot serve this Slurm, or None when their releases match. pyslurm's
     first two numbers are the Slurm release it binds; its third is its own patch level."""
@@ -64,7 +70,7 @@ def release_mismatch(pyslurm_version: str, slurm_version: str) -> str | None:
     if ours != theirs:
         return (
             f"pyslurm {pyslurm_version} is built for Slurm {ours[0]}.{ours[1]:02d}, this "
-            f"cluster runs Slurm {slurm_version}: install pyslurm {theirs[0]}.{theirs[1]}.x"
+            f"cluster runs Slurm {slurm_version}: install pyslurm {release_for(slurm_version)}"
         )
     return None
 

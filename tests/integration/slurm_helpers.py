@@ -116,7 +116,7 @@ def pyslurm_backend_or_skip(cli):
     if have["error"]:
         pytest.skip(
             f"pyslurm live contract: no pyslurm imports here, this cluster runs Slurm {slurm} "
-            f"(install pyslurm {slurm.split('.')[0]}.{int(slurm.split('.')[1])}.x to run it): "
+            f"(install pyslurm {pb.release_for(slurm)} to run it): "
             f"{have['error']}"
         )
     why = pb.release_mismatch(str(have["version"]), slurm)
