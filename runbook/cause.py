@@ -85,12 +85,12 @@ def _lines(findings: list) -> list[str]:
 
 
 def own_verdict(f: Facts) -> Cause | None:
-    if f.verdict in OWN_VERDICT and not (f.verdict == "co_tenant" and _map_location(f)):
+    if f.verdict in OWN_VERDICT and not (f.verdict == "co_tenant" and map_location_load(f)):
         return Cause(f.verdict, LADDER, [f"the verdict is {f.verdict}: its own ladder (§3)"])
     return None
 
 
-def _map_location(f: Facts) -> bool:
+def map_location_load(f: Facts) -> bool:
     p = f.phase
     return (
         p is not None
@@ -105,7 +105,7 @@ def _map_location(f: Facts) -> bool:
 
 
 def checkpoint_map_location(f: Facts) -> Cause | None:
-    if not _map_location(f):
+    if not map_location_load(f):
         return None
     p = f.phase
     why = [

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
-from runbook.cause import Facts, cause_of
+from runbook.cause import Facts, cause_of, map_location_load
 from runbook.evidence.launcher_log import HOST_OOM, LaunchReport
 from runbook.evidence.oom_message import OomMessage
 from runbook.evidence.trend import at_oom
@@ -267,7 +267,20 @@ def _from_numbers(ev: Evidence, oom: OomMessage, ff, t: Thresholds) -> Diagnosis
         reasons.append(f"{where}: {tenant}" if where else tenant)
         return Diagnosis("co_tenant", reasons, oom, ev, tenant_from_node=True)
     if health and health.job_pids and set(oom.other_process_pids) & health.job_pids:
-        oom = _without_own_pids(oom, health.job_pids, reasons)
+        oom = _without_own_pids(oom, health.job_pids, "the node's job PID list", reasons)
+    elif (
+        oom.other_process_pids
+        and (health is None or health.job_pids is None)
+        and _restoring_onto_saved_device(ev)
+    ):
+        oom = _without_own_pids(
+            oom,
+            set(oom.other_process_pids),
+            "the job's PIDs on the node could not be read, and the traceback shows a "
+            "checkpoint restored onto the GPU it was saved from, where every rank of a load "
+            "without map_location lands",
+            reasons,
+        )
     c = _classify_numbers(oom, t)
     where = _where(oom, ff)
     reasons.append(f"{where}: {c.why}" if where else c.why)
@@ -283,7 +296,18 @@ def _from_numbers(ev: Evidence, oom: OomMessage, ff, t: Thresholds) -> Diagnosis
     return Diagnosis(c.verdict, reasons, oom, ev, c.alternatives, c.confidence, c.with_allocator)
 
 
-def _without_own_pids(oom: OomMessage, job_pids, reasons: list[str]) -> OomMessage:
+def _restoring_onto_saved_device(ev: Evidence) -> bool:
+    """The failing rank ran out inside a resume's torch.load with no map_location: the other
+    processes on its GPU are then the job's own ranks restoring onto it (the cause rule's
+    reading, so the verdict and the cause say the same)."""
+    launch = ev.launch
+    if launch is None or launch.first_oom is None:
+        return False
+    facts = Facts(verdict="unknown", phase=launch.phase_of(launch.first_oom), source=ev.source)
+    return map_location_load(facts)
+
+
+def _without_own_pids(oom: OomMessage, job_pids, known_by: str, reasons: list[str]) -> OomMessage:
     """The job's own ranks (a torch.load onto one GPU, several ranks on one card) are listed as
     "Process N has X in use" like any other: they are never co-tenants."""
     own = [p for p in oom.other_process_pids if p in job_pids]
@@ -296,8 +320,8 @@ def _without_own_pids(oom: OomMessage, job_pids, reasons: list[str]) -> OomMessa
     oom.other_process_pids = [p for p, _ in pairs]
     oom.other_process_mib = [m for _, m in pairs]
     reasons.append(
-        f"Processes {', '.join(map(str, own))} in the message are the job's own (the node's "
-        "job PID list): not co-tenants."
+        f"Processes {', '.join(map(str, own))} in the message are the job's own ({known_by}): "
+        "not co-tenants."
     )
     return oom
 

@@ -314,3 +314,25 @@ def test_real_hf_trainer_keeping_eval_predictions_on_the_gpu_sets_eval_accumulat
     fixed = (GPU / "hf_eval_accumulation_1.log").read_text()
     assert "eval_accumulation_steps=1" in fixed and "'eval_predictions': 600" in fixed
     assert "OutOfMemoryError" not in fixed
+
+
+def test_a_resume_s_peers_named_in_the_message_are_the_job_s_own_without_the_node_s_pid_list(
+    tmp_path,
+):
+    """The real load failure, with the lines a message carries when the job's other local ranks
+    restored onto the same GPU ("Process N has X in use"), read from the log alone (the job had
+    ended: no `scontrol listpids`). The verdict says what the cause says: not a co-tenant."""
+    text = (GPU / "phase_load.log").read_text()
+    peers = "Process 4242 has 30.00 GiB memory in use. Process 4243 has 30.00 GiB memory in use. "
+    marker = "Including non-PyTorch memory, this process"
+    assert marker in text
+    (tmp_path / "load.log").write_text(text.replace(marker, peers + marker, 1))
+    d = diagnose("--log", str(tmp_path / "load.log"))
+    assert d["verdict"] != "co_tenant", d["reasons"]
+    assert d["cause"] == "checkpoint_map_location"
+    assert any("4242, 4243 in the message are the job's own" in r for r in d["reasons"])
+    # The same lines outside a checkpoint load are a co-tenant: the reading is the traceback's.
+    plain = (GPU / "oom_plain.log").read_text()
+    assert marker in plain
+    (tmp_path / "plain.log").write_text(plain.replace(marker, peers + marker, 1))
+    assert diagnose("--log", str(tmp_path / "plain.log"))["verdict"] == "co_tenant"
