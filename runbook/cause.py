@@ -1,4 +1,4 @@
-"""The cause of an OOM (DESIGN §3.1): named rules over the verdict, the phase, the memory trend
+"""The cause of an OOM (docs/design.md §3.1): named rules over the verdict, the phase, the memory trend
 and the source check, run in order; the first that holds names the cause and what it changes in
 the plan. Each rule is data in, a Cause or None out.
 

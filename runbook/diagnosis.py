@@ -1,6 +1,6 @@
 """Classify an incident from its evidence: a pure function of parsed evidence and thresholds.
 
-Verdicts (DESIGN §3): true_oom, fragmentation, co_tenant, gpu_fault, host_oom, not_oom, unknown.
+Verdicts (docs/design.md §3): true_oom, fragmentation, co_tenant, gpu_fault, host_oom, not_oom, unknown.
 Every reason is a sentence with the numbers it used and the threshold it compared them with, so a
 person can check the call without re-reading the log.
 """
@@ -37,7 +37,7 @@ class Evidence:
     job_id: str | None = None
     dump: dict | None = None  # runbook.instrument's dump for the failing rank
     # The static source check of the job's code (evidence.source_check), and the rungs its
-    # lineage already took: both feed the cause (DESIGN §3.1).
+    # lineage already took: both feed the cause (docs/design.md §3.1).
     source: Any = None
     tried: tuple[str, ...] = ()
     parent_failed_step: int | None = None  # the step the lineage's parent failed at
@@ -54,20 +54,20 @@ class Diagnosis:
     reasons: list[str] = field(default_factory=list)
     oom: OomMessage | None = None
     evidence: Evidence = field(default_factory=Evidence)
-    # Other verdicts whose fix would also cover the shortfall, in DESIGN §3 order, and how sure
+    # Other verdicts whose fix would also cover the shortfall, in docs/design.md §3 order, and how sure
     # the call is (high: one cause covers it; medium: several could; low: none clearly does).
     alternatives: list[str] = field(default_factory=list)
     confidence: str = "high"
-    # A thin unallocated pool: the first true-OOM rung also sets the allocator (DESIGN §3).
+    # A thin unallocated pool: the first true-OOM rung also sets the allocator (docs/design.md §3).
     with_allocator: bool = False
     # Hardware-error text (Xid, ECC) seen in the launcher log itself.
     log_hardware: list[str] = field(default_factory=list)
     # The first rung of the verdict's ladder, with the exact setting (runbook.rungs).
     next_step: dict | None = None
     # The micro-batch solved from the failure's numbers (planning.fit.Fit), when the micro-batch
-    # the run used is known (DESIGN §3.2).
+    # the run used is known (docs/design.md §3.2).
     fit: Any = None
-    # When and where it ran out, the memory trend before it, and why (DESIGN §3.1).
+    # When and where it ran out, the memory trend before it, and why (docs/design.md §3.1).
     phase: Any = None
     trend: Any = None
     cause: Any = None
@@ -90,7 +90,7 @@ class Diagnosis:
         return self.verdict == "unknown" and bool(launch and launch.incomplete)
 
     def contract(self) -> dict:
-        """`runbook diagnose --json` (DESIGN §4.1), key for key."""
+        """`runbook diagnose --json` (docs/design.md §4.1), key for key."""
         launch = self.evidence.launch
         ff = launch.first_failure if launch else None
         health = self.evidence.node_health
@@ -172,7 +172,7 @@ def classify(ev: Evidence, t: Thresholds) -> Diagnosis:
 
 
 def _when_and_where(d: Diagnosis, ev: Evidence) -> None:
-    """The phase, trend and cause (DESIGN §3.1), with a reason for each that says something."""
+    """The phase, trend and cause (docs/design.md §3.1), with a reason for each that says something."""
     launch = ev.launch
     if launch is None:
         return
@@ -207,7 +207,7 @@ def _when_and_where(d: Diagnosis, ev: Evidence) -> None:
 
 
 def _classify(ev: Evidence, t: Thresholds) -> Diagnosis:
-    """DESIGN §3's order: the node's hardware, then host RAM, then a failure without an OOM
+    """docs/design.md §3's order: the node's hardware, then host RAM, then a failure without an OOM
     message, then the OOM's own numbers."""
     launch = ev.launch
     oom = launch.first_oom if launch else None
@@ -220,7 +220,7 @@ def _classify(ev: Evidence, t: Thresholds) -> Diagnosis:
 
 
 def _gpu_fault(ev: Evidence, oom: OomMessage | None, ff, t: Thresholds) -> Diagnosis | None:
-    """DESIGN §3: a hardware fault coincides with an OOM more often than it causes one; drain and
+    """docs/design.md §3: a hardware fault coincides with an OOM more often than it causes one; drain and
     exclude the node whatever the numbers say, and still say what the numbers alone say."""
     health = ev.node_health
     faults = health.gpu_fault_reasons() if health else []
@@ -465,7 +465,7 @@ def _own_usage(oom: OomMessage, t: Thresholds) -> tuple[float | None, list[tuple
 @record
 class Call:
     """What the OOM numbers alone say: the verdict, why, the other causes whose fix would also
-    cover the shortfall (in DESIGN §3 order), how sure, and whether the first true-OOM rung should
+    cover the shortfall (in docs/design.md §3 order), how sure, and whether the first true-OOM rung should
     also set the allocator (a thin pool that covers only this request)."""
 
     verdict: str
@@ -476,7 +476,7 @@ class Call:
 
 
 def _classify_numbers(oom: OomMessage, t: Thresholds) -> Call:
-    """What the OOM numbers alone say (DESIGN §3): a message that cannot be weighed says so;
+    """What the OOM numbers alone say (docs/design.md §3): a message that cannot be weighed says so;
     else the rules below in their order, each a verdict with the numbers it used, or nothing."""
     if (early := _unweighable(oom)) is not None:
         return early
@@ -564,7 +564,7 @@ _FAMILY_SAYS = {
 
 @record
 class Budget:
-    """What each fix can buy, in MiB (DESIGN §3), and the facts the rules weigh: worked out once
+    """What each fix can buy, in MiB (docs/design.md §3), and the facts the rules weigh: worked out once
     from the message, then read by every rule. The shortfall is the request minus what is free."""
 
     tried: float
@@ -595,7 +595,7 @@ class Budget:
 
     def call(self, verdict: str, why: str, **kw) -> Call:
         """A verdict with the budget after its reason; the others whose fix would also cover the
-        shortfall are its alternatives (DESIGN §3 order), and make it less sure."""
+        shortfall are its alternatives (docs/design.md §3 order), and make it less sure."""
         alternatives = [
             v for v in ("co_tenant", "fragmentation", "true_oom") if v != verdict and self.covers[v]
         ]
@@ -775,7 +775,7 @@ def _notes(oom: OomMessage) -> str:
     return (" Note: " + "; ".join(notes) + ".") if notes else ""
 
 
-# -- the rules, in DESIGN §3's order: co-tenants, then fragmentation, then a cap, then true OOM --
+# -- the rules, in docs/design.md §3's order: co-tenants, then fragmentation, then a cap, then true OOM --
 def _co_tenant_listed(oom: OomMessage, b: Budget, t: Thresholds) -> Call | None:
     """Other processes the message lists hold more than the shortfall and the floor."""
     if not (b.others and b.floor is not None and b.named >= max(b.shortfall, b.floor)):
@@ -813,7 +813,7 @@ def _co_tenant_outside(oom: OomMessage, b: Budget, t: Thresholds) -> Call | None
 
 def _fragmentation_full(oom: OomMessage, b: Budget, t: Thresholds) -> Call | None:
     """Checked after co-tenants: a neighbour holding most of the card is the cause even when the
-    allocator's unallocated pool could also have held this one request (DESIGN §3 order)."""
+    allocator's unallocated pool could also have held this one request (docs/design.md §3 order)."""
     if not (b.full and b.covers["fragmentation"] and not b.thin):
         return None
     h = human_mib

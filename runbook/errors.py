@@ -1,4 +1,4 @@
-"""One error tree for the whole tool, and the exit codes scripts branch on (DESIGN §4.3).
+"""One error tree for the whole tool, and the exit codes scripts branch on (docs/design.md §4.3).
 
 Every error carries what was expected, what was found, and what to do next, so that the CLI can
 print it as is: nobody paged at 3 a.m. should have to read a traceback.

@@ -195,7 +195,7 @@ def _peak_line() -> None:
 
 
 def step(n: int, every: int | None = None) -> None:
-    """Opt-in memory series for runbook's trend (DESIGN §3.1): every `every` steps (default
+    """Opt-in memory series for runbook's trend (docs/design.md §3.1): every `every` steps (default
     $RUNBOOK_MEM_EVERY, unset: never) one line with the allocated memory at this step boundary,
     the peak since the last line, reserved, the allocator's retries and its inactive split
     bytes; then the peak is reset (the run's own peaks are kept for the exit line and the dump).

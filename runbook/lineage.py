@@ -4,9 +4,9 @@ A resubmission's comment carries
 `runbook:incident=<id>,parent=<job>,rung=<rung>[,step=<n>][,need=<m>:<MiB>],sig=<hex>`, the
 signature a keyed hash (HMAC-SHA256, the site's lineage secret) of the fields; `step`, the
 training step the parent failed at, is signed with them when runbook knew it (a rerun that fails
-later than its parent, after a batch rung, is a leak's evidence: DESIGN §3.1), and `need`, the
+later than its parent, after a batch rung, is a leak's evidence: docs/design.md §3.1), and `need`, the
 parent's micro-batch and what its failing step needed at least (a second point for the fit when
-the rerun fails too: DESIGN §3.2). Anyone can
+the rerun fails too: docs/design.md §3.2). Anyone can
 put any comment on a job, so a comment counts only when its signature verifies and the job was
 submitted by runbook's own user; any other comment that claims a lineage is ignored, and named as
 suspicious. What runbook itself did is what its ledger says; these tags let an incident on a

@@ -67,7 +67,7 @@ def _run(ctx: engine.Run) -> None:
             capacity=collect.capacity_of(ctx.client, job, node),
             submission=submission,
         )
-        if plan.fit is not None:  # the fitted micro-batch joins the diagnosis (DESIGN §4.1)
+        if plan.fit is not None:  # the fitted micro-batch joins the diagnosis (docs/design.md §4.1)
             diagnosis.fit = plan.fit
             ctx.rec.incident.diagnosis = diagnosis.contract()
             ctx.rec.stage("diagnosis", ctx.rec.incident.diagnosis)
@@ -169,7 +169,7 @@ def _diagnosis_stage(ctx: engine.Run, launch, dump, script, health, node: str | 
     rec, job = ctx.rec, ctx.job
     with rec.step("diagnosis", ctx.opts.progress) as s:
         # The lineage's rungs are evidence too: a rerun that halved the micro-batch and ran out
-        # again mid-run is a leak, not a reason for the next rung (DESIGN §3.1).
+        # again mid-run is a leak, not a reason for the next rung (docs/design.md §3.1).
         run = collect.lineage_of(ctx.site, ctx.client, job)
         evidence = Evidence(
             launch=launch,

@@ -19,7 +19,7 @@ from runbook.record import record
 
 @record(frozen=True)
 class Thresholds:
-    """The OOM playbook's classification thresholds (DESIGN §3)."""
+    """The OOM playbook's classification thresholds (docs/design.md §3)."""
 
     fragmentation_min_unallocated_ratio: float
     true_oom_min_used_fraction: float

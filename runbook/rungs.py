@@ -203,7 +203,7 @@ EVAL_RUNGS = {"eval_batch": "halve_eval_batch", "eval_predictions": "eval_accumu
 
 
 def next_step_for_cause(cause, verdict: str, ladder: dict, *, with_allocator: bool = False):
-    """next_step() as the cause changes it (DESIGN §3.1): a person for a cause no batch rung can
+    """next_step() as the cause changes it (docs/design.md §3.1): a person for a cause no batch rung can
     help, the evaluation's own batch for an evaluation OOM, the verdict's ladder without the
     activation rungs for an optimizer's state."""
     plan = getattr(cause, "plan", "ladder")

@@ -67,7 +67,7 @@ def plausible_step(plan: dict, original: dict | None, job) -> tuple[int | None, 
 
 
 def fit_check(fit: dict | None, peaks: list, oomed_again: bool) -> dict | None:
-    """The fitted micro-batch's prediction against the rerun (issue 30): the peak it measured
+    """The fitted micro-batch's prediction against the rerun: the peak it measured
     (runbook.instrument's peak line, when the job prints one) and whether it ran out of memory
     again, which after a "fits" is an under-prediction; None when the plan made no fit."""
     if not fit or not fit.get("micro_batch") or fit.get("predicted_peak_mib") is None:

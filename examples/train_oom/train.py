@@ -31,7 +31,7 @@ long rank's workers prefetch the long batches): above the job's Slurm memory lim
 failure that is not an OOM. --fail-with host_alloc makes it ask the CPU allocator for 128 TiB at
 once (a shape gone wrong), which c10 really refuses (ENOMEM): host memory, but no --mem meets it.
 
-When and where it runs out (DESIGN §3.1), each through real code paths so the traceback is real:
+When and where it runs out (docs/design.md §3.1), each through real code paths so the traceback is real:
 the training OOM is raised inside a real torch.nn.Module's forward (torch's own frames above it);
 --eval-every N evaluates every N steps with --eval-batch-size samples of
 --eval-act-mib-per-sample each on --long-rank (x3 when --eval-keeps-graph calls the model
@@ -318,7 +318,7 @@ def main() -> int:
 
         def place(storage, location):
             # Without a map_location to this rank's GPU every local rank's copy lands on GPU 0:
-            # local rank 0 finds its card full of its peers' copies (DESIGN §3.1).
+            # local rank 0 finds its card full of its peers' copies (docs/design.md §3.1).
             here = socket.gethostname()
             peers = [p for r, (p, h) in enumerate(procs) if r != rank and h == here]
             held = args.param_mib + args.ckpt_mib * (1 + len(peers))

@@ -1,4 +1,4 @@
-"""Who says yes to a mutating step (DESIGN: every mutation through the one executor)."""
+"""Who says yes to a mutating step (docs/design.md: every mutation through the one executor)."""
 
 from __future__ import annotations
 

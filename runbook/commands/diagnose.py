@@ -51,7 +51,7 @@ from runbook.words import fits_words, numbers, when_where
     "--micro-batch",
     type=click.IntRange(min=1),
     help="The micro-batch the failing run used: the JSON then has `fit`, the largest smaller "
-    "micro-batch predicted to fit the card (DESIGN §3.2).",
+    "micro-batch predicted to fit the card (docs/design.md §3.2).",
 )
 @click.option(
     "--grad-accum",

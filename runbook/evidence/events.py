@@ -12,7 +12,7 @@ from runbook.evidence.units import small_int
 from runbook.lazyre import lazy
 from runbook.record import record
 
-# Kinds of DESIGN §4.1 `first_failure.kind`.
+# Kinds of docs/design.md §4.1 `first_failure.kind`.
 OOM, EXIT, SIGNAL, NCCL_TIMEOUT, HOST_OOM, TIME_LIMIT, UNKNOWN = (
     "oom",
     "exit",

@@ -244,7 +244,7 @@ class NodeHealth:
         ]
 
     def contract(self) -> dict:
-        """DESIGN §4.1 `gpu_health`."""
+        """docs/design.md §4.1 `gpu_health`."""
         memory = self.memory
         return {
             "xids": [e.contract() for e in self._events(self.kernel.gpu_events())]

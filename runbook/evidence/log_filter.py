@@ -55,7 +55,7 @@ _OWN = [
     "ECC",
     "Xid",
     "NVRM",
-    # When and where it ran out (DESIGN §3.1): the failing rank's traceback frames, the stage
+    # When and where it ran out (docs/design.md §3.1): the failing rank's traceback frames, the stage
     # markers (HF Trainer's "***** Running Evaluation *****" is under "***"), and the memory
     # series runbook's trend reads (Megatron's "memory (MB) |", DeepSpeed's "Max_MA",
     # torchtitan's "memory: 23.86GiB(25.12%)"; "CUDA memory allocation retries" is under CUDA).

@@ -129,7 +129,7 @@ class MemoryHealth:
     driver: str | None = None
 
     def row_remap(self) -> dict:
-        """DESIGN §4.1 `row_remap`: any pending/failure, counts summed; None where not shown."""
+        """docs/design.md §4.1 `row_remap`: any pending/failure, counts summed; None where not shown."""
 
         def any_flag(values):
             known = [v for v in values if v is not None]

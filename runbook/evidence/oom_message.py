@@ -1,6 +1,6 @@
 """Accelerator out-of-memory messages: find them in any text and read their numbers.
 
-Pure functions of text. Every generation PyTorch has printed is read (DESIGN §4.1 names them):
+Pure functions of text. Every generation PyTorch has printed is read (docs/design.md §4.1 names them):
 - old: `Tried to allocate X (GPU N; T total capacity; A already allocated; F free; R reserved in
   total by PyTorch)`, the oldest `...; X cached)` form, `X allowed;`, the max_split_size_mb hint;
 - new (2.1+): `GPU N has a total capacity of T of which F is free. [Process P has X memory in use.]
@@ -123,7 +123,7 @@ def strip_line(line: str) -> tuple[str, int | None]:
 class OomMessage:
     """One out-of-memory message, its format and family, and the numbers it states."""
 
-    format: str  # old | new | cuda_runtime | other (DESIGN §4.1)
+    format: str  # old | new | cuda_runtime | other (docs/design.md §4.1)
     # caching | malloc_async | expandable | mps | nccl | cuda_error | thc | cublas | over_1eb | hint
     family: str
     device: str  # CUDA | HIP | XPU | MPS
@@ -153,7 +153,7 @@ class OomMessage:
     # sentence format; None where the message does not tell (a line cut inside the message).
     allocator_conf: bool | None = None
 
-    # Derived values: DESIGN §4.1 output keys.
+    # Derived values: docs/design.md §4.1 output keys.
     @property
     def reserved_mib(self) -> float | None:
         if self.reserved_total_mib is not None:
@@ -176,7 +176,7 @@ class OomMessage:
         return n + len(self.other_process_mib) + (self.gpu is not None) + (self.rank is not None)
 
     def contract(self) -> dict:
-        """The `oom` object of `runbook diagnose --json` (DESIGN §4.1)."""
+        """The `oom` object of `runbook diagnose --json` (docs/design.md §4.1)."""
         return {
             "format": self.format,
             "text": self.text,

@@ -1,4 +1,4 @@
-"""When and where a job ran out of memory (DESIGN §3.1): a pure function of the log's lines.
+"""When and where a job ran out of memory (docs/design.md §3.1): a pure function of the log's lines.
 
 **where** the failing allocation was asked for comes from the failing rank's traceback, frame by
 frame, through the table WHERE (data: each entry names the phase, what it matches in a frame,

@@ -1,4 +1,4 @@
-"""Which lines of a log belong to this run of the job (issue 34 item 3).
+"""Which lines of a log belong to this run of the job.
 
 A log opened for appending (`--open-mode=append`: a fixed `--output` several submissions write,
 or a requeued job's, whose every run then adds to the same file) holds earlier runs' lines: an

@@ -1,4 +1,4 @@
-"""The static source check (DESIGN §3.1): the lines of a job's own code that match the known
+"""The static source check (docs/design.md §3.1): the lines of a job's own code that match the known
 causes of a growing or misplaced working set. Code is untrusted input: it is parsed with `ast`,
 never imported or run. Findings are evidence with file:line, never edits.
 

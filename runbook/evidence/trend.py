@@ -1,4 +1,4 @@
-"""The memory trend before an OOM, from the memory series a training already prints (DESIGN §3.1).
+"""The memory trend before an OOM, from the memory series a training already prints (docs/design.md §3.1).
 
 A pure function of log lines. Series read: runbook.instrument's per-step line, Megatron-LM's
 `memory (MB) | allocated: ... | max allocated: ... | reserved: ...`, DeepSpeed's

@@ -1,4 +1,4 @@
-"""The rerun's environment: the job's, never runbook's (issue 34).
+"""The rerun's environment: the job's, never runbook's.
 
 sbatch exports the environment it runs in (--export=ALL by default), so a rerun submitted by
 runbook would carry runbook's own variables (its hook token, its database URL) and lose the

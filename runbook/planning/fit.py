@@ -1,4 +1,4 @@
-"""One resubmission that fits (DESIGN §3.2, issue 30): the micro-batch solved from the failure's
+"""One resubmission that fits (docs/design.md §3.2): the micro-batch solved from the failure's
 own numbers instead of found by failing.
 
 peak(m) ~ fixed + m x per_sample, for micro-batch m. At the failure, PyTorch held `allocated`
@@ -101,8 +101,8 @@ BOUNDARY_SERIES = ("instrument", "megatron")
 
 def fixed_from_trend(trend, rank: int | None) -> float | None:
     """The fixed part PyTorch held, measured: the failing rank's last step-boundary value of a
-    series that reports one (None: no such series for that rank). In the trust order of DESIGN
-    §3.2 it comes before the parameter count's estimate, after two attempts of the lineage."""
+    series that reports one (None: no such series for that rank). In the trust order of
+    docs/design.md §3.2 it comes before the parameter count's estimate, after two attempts of the lineage."""
     if trend is None or trend.series not in BOUNDARY_SERIES or not trend.values_mib:
         return None
     if rank is not None and trend.rank is not None and trend.rank != rank:
@@ -242,7 +242,7 @@ def _choose(out: Fit) -> Candidate | None:
     if not out.known and halving and (chosen is None or chosen.micro_batch < halving.micro_batch):
         # A range's pessimistic end (all of PyTorch's share fixed, only the request scaling) is
         # the degenerate bound: on a real H100 it picked 16 of 128 where 80 ran, and nothing of
-        # 112 where 56 ran. Without the fixed part, go no lower than halving (DESIGN §3.2).
+        # 112 where 56 ran. Without the fixed part, go no lower than halving (docs/design.md §3.2).
         out.halved = True
         chosen = halving
     out.micro_batch = chosen.micro_batch if chosen else None

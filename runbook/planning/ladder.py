@@ -56,7 +56,7 @@ class Plan:
     # After sbatch: the original's and the new job's world size and GPUs, as Slurm records them.
     readback: dict | None = None
     # The allocator setting the rerun runs with: an allocator rung's, or the one a thin pool adds
-    # to the first true-OOM rung (DESIGN §3); verify checks it was in force.
+    # to the first true-OOM rung (docs/design.md §3); verify checks it was in force.
     allocator: str | None = None
     # shrink_world: the job's nodes before and after (the sbatch arguments and the read-back
     # follow it).
@@ -116,7 +116,7 @@ def plan(
     --mem is passed over when even the doubled memory could not hold that one request.
     `fit` (planning.fit.Fit): with the fixed cost known, halve_micro_batch sets the fitted
     micro-batch, and is passed over when none is predicted to fit. `cause` (runbook.cause.Cause,
-    DESIGN §3.1): a cause no batch rung can help stops for a person; an evaluation OOM takes
+    docs/design.md §3.1): a cause no batch rung can help stops for a person; an evaluation OOM takes
     halve_eval_batch and nothing else; an optimizer's state passes over the activation rungs.
     `program` (evidence.program.ProgramOptions): the options the job's program takes, so a flag
     is added only where it takes it."""
@@ -276,7 +276,7 @@ _EVAL_WORDS = {
 def _eval_batch(
     p: Plan, script: str, knobs, resume, configs, done: set[str], rung: str = "halve_eval_batch"
 ) -> Plan:
-    """An OOM in evaluation (DESIGN §3.1): the evaluation's own batch halved, or (its
+    """An OOM in evaluation (docs/design.md §3.1): the evaluation's own batch halved, or (its
     predictions kept on the GPU) eval_accumulation_steps set to 1, or a person; never the
     training micro-batch, which would not change it."""
     why, did, by_hand = _EVAL_WORDS[rung]
@@ -320,7 +320,7 @@ def _cannot_shrink(node: str | None, nodes: int | None, capacity: int | None) ->
 
 
 def _add_allocator(p: Plan, setting: str) -> None:
-    """The allocator setting on top of a script rung (a thin pool: DESIGN §3). A script that
+    """The allocator setting on top of a script rung (a thin pool: docs/design.md §3). A script that
     already sets it keeps its own; the rung stands either way."""
     assert p.patch is not None
     patch_ = p.patch

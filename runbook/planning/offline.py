@@ -38,7 +38,7 @@ PLAN_RUNGS = (
     "raise_sharding",
     "raise_mem",
     "shrink_world",  # the gpu_fault rung for a partition with no spare node: one node fewer
-    "halve_eval_batch",  # an OOM in evaluation (DESIGN §3.1): the evaluation's own batch
+    "halve_eval_batch",  # an OOM in evaluation (docs/design.md §3.1): the evaluation's own batch
     "eval_accumulation",  # an evaluation that keeps its predictions on the GPU: HF's steps at 1
 )
 

@@ -480,7 +480,7 @@ def halve_micro_batch(
 
 
 def halve_eval_batch(script: str, knobs) -> tuple[str, list[str], list[str]]:
-    """The evaluation's batch / 2 (an OOM in evaluation: DESIGN §3.1); at 1, HF Trainer's
+    """The evaluation's batch / 2 (an OOM in evaluation: docs/design.md §3.1); at 1, HF Trainer's
     eval_accumulation_steps lowered to 1 (predictions leave the GPU after every batch). The
     training batch is not touched, so the global batch stays as it is."""
     checks = ["the training batch (micro-batch, accumulation, global batch) is not touched"]
@@ -524,7 +524,7 @@ _HF_BATCH_FLAGS = [
 
 def eval_accumulation_to_one(script: str, knobs) -> tuple[str, list[str], list[str]]:
     """HF Trainer's eval_accumulation_steps set to 1 (an OOM in evaluation where every batch's
-    predictions stay on the GPU until it ends: DESIGN §3.1): they move to the CPU after each
+    predictions stay on the GPU until it ends: docs/design.md §3.1): they move to the CPU after each
     batch. A value above 1 is lowered; where the script sets none, the flag is added next to the
     Trainer's batch flag on its command line, in that flag's spelling. The batches, evaluation's
     and training's, are not touched."""

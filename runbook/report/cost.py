@@ -205,7 +205,7 @@ def aggregate(reports: list[dict]) -> dict:
 
 
 def _count_fit(out: dict, fit: dict | None) -> None:
-    """The fitted micro-batch's record over incidents (issue 30): how often it said "fits" and
+    """The fitted micro-batch's record over incidents: how often it said "fits" and
     the rerun ran out of memory anyway (the under-prediction rate), and its error where a peak
     was measured, in all and by card size (the GPU model as the OOM message states it)."""
     if not fit:

@@ -184,7 +184,7 @@ def cost_svg(cost: dict | None, width: int = 900) -> str:
 
 def trend_svg(trend: dict | None, card_mib: float | None, width: int = 900) -> str:
     """The memory series before the OOM: steps on x, MiB on y, the card's size as a line and
-    the OOM as the last mark (DESIGN §3.1)."""
+    the OOM as the last mark (docs/design.md §3.1)."""
     values = [v for v in (trend or {}).get("values_mib") or [] if isinstance(v, int | float)]
     if len(values) < 2:
         return ""

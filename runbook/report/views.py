@@ -1,5 +1,5 @@
 """Views of an incident for the report: the plan, each node's health, and the conclusion (the
-summary line, the next steps a person takes, the exit code of DESIGN §4.3). Values in, values out;
+summary line, the next steps a person takes, the exit code of docs/design.md §4.3). Values in, values out;
 the incident folder is written by runbook.report.files.
 """
 
@@ -107,7 +107,7 @@ def conclude(
     *,
     verb: str = "oom",
 ) -> None:
-    """The summary line, what a person should do next, and the exit code (DESIGN §4.3). `verb`
+    """The summary line, what a person should do next, and the exit code (docs/design.md §4.3). `verb`
     is the runbook (oom, hang): `d` is its diagnosis."""
     failed = [r for r in results if r.status == "failed"]
     declined = [r for r in results if r.status == "declined"]

@@ -32,7 +32,7 @@ LOGS = {r["id"]: r["text"] for r in corpus_records("ops/launcher_logs.jsonl")}
 CASES = [
     (OOMS["oom-125"], "fragmentation"),
     (OOMS["oom-016"], "fragmentation"),
-    # oom-001: a 194.87 MiB pool on a full 23.65 GiB card, 0.8 %: thin, so true_oom (DESIGN §3)
+    # oom-001: a 194.87 MiB pool on a full 23.65 GiB card, 0.8 %: thin, so true_oom (docs/design.md §3)
     (OOMS["oom-032"], "fragmentation"),
     (OOMS["oom-001"], "true_oom"),
     (OOMS["oom-130"], "true_oom"),

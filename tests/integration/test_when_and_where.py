@@ -1,4 +1,4 @@
-"""When and where it ran out (DESIGN §3.1), end to end on the real cluster: the modelled training
+"""When and where it ran out (docs/design.md §3.1), end to end on the real cluster: the modelled training
 job (examples/train_oom) fails in evaluation, at its optimizer's first step, in the resume's
 torch.load, after a leak or after a warm-up, each through real code paths (a real nn.Module's
 forward, a real torch.optim.Adam, a real torch.load calling its map_location), so the traceback

@@ -1,4 +1,4 @@
-"""Classify by what each fix can buy, in MiB (DESIGN §3): numbers in, verdict out.
+"""Classify by what each fix can buy, in MiB (docs/design.md §3): numbers in, verdict out.
 
 The numbers are the shapes of the held-out misses issue 15 names (a full 24 GiB card that is not
 "near capacity"; a thin pool just above the request; a pool of many GiB below the request that

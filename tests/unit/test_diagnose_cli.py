@@ -1,4 +1,4 @@
-"""`runbook diagnose`: the DESIGN §4.1 JSON contract, verdicts on real records, bad input."""
+"""`runbook diagnose`: the docs/design.md §4.1 JSON contract, verdicts on real records, bad input."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ KEYS = [
     "with_allocator",
     "log_hardware",
     "next_step",
-    "fit",  # null without --micro-batch (DESIGN §4.1: where the numbers allow)
-    "phase",  # DESIGN §3.1: null when no OOM
+    "fit",  # null without --micro-batch (docs/design.md §4.1: where the numbers allow)
+    "phase",  # docs/design.md §3.1: null when no OOM
     "trend",
     "cause",
     "source_findings",  # null without --source
@@ -190,7 +190,7 @@ def test_one_bad_file_does_not_stop_the_others(tmp_path):
     assert r.exit_code == 3  # an input was bad...
     out = r.output[r.output.index("{") :]
     doc = json.loads(out)  # ...but the good one was still read and diagnosed
-    # 765.81 MiB unallocated is 0.9 % of the 79 GiB card: a thin pool (DESIGN §3).
+    # 765.81 MiB unallocated is 0.9 % of the 79 GiB card: a thin pool (docs/design.md §3).
     assert doc["verdict"] == "true_oom" and doc["with_allocator"] is True
     assert doc["alternatives"] == ["fragmentation"] and doc["confidence"] == "medium"
     assert "missing.out" in r.output

@@ -1,4 +1,4 @@
-"""The fitted micro-batch (DESIGN §3.2, issue 30), data in, data out. The modelled training job
+"""The fitted micro-batch (docs/design.md §3.2, issue 30), data in, data out. The modelled training job
 (examples/train_oom/train.py) needs param + 2 x m x per-sample activations at micro-batch m (its
 OOM message: allocated = param + activations, request = activations), so its fit can be checked
 against the model's own numbers, not against the code under test."""

@@ -156,7 +156,7 @@ def test_the_fit_reads_the_parameter_count_from_runbook_instruments_start_line()
 def test_a_memory_fraction_on_a_card_with_nothing_free_keeps_the_card_s_zero():
     """A variant of the H100's message: the same cap with "0 bytes is free" on the card (another
     process took the rest): the room is the card's 0, not the cap's 9.79 GiB, and the other
-    process's 68.67 GiB is the call (co-tenants come first, DESIGN §3)."""
+    process's 68.67 GiB is the call (co-tenants come first, docs/design.md §3)."""
     text = (GPU / "oom_fraction.log").read_text().replace("68.66 GiB is free", "0 bytes is free")
     r = CliRunner().invoke(cli, ["diagnose", "--log", "-", "--json"], input=text)
     d = json.loads(r.output)

@@ -251,7 +251,7 @@ def test_the_plan_takes_the_refused_request_from_the_diagnosis():
     assert d.verdict == "host_oom" and host_request_mib(d) is None
 
 
-# -- the cause changes the plan (DESIGN §3.1) -------------------------------------------------
+# -- the cause changes the plan (docs/design.md §3.1) -------------------------------------------------
 def _cause(name):
     from runbook import cause
 

@@ -60,7 +60,7 @@ def test_own_answer_keys_were_not_made_by_the_parser():
 
 def test_verdicts_agree_with_confirmed_labels():
     """Labelled records whose message carries the numbers (shared and own): runbook's verdict from
-    the message alone against what the thread reported fixed it. DESIGN §3: labels are evidence,
+    the message alone against what the thread reported fixed it. docs/design.md §3: labels are evidence,
     not ground truth (a smaller batch fixes fragmentation too), so the bar is a rate, and every
     disagreement is listed."""
     from runbook.evidence.oom_message import parse

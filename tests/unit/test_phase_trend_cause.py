@@ -1,4 +1,4 @@
-"""When and where an OOM happened, the memory trend before it, and its cause (DESIGN §3.1).
+"""When and where an OOM happened, the memory trend before it, and its cause (docs/design.md §3.1).
 
 Phase: real tracebacks from public threads (tests/data/phase/records.py, each with its source),
 replayed through `runbook diagnose` as a user pastes them. Trend, cause and the source check:

@@ -22,7 +22,7 @@ from runbook.site import SiteConfig
 RUNBOOK = Path(__file__).resolve().parents[2] / "runbook"
 HF = (Path(__file__).resolve().parents[1] / "data" / "sbatch" / "hf_accelerate.sbatch").read_text()
 
-# Stage order (DESIGN data flow): a module may import its own stage and earlier ones only.
+# Stage order (docs/design.md §1, the data flow): a module may import its own stage and earlier ones only.
 ORDER = [
     "errors",
     "units",
@@ -168,7 +168,7 @@ def test_make_plan_for_a_gpu_fault_excludes_and_drains_the_node():
     assert p.drain == "gpu-02" and "--exclude=gpu-02,gpu-09" in p.sbatch_args
 
 
-# -- the conclusion: summary, next steps, exit code (DESIGN §4.3) --------------------------------
+# -- the conclusion: summary, next steps, exit code (docs/design.md §4.3) --------------------------------
 def result(kind, status, argv=("scancel", "41"), value=None):
     return SimpleNamespace(
         kind=kind, status=status, target="41", argv=list(argv), value=value, message=""
