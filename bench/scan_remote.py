@@ -33,7 +33,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from runbook.evidence.launcher_log import scan  # noqa: E402
-from runbook.evidence.log_filter import PATTERNS, parse_grep_output, remote_grep_argv  # noqa: E402
+from runbook.evidence.log_filter import (  # noqa: E402
+    PATTERNS,
+    parse_grep_output,
+    remote_grep_many_argv,
+    split_locations,
+)
 from runbook.site import load_site  # noqa: E402
 from runbook.transport.ssh import SshSettings, SshTransport  # noqa: E402
 
@@ -126,7 +131,7 @@ def main() -> int:
         "\n".join(PATTERNS),
     ]
     single_argv = ["sh", "-c", 'LC_ALL=C grep -c "out of memory" -- "$1"', "sh", str(log)]
-    scan_argv = remote_grep_argv(str(folder), log.name)
+    scan_argv = remote_grep_many_argv([(str(folder), log.name)])
     times: dict[str, list[float]] = {"same": [], "single": [], "scan": []}
     pulled = 0
     for _ in range(args.repeat):  # interleaved, so drift hits all alike
@@ -137,7 +142,7 @@ def main() -> int:
                 pulled, out = len(r.stdout.encode()), r.stdout
     t.close()
 
-    report = scan(next(iter(parse_grep_output(out).values())).text())
+    report = scan(next(iter(parse_grep_output(split_locations(out)[0]).values())).text())
     ff = report.first_failure
     med = {k: statistics.median(v) for k, v in times.items()}
     ratio = med["scan"] / med["same"]

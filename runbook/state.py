@@ -387,7 +387,6 @@ def applied(conn: Db, key: str) -> dict | None:
 # restart between the two loses nothing. Status: queued -> running -> done | deduplicated |
 # rejected | failed; a delivery whose Slurm lookup could not be made goes back to queued with a
 # later next_at.
-QUEUE_OPEN = ("queued", "running")
 
 
 def queue_put(

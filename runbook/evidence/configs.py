@@ -18,7 +18,6 @@ from pathlib import Path
 from runbook.playbook import packaged_dir, read_yaml
 from runbook.record import record
 
-CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
 MAX_CONFIG_BYTES = 4 << 20
 _PATH_TOKEN = re.compile(r"""(?P<q>["']?)(?P<path>[^\s"'=;|&<>()]+\.(?:ya?ml|json|toml))(?P=q)""")
 _VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")

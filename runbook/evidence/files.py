@@ -15,23 +15,22 @@ import io
 import os
 import stat
 import sys
-from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from runbook.errors import InputError
 from runbook.evidence.log_filter import (
     CONTEXT_AFTER,
     CONTEXT_BEFORE,
+    KEEP_CAP,
     PATTERNS,
-    REMOTE_CAP_BYTES,
+    TAIL_LINES,
     Excerpt,
+    filter_lines,
     relevant,
 )
 
 WHOLE_BELOW = 8 << 20  # inputs up to this size are kept whole (every line, for every parser)
-KEEP_CAP = REMOTE_CAP_BYTES  # kept lines of a larger input: as much as the node-side scan sends
 LINE_CAP = 16 << 10  # a longer line keeps its first and last LINE_CAP/2 characters
-TAIL_LINES = 60  # the last lines of a log: the progress line before the failure
 CHUNK = 1 << 20
 MAGIC = {b"\x1f\x8b": "gzip", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd"}
 PRINTABLE_SHARE = 0.85  # of the non-NUL bytes of the first chunk; below it the input is binary
@@ -201,9 +200,9 @@ def _keep(lines: Iterator[str], name: str, keep: str) -> Excerpt:
         return Excerpt(name, list(enumerate(held, 1)))
     rest = _chain(held, lines)
     if keep == "log":
-        return _filtered(rest, name, relevant, CONTEXT_BEFORE, CONTEXT_AFTER)
+        return filter_lines(rest, name, relevant, CONTEXT_BEFORE, CONTEXT_AFTER)
     if keep == "kernel":
-        return _filtered(rest, name, kernel_line, 0, 0)
+        return filter_lines(rest, name, kernel_line, 0, 0)
     out = Excerpt(name, list(enumerate(held, 1)), truncated=True)
     out.notes.append(f"only the first {_mib(WHOLE_BELOW)} were read")
     return out
@@ -213,39 +212,6 @@ def _chain(first: list[str], rest: Iterator[str]) -> Iterator[str]:
     yield from first
     first.clear()  # the held lines are not kept twice while the rest streams by
     yield from rest
-
-
-def _filtered(
-    lines: Iterator[str], name: str, want: Callable[[str], bool], before: int, after: int
-) -> Excerpt:
-    """Matching lines with context, at most KEEP_CAP bytes of them (the earliest: the first
-    failure comes first), and the last TAIL_LINES lines whatever they are."""
-    out = Excerpt(name)
-    ctx: deque[tuple[int, str]] = deque(maxlen=before)
-    tail: deque[str] = deque(maxlen=TAIL_LINES)
-    kept = remaining = 0
-    for n, line in enumerate(lines, 1):
-        tail.append(line)
-        hit = want(line)
-        if (hit or remaining) and kept < KEEP_CAP:
-            if hit:
-                out.lines.extend(ctx)
-                kept += sum(len(t) for _, t in ctx)
-                ctx.clear()
-                remaining = after
-            else:
-                remaining -= 1
-            out.lines.append((n, line))
-            kept += len(line)
-        elif hit or remaining:
-            out.truncated = True
-            remaining = max(0, remaining - 1)
-        else:
-            ctx.append((n, line))
-    out.tail = list(tail)
-    if out.truncated:
-        out.notes.append(f"matching lines past the first {_mib(KEEP_CAP)} were left out")
-    return out
 
 
 # grep keeps a whole line in memory: under this address-space limit a line of hundreds of MiB makes
@@ -319,7 +285,7 @@ def _grep_local(path: str, what: str) -> Excerpt:
             raise InputError(f"{what} {path}: grep failed: {err.decode(errors='replace').strip()}")
         with open(path, "rb") as f:
             cut = [0]
-            found = _filtered(iter_lines(f, cut), path, relevant, CONTEXT_BEFORE, CONTEXT_AFTER)
+            found = filter_lines(iter_lines(f, cut), path, relevant, CONTEXT_BEFORE, CONTEXT_AFTER)
         if cut[0]:
             found.notes.append(f"long lines cut: {cut[0]} bytes left out")
         return found

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import field
 
 from runbook.evidence import launchers
@@ -76,9 +76,9 @@ _OWN = [
 PATTERNS = list(dict.fromkeys([*_OWN, *launchers.gates()]))
 CONTEXT_BEFORE = 3  # a report entry's "[0]:", time and host lines precede its rank line
 CONTEXT_AFTER = 6  # the cudaMallocAsync block and an entry's exitcode/traceback lines follow
-# Before a traceback's head, the training's last progress lines: when in the run it failed.
-TRACEBACK_BEFORE = 12
 REMOTE_CAP_BYTES = 1 << 20  # at most 1 MiB leaves the node, whatever the log's size
+KEEP_CAP = REMOTE_CAP_BYTES  # kept lines of a local file: as much as the node-side scan sends
+TAIL_LINES = 60  # the last lines of a log: the progress line before the failure
 
 _PY = lazy("|".join(re.escape(p) for p in PATTERNS))
 
@@ -106,30 +106,41 @@ class Excerpt:
 
 
 def filter_lines(
-    lines: Iterable[str], path: str = "-", before: int = CONTEXT_BEFORE, after: int = CONTEXT_AFTER
+    lines: Iterable[str],
+    path: str = "-",
+    want: Callable[[str], bool] = relevant,
+    before: int = CONTEXT_BEFORE,
+    after: int = CONTEXT_AFTER,
 ) -> Excerpt:
-    """Python side of the same filter: matching lines with `before`/`after` lines of context."""
+    """The Python side of the node-side grep (one filter, for local files and tests alike), over
+    lines without their newline: matching lines with `before`/`after` lines of context, at most KEEP_CAP bytes of them (the
+    earliest: the first failure comes first), and the last TAIL_LINES lines whatever they are."""
     out = Excerpt(path)
-    held: deque[tuple[int, str]] = deque(maxlen=max(before, TRACEBACK_BEFORE))
-    remaining = 0
+    ctx: deque[tuple[int, str]] = deque(maxlen=before)
+    tail: deque[str] = deque(maxlen=TAIL_LINES)
+    kept = remaining = 0
     for n, line in enumerate(lines, 1):
-        line = line.rstrip("\n")
-        if relevant(line):
-            keep = TRACEBACK_BEFORE if "Traceback (most recent" in line else before
-            out.lines.extend(list(held)[-keep:] if keep else ())
-            held.clear()
+        tail.append(line)
+        hit = want(line)
+        if (hit or remaining) and kept < KEEP_CAP:
+            if hit:
+                out.lines.extend(ctx)
+                kept += sum(len(t) for _, t in ctx)
+                ctx.clear()
+                remaining = after
+            else:
+                remaining -= 1
             out.lines.append((n, line))
-            remaining = after
-        elif remaining:
-            out.lines.append((n, line))
-            remaining -= 1
+            kept += len(line)
+        elif hit or remaining:
+            out.truncated = True
+            remaining = max(0, remaining - 1)
         else:
-            held.append((n, line))
+            ctx.append((n, line))
+    out.tail = list(tail)
+    if out.truncated:
+        out.notes.append(f"matching lines past the first {KEEP_CAP >> 20} MiB were left out")
     return out
-
-
-def tail_lines(lines: Iterable[str], n: int) -> list[str]:
-    return list(deque(lines, maxlen=n))
 
 
 # Shell for one (dir, glob) location: matching lines with context, NUL after each file name,
@@ -145,32 +156,6 @@ _SCAN_ONE_LOCATION = (
     'tail -n "$2" -- "$1"\' '
     'tail {} "$tail" | head -c "$cap"; fi'
 )
-
-
-def remote_grep_argv(
-    directory: str, name_glob: str, *, cap: int = REMOTE_CAP_BYTES, tail: int = 0
-) -> list[str]:
-    """argv for the host holding the logs: matching lines (+context) of files in `directory`
-    whose name matches `name_glob`, a NUL after each file name, at most `cap` bytes.
-
-    The script is a constant; everything that varies is a positional argument, quoted by the
-    transport, and files are found with `find -name` so a Slurm pattern such as %t becomes a glob
-    without any shell expansion of untrusted names. The strings travel as one newline-joined -e
-    argument, which grep -F reads as alternatives."""
-    script = "dir=$1; glob=$2; b=$3; a=$4; cap=$5; pats=$6; tail=$7; " + _SCAN_ONE_LOCATION
-    return [
-        "sh",
-        "-c",
-        script,
-        "runbook-scan",
-        directory,
-        name_glob,
-        str(CONTEXT_BEFORE),
-        str(CONTEXT_AFTER),
-        str(cap),
-        "\n".join(PATTERNS),
-        str(tail),
-    ]
 
 
 def remote_grep_many_argv(

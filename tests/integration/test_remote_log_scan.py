@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from runbook.evidence.launcher_log import scan_parts
-from runbook.evidence.log_filter import parse_grep_output, remote_grep_argv
+from runbook.evidence.log_filter import parse_grep_output, remote_grep_many_argv, split_locations
 from runbook.site import load_site
 from runbook.slurm import text as slurm_text
 from runbook.slurm.paths import locate, task_of
@@ -79,11 +79,11 @@ def test_logs_pulled_filtered_over_ssh_and_first_failure_found(cluster, oom_job)
     site = load_site("devcluster", environ={})
     t = SshTransport("gpu-01", SshSettings.from_site(site))
     try:
-        result = t.run(remote_grep_argv(where.directory, where.name_glob))
+        result = t.run(remote_grep_many_argv([(where.directory, where.name_glob)]))
     finally:
         t.close()
     assert result.ok, result.stderr
-    excerpts = parse_grep_output(result.stdout)
+    excerpts = parse_grep_output(split_locations(result.stdout)[0])
     by_rank = {task_of(where, p): e for p, e in excerpts.items()}
     assert "Tried to allocate" in by_rank[3].text()
     # The survivors' files hold only the consequences of the scancel above (slurmstepd's

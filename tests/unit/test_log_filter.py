@@ -7,7 +7,12 @@ import pytest
 
 from runbook.evidence import oom_message
 from runbook.evidence.launcher_log import scan
-from runbook.evidence.log_filter import filter_lines, parse_grep_output, remote_grep_argv
+from runbook.evidence.log_filter import (
+    filter_lines,
+    parse_grep_output,
+    remote_grep_many_argv,
+    split_locations,
+)
 from runbook.transport.local import LocalTransport
 from tests import corpus_checks as cc
 from tests.conftest import corpus_records
@@ -67,17 +72,18 @@ def test_remote_and_python_filters_agree(tmp_path):
     """The grep -F command and the Python filter keep the same lines of the same file."""
     text = NOISE + "\n".join(r["text"] for r in LOGS[:8]) + "\n" + NOISE
     (tmp_path / "job-7_0.out").write_text(text)
-    r = LocalTransport().run(remote_grep_argv(str(tmp_path), "job-7_*.out"))
+    r = LocalTransport().run(remote_grep_many_argv([(str(tmp_path), "job-7_*.out")]))
     assert r.ok, r.stderr
-    remote = parse_grep_output(r.stdout)[str(tmp_path / "job-7_0.out")].lines
+    remote = parse_grep_output(split_locations(r.stdout)[0])[str(tmp_path / "job-7_0.out")].lines
     assert remote == filter_lines(text.splitlines()).lines
 
 
 def test_output_cap_is_reported(tmp_path):
     (tmp_path / "big.out").write_text("RuntimeError: boom\n" * 100_000)
-    r = LocalTransport().run(remote_grep_argv(str(tmp_path), "big.out", cap=10_000))
-    assert len(r.stdout) == 10_000
-    assert all(e.truncated for e in parse_grep_output(r.stdout, cap=10_000).values())
+    r = LocalTransport().run(remote_grep_many_argv([(str(tmp_path), "big.out")], cap=10_000))
+    out = split_locations(r.stdout)[0]
+    assert len(out) == 10_000
+    assert all(e.truncated for e in parse_grep_output(out, cap=10_000).values())
 
 
 def test_a_live_logs_unfinished_last_line_is_never_read(tmp_path):
