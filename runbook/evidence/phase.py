@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import field
 
+from runbook.evidence import progress
 from runbook.evidence.oom_message import strip_line
 from runbook.evidence.units import small_int
 from runbook.lazyre import lazy
@@ -491,51 +492,6 @@ _TRAIN_START = lazy(
     r"^\s*Epoch\s*0\s*[:/|]",
     re.IGNORECASE,
 )
-# tqdm's bar: its label, then "  59/118 [" (the count done). Only a training loop's bar (no label,
-# or an epoch/train/step label) counts; loading, tokenizing and download bars do not.
-_TQDM = lazy(r"^(.*?)(?:\d{1,3}%\s*\|[^|]*\||\d{1,3}%)\s*(\d{1,9})/(\d{1,9})\s*\[", needs="/")
-# "[Train] Epoch: [1][371/4899]", "Epoch [3/10] [120/500]": the batch within the epoch.
-_BRACKETS = lazy(
-    r"(?i)(?:epoch|train|iter)\w*\W.*\[\s*(\d{1,9})\s*/\s*\d{1,9}\s*\]\s*(?!.*\[\s*\d+\s*/)"
-)
-_TRAIN_LABEL = lazy(r"(?i)^\W*$|\bepoch\b|^\W*train(?:ing)?\b|\bsteps?\b|\biter")
-_OTHER_LABEL = lazy(
-    r"(?i)split|\bmap\b|download|load|token|generat|filter|shard|eval|valid|test|predict"
-)
-# rich's bar (Lightning's RichProgressBar): "Epoch 0/-2 ━━╸━━ 582/5000 0:00:11 • 53.71it/s".
-_RICH_BAR = lazy(
-    r"^\s*Epoch\s+\d{1,6}(?:/-?\d{1,6})?\s+[━╸╺─\s]*?\s(\d{1,9})/(?:\d{1,9}|\?)\s", needs="/"
-)
-_HF_LOG = lazy(r"\{'loss':\s*'?[\d.]+", needs="'loss'")
-# HF Trainer's notebook bar: "[ 501/1500 06:35 < 13:11, 1.26 it/s, Epoch 1/3]" (training only:
-# its evaluation bar names no epoch).
-_HF_NOTEBOOK = lazy(r"^\s*\[\s*(\d{1,9})/\d{1,9}\s[^\]]*\bEpoch\s+[\d.]+/\d", needs="Epoch")
-DEFAULT_STEP_PATTERN = r"(?i)\b(?:step|iter(?:ation)?|global_step)(?:[\s:=#]|->)+(\d+)"
-
-
-def _progress(line: str, step_pattern: re.Pattern) -> tuple[bool | None, int | None]:
-    """Whether a line reports training progress: True with the step's number when a step
-    completed, False when the loop shows it started with none done (a 0/N bar), None otherwise."""
-    if m := _TQDM.search(line):
-        label = m.group(1)
-        if _TRAIN_LABEL.search(label) and not _OTHER_LABEL.search(label):
-            n = small_int(m.group(2))
-            return (bool(n), n) if n else (False, None)
-        return None, None
-    if m := _RICH_BAR.match(line):
-        n = small_int(m.group(1))
-        return (bool(n), n) if n else (False, None)
-    if m := step_pattern.search(line):
-        return True, small_int(m.group(1))
-    if (m := _BRACKETS.search(line)) and not _OTHER_LABEL.search(line[: m.start(1)]):
-        n = small_int(m.group(1))
-        return (bool(n), n) if n else (False, None)
-    if _HF_LOG.search(line):
-        return True, None
-    if m := _HF_NOTEBOOK.match(line):
-        n = small_int(m.group(1))
-        return (bool(n), n) if n else (False, None)
-    return None, None
 
 
 @record
@@ -553,11 +509,15 @@ class _Walk:
 
 def _walk(lines: list[str], end: int, pattern: re.Pattern) -> _Walk:
     w = _Walk()
-    for i in range(max(0, end - REACH * 4), end):
-        # Every rank's lines count: progress is the job's (often only rank 0 prints it), and so
-        # are its stage markers.
-        text, _ = _stripped(lines[i])
-        done, n = _progress(text, pattern)
+    # Every rank's lines count: progress is the job's (often only rank 0 prints it), and so
+    # are its stage markers.
+    start = max(0, end - REACH * 4)
+    texts = [_stripped(lines[i])[0] for i in range(start, end)]
+    plain = progress.rising_counts(texts)
+    for k, text in enumerate(texts):
+        done, n = progress.known_progress(text, pattern)
+        if done is None and k in plain:
+            done, n = True, plain[k]
         if done is not None:
             w.started = True
             if done:
@@ -585,7 +545,7 @@ def phase_of(
     lines: list[str],
     oom_line: int,
     rank: int | None = None,
-    step_pattern: str = DEFAULT_STEP_PATTERN,
+    step_pattern: str = progress.DEFAULT_STEP_PATTERN,
 ) -> Phase:
     """Where and when the OOM at lines[oom_line] happened (the lines of one log, in order)."""
     frames = traceback_frames(lines, oom_line, rank)

@@ -1,10 +1,20 @@
-"""How far a training got, from its own output: the last step it printed."""
+"""How far a training got, from its own output: the one reader of progress lines, for the phase
+(did a step complete before the OOM, and which: docs/design.md §3.1) and for verify (the last
+step a rerun printed).
+
+A line reports progress in a shape a framework is known to print (tqdm's and rich's bars, HF
+Trainer's loss dict and notebook bar, "[Train] Epoch: [1][371/4899]", a step pattern), or in a
+shape of the job's own: a plain loop's lines ("Train loss 4397 0.52 Grad Norm 1.42",
+"3710 (1.24%)  30.652 ms ...") are lines of one shape whose count keeps rising, whatever their
+words. Pure functions of text.
+"""
 
 from __future__ import annotations
 
 import re
 
 from runbook.evidence.units import small_int
+from runbook.lazyre import lazy
 
 # Lines Slurm itself writes into a job's output: "*** STEP 20.0 ON gpu-01 CANCELLED AT ... ***",
 # "slurmstepd: error: ...", "srun: error: ...". Their numbers are Slurm's step ids, never the
@@ -15,13 +25,147 @@ _SLURM_NOTICE = re.compile(
     r"\*{3}\s*(?:STEP|JOB)\s+\d"
     r"|(?:^|[\s\]:>|])(?:slurmstepd|srun|sbatch|salloc)(?:-[\w.-]+)?:\s"
 )
+# "iter:   2,800" is step 2800 (a thousands separator), never step 2: such a number is left to
+# the plain-loop reader below, which reads it whole.
+DEFAULT_STEP_PATTERN = r"(?i)\b(?:step|iter(?:ation)?|global_step)(?:[\s:=#]|->)+(\d+)(?!,\d{3})"
+
+# tqdm's bar: its label, then "  59/118 [" (the count done). Only a training loop's bar (no label,
+# or an epoch/train/step label) counts; loading, tokenizing and download bars do not.
+_TQDM = lazy(r"^(.*?)(?:\d{1,3}%\s*\|[^|]*\||\d{1,3}%)\s*(\d{1,9})/(\d{1,9})\s*\[", needs="/")
+# "[Train] Epoch: [1][371/4899]", "Epoch [3/10] [120/500]": the batch within the epoch.
+_BRACKETS = lazy(
+    r"(?i)(?:epoch|train|iter)\w*\W.*\[\s*(\d{1,9})\s*/\s*\d{1,9}\s*\]\s*(?!.*\[\s*\d+\s*/)"
+)
+_TRAIN_LABEL = lazy(r"(?i)^\W*$|\bepoch\b|^\W*train(?:ing)?\b|\bsteps?\b|\biter")
+_OTHER_LABEL = lazy(
+    r"(?i)split|\bmap\b|download|load|token|generat|filter|shard|eval|valid|test|predict"
+)
+# rich's bar (Lightning's RichProgressBar): "Epoch 0/-2 ━━╸━━ 582/5000 0:00:11 • 53.71it/s".
+_RICH_BAR = lazy(
+    r"^\s*Epoch\s+\d{1,6}(?:/-?\d{1,6})?\s+[━╸╺─\s]*?\s(\d{1,9})/(?:\d{1,9}|\?)\s", needs="/"
+)
+_HF_LOG = lazy(r"\{'loss':\s*'?[\d.]+", needs="'loss'")
+# HF Trainer's notebook bar: "[ 501/1500 06:35 < 13:11, 1.26 it/s, Epoch 1/3]" (training only:
+# its evaluation bar names no epoch).
+_HF_NOTEBOOK = lazy(r"^\s*\[\s*(\d{1,9})/\d{1,9}\s[^\]]*\bEpoch\s+[\d.]+/\d", needs="Epoch")
+
+
+def is_slurm_notice(line: str) -> bool:
+    return _SLURM_NOTICE.search(line) is not None
+
+
+def _count(n: int | None) -> tuple[bool | None, int | None]:
+    """A bar's count: a step done, or a loop started with none done (0/N)."""
+    return (True, n) if n else (False, None)
+
+
+def known_progress(line: str, step_rx: re.Pattern) -> tuple[bool | None, int | None]:
+    """Whether a line reports training progress in a shape a framework prints: True with the
+    step's number when a step completed, False when the loop shows it started with none done
+    (a 0/N bar), None otherwise."""
+    if is_slurm_notice(line):
+        return None, None
+    if m := _TQDM.search(line):
+        label = m.group(1)
+        if _TRAIN_LABEL.search(label) and not _OTHER_LABEL.search(label):
+            return _count(small_int(m.group(2)))
+        return None, None
+    if m := _RICH_BAR.match(line):
+        return _count(small_int(m.group(1)))
+    if m := step_rx.search(line):
+        return True, small_int(m.group(1))
+    if (m := _BRACKETS.search(line)) and not _OTHER_LABEL.search(line[: m.start(1)]):
+        return _count(small_int(m.group(1)))
+    if _HF_LOG.search(line):
+        return True, None
+    if m := _HF_NOTEBOOK.match(line):
+        return _count(small_int(m.group(1)))
+    return None, None
+
+
+# A plain loop's own lines. Clock and date stamps rise too, and are not counts; nor is a number
+# with a unit after it (memory, time, a rate, a percentage); a traceback's frame lines and
+# loading/evaluation lines are not the training's steps.
+_STAMP = re.compile(
+    r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?)?"
+    r"|\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?"
+)
+_NUMBER = re.compile(
+    r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?![\d,]*\d)(\.\d+(?:[eE][-+]?\d+)?|[eE][-+]?\d+)?"
+    r"(\s*(?:%|[KMGT]i?B\b|[kMG]?B\b|ms\b|s\b|sec|it/s|s/it|[KMG]\b|x\b|h\b|m\b|min\b))?"
+)
+_NOT_A_LOOP = lazy(
+    r'(?i)^\s*File "|\bline \d|download|loading|load(?:ed)? |token|shard|eval|valid|test|'
+    r"predict|generat|\bsaving\b|\bsaved\b|warn"
+)
+_WORD = re.compile(r"[A-Za-z]{2}")
+MIN_RISING = 3  # counts a shape must show rising before the failure: two could be anything
+
+
+def _shape(line: str) -> tuple[str, list[int | None]]:
+    """The line with every number made `#`, and the whole counts among them (None for a number
+    that is not one: a float, a number with a unit)."""
+    text = _STAMP.sub("@", line)
+    counts: list[int | None] = []
+
+    def one(m: re.Match) -> str:
+        counts.append(None if m.group(2) or m.group(3) else small_int(m.group(1).replace(",", "")))
+        return "#" + (m.group(3) or "")
+
+    return " ".join(_NUMBER.sub(one, text).split()), counts
+
+
+def rising_counts(lines: list[str]) -> dict[int, int]:
+    """Lines (by index) of a shape whose count kept rising up to its last line, with the count:
+    a plain loop's steps, whatever its words. Of several rising counts in one shape (an epoch and
+    its step), the one rising by a steady stride to the largest value is the step."""
+    by_shape: dict[str, list[tuple[int, list[int | None]]]] = {}
+    for i, line in enumerate(lines):
+        if is_slurm_notice(line) or _NOT_A_LOOP.search(line):
+            continue
+        shape, counts = _shape(line)
+        # A bare number is a code listing's line number (IPython's, rich's), not a step line.
+        if any(c is not None for c in counts) and _WORD.search(shape):
+            by_shape.setdefault(shape, []).append((i, counts))
+    out: dict[int, int] = {}
+    for rows in by_shape.values():
+        best = _steps_of(rows)
+        if best is not None:
+            pos, start = best
+            for i, c in rows[start:]:
+                if (n := c[pos]) is not None:
+                    out[i] = n
+    return out
+
+
+def _steps_of(rows: list[tuple[int, list[int | None]]]) -> tuple[int, int] | None:
+    """(position of the step count, first row of its rising run) for one shape's rows."""
+    if len(rows) < MIN_RISING:
+        return None
+    found = []
+    for pos in range(len(rows[-1][1])):
+        values = [c[pos] for _, c in rows]
+        start = len(values) - 1
+        while start > 0 and values[start - 1] is not None and values[start] is not None:
+            if values[start - 1] > values[start]:  # type: ignore[operator]
+                break
+            start -= 1
+        run = [v for v in values[start:] if v is not None]
+        if len(run) != len(values) - start or len(set(run)) < MIN_RISING:
+            continue
+        strides = {b - a for a, b in zip(run, run[1:], strict=False) if b != a}
+        found.append((len(strides) == 1, run[-1], -pos, start))
+    if not found:
+        return None
+    _, _, neg_pos, start = max(found)
+    return -neg_pos, start
 
 
 def all_steps(lines: list[str], step_pattern: str) -> list[int]:
     """Every training step printed in `lines`, in order, from the training's own output only."""
     out = []
     for line in lines:
-        if _SLURM_NOTICE.search(line):
+        if is_slurm_notice(line):
             continue
         for m in re.finditer(step_pattern, line):
             n = small_int(m.group(1))

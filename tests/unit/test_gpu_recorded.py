@@ -213,12 +213,12 @@ def test_real_h100_push_after_the_traceback_and_half_a_second_after_the_oom(tmp_
 
 
 def test_real_h100_transformers_5_log_dicts_quote_their_numbers_and_still_count_as_steps():
-    from runbook.evidence.phase import DEFAULT_STEP_PATTERN, _progress
+    from runbook.evidence.progress import DEFAULT_STEP_PATTERN, known_progress
 
     lines = (GPU / "hf_mem_metrics.log").read_text().splitlines()
     train = [ln for ln in lines if ln.startswith("{'loss': '")]
     assert len(train) == 6
-    assert all(_progress(ln, re.compile(DEFAULT_STEP_PATTERN))[0] is True for ln in train)
+    assert all(known_progress(ln, re.compile(DEFAULT_STEP_PATTERN))[0] is True for ln in train)
     # Its memory metrics come only at the end of train() and evaluate(): a run that runs out
     # never prints them, so they are no series to read a trend from.
     evals = [ln for ln in lines if ln.startswith("{'eval_loss'")]
