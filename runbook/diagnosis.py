@@ -625,6 +625,22 @@ def _unseen(oom: OomMessage, own: float | None) -> tuple[float | None, float | N
     return (total - card_free - own if own is not None else None), None
 
 
+def _no_fit(tried: float, total, free, fraction, margin: float, t: Thresholds) -> str:
+    """ "Full" means the request did not fit. Say the card is full only when it nearly was: a
+    single request of most of the card fails with most of the card free, and the report must
+    not say otherwise."""
+    nearly_full = (
+        free is None
+        or free < margin
+        or (fraction is not None and fraction >= t.true_oom_min_used_fraction)
+    )
+    if nearly_full:
+        return "the card is full"
+    return "the request does not fit" + (
+        f" (one request of {tried / total:.0%} of the card)" if total else ""
+    )
+
+
 def _budget(oom: OomMessage, t: Thresholds) -> Budget:
     tried, total = oom.tried_mib, oom.total_mib
     assert tried is not None  # _unweighable answered for a message without it
@@ -653,17 +669,7 @@ def _budget(oom: OomMessage, t: Thresholds) -> Budget:
         fraction is not None and fraction >= t.true_oom_min_used_fraction
     )
     share = pool / total if total else None
-    # "Full" means the request did not fit. Say the card is full only when it nearly was: a single
-    # request of most of the card fails with most of the card free, and the report must not say
-    # otherwise.
-    nearly_full = (
-        free is None
-        or free < margin
-        or (fraction is not None and fraction >= t.true_oom_min_used_fraction)
-    )
-    no_fit = "the card is full" if nearly_full else "the request does not fit"
-    if not nearly_full and total:
-        no_fit += f" (one request of {tried / total:.0%} of the card)"
+    no_fit = _no_fit(tried, total, free, fraction, margin, t)
     ratio = t.fragmentation_min_unallocated_ratio
     covers = {
         "co_tenant": floor is not None

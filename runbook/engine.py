@@ -71,16 +71,7 @@ def run_incident(
     dry = opts.dry_run or site.policy.dry_run
     client = slurm_client(site)
     job_id = trigger.job_id
-    if "_" not in job_id:
-        # A plain id may be a whole job array, or one Slurm does not know (a mistyped id): the
-        # caller's to fix, said before an incident is opened or anything recorded for it. Slurm
-        # not answering here is the job step's to say.
-        try:
-            client.job(job_id)
-        except (ArrayJobError, JobNotFound):
-            raise
-        except RunbookError:
-            pass
+    _refuse_unknown_ids(client, job_id)
     conn = state.site_db(site, dry_run=dry)
     if not dry:
         try:
@@ -114,12 +105,7 @@ def run_incident(
             )
             folder = base / incident_id
             inc = Incident(
-                id=incident_id,
-                job_id=job_id,
-                source=trigger.source,
-                actor=trigger.actor,
-                site=site.site.name,
-                dry_run=dry,
+                incident_id, job_id, trigger.source, trigger.actor, site.site.name, dry_run=dry
             )
             rec = Recorder(folder, inc)
             if not dry:
@@ -140,6 +126,20 @@ def run_incident(
             return _run_body(r, body, finish)
     except state.LockBusy as e:
         return Result(None, None, None, int(ExitCode.OK), e.message)
+
+
+def _refuse_unknown_ids(client, job_id: str) -> None:
+    """A plain id may be a whole job array, or one Slurm does not know (a mistyped id): the
+    caller's to fix, said before an incident is opened or anything recorded for it. Slurm not
+    answering here is the job step's to say."""
+    if "_" in job_id:
+        return
+    try:
+        client.job(job_id)
+    except (ArrayJobError, JobNotFound):
+        raise
+    except RunbookError:
+        pass
 
 
 def concluder(verb: str) -> Callable[[Run], None]:

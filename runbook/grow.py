@@ -35,19 +35,7 @@ def _run(ctx: engine.Run) -> None:
         rec.stage("job", job)
         s.detail = f"{job.state} on {job.num_nodes or '?'} node(s) {job.node_expr or ''}".strip()
 
-    with rec.step("evidence", opts.progress) as s:
-        run = collect.lineage_of(site, client, job)
-        usable = collect.usable_nodes(client, job)
-        saved = collect.checkpoints_of(site, job, run)
-        inc.evidence["lineage"] = {"tried": run.tried, "original_nodes": run.root_nodes}
-        inc.evidence["usable_nodes"] = sorted(usable) if usable is not None else None
-        for note in run.suspicious:
-            inc.evidence.setdefault("notes", []).append(f"SUSPICIOUS: {note}")
-        s.detail = (
-            f"lineage started on {run.root_nodes or '?'} node(s); "
-            f"{len(usable) if usable is not None else '?'} usable in the partition; newest "
-            f"checkpoint {saved.chosen.path if saved.chosen else 'none'}"
-        )
+    run, usable, saved = _evidence(ctx, job)
 
     with rec.step("diagnosis", opts.progress) as s:
         d = ctx.diagnosis = decide(job, run, usable, saved.chosen)
@@ -113,3 +101,24 @@ def _run(ctx: engine.Run) -> None:
                 submission=collect.submission_of(ctx.client, job),
             )
     engine.act(ctx, plan, d)
+
+
+def _evidence(ctx: engine.Run, job):
+    """The lineage (where it started, what it tried), the partition's usable nodes, and the
+    newest valid checkpoint: what deciding to grow rests on."""
+    site, client, rec = ctx.site, ctx.client, ctx.rec
+    inc = rec.incident
+    with rec.step("evidence", ctx.opts.progress) as s:
+        run = collect.lineage_of(site, client, job)
+        usable = collect.usable_nodes(client, job)
+        saved = collect.checkpoints_of(site, job, run)
+        inc.evidence["lineage"] = {"tried": run.tried, "original_nodes": run.root_nodes}
+        inc.evidence["usable_nodes"] = sorted(usable) if usable is not None else None
+        for note in run.suspicious:
+            inc.evidence.setdefault("notes", []).append(f"SUSPICIOUS: {note}")
+        s.detail = (
+            f"lineage started on {run.root_nodes or '?'} node(s); "
+            f"{len(usable) if usable is not None else '?'} usable in the partition; newest "
+            f"checkpoint {saved.chosen.path if saved.chosen else 'none'}"
+        )
+    return run, usable, saved

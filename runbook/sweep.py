@@ -122,6 +122,43 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
     }
     for j in running:
         jobs.setdefault(j.job_id, j)
+    handled, candidates = _candidates(site, conn, jobs, known, res)
+    progress(f"{len(failed)} failed and {len(running)} running jobs; {len(candidates)} to triage")
+    need_scripts = [j.job_id for j in candidates if not j.stdout]
+    scripts = client.batch_scripts(need_scripts) if need_scripts else {}
+    if need_scripts:
+        res.stats["script_queries"] = 1
+    launches, execs, unreadable = _read_all(site, candidates, scripts)
+    res.stats["ssh_execs_per_host"] = execs
+    playbook = load_playbook(site.playbooks.dir)  # once per sweep, passed to every incident
+    for j in sorted(candidates, key=lambda j: int(j.job_id.split("_")[0])):
+        try:
+            _triage(
+                site,
+                conn,
+                j,
+                launches.get(j.job_id),
+                playbook,
+                dry_run,
+                res,
+                unreadable.get(j.job_id, "logs not readable"),
+            )
+        except Exception as e:  # one job's surprise must not stop the sweep of the others
+            why = f"error: {type(e).__name__}: {e}"
+            res.lines.append(
+                Line(j.job_id, j.user, j.state, "unknown", why, None, int(ExitCode.STEP_FAILED))
+            )
+    res.lines.extend(_shrunk_jobs(site, client, known.values(), handled, dry_run))
+    if not dry_run:
+        res.verifications = _verify_pending(site, conn)
+    res.stats["seconds"] = round(time.monotonic() - t0, 3)
+    res.stats["jobs_triaged"] = len(candidates)
+    return res
+
+
+def _candidates(site, conn, jobs: dict, known: dict, res: SweepResult):
+    """The jobs no incident has handled and no rerun of runbook's replaced; each other one is
+    said, with why it is skipped. Also the handled jobs, by id, for the shrunk-job check."""
     # Handled: an incident that finished, needs a person, or runs now. One that stopped (a step
     # failed, evidence was incomplete) or was interrupted is tried again.
     handled = {
@@ -148,44 +185,7 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
             res.skipped.append((j.job_id, "already resubmitted on its lineage"))
         else:
             candidates.append(j)
-    progress(f"{len(failed)} failed and {len(running)} running jobs; {len(candidates)} to triage")
-    need_scripts = [j.job_id for j in candidates if not j.stdout]
-    scripts = client.batch_scripts(need_scripts) if need_scripts else {}
-    if need_scripts:
-        res.stats["script_queries"] = 1
-    launches, execs, unreadable = _read_all(site, candidates, scripts)
-    res.stats["ssh_execs_per_host"] = execs
-    playbook = load_playbook(site.playbooks.dir)  # once per sweep, passed to every incident
-    for j in sorted(candidates, key=lambda j: int(j.job_id.split("_")[0])):
-        try:
-            _triage(
-                site,
-                conn,
-                j,
-                launches.get(j.job_id),
-                playbook,
-                dry_run,
-                res,
-                unreadable.get(j.job_id, "logs not readable"),
-            )
-        except Exception as e:  # one job's surprise must not stop the sweep of the others
-            res.lines.append(
-                Line(
-                    j.job_id,
-                    j.user,
-                    j.state,
-                    "unknown",
-                    f"error: {type(e).__name__}: {e}",
-                    None,
-                    int(ExitCode.STEP_FAILED),
-                )
-            )
-    res.lines.extend(_shrunk_jobs(site, client, known.values(), handled, dry_run))
-    if not dry_run:
-        res.verifications = _verify_pending(site, conn)
-    res.stats["seconds"] = round(time.monotonic() - t0, 3)
-    res.stats["jobs_triaged"] = len(candidates)
-    return res
+    return handled, candidates
 
 
 def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> None:

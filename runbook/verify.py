@@ -138,20 +138,7 @@ def judge(
     ran_past = last is not None and failed_step is not None and last >= failed_step
     if last is not None:
         details.append(f"last step seen: {last} (the original job failed at step {failed_step})")
-    want = expected_allocator(plan)
-    applied = None
-    if want:
-        starts = [i for i in launch.instrument if i.kind == "start"]
-        if starts:
-            applied = all(want in i.line for i in starts)
-            details.append(
-                f"allocator {want} in force on {sum(want in i.line for i in starts)}"
-                f"/{len(starts)} ranks (runbook.instrument's start-up line)"
-            )
-        else:
-            details.append(
-                f"allocator {want}: not verifiable, the job does not use runbook.instrument"
-            )
+    applied = _allocator_applied(plan, launch, details)
     peaks = [i for i in launch.instrument if i.kind == "peak"]
     for p in peaks:
         try:
@@ -203,6 +190,26 @@ def judge(
         "details": details,
         "at": now,
     }
+
+
+def _allocator_applied(plan: dict, launch: LaunchReport, details: list[str]) -> bool | None:
+    """Whether the allocator setting the plan set was in force on every rank (runbook.instrument's
+    start-up line); None where the plan set none or the job does not say."""
+    want = expected_allocator(plan)
+    applied = None
+    if want:
+        starts = [i for i in launch.instrument if i.kind == "start"]
+        if starts:
+            applied = all(want in i.line for i in starts)
+            details.append(
+                f"allocator {want} in force on {sum(want in i.line for i in starts)}"
+                f"/{len(starts)} ranks (runbook.instrument's start-up line)"
+            )
+        else:
+            details.append(
+                f"allocator {want}: not verifiable, the job does not use runbook.instrument"
+            )
+    return applied
 
 
 def rerun_of(conn, incident: dict) -> str | None:

@@ -37,28 +37,10 @@ def apply_plan(
         )
         if not r.ok:
             return
-    assert plan.patch is not None  # a plan that acts has its script
-    text = plan.patch.new
-    # Config copies beside the new script, the script pointed at them by absolute path (the
-    # rerun runs in the original's folder, where the copies are not).
-    for name, copy in plan.patch.files.items():
-        target = str(folder / Path(name).name)
-        if not ex.run(steps.write_file(target, copy)).ok:
-            return
-        text = point_script_at(text, name, target)
-    script = str(folder / f"job.{plan.rung}.sbatch")
-    w = ex.run(steps.write_file(script, text))
-    if not w.ok:
+    written = _write_job(ex, plan, folder)
+    if written is None:
         return
-    args = list(plan.sbatch_args)
-    if plan.env_file is not None:
-        # The job's environment for --export-file, readable by runbook's user only: it may hold
-        # the user's own credentials. The ledger keeps its hash, never its text.
-        env_path = str(folder / f"job.{plan.rung}.env")
-        written = ex.run(steps.write_file(env_path, env_file_text(plan.env_file), mode=0o600))
-        if not written.ok:
-            return
-        args.append(f"--export-file={env_path}")
+    script, args = written
     sub = ex.run(
         steps.submit(
             client,
@@ -80,12 +62,44 @@ def apply_plan(
     )
     if sub.status != "applied" or not sub.value:
         return
-    # Read the new job back: the same world size and GPUs, or it is not the same job.
+    _read_back(ex, client, job, plan, sub.value)
+
+
+def _write_job(ex: Executor, plan: ladder.Plan, folder: Path) -> tuple[str, list[str]] | None:
+    """The patched script, its config copies and its environment file in the incident folder;
+    the script's path and sbatch's options (None: a write failed, the executor said why)."""
+    assert plan.patch is not None  # a plan that acts has its script
+    text = plan.patch.new
+    # Config copies beside the new script, the script pointed at them by absolute path (the
+    # rerun runs in the original's folder, where the copies are not).
+    for name, copy in plan.patch.files.items():
+        target = str(folder / Path(name).name)
+        if not ex.run(steps.write_file(target, copy)).ok:
+            return None
+        text = point_script_at(text, name, target)
+    script = str(folder / f"job.{plan.rung}.sbatch")
+    if not ex.run(steps.write_file(script, text)).ok:
+        return None
+    args = list(plan.sbatch_args)
+    if plan.env_file is not None:
+        # The job's environment for --export-file, readable by runbook's user only: it may hold
+        # the user's own credentials. The ledger keeps its hash, never its text.
+        env_path = str(folder / f"job.{plan.rung}.env")
+        written = ex.run(steps.write_file(env_path, env_file_text(plan.env_file), mode=0o600))
+        if not written.ok:
+            return None
+        args.append(f"--export-file={env_path}")
+    return script, args
+
+
+def _read_back(ex: Executor, client, job, plan: ladder.Plan, new_id: str) -> None:
+    """Read the new job back: the same world size and GPUs, or it is not the same job (it is
+    cancelled and a person decides)."""
     try:
-        new = client.job(sub.value)
+        new = client.job(new_id)
     except RunbookError as e:
         plan.needs_human = True
-        plan.human_action = f"check new job {sub.value} by hand: it could not be read back ({e})"
+        plan.human_action = f"check new job {new_id} by hand: it could not be read back ({e})"
         return
     wrong = resources.mismatches(job, new, plan.rung, plan.world)
     plan.readback = {
@@ -94,10 +108,10 @@ def apply_plan(
         "mismatches": wrong,
     }
     if wrong:
-        ex.run(steps.cancel(client, sub.value))
+        ex.run(steps.cancel(client, new_id))
         plan.needs_human = True
         plan.human_action = (
-            f"new job {sub.value} did not get the original's resources "
+            f"new job {new_id} did not get the original's resources "
             f"({'; '.join(wrong)}): it was cancelled; resubmit by hand"
         )
 

@@ -129,6 +129,48 @@ def diagnose(
     site = app.site()
     playbook = load_playbook(site.playbooks.dir)
     errors: list[RunbookError] = []
+    launch, slurm = _read_logs(logs, slurm_file, errors)
+    health = _node_health(dmesg, gpu_health, compute_apps, errors)
+    if launch is None and slurm is None and health is None:
+        raise InputError("\n".join(str(e) for e in errors))
+    if health is not None and launch and launch.first_failure and launch.first_failure.node:
+        health.node = launch.first_failure.node
+    source = None
+    if source_dir:
+        from runbook.evidence.source_check import check_tree
+
+        source = check_tree(source_dir)
+    evidence = Evidence(
+        launch=launch,
+        slurm=slurm,
+        node_health=health,
+        job_id=slurm.job_id if slurm else None,
+        source=source,
+        series=_metrics_series(metrics_file, launch) if metrics_file else None,
+    )
+    diagnosis = classify(evidence, playbook.thresholds)
+    diagnosis.next_step = next_step_for_cause(
+        diagnosis.cause, diagnosis.verdict, playbook.ladder, with_allocator=diagnosis.with_allocator
+    )
+    if micro_batch and diagnosis.oom is not None:
+        diagnosis.fit = _fit(diagnosis, micro_batch, grad_accum, params, site.ladder.fit_margin)
+    for err in errors:
+        click.echo(f"runbook: error: {err}", err=True)
+    if as_json:
+        click.echo(json.dumps(diagnosis.contract(), indent=2))
+    else:
+        click.echo(render(diagnosis))
+    launched = diagnosis.evidence.launch
+    found = diagnosis.oom is not None or (launched is not None and launched.first_failure)
+    if errors or (diagnosis.verdict == "unknown" and not found):
+        # Nothing in the input named a failure runbook reads: no result a script should take
+        # as one (an OOM whose kind cannot be told is a result: unknown, exit 0).
+        raise SystemExit(int(ExitCode.INPUT))
+
+
+def _read_logs(logs, slurm_file, errors: list):
+    """The launcher logs scanned as one (with what reading them left out), and Slurm's record;
+    an input that cannot be read is an error kept for the end, the others still used."""
     texts = []
     notes: list[str] = []  # what reading the inputs left out, said in the reasons
     incomplete: list[str] = []
@@ -153,75 +195,45 @@ def diagnose(
             )
         except InputError as e:
             errors.append(e)
-    health = _node_health(dmesg, gpu_health, compute_apps, errors)
-    if not texts and slurm is None and health is None:
-        raise InputError("\n".join(str(e) for e in errors))
+    if not texts:
+        return None, slurm
     nodes = slurm.nodes if slurm else None
-    tasks = _tasks_per_node(slurm)
-    launch = scan("\n".join(texts), nodes=nodes, tasks_per_node=tasks) if texts else None
-    if launch is not None:
-        launch.notes.extend(notes)
-        launch.incomplete.extend(incomplete)
-    if health is not None and launch and launch.first_failure and launch.first_failure.node:
-        health.node = launch.first_failure.node
-    source = None
-    if source_dir:
-        from runbook.evidence.source_check import check_tree
+    launch = scan("\n".join(texts), nodes=nodes, tasks_per_node=_tasks_per_node(slurm))
+    launch.notes.extend(notes)
+    launch.incomplete.extend(incomplete)
+    return launch, slurm
 
-        source = check_tree(source_dir)
-    series = None
-    if metrics_file:
-        from runbook.evidence.job_metrics import read_series
 
-        # A path the on-call gives is theirs to give: a link is followed here (the readers
-        # follow none, for the files runbook finds in a job's folder).
-        real = os.path.realpath(metrics_file)
-        series = read_series(real, metrics_file)
-        if series is None and launch is not None:
-            launch.notes.append(
-                f"--metrics {metrics_file}: no DeviceStatsMonitor memory series (expected a "
-                "CSVLogger metrics.csv with an on_train_batch_start/allocated_bytes.all.current "
-                "column and rows under it, or a TensorBoard events.out.tfevents.* file with that "
-                "scalar); the trend is read from the log alone"
-            )
-    evidence = Evidence(
-        launch=launch,
-        slurm=slurm,
-        node_health=health,
-        job_id=slurm.job_id if slurm else None,
-        source=source,
-        series=series,
-    )
-    diagnosis = classify(evidence, playbook.thresholds)
-    diagnosis.next_step = next_step_for_cause(
-        diagnosis.cause, diagnosis.verdict, playbook.ladder, with_allocator=diagnosis.with_allocator
-    )
-    if micro_batch and diagnosis.oom is not None:
-        from runbook.instrument import estimate_fixed_mib
-        from runbook.planning.fit import of_diagnosis
+def _metrics_series(metrics_file: str, launch):
+    from runbook.evidence.job_metrics import read_series
 
-        if not params and launch is not None:
-            params = launch.params_of(diagnosis.oom.rank)
-
-        diagnosis.fit = of_diagnosis(
-            diagnosis,
-            micro_batch=micro_batch,
-            fixed_training_mib=estimate_fixed_mib(params) if params else None,
-            grad_accum=grad_accum,
-            margin=site.ladder.fit_margin,
+    # A path the on-call gives is theirs to give: a link is followed here (the readers follow
+    # none, for the files runbook finds in a job's folder).
+    series = read_series(os.path.realpath(metrics_file), metrics_file)
+    if series is None and launch is not None:
+        launch.notes.append(
+            f"--metrics {metrics_file}: no DeviceStatsMonitor memory series (expected a "
+            "CSVLogger metrics.csv with an on_train_batch_start/allocated_bytes.all.current "
+            "column and rows under it, or a TensorBoard events.out.tfevents.* file with that "
+            "scalar); the trend is read from the log alone"
         )
-    for err in errors:
-        click.echo(f"runbook: error: {err}", err=True)
-    if as_json:
-        click.echo(json.dumps(diagnosis.contract(), indent=2))
-    else:
-        click.echo(render(diagnosis))
-    launched = diagnosis.evidence.launch
-    found = diagnosis.oom is not None or (launched is not None and launched.first_failure)
-    if errors or (diagnosis.verdict == "unknown" and not found):
-        # Nothing in the input named a failure runbook reads: no result a script should take
-        # as one (an OOM whose kind cannot be told is a result: unknown, exit 0).
-        raise SystemExit(int(ExitCode.INPUT))
+    return series
+
+
+def _fit(diagnosis, micro_batch: int, grad_accum, params, margin):
+    from runbook.instrument import estimate_fixed_mib
+    from runbook.planning.fit import of_diagnosis
+
+    launch = diagnosis.evidence.launch
+    if not params and launch is not None:
+        params = launch.params_of(diagnosis.oom.rank)
+    return of_diagnosis(
+        diagnosis,
+        micro_batch=micro_batch,
+        fixed_training_mib=estimate_fixed_mib(params) if params else None,
+        grad_accum=grad_accum,
+        margin=margin,
+    )
 
 
 def _node_health(dmesg, gpu_health, compute_apps, errors):

@@ -149,20 +149,9 @@ def plan(
         if why_not := why_not or why_fit:
             p.passed_over.append((rung.id, why_not))
             continue
-        try:
-            p.patch = patch(
-                script,
-                script_rung,
-                knobs,
-                resume=resume,
-                configs=configs,
-                world=world,
-                micro_batch=target,
-                program=program,
-            )
-        except RungNotApplicable as e:
-            p.passed_over.append((rung.id, e.message))
-            p.exclude, p.drain = [], None
+        edit = {"resume": resume, "configs": configs, "world": world, "micro_batch": target}
+        if why_not := _patched(p, script, script_rung, knobs, program=program, **edit):
+            p.passed_over.append((rung.id, why_not))
             continue
         return _chosen(p, rung, r, world, with_allocator, again=again and rung.id in done)
     return _for_a_person(
@@ -170,6 +159,17 @@ def plan(
         "the ladder is exhausted: " + "; ".join(f"{r}: {w}" for r, w in p.passed_over),
         "decide by hand: every automatic rung was tried or cannot apply",
     )
+
+
+def _patched(p: Plan, script: str, rung_id: str, knobs, **how) -> str | None:
+    """The rung's edit of the job's files into the plan; why it does not apply, else None (the
+    node to exclude or drain goes with an edit that is not made)."""
+    try:
+        p.patch = patch(script, rung_id, knobs, **how)
+    except RungNotApplicable as e:
+        p.exclude, p.drain = [], None
+        return e.message
+    return None
 
 
 def _fitted(rung_id: str, fit) -> tuple[int | None, str | None]:

@@ -126,6 +126,19 @@ def conclude(
     if inc.status == "running":
         inc.status = "complete"
     verdict = d.verdict if d else "not reached"
+    inc.summary = _summary(inc, d, oom_d, plan, results, dry, verdict)
+    _next_steps(inc, job, plan, failed, declined, dry, site_flags, site, verb, verdict)
+    if inc.status == "stopped" or failed:
+        inc.exit_code = int(ExitCode.STEP_FAILED)
+    elif (plan and plan.needs_human) or declined:
+        inc.exit_code = int(ExitCode.NEEDS_HUMAN)
+    else:
+        inc.exit_code = int(ExitCode.OK)
+    inc.cost = incident_cost(inc.to_json())
+
+
+def _summary(inc: Incident, d, oom_d, plan, results: list, dry: bool, verdict: str) -> str:
+    """One line: the verdict, where, the message's two numbers, and what was done."""
     ff = oom_d.evidence.launch.first_failure if oom_d and oom_d.evidence.launch else None
     where = ""
     if ff and ff.ranks:
@@ -150,14 +163,19 @@ def conclude(
     if oom_d and oom_d.oom and oom_d.oom.tried_mib is not None:
         oom = oom_d.oom
         numbers = f" (asked {human_mib(oom.tried_mib)}, {human_mib(oom.free_mib)} free)"
-    inc.summary = (
+    summary = (
         f"{verdict}: job {inc.job_id}"
         + (f", {where}" if where else "")
         + numbers
         + ("; " + "; ".join(did) if did else "; nothing changed")
     )
     if inc.status == "stopped":
-        inc.summary += f"; STOPPED at {inc.stopped_at}"
+        summary += f"; STOPPED at {inc.stopped_at}"
+    return summary
+
+
+def _next_steps(inc, job, plan, failed, declined, dry, site_flags, site, verb, verdict) -> None:
+    """What a person should do next, each with the command it takes."""
     nxt = inc.next_steps
     if inc.status == "stopped":
         nxt.append(
@@ -193,10 +211,3 @@ def conclude(
         )
     if dry:
         nxt.append("This was a dry run: nothing was changed. Run without --dry-run to act.")
-    if inc.status == "stopped" or failed:
-        inc.exit_code = int(ExitCode.STEP_FAILED)
-    elif (plan and plan.needs_human) or declined:
-        inc.exit_code = int(ExitCode.NEEDS_HUMAN)
-    else:
-        inc.exit_code = int(ExitCode.OK)
-    inc.cost = incident_cost(inc.to_json())
