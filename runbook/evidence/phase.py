@@ -512,8 +512,9 @@ def _walk(lines: list[str], end: int, pattern: re.Pattern) -> _Walk:
     # Every rank's lines count: progress is the job's (often only rank 0 prints it), and so
     # are its stage markers.
     start = max(0, end - REACH * 4)
-    texts = [_stripped(lines[i])[0] for i in range(start, end)]
-    plain = progress.rising_counts(texts)
+    stripped = [_stripped(lines[i]) for i in range(start, end)]
+    texts = [t for t, _ in stripped]
+    plain = progress.rising_counts(texts, [r for _, r in stripped])
     for k, text in enumerate(texts):
         done, n = progress.known_progress(text, pattern)
         if done is None and k in plain:

@@ -102,31 +102,43 @@ _WORD = re.compile(r"[A-Za-z]{2}")
 MIN_RISING = 3  # counts a shape must show rising before the failure: two could be anything
 
 
+# A number that names who printed the line (a rank, a process, a device) is no count: each rank's
+# start-up line says its own rank, and four of them in a shared log rise 0, 1, 3 by chance.
+_WHO = re.compile(
+    r"(?i)(?:\b(?:local_|global_|world_)?rank|\bpid|\bgpu|\bdevice|cuda:|\bnode|\bworker|"
+    r"\bprocess|\bproc|\bthread|\btask)\s*[=:#]?\s*\[?$"
+)
+
+
 def _shape(line: str) -> tuple[str, list[int | None]]:
     """The line with every number made `#`, and the whole counts among them (None for a number
-    that is not one: a float, a number with a unit)."""
+    that is not one: a float, a number with a unit, one naming a rank or a process)."""
     text = _STAMP.sub("@", line)
     counts: list[int | None] = []
 
     def one(m: re.Match) -> str:
-        counts.append(None if m.group(2) or m.group(3) else small_int(m.group(1).replace(",", "")))
+        who = _WHO.search(text, max(0, m.start() - 16), m.start())
+        whole = not (m.group(2) or m.group(3) or who)
+        counts.append(small_int(m.group(1).replace(",", "")) if whole else None)
         return "#" + (m.group(3) or "")
 
     return " ".join(_NUMBER.sub(one, text).split()), counts
 
 
-def rising_counts(lines: list[str]) -> dict[int, int]:
+def rising_counts(lines: list[str], ranks: list[int | None] | None = None) -> dict[int, int]:
     """Lines (by index) of a shape whose count kept rising up to its last line, with the count:
     a plain loop's steps, whatever its words. Of several rising counts in one shape (an epoch and
-    its step), the one rising by a steady stride to the largest value is the step."""
-    by_shape: dict[str, list[tuple[int, list[int | None]]]] = {}
+    its step), the one rising by a steady stride to the largest value is the step. `ranks`: the
+    rank each line came from where a prefix says it (each rank's lines are read apart)."""
+    by_shape: dict[tuple[int | None, str], list[tuple[int, list[int | None]]]] = {}
     for i, line in enumerate(lines):
         if is_slurm_notice(line) or _NOT_A_LOOP.search(line):
             continue
         shape, counts = _shape(line)
         # A bare number is a code listing's line number (IPython's, rich's), not a step line.
         if any(c is not None for c in counts) and _WORD.search(shape):
-            by_shape.setdefault(shape, []).append((i, counts))
+            rank = ranks[i] if ranks is not None else None
+            by_shape.setdefault((rank, shape), []).append((i, counts))
     out: dict[int, int] = {}
     for rows in by_shape.values():
         best = _steps_of(rows)

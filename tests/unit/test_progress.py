@@ -119,3 +119,16 @@ def test_lines_that_rise_without_being_steps_are_not_steps(lines):
 def test_a_resumed_count_is_read_from_the_resume_on():
     lines = ["it 7 loss 0.5", "it 8 loss 0.5", "it 3 loss 0.9", "it 4 loss 0.8", "it 5 loss 0.8"]
     assert rising_counts(lines) == {2: 3, 3: 4, 4: 5}
+
+
+def test_each_rank_s_own_start_up_line_is_no_count():
+    """The cluster's four ranks each print their rank once into one log (order by chance:
+    2, 0, 1, 3): under srun's labels and without them, that is nobody's step."""
+    ranks = [2, 0, 1, 3]
+    lines = [f"RUNBOOK_INSTRUMENT start rank={r} torch=2.13.0+cpu" for r in ranks]
+    assert rising_counts(lines) == {}
+    # Read apart by the rank srun's label named (phase strips the label first).
+    bare = [f"RUNBOOK_INSTRUMENT start seq={r} torch=2.13.0+cpu" for r in ranks]
+    assert rising_counts(bare, ranks) == {}
+    pids = [f"worker pid {p} ready" for p in (4100, 4101, 4102)]
+    assert rising_counts(pids) == {}
