@@ -276,7 +276,7 @@ def _from_numbers(ev: Evidence, oom: OomMessage, ff, t: Thresholds) -> Diagnosis
         oom = _without_own_pids(
             oom,
             set(oom.other_process_pids),
-            "the job's PIDs on the node could not be read, and the traceback shows a "
+            "the job's PIDs on the node are not known, and the traceback shows a "
             "checkpoint restored onto the GPU it was saved from, where every rank of a load "
             "without map_location lands",
             reasons,

@@ -105,7 +105,12 @@ def run_incident(
             )
             folder = base / incident_id
             inc = Incident(
-                incident_id, job_id, trigger.source, trigger.actor, site.site.name, dry_run=dry
+                id=incident_id,
+                job_id=job_id,
+                source=trigger.source,
+                actor=trigger.actor,
+                site=site.site.name,
+                dry_run=dry,
             )
             rec = Recorder(folder, inc)
             if not dry:

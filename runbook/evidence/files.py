@@ -19,6 +19,7 @@ from collections.abc import Iterator
 
 from runbook.errors import InputError
 from runbook.evidence.log_filter import (
+    CAP_NOTE,
     CONTEXT_AFTER,
     CONTEXT_BEFORE,
     KEEP_CAP,
@@ -26,7 +27,6 @@ from runbook.evidence.log_filter import (
     TAIL_LINES,
     Excerpt,
     filter_lines,
-    relevant,
 )
 
 WHOLE_BELOW = 8 << 20  # inputs up to this size are kept whole (every line, for every parser)
@@ -200,7 +200,7 @@ def _keep(lines: Iterator[str], name: str, keep: str) -> Excerpt:
         return Excerpt(name, list(enumerate(held, 1)))
     rest = _chain(held, lines)
     if keep == "log":
-        return filter_lines(rest, name, relevant, CONTEXT_BEFORE, CONTEXT_AFTER)
+        return filter_lines(rest, name)
     if keep == "kernel":
         return filter_lines(rest, name, kernel_line, 0, 0)
     out = Excerpt(name, list(enumerate(held, 1)), truncated=True)
@@ -285,7 +285,7 @@ def _grep_local(path: str, what: str) -> Excerpt:
             raise InputError(f"{what} {path}: grep failed: {err.decode(errors='replace').strip()}")
         with open(path, "rb") as f:
             cut = [0]
-            found = filter_lines(iter_lines(f, cut), path, relevant, CONTEXT_BEFORE, CONTEXT_AFTER)
+            found = filter_lines(iter_lines(f, cut), path)
         if cut[0]:
             found.notes.append(f"long lines cut: {cut[0]} bytes left out")
         return found
@@ -293,7 +293,7 @@ def _grep_local(path: str, what: str) -> Excerpt:
     if cut[0]:
         found.notes.append(f"long lines cut: {cut[0]} bytes left out")
     if found.truncated:
-        found.notes.append(f"matching lines past the first {_mib(KEEP_CAP)} were left out")
+        found.notes.append(CAP_NOTE)
     return found
 
 

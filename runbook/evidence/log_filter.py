@@ -78,6 +78,7 @@ CONTEXT_BEFORE = 3  # a report entry's "[0]:", time and host lines precede its r
 CONTEXT_AFTER = 6  # the cudaMallocAsync block and an entry's exitcode/traceback lines follow
 REMOTE_CAP_BYTES = 1 << 20  # at most 1 MiB leaves the node, whatever the log's size
 KEEP_CAP = REMOTE_CAP_BYTES  # kept lines of a local file: as much as the node-side scan sends
+CAP_NOTE = f"matching lines past the first {KEEP_CAP >> 20} MiB were left out"
 TAIL_LINES = 60  # the last lines of a log: the progress line before the failure
 
 _PY = lazy("|".join(re.escape(p) for p in PATTERNS))
@@ -113,8 +114,9 @@ def filter_lines(
     after: int = CONTEXT_AFTER,
 ) -> Excerpt:
     """The Python side of the node-side grep (one filter, for local files and tests alike), over
-    lines without their newline: matching lines with `before`/`after` lines of context, at most KEEP_CAP bytes of them (the
-    earliest: the first failure comes first), and the last TAIL_LINES lines whatever they are."""
+    lines without their newline: lines `want` keeps with `before`/`after` lines of context, at
+    most KEEP_CAP bytes of them (the earliest: the first failure comes first), and the last
+    TAIL_LINES lines whatever they are."""
     out = Excerpt(path)
     ctx: deque[tuple[int, str]] = deque(maxlen=before)
     tail: deque[str] = deque(maxlen=TAIL_LINES)
@@ -139,7 +141,7 @@ def filter_lines(
             ctx.append((n, line))
     out.tail = list(tail)
     if out.truncated:
-        out.notes.append(f"matching lines past the first {KEEP_CAP >> 20} MiB were left out")
+        out.notes.append(CAP_NOTE)
     return out
 
 

@@ -157,13 +157,13 @@ def _steps_of(rows: list[tuple[int, list[int | None]]]) -> tuple[int, int] | Non
     found = []
     for pos in range(len(rows[-1][1])):
         values = [c[pos] for _, c in rows]
-        start = len(values) - 1
-        while start > 0 and values[start - 1] is not None and values[start] is not None:
-            if values[start - 1] > values[start]:  # type: ignore[operator]
+        start = len(values)  # the run: the last rows, each count at least the one before
+        while start > 0 and (v := values[start - 1]) is not None:
+            if start < len(values) and v > (values[start] or 0):
                 break
             start -= 1
         run = [v for v in values[start:] if v is not None]
-        if len(run) != len(values) - start or len(set(run)) < MIN_RISING:
+        if len(set(run)) < MIN_RISING:
             continue
         strides = {b - a for a, b in zip(run, run[1:], strict=False) if b != a}
         found.append((len(strides) == 1, run[-1], -pos, start))
