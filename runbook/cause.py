@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import field
 from typing import Any
 
+from runbook import rungs
 from runbook.lazyre import lazy
 from runbook.record import record
 
@@ -20,6 +21,7 @@ CAUSES = (
     "leak",
     "eval_no_grad",
     "eval_batch",
+    "eval_predictions",
     "longest_batch",
     "optimizer_state",
     "checkpoint_map_location",
@@ -30,14 +32,8 @@ CAUSES = (
     "host_oom",
     "unknown",
 )
-# What a cause does to the ladder (planning.ladder.plan).
-LADDER = "ladder"  # the verdict's ladder as it is
-HUMAN = "human"  # no batch rung can help: stop for a person, with the evidence
-EVAL_BATCH = "eval_batch"  # the evaluation's own batch: halve_eval_batch, training untouched
-# The evaluation keeps every batch's predictions on the GPU: they leave it each batch
-# (eval_accumulation: HF's eval_accumulation_steps=1); a smaller batch keeps as much in all.
-EVAL_PREDICTIONS = "eval_predictions"
-NO_ACTIVATION_RUNGS = "no_activation_rungs"  # skip the micro-batch/activation rungs
+# What each cause does to its verdict's ladder is the playbook's (playbooks/oom.yaml `causes`):
+# a cause is named here, and its rule says why it holds.
 OWN_VERDICT = ("co_tenant", "gpu_fault", "host_oom")
 OOM_VERDICTS = ("true_oom", "fragmentation", "unknown", "co_tenant")
 EARLY_STEPS = 2  # an optimizer's state appears at its first step(s)
@@ -46,7 +42,6 @@ EARLY_STEPS = 2  # an optimizer's state appears at its first step(s)
 @record
 class Cause:
     name: str = "unknown"
-    plan: str = LADDER
     reasons: list[str] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
 
@@ -86,7 +81,7 @@ def _lines(findings: list) -> list[str]:
 
 def own_verdict(f: Facts) -> Cause | None:
     if f.verdict in OWN_VERDICT and not (f.verdict == "co_tenant" and map_location_load(f)):
-        return Cause(f.verdict, LADDER, [f"the verdict is {f.verdict}: its own ladder (§3)"])
+        return Cause(f.verdict, [f"the verdict is {f.verdict}: its own ladder (§3)"])
     return None
 
 
@@ -124,7 +119,7 @@ def checkpoint_map_location(f: Facts) -> Cause | None:
             "co-tenant: excluding the node would not help"
         )
     why.append("the same resume fails the same way: add map_location to the load")
-    return Cause("checkpoint_map_location", HUMAN, why, [*p.evidence[:2], *_lines(found)])
+    return Cause("checkpoint_map_location", why, [*p.evidence[:2], *_lines(found)])
 
 
 def leak(f: Facts) -> Cause | None:
@@ -132,13 +127,13 @@ def leak(f: Facts) -> Cause | None:
     if t is not None and t.kind == "leak":
         return Cause(
             "leak",
-            HUMAN,
             [f"the memory at step boundaries keeps rising ({t.series}: {t.why})"],
             [*t.evidence, *_lines(_findings(f, "keeps_graph"))],
         )
     step, before = getattr(f.phase, "step", None), f.parent_failed_step
     if (
-        f.tried[:1] == ("halve_micro_batch",)
+        f.tried[:1]
+        and rungs.changes_micro_batch(f.tried[0])
         and _when(f) == "mid_run"
         and f.verdict in OOM_VERDICTS
         and step is not None
@@ -147,7 +142,6 @@ def leak(f: Facts) -> Cause | None:
     ):
         return Cause(
             "leak",
-            HUMAN,
             [
                 f"the lineage halved the micro-batch after an OOM at step {before}, and the rerun "
                 f"ran out again later, after step {step}: the working set grows with the steps; "
@@ -165,7 +159,6 @@ def eval_cause(f: Facts) -> Cause | None:
     if no_grad:
         return Cause(
             "eval_no_grad",
-            HUMAN,
             [
                 "the OOM is in evaluation, and the evaluation calls the model outside no_grad: "
                 "it builds a graph it never uses; a smaller batch only hides it"
@@ -175,8 +168,7 @@ def eval_cause(f: Facts) -> Cause | None:
     kept = getattr(f.phase, "kept_predictions", None) or []
     if kept:
         return Cause(
-            "eval_batch",
-            EVAL_PREDICTIONS,
+            "eval_predictions",
             [
                 "the OOM is in evaluation, which keeps every batch's predictions on the GPU until "
                 "it ends (the traceback runs out in that accumulation): they grow with the "
@@ -188,7 +180,6 @@ def eval_cause(f: Facts) -> Cause | None:
         )
     return Cause(
         "eval_batch",
-        EVAL_BATCH,
         [
             "the OOM is in evaluation, which runs with its own batch: halving the training "
             "micro-batch would not change it"
@@ -208,7 +199,6 @@ def optimizer_state(f: Facts) -> Cause | None:
         return None
     return Cause(
         "optimizer_state",
-        NO_ACTIVATION_RUNGS,
         [
             "the OOM is in the optimizer's step at the start of training: its state (Adam: two "
             "fp32 moments, 8 B per parameter) is allocated there; activations are already freed, "
@@ -223,7 +213,6 @@ def longest_batch(f: Facts) -> Cause | None:
     if t is not None and t.kind == "spike" and _when(f) in ("mid_run", "unknown"):
         return Cause(
             "longest_batch",
-            LADDER,
             [
                 f"memory was flat, then peaked at the failing step ({t.why}): a long input; a "
                 "smaller micro-batch lowers that peak, capping lengths is a person's call"
@@ -258,13 +247,13 @@ def static_sizing(f: Facts) -> Cause | None:
     else:
         return None
     if sized and (f.trend is None or f.trend.kind in ("flat", "warmup", "unknown")):
-        return Cause("static_sizing", LADDER, [why], getattr(f.phase, "evidence", [])[:2])
+        return Cause("static_sizing", [why], getattr(f.phase, "evidence", [])[:2])
     return None
 
 
 def fragmentation(f: Facts) -> Cause | None:
     if f.verdict == "fragmentation":
-        return Cause("fragmentation", LADDER, ["the numbers say fragmentation (§3)"])
+        return Cause("fragmentation", ["the numbers say fragmentation (§3)"])
     return None
 
 
@@ -283,8 +272,8 @@ RULES: list[Callable[[Facts], Cause | None]] = [
 def cause_of(f: Facts) -> Cause:
     """The first rule that holds, else unknown (the verdict's ladder as it is)."""
     if f.verdict in ("not_oom",) or (f.phase is None and f.verdict not in OWN_VERDICT):
-        return Cause("unknown", LADDER, [])
+        return Cause("unknown", [])
     for rule in RULES:
         if (c := rule(f)) is not None:
             return c
-    return Cause("unknown", LADDER, [])
+    return Cause("unknown", [])

@@ -249,7 +249,7 @@ def _state_dir(app) -> str:
 
 
 def _version_text(app: AppContext) -> str:
-    from runbook.playbook import describe_source
+    from runbook.datafiles import describe_source
 
     lines = [f"runbook {__version__}", f"python {sys.version.split()[0]}"]
     try:

@@ -57,6 +57,10 @@ class UsageError(RunbookError):
     exit_code = ExitCode.USAGE
 
 
+class RungNotApplicable(UsageError):
+    """A rung cannot be applied to this job (micro-batch already 1, knob already set...)."""
+
+
 class InputError(RunbookError):
     """An input file or payload could not be read or understood."""
 

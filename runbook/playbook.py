@@ -7,12 +7,10 @@ own oom.yaml. The playbook is loaded once per run and passed down.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import zlib
+from dataclasses import field
 
-from runbook import __version__
+from runbook.datafiles import playbook_dir, read_yaml
 from runbook.errors import ConfigError
 from runbook.record import record
 
@@ -39,129 +37,25 @@ class Rung:
 
 
 @record(frozen=True)
+class Preference:
+    """What a cause does to its verdict's ladder (the playbook's `causes`): `take` one rung
+    alone (a person's rung: stop for a person), `then` what follows it, or `pass_over` the
+    ladder's rungs that have a property (their RungDef field is true)."""
+
+    take: str | None = None
+    then: tuple[str, ...] = ()
+    pass_over: str | None = None
+
+
+@record(frozen=True)
 class Playbook:
-    """The OOM runbook as data: thresholds and, per verdict, its ladder of rungs."""
+    """The OOM runbook as data: thresholds, per verdict its ladder of rungs, and per cause what
+    it does to that ladder (a cause not named: the ladder as it is)."""
 
     path: str
     thresholds: Thresholds
     ladder: dict[str, tuple[Rung, ...]]
-
-
-# Paths here are strings, not pathlib: `runbook diagnose` reads a playbook on every start, and
-# on an installed Python 3.10 importing pathlib costs ~6 ms of it (bench/startup.py).
-
-
-def packaged_dir() -> str:
-    """The playbooks folder inside the installed package: a real folder for wheels and checkouts
-    alike (runbook is never imported from a zip), so found from this file, not through
-    importlib.resources, whose import costs Python 3.10 15 ms of every start (bench/startup.py)."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "playbooks")
-
-
-def playbook_dir(site_dir: str = "") -> str:
-    """The folder the playbooks are read from: the site's, else the packaged one."""
-    return os.path.expanduser(site_dir) if site_dir else packaged_dir()
-
-
-def describe_source(site_dir: str = "") -> str:
-    """Where the playbooks come from, in words (for `runbook --version` and reports)."""
-    if site_dir:
-        return f"{playbook_dir(site_dir)} (site setting [playbooks] dir)"
-    return f"{packaged_dir()} (shipped with runbook)"
-
-
-def read_yaml(path: str | os.PathLike, what: str, fix: str):
-    """A YAML data file of runbook's, with errors that name it. The parsed data is kept in the
-    user's cache, keyed by the file's content: importing PyYAML costs more than a `runbook
-    diagnose` does otherwise, so a run whose playbooks did not change reads JSON instead."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        raise ConfigError(f"{what} {path} not found", hint=fix) from None
-    except OSError as e:
-        raise ConfigError(f"cannot read {what} {path}: {e}", hint=fix) from None
-    cached = _cache_get(raw)
-    if cached is not _MISS:
-        return cached
-    import yaml  # only when the cache has no copy of this content
-
-    try:
-        # libyaml's loader where PyYAML was built with it: the same safe subset, parsed in C.
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        data = yaml.load(raw.decode("utf-8"), Loader=loader)  # noqa: S506
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"cannot read {what} {path}: {e}", hint=fix) from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{what} {path} is not valid YAML: {e}", hint=fix) from None
-    _cache_put(raw, data)
-    return data
-
-
-_MISS = object()
-
-
-def cache_dir() -> str | None:
-    """Where parsed data files are kept: $RUNBOOK_CACHE_DIR, else $XDG_CACHE_HOME/runbook, else
-    ~/.cache/runbook; None (no cache) when RUNBOOK_CACHE_DIR is set empty."""
-    if "RUNBOOK_CACHE_DIR" in os.environ:
-        v = os.environ["RUNBOOK_CACHE_DIR"]
-        return v or None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "runbook")
-
-
-def _cache_file(raw: bytes) -> str | None:
-    d = cache_dir()
-    if d is None:
-        return None
-    # Named by a checksum of the content (hashlib would load OpenSSL: more than it saves); the
-    # entry holds the content itself and is believed only when it is byte for byte the same.
-    return os.path.join(d, "yaml", f"{zlib.crc32(raw):08x}-{len(raw)}.json")
-
-
-def _cache_get(raw: bytes):
-    f = _cache_file(raw)
-    try:
-        entry = None
-        if f:
-            with open(f, encoding="utf-8") as fh:
-                entry = json.loads(fh.read())
-    except (OSError, ValueError):  # no copy yet, or a damaged one: parse the YAML
-        return _MISS
-    if (
-        not isinstance(entry, dict)
-        or entry.get("runbook") != __version__
-        or entry.get("source") != raw.decode("utf-8", "replace")
-    ):
-        return _MISS
-    return entry.get("data")
-
-
-def _cache_put(raw: bytes, data) -> None:
-    """Keep `data` if JSON gives it back unchanged (YAML has types JSON lacks: dates, non-string
-    keys); a cache that cannot be written (read-only home, full disk) is skipped silently."""
-    import tempfile  # only on a miss: it pulls in random and shutil
-
-    f = _cache_file(raw)
-    if f is None:
-        return
-    tmp = None
-    try:
-        if json.loads(json.dumps(data)) != data:
-            return
-        source = raw.decode("utf-8", "replace")
-        text = json.dumps({"runbook": __version__, "source": source, "data": data})
-        folder = os.path.dirname(f)
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, f)  # whole or absent: a reader never sees half a copy
-    except (OSError, TypeError, ValueError):
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    causes: dict[str, Preference]
 
 
 def _ladder(data, p: str) -> dict[str, tuple[Rung, ...]]:
@@ -177,6 +71,40 @@ def _ladder(data, p: str) -> dict[str, tuple[Rung, ...]]:
             hint=f"use ids from runbook's rung registry: {', '.join(sorted(REGISTRY))}",
         )
     return ladder
+
+
+_PROPERTIES = ("shrinks_activations", "drains")  # RungDef fields a cause may pass over by
+
+
+def _causes(data, p: str) -> dict[str, Preference]:
+    from runbook.cause import CAUSES
+    from runbook.rungs import REGISTRY
+
+    out = {}
+    for name, pref in (data.get("causes") or {}).items():
+        if name not in CAUSES:
+            raise ConfigError(
+                f"playbook {p}: causes.{name} is not a cause runbook names",
+                hint=f"use one of {', '.join(CAUSES)}",
+            )
+        then = pref.get("then") or ()
+        out[name] = Preference(
+            pref.get("take"),
+            tuple([then] if isinstance(then, str) else then),
+            pref.get("pass_over"),
+        )
+        unknown = [r for r in (out[name].take, *out[name].then) if r and r not in REGISTRY]
+        if unknown or out[name].pass_over not in (None, *_PROPERTIES):
+            raise ConfigError(
+                f"playbook {p}: causes.{name} names "
+                + (
+                    f"rung(s) {', '.join(unknown)} runbook does not know"
+                    if unknown
+                    else f"pass_over: {out[name].pass_over}, not one of {', '.join(_PROPERTIES)}"
+                ),
+                hint=f"rungs: {', '.join(sorted(REGISTRY))}",
+            )
+    return out
 
 
 def _thresholds(cls_, data, p: str):
@@ -211,7 +139,9 @@ def load(site_dir: str = "", *, path: str | os.PathLike | None = None) -> Playbo
     """The OOM playbook: from `path`, else `site_dir`/oom.yaml, else the packaged one."""
     p, data = _read(site_dir, path, "oom.yaml")
     try:
-        return Playbook(str(p), _thresholds(Thresholds, data, p), _ladder(data, p))
+        return Playbook(
+            str(p), _thresholds(Thresholds, data, p), _ladder(data, p), _causes(data, p)
+        )
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise _malformed(p, e) from None
 
@@ -231,6 +161,7 @@ class HangPlaybook:
     thresholds: HangThresholds
     ladder: dict[str, tuple[Rung, ...]]
     debug_env: dict[str, str]
+    causes: dict[str, Preference] = field(default_factory=dict)  # the hang runbook has none
 
 
 def load_hang(site_dir: str = "", *, path: str | os.PathLike | None = None) -> HangPlaybook:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from runbook import rungs
 from runbook.actions.executor import Action
 
 
@@ -23,10 +24,12 @@ def confirm_policy(
         return None
     if confirm is not None:
         return confirm
-    if rung == "grow_world":  # cancels a job that trains well: only a site that said so
-        return None if site.policy.unattended_grow else (lambda action: False)
-    if rung == "shrink_world" and not site.policy.unattended_shrink:
-        return lambda action: False
+    r = rungs.get(rung or "")
+    if r is not None and r.policy:  # a rung only a site that said so lets act unattended
+        if not getattr(site.policy, r.policy):
+            return lambda action: False
+        if r.policy_alone:
+            return None
     if verdict in site.policy.unattended_verdicts:
         return None
     return lambda action: False

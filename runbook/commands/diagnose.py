@@ -12,8 +12,8 @@ from runbook.errors import ExitCode, InputError, RunbookError
 from runbook.evidence.files import read_text_input
 from runbook.evidence.launcher_log import scan
 from runbook.evidence.units import points
+from runbook.planning.walk import next_step_for_cause
 from runbook.playbook import load as load_playbook
-from runbook.rungs import next_step_for_cause
 from runbook.words import fits_words, numbers, when_where
 
 
@@ -150,7 +150,11 @@ def diagnose(
     )
     diagnosis = classify(evidence, playbook.thresholds)
     diagnosis.next_step = next_step_for_cause(
-        diagnosis.cause, diagnosis.verdict, playbook.ladder, with_allocator=diagnosis.with_allocator
+        diagnosis.cause,
+        diagnosis.verdict,
+        playbook.ladder,
+        playbook.causes,
+        with_allocator=diagnosis.with_allocator,
     )
     if micro_batch and diagnosis.oom is not None:
         diagnosis.fit = _fit(diagnosis, micro_batch, grad_accum, params, site.ladder.fit_margin)

@@ -46,6 +46,7 @@ def plan(app, script, workdir, rung, as_json):
     cannot be read, 2 usage error.
     """
     from runbook.planning.offline import plan_script
+    from runbook.playbook import load as load_playbook
 
     path = Path(script)
     try:
@@ -56,7 +57,12 @@ def plan(app, script, workdir, rung, as_json):
             hint="give the path of the sbatch script the job was submitted with",
         ) from None
     doc = plan_script(
-        text, path.name, workdir or str(path.parent or "."), app.site().knobs, only=rung
+        text,
+        path.name,
+        workdir or str(path.parent or "."),
+        app.site().knobs,
+        only=rung,
+        book=load_playbook(app.site().playbooks.dir),
     )
     if as_json:
         click.echo(json.dumps(doc, indent=2))

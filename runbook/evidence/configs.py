@@ -15,7 +15,7 @@ import re
 from dataclasses import field
 from pathlib import Path
 
-from runbook.playbook import packaged_dir, read_yaml
+from runbook.datafiles import packaged_dir, read_yaml
 from runbook.record import record
 
 MAX_CONFIG_BYTES = 4 << 20

@@ -15,9 +15,9 @@ from dataclasses import field
 from datetime import datetime
 from pathlib import Path
 
+from runbook.datafiles import packaged_dir, read_yaml
 from runbook.errors import ConfigError
 from runbook.evidence.framing import plain, terminal_width, unwrap
-from runbook.playbook import packaged_dir, read_yaml
 from runbook.record import record
 
 _PCI = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"

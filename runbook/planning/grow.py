@@ -14,14 +14,14 @@ from dataclasses import field
 from datetime import datetime
 
 from runbook import rungs
+from runbook.errors import RungNotApplicable
 from runbook.planning import ladder
-from runbook.planning.config_patch import patch
 from runbook.planning.plan import resubmission
-from runbook.planning.sbatch_patch import RungNotApplicable
+from runbook.planning.sbatch_patch import patch
 from runbook.record import record
 from runbook.slurm.client import ACTIVE
 
-RUNG = "grow_world"
+RUNG = rungs.of_kind(rungs.GROW)[0].id  # the one rung that grows a shrunk job back
 # Verdicts after which runbook waits: asked again later (a person, or the sweep), it may grow.
 WAITING = ("nodes_not_back", "no_checkpoint_yet")
 SHRINK_RUNGS = {r.id for r in rungs.REGISTRY.values() if r.kind == rungs.SHRINK}
@@ -155,8 +155,7 @@ def make_grow_plan(
         p.why = f"{RUNG} cannot apply: {e.message}"
         p.human_action = f"the job keeps its {d.before} node(s); resize it by hand ({e.message})"
         return p
-    r = rungs.get(RUNG)
-    p.rung, p.rung_what = RUNG, r.setting if r else RUNG
+    p.rung, p.rung_what = RUNG, rungs.REGISTRY[RUNG].setting
     p.world, p.readmit = (d.before, d.after), d.readmit
     p.checkpoint = checkpoint
     p.why = f"nodes are back: {d.before} -> {d.after} nodes, the global batch kept"

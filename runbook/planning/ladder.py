@@ -14,16 +14,13 @@ from typing import Any
 
 from runbook import rungs
 from runbook.checkpoints import Checkpoint
-from runbook.evidence.units import human_mib
-from runbook.planning.config_patch import patch
-from runbook.planning.sbatch_patch import (
-    Patch,
-    RungNotApplicable,
-    job_mem_mib,
-    render,
-    set_allocator,
-)
+from runbook.errors import RungNotApplicable
+from runbook.planning import walk
+from runbook.planning.sbatch_patch import Patch, patch
+from runbook.planning.templates import render
 from runbook.record import record
+from runbook.rungs._allocator import set_allocator
+from runbook.rungs.unchanged import RUNG as AS_IT_IS
 
 ACTING_VERDICTS = ("true_oom", "fragmentation", "co_tenant", "gpu_fault", "host_oom")
 
@@ -72,25 +69,11 @@ class Plan:
         return self.rung is not None and not self.needs_human
 
 
-candidates = rungs.candidates
-
-
-def _more_ram_cannot_help(script: str, request_mib: float | None) -> str | None:
-    if not request_mib:
-        return None
-    mem = job_mem_mib(script)
-    if mem and request_mib > 2 * mem:
-        return (
-            f"one refused host allocation asked for {human_mib(request_mib)}, more than the "
-            f"doubled --mem ({human_mib(2 * mem)}): more RAM would fail the same way"
-        )
-    return None
-
-
 def plan(
     verdict: str,
     ladder: dict,
     *,
+    causes: dict,
     script: str,
     knobs,
     tried: list[tuple[str, str]],
@@ -119,24 +102,25 @@ def plan(
     docs/design.md §3.1): a cause no batch rung can help stops for a person; an evaluation OOM takes
     halve_eval_batch and nothing else; an optimizer's state passes over the activation rungs.
     `program` (evidence.program.ProgramOptions): the options the job's program takes, so a flag
-    is added only where it takes it."""
+    is added only where it takes it. `causes`: the playbook's preference of each cause
+    (playbook.Preference)."""
     p = Plan(verdict=verdict, tried=tried, fit=fit)
     if verdict not in ladder:  # the playbook's ladder names the verdicts it acts on
         p.why = f"verdict {verdict}: report only, nothing is changed"
         return p
     done = {r for _, r in tried}
-    how = getattr(cause, "plan", "ladder")
-    if how == "human":
-        return _for_a_person(p, f"cause {cause.name}: " + "; ".join(cause.reasons))
-    if how in rungs.EVAL_RUNGS:
-        return _eval_batch(p, script, knobs, resume, configs, done, rungs.EVAL_RUNGS[how])
-    if how == "no_activation_rungs" and not only_sharding:
-        only_sharding = f"cause {cause.name}: " + "; ".join(cause.reasons)
-    for rung in candidates(verdict, ladder):
+    pref = walk.preference(cause, causes)
+    if walk.for_a_person(pref):
+        return _for_a_person(p, walk.reasons(cause))
+    if pref is not None and pref.take:
+        return _taken_alone(p, rungs.REGISTRY[pref.take], script, knobs, resume, configs, done)
+    situation = rungs.Situation(script, fit, host_request_mib)
+    for rung in walk.candidates(verdict, ladder):
         r = rungs.get(rung.id)
-        again = rung.id == "halve_micro_batch" and _refitted(fit)
+        again = r is not None and r.again is not None and r.again(situation)
         skip = done - {rung.id} if again else done
-        if why_not := _passed_over(rung.id, r, skip, only_sharding, script, host_request_mib):
+        why_not = _passed_over(rung.id, r, skip, only_sharding, situation)
+        if why_not := why_not or (walk.reasons(cause) if walk.passes_over(pref, rung.id) else None):
             p.passed_over.append((rung.id, why_not))
             continue
         if rung.human_only or (r is not None and r.kind == rungs.HUMAN):
@@ -145,11 +129,10 @@ def plan(
                 p, f"next rung `{rung.id}` is for a person: {rung.what}", rung.what
             )
         script_rung, world, why_not = _placement(p, rung.id, r, node, nodes, capacity)
-        target, why_fit = _fitted(rung.id, fit)
-        if why_not := why_not or why_fit:
+        if why_not:
             p.passed_over.append((rung.id, why_not))
             continue
-        edit = {"resume": resume, "configs": configs, "world": world, "micro_batch": target}
+        edit = {"resume": resume, "configs": configs, "world": world, "fit": fit}
         if why_not := _patched(p, script, script_rung, knobs, program=program, **edit):
             p.passed_over.append((rung.id, why_not))
             continue
@@ -172,16 +155,6 @@ def _patched(p: Plan, script: str, rung_id: str, knobs, **how) -> str | None:
     return None
 
 
-def _fitted(rung_id: str, fit) -> tuple[int | None, str | None]:
-    """The micro-batch halve_micro_batch sets when the fit is a point (None: plain halving), or
-    why the rung is passed over (no smaller micro-batch is predicted to fit)."""
-    if rung_id != "halve_micro_batch" or fit is None or not fit.known:
-        return None, None
-    if fit.micro_batch is None:
-        return None, fit.reasons[-1]
-    return fit.micro_batch, None
-
-
 def _chosen(p: Plan, rung, r, world, with_allocator: bool, *, again: bool = False) -> Plan:
     """The rung taken: the first of the ladder not yet tried that applies (or the micro-batch
     rung taken again with the fit the lineage's two attempts measured)."""
@@ -202,27 +175,22 @@ def _chosen(p: Plan, rung, r, world, with_allocator: bool, *, again: bool = Fals
     return p
 
 
-def _refitted(fit) -> bool:
-    """A fit from two failed attempts of the lineage that names a micro-batch: the micro-batch
-    rung may be taken again with it (its first try under-predicted; the second is measured)."""
-    return fit is not None and fit.source == "lineage" and fit.micro_batch is not None
-
-
-def _passed_over(rung_id, r, done, only_sharding, script, host_request_mib) -> str | None:
-    """Why a rung is passed over before it is tried: the lineage took it, the cause rules the
-    activation rungs out, or more RAM could not hold the one refused request."""
+def _passed_over(rung_id, r, done, only_sharding, situation) -> str | None:
+    """Why a rung is passed over before it is tried: the lineage took it, the fixed cost rules
+    the activation rungs out, or the rung's own test of the situation (more RAM could not hold
+    the one refused request; no smaller micro-batch is predicted to fit)."""
     if rung_id in done:
         return "already tried on this lineage"
     if only_sharding and r is not None and r.shrinks_activations:
         return only_sharding
-    if rung_id == "raise_mem":
-        return _more_ram_cannot_help(script, host_request_mib)
+    if r is not None and r.applies is not None:
+        return r.applies(situation)
     return None
 
 
 def _placement(p: Plan, rung_id: str, r, node, nodes, capacity):
     """(the script rung to patch, the world it shrinks to, why it cannot apply here): a node
-    rung patches nothing in the script ("unchanged") and excludes (and may drain) the node; a
+    rung patches nothing in the script (it is resubmitted as it is) and excludes (and may drain) the node; a
     shrinking rung runs on one node fewer."""
     if r is not None and r.kind == rungs.SHRINK:
         why_not = _cannot_shrink(node, nodes, capacity)
@@ -245,7 +213,7 @@ def _placement(p: Plan, rung_id: str, r, node, nodes, capacity):
             return None, None, "the failing node is not known"
         p.exclude = [node]
         p.drain = node if r.drains else None
-    return "unchanged", None, None
+    return AS_IT_IS.id, None, None
 
 
 def _for_a_person(p: Plan, why: str, action: str | None = None) -> Plan:
@@ -255,50 +223,20 @@ def _for_a_person(p: Plan, why: str, action: str | None = None) -> Plan:
     return p
 
 
-# Each evaluation rung in words: why it is taken, what a lineage that took it did, and what a
-# person does where it cannot be applied.
-_EVAL_WORDS = {
-    "halve_eval_batch": (
-        "the OOM is in evaluation: its own batch is halved, the training batch is not touched",
-        "halved the evaluation batch",
-        "halve the evaluation's batch where the job sets it",
-    ),
-    "eval_accumulation": (
-        "the OOM is in evaluation, which kept every batch's predictions on the GPU: "
-        "eval_accumulation_steps=1 moves them to the CPU after each batch; no batch is touched",
-        "set eval_accumulation_steps to 1",
-        "set eval_accumulation_steps=1 where the job builds its Trainer's arguments (a loop of "
-        "its own: move each batch's outputs to the CPU)",
-    ),
-}
-
-
-def _eval_batch(
-    p: Plan, script: str, knobs, resume, configs, done: set[str], rung: str = "halve_eval_batch"
-) -> Plan:
-    """An OOM in evaluation (docs/design.md §3.1): the evaluation's own batch halved, or (its
-    predictions kept on the GPU) eval_accumulation_steps set to 1, or a person; never the
-    training micro-batch, which would not change it."""
-    why, did, by_hand = _EVAL_WORDS[rung]
-    if rung in done:
-        return _for_a_person(
-            p,
-            f"the lineage already {did} and it ran out in evaluation again: check "
-            "the evaluation loop (no_grad, predictions kept on the GPU)",
-        )
+def _taken_alone(p: Plan, r, script: str, knobs, resume, configs, done: set[str]) -> Plan:
+    """The rung a cause takes alone (the playbook's `causes`: an evaluation's own batch), or a
+    person: never the ladder's rungs, which would not change it (docs/design.md §3.1)."""
+    if r.id in done:
+        return _for_a_person(p, r.tried_again)
     try:
-        p.patch = patch(script, rung, knobs, resume=resume, configs=configs)
+        p.patch = patch(script, r.id, knobs, resume=resume, configs=configs)
     except RungNotApplicable as e:
-        p.passed_over.append((rung, e.message))
+        p.passed_over.append((r.id, e.message))
         return _for_a_person(
-            p,
-            f"the OOM is in evaluation and {e.message}; halving the training micro-batch would "
-            "not change the evaluation",
-            f"{by_hand}, then resubmit",
+            p, r.refused_because.format(reason=e.message), f"{r.by_hand}, then resubmit"
         )
-    r = rungs.get(rung)
-    p.rung, p.rung_what = rung, r.setting if r else rung
-    p.why = why
+    p.rung, p.rung_what = r.id, r.setting
+    p.why = r.taken_because
     return p
 
 

@@ -12,35 +12,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from runbook import rungs
+from runbook import playbook, rungs
 from runbook.errors import RunbookError, UsageError
 from runbook.evidence import configs as cfg
 from runbook.evidence.program import program_options
+from runbook.planning import bash, walk
 from runbook.planning import sbatch_patch as sp
-from runbook.planning.config_patch import (
-    KNOB_NAMES,
-    Change,
-    Knob,
-    RungPlan,
-    _checkpointing_in_configs,
-    _halve_in_configs,
-    _line,
-    config_knobs,
-    script_knobs,
-)
-
-# The rungs that change a job's script or its configs, in ladder order.
-PLAN_RUNGS = (
-    "expandable_segments",
-    "max_split_size",
-    "halve_micro_batch",
-    "activation_checkpointing",
-    "raise_sharding",
-    "raise_mem",
-    "shrink_world",  # the gpu_fault rung for a partition with no spare node: one node fewer
-    "halve_eval_batch",  # an OOM in evaluation (docs/design.md §3.1): the evaluation's own batch
-    "eval_accumulation",  # an evaluation that keeps its predictions on the GPU: HF's steps at 1
-)
+from runbook.planning.config_patch import KNOB_NAMES, Change, JobFiles, Knob, RungPlan, _line
+from runbook.planning.templates import read_header
 
 
 def _knob_view(k: Knob | cfg.ConfigKnob | None) -> dict | None:
@@ -66,15 +45,15 @@ def plan_script(
     *,
     only: str | None = None,
     cat: cfg.Catalogue | None = None,
+    book: playbook.Playbook | None = None,
 ) -> dict:
-    """The `runbook plan --json` document for one script."""
-    cat = cat or cfg.catalogue()
-    files = cfg.read_configs(script, workdir)
+    """The `runbook plan --json` document for one script: every rung that changes a job's files
+    in the order of the playbook `book` (None: the packaged one), or `only` that rung."""
+    job = JobFiles.read(script, name, cfg.read_configs(script, workdir), knobs, cat)
+    files = job.files
     program = program_options(script, workdir)  # the flags a rung may add must be its own
-    in_script = script_knobs(script, name, knobs)
-    in_configs = config_knobs(files, cat)
-    found: dict[str, Knob | cfg.ConfigKnob] = {**in_configs, **in_script}
-    header = sp.read_header(script)
+    found: dict[str, Knob | cfg.ConfigKnob] = {**job.in_configs, **job.in_script}
+    header = read_header(script)
     if header:
         variables = header[1]
         for key, var in (
@@ -103,14 +82,14 @@ def plan_script(
             "per_data_parallel_rank": per_rank,
         }
     plans = []
-    for rid in PLAN_RUNGS if only is None else (only,):
+    pb = book or playbook.load()
+    shown = walk.plan_rungs(pb.ladder, pb.causes)
+    for rid in shown if only is None else (only,):
         if rungs.get(rid) is None:
             raise UsageError(
-                f"--rung {rid}: not a rung runbook knows", hint=f"one of {', '.join(PLAN_RUNGS)}"
+                f"--rung {rid}: not a rung runbook knows", hint=f"one of {', '.join(shown)}"
             )
-        plans.append(
-            _plan_rung(rid, script, name, files, in_script, in_configs, knobs, cat, program)
-        )
+        plans.append(_plan_rung(rungs.REGISTRY[rid], job, program))
     return {
         "script": name,
         "workdir": str(workdir),
@@ -154,8 +133,8 @@ def _sbatch_int(script: str, long: str, short: str | None = None) -> tuple[int, 
 
 def _flag_int(script: str, names: list[str]) -> tuple[int | None, int] | None:
     """(value or None when not a number, line) of the first such flag in words that run."""
-    hit = sp._maybe(script, names)
-    return (sp._int_value(script, hit), _line(script, hit.start)) if hit else None
+    hit = bash.maybe(script, names)
+    return (bash.int_value(script, hit), _line(script, hit.start)) if hit else None
 
 
 def data_parallel(script: str, name: str, variables: dict | None = None) -> Knob | None:
@@ -175,7 +154,7 @@ def data_parallel(script: str, name: str, variables: dict | None = None) -> Knob
             return None
         world = (procs[0], procs[1], f"{procs[0]} processes")
     elif (per := _flag_int(script, PER_NODE)) is not None:
-        count = _flag_int(script, sp.NODE_COUNT_FLAGS)
+        count = _flag_int(script, bash.NODE_COUNT_FLAGS)
         n = count[0] if count is not None else (nodes[0] if nodes else None)
         if per[0] is None or n is None:
             return None
@@ -204,18 +183,17 @@ def data_parallel(script: str, name: str, variables: dict | None = None) -> Knob
 def script_nodes(script: str) -> int | None:
     """The node count the script asks for (`#SBATCH --nodes=N`, `-N N`, a template's `nodes`);
     a range (`--nodes=2-4`) or nothing: None."""
-    header = sp.read_header(script)
+    header = read_header(script)
     if header and isinstance(header[1].get("nodes"), int):
         return header[1]["nodes"]
     found = _sbatch_int(script, "--nodes", "-N")
     return found[0] if found else None
 
 
-def _plan_rung(
-    rid, script, name, files, in_script, in_configs, knobs, cat, program=None
-) -> RungPlan:
+def _plan_rung(r: rungs.RungDef, job: JobFiles, program=None) -> RungPlan:
+    rid, script, name, files, knobs = r.id, job.script, job.name, job.files, job.knobs
     world = None
-    if rid == "shrink_world":
+    if r.kind == rungs.SHRINK:
         n = script_nodes(script)
         if n is None or n < 2:
             return RungPlan(
@@ -229,21 +207,14 @@ def _plan_rung(
         p = sp.patch(script, rid, knobs, world=world, program=program)
     except RunbookError as e:
         why = str(e).splitlines()[0]
-        if (
-            rid == "halve_micro_batch"
-            and "micro_batch" not in in_script
-            and ("micro_batch" in in_configs)
-        ):
-            return _halve_in_configs(script, name, files, in_configs, in_script, knobs)
-        if rid == "activation_checkpointing":
-            flipped = _checkpointing_in_configs(script, name, files, cat)
-            if flipped is not None:
-                return flipped
+        in_configs = r.configs(job) if r.configs is not None else None
+        if in_configs is not None:  # the knob in a config the script names: changed in a copy
+            return in_configs
         unread = [f"{f.name} ({f.why})" for f in files if f.text is None]
         if unread and "no " in why:
             why += "; the script names config files runbook could not read: " + "; ".join(unread)
         return RungPlan(rid, False, why)
-    after = sp.effective_batch(p.new, knobs)
+    after = bash.effective_batch(p.new, knobs)
     values = {
         k: after[s]
         for k, s in (("micro_batch", "micro"), ("grad_accum", "accum"), ("global_batch", "global"))

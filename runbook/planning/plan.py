@@ -45,9 +45,10 @@ def host_request_mib(diagnosis: Diagnosis) -> float | None:
 def failing_batch(script: str, knobs) -> tuple[int | None, int | None]:
     """(micro-batch, accumulation) the failing run used, as its script states them (a runbook
     template's variables, else the knobs); accumulation None where the framework derives it."""
-    from runbook.planning import sbatch_patch as sp
+    from runbook.planning import bash
+    from runbook.planning.templates import read_header
 
-    header = sp.read_header(script)
+    header = read_header(script)
     if header:
         v = header[1]
         m, a = v.get("micro_batch"), v.get("grad_accum")
@@ -55,7 +56,7 @@ def failing_batch(script: str, knobs) -> tuple[int | None, int | None]:
             m if isinstance(m, int) else None,
             a if isinstance(a, int) and "global_batch" not in v else None,
         )
-    b = sp.effective_batch(script, knobs)
+    b = bash.effective_batch(script, knobs)
     m, a = b.get("micro"), b.get("accum")
     return (m if isinstance(m, int) else None, a if isinstance(a, int) else None)
 
@@ -136,6 +137,7 @@ def make_plan(
         host_request_mib=host_request_mib(diagnosis),
         fit=fit_of(diagnosis, script, site.knobs, site.ladder.fit_margin, run.parent_need),
         cause=diagnosis.cause,
+        causes=playbook.causes,
     )
     p.checkpoint, p.checkpoints_skipped, p.failed_step = chosen, checkpoints.skipped, failed_step
     p.suspicious = run.suspicious
@@ -253,6 +255,7 @@ def make_hang_plan(
         resume=(site.checkpoints, chosen.path) if chosen else None,
         nodes=job.num_nodes,
         capacity=capacity,
+        causes=playbook.causes,
     )
     if len(nodes) > 1:
         p.passed_over = [

@@ -7,12 +7,7 @@ Pure functions of JobInfo values; the pipeline reads the jobs and acts.
 
 from __future__ import annotations
 
-# What each rung changes on purpose, so that the original's value is not given again for it.
-RUNG_CHANGES = {
-    "raise_mem": {"mem", "mem_per_cpu"},
-    "shrink_world": {"nodes", "ntasks"},
-    "grow_world": {"nodes", "ntasks"},
-}
+from runbook import rungs
 
 # (recorded key, sbatch option)
 _OPTIONS = (
@@ -37,7 +32,8 @@ _OPTIONS = (
 def options(resources: dict[str, str], rung: str | None) -> list[str]:
     """sbatch options that give the new job the original's resources, less what the rung
     changes."""
-    skip = RUNG_CHANGES.get(rung or "", set())
+    r = rungs.get(rung or "")
+    skip = r.sbatch_options if r is not None else frozenset()  # what it changes on purpose
     return [
         f"{opt}={resources[key]}" for key, opt in _OPTIONS if key in resources and key not in skip
     ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from runbook import rungs
 from runbook.diagnosis import Diagnosis, human_mib
 from runbook.errors import ExitCode
 from runbook.evidence import xid
@@ -184,12 +185,11 @@ def _next_steps(inc, job, plan, failed, declined, dry, site_flags, site, verb, v
         )
     if plan and plan.needs_human:
         nxt.append(f"A person decides: {plan.human_action or plan.why}")
-    allow = {
-        "grow_world": "set [policy] unattended_grow = true",
-        "shrink_world": "set [policy] unattended_shrink = true",
-    }.get(
-        plan.rung if plan and plan.rung else "",
-        f"allow verdict {verdict} in [policy] unattended_verdicts",
+    r = rungs.get(plan.rung or "") if plan else None
+    allow = (
+        f"set [policy] {r.policy} = true"
+        if r is not None and r.policy
+        else f"allow verdict {verdict} in [policy] unattended_verdicts"
     )
     for r in declined:
         nxt.append(

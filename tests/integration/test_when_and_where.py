@@ -92,7 +92,7 @@ def test_an_evaluation_that_keeps_its_outputs_on_the_gpu_is_never_given_a_smalle
         scenario, "evalkept", "--eval-act-mib-per-sample 500 --eval-kept-mib-per-sample 1200"
     )
     d, plan = r["diagnosis"], r["plan"]
-    assert d["cause"] == "eval_batch"
+    assert d["cause"] == "eval_predictions"
     assert (d["phase"]["where"], d["phase"]["when"]) == ("eval", "eval_start")
     assert plan["rung"] is None and "halve_eval_batch" not in dict(plan["passed_over"])
     assert "eval_accumulation" in dict(plan["passed_over"])
@@ -122,7 +122,7 @@ def test_an_hf_trainer_script_keeping_predictions_gets_eval_accumulation_and_run
     out = act(job)
     r = report(out)
     d, plan = r["diagnosis"], r["plan"]
-    assert (d["cause"], d["phase"]["where"]) == ("eval_batch", "eval")
+    assert (d["cause"], d["phase"]["where"]) == ("eval_predictions", "eval")
     assert plan["rung"] == "eval_accumulation", plan
     new = out["new_job_id"]
     batch = tmp_path / "new.sbatch"

@@ -309,7 +309,7 @@ def test_real_hf_trainer_keeping_eval_predictions_on_the_gpu_sets_eval_accumulat
     eval_accumulation_steps=1 evaluated all 600 samples (hf_eval_accumulation_1.log)."""
     d = diagnose("--log", str(GPU / "hf_eval_accumulation.log"))
     assert (d["phase"]["where"], d["phase"]["when"]) == ("eval", "eval_start")
-    assert d["cause"] == "eval_batch" and d["next_step"]["rung"] == "eval_accumulation"
+    assert d["cause"] == "eval_predictions" and d["next_step"]["rung"] == "eval_accumulation"
     assert any("keeps every batch's predictions on the GPU" in r for r in d["reasons"])
     fixed = (GPU / "hf_eval_accumulation_1.log").read_text()
     assert "eval_accumulation_steps=1" in fixed and "'eval_predictions': 600" in fixed

@@ -13,7 +13,7 @@ from runbook.checkpoints import Checkpoint
 from runbook.evidence.collect import LineageEvidence
 from runbook.planning import resources
 from runbook.planning.grow import decide, make_grow_plan
-from runbook.planning.sbatch_patch import render
+from runbook.planning.templates import render
 from runbook.site import SiteConfig
 from runbook.slurm.client import JobInfo
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from runbook import rungs
-from runbook.planning import ladder
+from runbook.planning import ladder, walk
 from runbook.playbook import load
 from runbook.site import SiteConfig
 from runbook.verify import expected_allocator
@@ -15,12 +15,20 @@ from runbook.verify import expected_allocator
 DATA = Path(__file__).resolve().parents[1] / "data" / "sbatch"
 KNOBS = SiteConfig().knobs
 LADDER = load().ladder
+CAUSES = load().causes
 HF = (DATA / "hf_accelerate.sbatch").read_text()
 
 
 def plan(verdict, script=HF, tried=(), node="gpu-01", **kw):
     return ladder.plan(
-        verdict, LADDER, script=script, knobs=KNOBS, tried=list(tried), node=node, **kw
+        verdict,
+        LADDER,
+        causes=CAUSES,
+        script=script,
+        knobs=KNOBS,
+        tried=list(tried),
+        node=node,
+        **kw,
     )
 
 
@@ -69,7 +77,7 @@ def test_a_tried_rung_is_never_applied_again():
     p = plan("fragmentation", tried=[("101", "expandable_segments")])
     assert p.rung == "max_split_size"
     assert ("expandable_segments", "already tried on this lineage") in p.passed_over
-    assert p.allocator == rungs.MAX_SPLIT
+    assert p.allocator == "max_split_size_mb:512"
 
 
 def test_fragmentation_continues_into_the_true_oom_ladder():
@@ -93,18 +101,19 @@ def test_more_ram_is_passed_over_when_one_refused_allocation_outgrows_it():
     assert rung == "raise_mem" and "131072.00 GiB" in why and "1024.00 GiB" in why
     # --mem the script does not state (the sbatch command line's): nothing to compare, no guess.
     bare = HF.replace("#SBATCH --mem=512G\n", "")
-    assert ladder._more_ram_cannot_help(bare, 128 * 1024.0**2) is None
+    raise_mem = rungs.REGISTRY["raise_mem"]
+    assert raise_mem.applies(rungs.Situation(bare, host_request_mib=128 * 1024.0**2)) is None
 
 
 def test_job_mem_reads_slurm_units_and_runbook_templates():
-    from runbook.planning.sbatch_patch import job_mem_mib
+    from runbook.planning.bash import job_mem_mib
 
     assert job_mem_mib("#!/bin/bash\n#SBATCH --mem=64G\n") == 64 * 1024
     assert job_mem_mib("#!/bin/bash\n#SBATCH --mem=4000\n") == 4000  # Slurm's default unit: MB
     assert job_mem_mib("#!/bin/bash\n#SBATCH --mem=2T\n") == 2 * 1024**2
     assert job_mem_mib("#!/bin/bash\nsrun python train.py\n") is None
     assert job_mem_mib("#SBATCH --mem=" + "9" * 5000 + "\n") is None  # noise, not a size
-    from runbook.planning.sbatch_patch import render
+    from runbook.planning.templates import render
 
     variables = {"nodes": 1, "ranks_per_node": 2, "micro_batch": 8, "grad_accum": 2}
     variables.update(workdir="/scratch/run", alloc_conf="")
@@ -138,17 +147,17 @@ def test_without_a_thin_pool_a_script_rung_sets_no_allocator():
     p = plan("true_oom")
     assert p.allocator is None and "ALLOC_CONF" not in p.patch.diff()
     assert expected_allocator({"rung": "halve_micro_batch"}) is None
-    assert expected_allocator({"rung": "max_split_size"}) == rungs.MAX_SPLIT
+    assert expected_allocator({"rung": "max_split_size"}) == "max_split_size_mb:512"
 
 
 def test_next_step_names_the_exact_setting():
-    n = rungs.next_step("fragmentation", LADDER)
+    n = walk.next_step("fragmentation", LADDER)
     assert n["rung"] == "expandable_segments"
     assert "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in n["setting"]
     assert n["then"][:2] == ["max_split_size", "halve_micro_batch"]
-    n = rungs.next_step("true_oom", LADDER, with_allocator=True)
+    n = walk.next_step("true_oom", LADDER, with_allocator=True)
     assert n["rung"] == "halve_micro_batch" and "expandable_segments:True" in n["setting"]
-    assert rungs.next_step("unknown", LADDER) is None
+    assert walk.next_step("unknown", LADDER) is None
 
 
 # -- shrink_world: fewer nodes, the same global batch (issue 20) ---------------------------------
@@ -191,7 +200,7 @@ def test_accumulation_that_does_not_divide_stops_with_the_reason():
 
 
 def test_a_template_job_gets_its_nodes_and_accumulation_from_the_variables():
-    from runbook.planning.sbatch_patch import render
+    from runbook.planning.templates import render
 
     template = str(DATA / "train.sbatch.j2")
     variables = {
@@ -255,14 +264,7 @@ def test_the_plan_takes_the_refused_request_from_the_diagnosis():
 def _cause(name):
     from runbook import cause
 
-    plans = {
-        "eval_batch": cause.EVAL_BATCH,
-        "optimizer_state": cause.NO_ACTIVATION_RUNGS,
-        "leak": cause.HUMAN,
-        "checkpoint_map_location": cause.HUMAN,
-        "eval_no_grad": cause.HUMAN,
-    }
-    return cause.Cause(name, plans[name], [f"{name} for the test"])
+    return cause.Cause(name, [f"{name} for the test"])
 
 
 EVAL_HF = HF.replace(
@@ -292,7 +294,7 @@ def test_an_evaluation_oom_without_an_eval_knob_goes_to_a_person_not_the_micro_b
 def _kept_predictions():
     from runbook import cause
 
-    return cause.Cause("eval_batch", cause.EVAL_PREDICTIONS, ["predictions kept on the GPU"])
+    return cause.Cause("eval_predictions", ["predictions kept on the GPU"])
 
 
 def test_an_evaluation_that_keeps_its_predictions_sets_eval_accumulation_not_its_batch():

@@ -201,6 +201,7 @@ def test_runbook_oom_plans_the_same_config_change():
         tried=[],
         node="gpu-01",
         configs=read_configs(script, d),
+        causes={},
     )
     assert p.acts and p.rung == "halve_micro_batch"
     ((name, text),) = p.patch.files.items()
@@ -208,7 +209,9 @@ def test_runbook_oom_plans_the_same_config_change():
     assert "per_device_train_batch_size: 2" in text and "gradient_accumulation_steps: 8" in text
     assert name in p.patch.new and "+per_device_train_batch_size: 2" in p.patch.diff()
     # without the configs (not readable where runbook runs) the rung is passed over, with why
-    q = ladder.plan("true_oom", load().ladder, script=script, knobs=KNOBS, tried=[], node="gpu-01")
+    q = ladder.plan(
+        "true_oom", load().ladder, causes={}, script=script, knobs=KNOBS, tried=[], node="gpu-01"
+    )
     assert q.rung != "halve_micro_batch"
     assert any(r == "halve_micro_batch" and "micro-batch" in why for r, why in q.passed_over)
 
@@ -335,7 +338,7 @@ def test_real_scripts_get_the_first_rung_an_engineer_would_plan(case):
 
 
 def test_a_here_document_read_into_a_variable_runs_but_one_fed_to_cat_does_not():
-    from runbook.planning.sbatch_patch import _find
+    from runbook.planning.bash import find as _find
 
     live = "read -r -d '' cmd <<EOF\ntrain --micro_batch_size 4\nEOF\ndeepspeed $cmd\n"
     inert = "cat > notes.txt <<EOF\ntrain --micro_batch_size 4\nEOF\npython t.py\n"

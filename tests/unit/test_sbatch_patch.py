@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from runbook.errors import InputError, UsageError
+from runbook.errors import InputError, RungNotApplicable, UsageError
 from runbook.evidence.program import HF_TRAINING_FLAGS, ProgramOptions
-from runbook.planning.sbatch_patch import RungNotApplicable, parse_vars, patch, read_header, render
+from runbook.planning.sbatch_patch import patch
+from runbook.planning.templates import parse_vars, read_header, render
 from runbook.site import SiteConfig
 from tests.golden import check_golden
 
@@ -99,7 +100,7 @@ def test_an_original_that_already_fails_bash_n_is_reported_as_the_originals_faul
 
 
 def test_a_patch_that_breaks_the_script_is_refused():
-    from runbook.planning.sbatch_patch import bash_n
+    from runbook.planning.bash import bash_n
 
     good = "#!/bin/bash\nsrun t.py --micro-batch-size 8\n"
     with pytest.raises(InputError, match="does not parse"):
@@ -185,7 +186,7 @@ def test_rendered_values_are_shell_quoted(tmp_path):
 
 
 def test_allocator_replaces_the_scripts_own_empty_export_that_would_win():
-    from runbook.planning.sbatch_patch import set_allocator
+    from runbook.rungs._allocator import set_allocator
 
     script = (
         "#!/bin/bash\n#SBATCH -N2\nexport PYTORCH_ALLOC_CONF=\n"

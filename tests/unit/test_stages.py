@@ -27,6 +27,7 @@ ORDER = [
     "errors",
     "units",
     "site",
+    "jobfiles",
     "rungs",
     "playbook",
     "lineage",
@@ -51,7 +52,17 @@ ORDER = [
 ]
 # Wiring and shared infrastructure that several stages use on purpose.
 STAGE_OF = {
+    "datafiles": "errors",  # where runbook's YAML data lives, read and cached
     "evidence.units": "units",
+    # The readers of a job's files (its script, a runbook template, the configs and the program
+    # it names): the rungs' inputs, knowing no rung.
+    "planning.bash": "jobfiles",
+    "planning.templates": "jobfiles",
+    "planning.config_patch": "jobfiles",
+    "evidence.configs": "jobfiles",
+    "evidence.program": "jobfiles",
+    "evidence.source_check": "jobfiles",
+    "cause": "rungs",  # the causes' rules: data in, a name out; the playbook names them
     "evidence.framing": "units",  # colour codes and quote markers: text any parser reads
     "state": "errors",
     "report.files": "errors",
@@ -72,12 +83,28 @@ def stage(module: str) -> str:
     return rel.split(".")[0]
 
 
+def _is_module(name: str) -> bool:
+    rel = Path(*name.removeprefix("runbook.").split("."))
+    return (RUNBOOK / rel).with_suffix(".py").exists() or (RUNBOOK / rel / "__init__.py").exists()
+
+
+def _has_code(name: str) -> bool:
+    """A package whose __init__ holds code (importing it runs that code)."""
+    init = RUNBOOK / Path(*name.removeprefix("runbook.").split(".")) / "__init__.py"
+    return init.exists() and bool(init.read_text().strip())
+
+
 def imports(path: Path) -> set[str]:
     out = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("runbook"):
-            out.add(node.module)
-            out.update(f"{node.module}.{a.name}" for a in node.names)
+            subs = {f"{node.module}.{a.name}" for a in node.names}
+            modules = {m for m in subs if _is_module(m)}
+            # `from runbook.planning import bash` imports the module bash (the package's
+            # __init__ is empty); `from runbook.planning.ladder import plan` imports ladder.
+            if modules != subs or not _is_module(node.module) or _has_code(node.module):
+                out.add(node.module)
+            out.update(subs)
         elif isinstance(node, ast.Import):
             out.update(a.name for a in node.names if a.name.startswith("runbook"))
     return out

@@ -93,3 +93,32 @@ def test_every_design_reference_points_into_the_repository_s_own_design_document
         cited |= {m for m in re.findall(r"design\.md §(\d+(?:\.\d+)?)", text)}
     assert not outside, outside
     assert cited and cited <= sections, sorted(cited - sections)
+
+
+def test_no_rung_id_is_written_outside_its_own_module():
+    """A rung is one module (runbook/rungs/<id>.py) and its place in the playbook: no other code
+    names it, so adding one touches nothing else. Log parsers (evidence/) read PyTorch's own
+    words (`expandable_segments` in an allocator message), and a knob kind may share a rung's
+    name (the site's `[knobs] eval_accumulation`): neither names a rung."""
+    from runbook import rungs
+    from runbook.site import SiteConfig
+
+    ids = set(rungs.REGISTRY)
+    knob_kinds = set(vars(SiteConfig().knobs))
+    found = []
+    for name, path in _modules().items():
+        if name.startswith("runbook.evidence") or name.removeprefix("runbook.rungs.") in ids:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            value = getattr(node, "value", None) if isinstance(node, ast.Constant) else None
+            if isinstance(value, str) and value in ids and value not in knob_kinds:
+                found.append(f"{name}:{node.lineno}: {value!r}")
+    assert not found, found
+
+
+def test_every_rung_module_defines_the_rung_it_is_named_after():
+    from runbook import rungs
+
+    stems = {p.stem for p in (PACKAGE / "rungs").glob("*.py") if not p.stem.startswith("_")}
+    assert stems == set(rungs.REGISTRY)
+    assert all(rungs.REGISTRY[s].id == s for s in stems)

@@ -1,0 +1,221 @@
+"""halve_micro_batch: the micro-batch halved (or set to the failure's fit), the gradient
+accumulation raised so the global batch stays the same (docs/design.md §3.2); in the script, a
+runbook template's variables, or a config file the script names."""
+
+from __future__ import annotations
+
+import re
+
+from runbook.errors import RunbookError, RungNotApplicable
+from runbook.evidence import configs as cfg
+from runbook.planning import bash
+from runbook.planning.config_patch import JobFiles, RungPlan, copies
+from runbook.rungs import SCRIPT, Ask, RungDef, Situation
+
+
+def _target(fit) -> int | None:
+    """The fitted micro-batch (planning.fit) when the fit is a point; None: plain halving."""
+    return fit.micro_batch if fit is not None and fit.known else None
+
+
+def _applies(s: Situation) -> str | None:
+    """Passed over when the fit, with the fixed cost known, predicts no smaller micro-batch fits."""
+    f = s.fit
+    if f is not None and f.known and f.micro_batch is None:
+        return f.reasons[-1]
+    return None
+
+
+def _again(s: Situation) -> bool:
+    """A fit from two failed attempts of the lineage that names a micro-batch: the rung may be
+    taken again with it (its first try under-predicted; the second is measured)."""
+    return s.fit is not None and s.fit.source == "lineage" and s.fit.micro_batch is not None
+
+
+def new_micro_batch(m: int, target: int | None, accum: int | None) -> int:
+    """The micro-batch the rung sets: the fitted one (planning.fit) when given, else m / 2; a
+    RungNotApplicable when it would not keep the global batch exact."""
+    if target is None:
+        if m < 2 or m % 2:
+            raise RungNotApplicable(
+                f"micro-batch is {m}: it cannot be halved exactly; take the next rung"
+            )
+        return m // 2
+    if not 1 <= target < m or (m * (accum or 1)) % target or (not accum and m % target):
+        raise RungNotApplicable(
+            f"the fitted micro-batch {target} does not keep micro-batch {m} x accumulation "
+            f"{accum or 1} exact"
+        )
+    return target
+
+
+def _script(script: str, ask: Ask) -> tuple[str, list[str], list[str]]:
+    """micro-batch / 2 (or the fitted `target`) with the global batch unchanged: Megatron-style
+    scripts state the global batch (the framework derives accumulation), HF-style ones state
+    accumulation (scaled here by old / new); an accumulation computed from the micro-batch in the
+    script follows by itself."""
+    knobs, target = ask.knobs, _target(ask.fit)
+    micro = bash.one(script, bash.names(knobs, "micro_batch"), "micro-batch")
+    m = bash.int_value(script, micro)
+    if m is None:
+        raise RungNotApplicable(
+            f"micro-batch {micro.name}={micro.value} is not a number runbook can halve"
+        )
+    accum0 = bash.maybe(script, bash.names(knobs, "grad_accum"))
+    new = new_micro_batch(m, target, bash.int_value(script, accum0) if accum0 else None)
+    site = bash.literal_site(script, micro)
+    edits = [(site, str(new))]
+    changes = [f"micro-batch {m} -> {new} ({micro.name})"]
+    gbs = bash.maybe(script, bash.names(knobs, "global_batch"))
+    accum = bash.maybe(script, bash.names(knobs, "grad_accum"))
+    a_stated = bash.int_value(script, accum) if accum is not None else None
+    if gbs is not None and accum is not None and a_stated is not None:
+        # All three stated (DeepSpeed checks train_batch_size = micro x accumulation x world at
+        # start): the accumulation grows by m / new, the global batch stays.
+        a2 = a_stated * m // new
+        edits.append((bash.literal_site(script, accum), str(a2)))
+        changes.append(f"gradient accumulation {a_stated} -> {a2} ({accum.name})")
+        checks = [
+            f"global batch stated by {gbs.name}={gbs.value}: unchanged, and micro-batch x "
+            f"accumulation kept: {m} x {a_stated} = {new} x {a2}"
+        ]
+    elif gbs is not None:
+        checks = [
+            f"global batch stated by {gbs.name}={gbs.value}: unchanged; the framework "
+            "derives accumulation"
+        ]
+    elif accum is not None:
+        a = bash.int_value(script, accum)
+        var_names = [n for n in (micro.name, site.name) if re.fullmatch(r"[A-Za-z_]\w*", n)]
+        if a is None and any(re.search(rf"\b{v}\b", accum.value) for v in var_names):
+            checks = [
+                f"accumulation {accum.name}={accum.value} is computed from the micro-batch: "
+                "it follows by itself"
+            ]
+        elif a is None:
+            raise RungNotApplicable(
+                f"gradient accumulation {accum.name}={accum.value} is neither a number nor "
+                "computed from the micro-batch"
+            )
+        else:
+            a2 = a * m // new
+            edits.append((bash.literal_site(script, accum), str(a2)))
+            changes.append(f"gradient accumulation {a} -> {a2} ({accum.name})")
+            checks = [
+                f"global batch: {m} x {a} = {new} x {a2} = {m * a} per data-parallel "
+                "rank, unchanged"
+            ]
+    else:
+        raise RungNotApplicable(
+            "the script states neither a global batch nor gradient accumulation: halving the "
+            "micro-batch would halve the global batch (it changes the science)",
+            hint="add the script's accumulation knob to [knobs] grad_accum",
+        )
+    return bash.replace(script, edits), changes, checks
+
+
+def _template(vars2: dict, ask: Ask, changes: list, checks: list) -> None:
+    """The template's micro-batch set to `micro_batch` (the fit) or halved, the accumulation
+    raised to keep the global batch (or the global batch stated and unchanged)."""
+    m = vars2.get("micro_batch")
+    if not isinstance(m, int):
+        raise RungNotApplicable(f"micro_batch is {m!r}: it cannot be halved exactly")
+    a = vars2.get("grad_accum") if "global_batch" not in vars2 else None
+    m2 = new_micro_batch(m, _target(ask.fit), a if isinstance(a, int) else None)
+    vars2["micro_batch"] = m2
+    changes.append(f"micro_batch {m} -> {m2}")
+    if "global_batch" in vars2:
+        checks.append(f"global_batch={vars2['global_batch']} unchanged")
+    elif isinstance(a, int):
+        vars2["grad_accum"] = a * m // m2
+        changes.append(f"grad_accum {a} -> {a * m // m2}")
+        checks.append(f"global batch {m} x {a} = {m2} x {a * m // m2}, unchanged")
+    else:
+        raise RungNotApplicable("the template has neither global_batch nor grad_accum")
+
+
+def halve_accumulation_only(script: str, knobs, expected: int) -> tuple[str, list[str], list[str]]:
+    """Double the script's gradient accumulation (the micro-batch is halved elsewhere: in a
+    config file the script names)."""
+    accum = bash.one(script, knobs.grad_accum, "gradient-accumulation")
+    a = bash.int_value(script, accum)
+    if a is None or a != expected:
+        raise RungNotApplicable(
+            f"accumulation {accum.name}={accum.value} is not a number runbook can double"
+        )
+    site = bash.literal_site(script, accum)
+    new = bash.replace(script, [(site, str(a * 2))])
+    return new, [f"accumulation {a} -> {a * 2} ({accum.name})"], []
+
+
+def _configs(job: JobFiles) -> RungPlan | None:
+    """halve_micro_batch where the micro-batch lives in a config: the copy with it halved (and the
+    accumulation doubled where it is stated, in a config or in the script), the script pointed
+    at the copies, the global batch re-read from what was patched."""
+    if "micro_batch" in job.in_script or "micro_batch" not in job.in_configs:
+        return None
+    script, files, found, in_script = job.script, job.files, job.in_configs, job.in_script
+    rid = RUNG.id
+    micro = found["micro_batch"]
+    m = micro.number or 0
+    if m < 2 or m % 2:
+        return RungPlan(
+            rid,
+            False,
+            f"micro-batch {micro.key}={micro.value} in {micro.file} "
+            "cannot be halved exactly; take the next rung",
+        )
+    accum = found.get("grad_accum")
+    glob = found.get("global_batch") or in_script.get("global_batch")
+    texts = {f.name: f.text for f in files if f.text is not None}
+    edits: dict[str, list[tuple[cfg.ConfigKnob, int]]] = {micro.file: [(micro, m // 2)]}
+    new_script = script
+    checks = []
+    after = {"micro_batch": m // 2}
+    if accum is not None and accum.number:
+        edits.setdefault(accum.file, []).append((accum, accum.number * 2))
+        after["grad_accum"] = accum.number * 2
+        checks.append(
+            f"global batch {m} x {accum.number} = {m // 2} x {accum.number * 2} per "
+            "data-parallel rank"
+        )
+    elif "grad_accum" in in_script and in_script["grad_accum"].value:
+        a = in_script["grad_accum"]
+        try:
+            new_script, _, _ = halve_accumulation_only(new_script, job.knobs, a.value or 0)
+        except RunbookError as e:
+            return RungPlan(rid, False, str(e).splitlines()[0])
+        after["grad_accum"] = (a.value or 0) * 2
+        checks.append(
+            f"global batch {m} x {a.value} = {m // 2} x {(a.value or 0) * 2} per "
+            "data-parallel rank (accumulation in the script)"
+        )
+    elif glob is not None:
+        gv = glob.number if isinstance(glob, cfg.ConfigKnob) else glob.value
+        checks.append(
+            f"global batch stated as {glob.key}={gv}: unchanged; the framework derives accumulation"
+        )
+    else:
+        return RungPlan(
+            rid,
+            False,
+            f"micro-batch {micro.key} is in {micro.file} but neither an "
+            "accumulation nor a global batch is stated anywhere runbook can read: "
+            "halving it would change the global batch",
+        )
+    return copies(rid, job.name, script, new_script, texts, edits, after, checks)
+
+
+RUNG = RungDef(
+    "halve_micro_batch",
+    SCRIPT,
+    "micro-batch / 2 and gradient accumulation x 2 (where the script sets the global "
+    "batch instead, only the micro-batch); the global batch stays the same",
+    template_vars=("micro_batch", "grad_accum"),
+    shrinks_activations=True,
+    applies=_applies,
+    again=_again,
+    script=_script,
+    template=_template,
+    configs=_configs,
+)
