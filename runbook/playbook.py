@@ -39,12 +39,14 @@ class Rung:
 @record(frozen=True)
 class Preference:
     """What a cause does to its verdict's ladder (the playbook's `causes`): `take` one rung
-    alone (a person's rung: stop for a person), `then` what follows it, or `pass_over` the
-    ladder's rungs that have a property (their RungDef field is true)."""
+    alone (a person's rung: stop for a person), `then` what follows it; or `first` rungs tried
+    before the ladder, and `pass_over` the ladder's rungs that have a property (their RungDef
+    field is true)."""
 
     take: str | None = None
     then: tuple[str, ...] = ()
     pass_over: str | None = None
+    first: tuple[str, ...] = ()
 
 
 @record(frozen=True)
@@ -87,13 +89,15 @@ def _causes(data, p: str) -> dict[str, Preference]:
                 f"playbook {p}: causes.{name} is not a cause runbook names",
                 hint=f"use one of {', '.join(CAUSES)}",
             )
-        then = pref.get("then") or ()
+        then, first = pref.get("then") or (), pref.get("first") or ()
         out[name] = Preference(
             pref.get("take"),
             tuple([then] if isinstance(then, str) else then),
             pref.get("pass_over"),
+            tuple([first] if isinstance(first, str) else first),
         )
-        unknown = [r for r in (out[name].take, *out[name].then) if r and r not in REGISTRY]
+        named = (out[name].take, *out[name].then, *out[name].first)
+        unknown = [r for r in named if r and r not in REGISTRY]
         if unknown or out[name].pass_over not in (None, *_PROPERTIES):
             raise ConfigError(
                 f"playbook {p}: causes.{name} names "

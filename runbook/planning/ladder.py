@@ -115,7 +115,7 @@ def plan(
     if pref is not None and pref.take:
         return _taken_alone(p, rungs.REGISTRY[pref.take], script, knobs, resume, configs, done)
     situation = rungs.Situation(script, fit, host_request_mib)
-    for rung in walk.candidates(verdict, ladder):
+    for rung in walk.ordered(verdict, ladder, pref):
         r = rungs.get(rung.id)
         again = r is not None and r.again is not None and r.again(situation)
         skip = done - {rung.id} if again else done

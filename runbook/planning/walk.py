@@ -21,6 +21,15 @@ def candidates(verdict: str, ladder: dict) -> list:
     return out
 
 
+def ordered(verdict: str, ladder: dict, pref) -> list:
+    """The rungs walked for a verdict: the cause's `first` rungs (playbook.Rung, in the words of
+    their modules), then the verdict's ladder (candidates)."""
+    from runbook.playbook import Rung
+
+    first = [Rung(rid, rungs.REGISTRY[rid].setting) for rid in (pref.first if pref else ())]
+    return first + [c for c in candidates(verdict, ladder) if c.id not in {f.id for f in first}]
+
+
 def preference(cause, causes: dict):
     """The playbook's preference for this cause (playbook.Preference), or None: the ladder as it
     is."""
@@ -76,8 +85,9 @@ def next_step_for_cause(cause, verdict: str, ladder: dict, causes: dict, *, with
             "then": list(pref.then),
         }
     step = next_step(verdict, ladder, with_allocator=with_allocator)
-    if pref is not None and pref.pass_over and step is not None:
-        rest = [c.id for c in candidates(verdict, ladder) if not passes_over(pref, c.id)]
+    if pref is not None and (pref.pass_over or pref.first) and step is not None:
+        order = ordered(verdict, ladder, pref)
+        rest = [c.id for c in order if not passes_over(pref, c.id)]
         if rest:
             r = rungs.get(rest[0])
             step = {

@@ -23,7 +23,7 @@ def plan(verdict, script=HF, tried=(), node="gpu-01", **kw):
     return ladder.plan(
         verdict,
         LADDER,
-        causes=CAUSES,
+        causes=kw.pop("causes", CAUSES),
         script=script,
         knobs=KNOBS,
         tried=list(tried),
@@ -343,3 +343,22 @@ def test_optimizer_state_passes_over_the_activation_rungs():
 
 def test_without_a_cause_the_ladder_is_unchanged():
     assert plan("true_oom").rung == "halve_micro_batch"
+
+
+def test_a_cause_s_first_rungs_come_before_its_verdict_s_ladder_and_its_pass_over_holds():
+    from runbook.playbook import Preference
+
+    prefers = {"optimizer_state": Preference(first=("raise_mem",), pass_over="shrinks_activations")}
+    c = _cause("optimizer_state")
+    p = plan("true_oom", cause=c, causes=prefers)
+    assert p.rung == "raise_mem" and p.passed_over == []
+    again = plan("true_oom", cause=c, causes=prefers, tried=[("1", "raise_mem")])
+    assert [r for r, _ in again.passed_over] == [
+        "raise_mem",
+        "halve_micro_batch",
+        "activation_checkpointing",
+        "raise_sharding",  # the script has no sharding knob
+    ]
+    assert again.rung == "sequence_length" and again.needs_human
+    step = walk.next_step_for_cause(c, "true_oom", LADDER, prefers)
+    assert step["rung"] == "raise_mem" and step["then"][0] == "raise_sharding"
