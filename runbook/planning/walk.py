@@ -54,10 +54,10 @@ def reasons(cause) -> str:
 
 def plan_rungs(ladder: dict, causes: dict) -> list[str]:
     """The rungs that change a job's files, in the playbook's order (its ladders, then the rungs
-    its causes take): what `runbook plan` shows."""
+    its causes prefer or take): what `runbook plan` shows."""
     out: list[str] = []
     ids = [r.id for verdict in ladder for r in ladder[verdict]]
-    ids += [p.take for p in causes.values() if p.take]
+    ids += [rid for p in causes.values() for rid in (*p.first, p.take) if rid]
     for rid in ids:
         r = rungs.get(rid)
         if r is not None and r.kind in rungs.EDITS and rid not in out:
