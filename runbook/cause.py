@@ -25,6 +25,7 @@ CAUSES = (
     "longest_batch",
     "optimizer_state",
     "checkpoint_map_location",
+    "checkpoint_save",
     "static_sizing",
     "fragmentation",
     "co_tenant",
@@ -152,6 +153,25 @@ def leak(f: Facts) -> Cause | None:
     return None
 
 
+def checkpoint_save(f: Facts) -> Cause | None:
+    """The OOM inside saving a checkpoint: the save builds a state dict on the GPU (a copy of the
+    weights converted or gathered for it, an optimizer state consolidated on one rank). The
+    training steps before it ran; a smaller batch does not change what the save gathers."""
+    if _where(f) != "checkpoint_save" or f.verdict not in OOM_VERDICTS:
+        return None
+    return Cause(
+        "checkpoint_save",
+        [
+            "the OOM is inside saving a checkpoint, after the training steps ran: the save "
+            "builds its state dict on the GPU; the same save fails again after any batch rung: "
+            "gather it on the CPU (FSDP: FullStateDictConfig(offload_to_cpu=True, "
+            "rank0_only=True); DeepSpeed: its sharded checkpoint), or free the GPU's cache "
+            "before saving"
+        ],
+        f.phase.evidence[:3],
+    )
+
+
 def eval_cause(f: Facts) -> Cause | None:
     if _where(f) != "eval" or f.verdict not in OOM_VERDICTS:
         return None
@@ -261,6 +281,7 @@ RULES: list[Callable[[Facts], Cause | None]] = [
     checkpoint_map_location,
     own_verdict,
     leak,
+    checkpoint_save,
     eval_cause,
     optimizer_state,
     longest_batch,
