@@ -295,6 +295,12 @@ class CheckpointsSection:
     load_check_max_mib: float = 256.0  # torch.load(weights_only=True) only below this size
 
 
+# A progress line's step: "step 40", "iter: 300", "Iteration-> 678". "iter:   2,800" is step 2800
+# (a thousands separator), never step 2: such a number is left to evidence.progress's plain-loop
+# reader, which reads it whole. The one default of [logs] step_pattern and of the phase.
+STEP_PATTERN = r"(?i)\b(?:step|iter(?:ation)?|global_step)(?:[\s:=#]|->)+(\d+)(?!,\d{3})"
+
+
 @record(frozen=True)
 class LogsSection:
     """[logs]: where launcher logs are read, and how the failing step is found in them."""
@@ -304,7 +310,7 @@ class LogsSection:
     read_on: str = "batch_host"
     tail_lines: int = 60  # the last lines of each log too: the progress line before the failure
     # A training progress line; the number is the step (the last one names the failing step).
-    step_pattern: str = r"(?i)\b(?:step|iter(?:ation)?|global_step)[\s:=#]+(\d+)"
+    step_pattern: str = STEP_PATTERN
 
 
 @record(frozen=True)

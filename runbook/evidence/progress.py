@@ -15,6 +15,7 @@ import re
 
 from runbook.evidence.units import small_int
 from runbook.lazyre import lazy
+from runbook.site import STEP_PATTERN
 
 # Lines Slurm itself writes into a job's output: "*** STEP 20.0 ON gpu-01 CANCELLED AT ... ***",
 # "slurmstepd: error: ...", "srun: error: ...". Their numbers are Slurm's step ids, never the
@@ -25,9 +26,7 @@ _SLURM_NOTICE = re.compile(
     r"\*{3}\s*(?:STEP|JOB)\s+\d"
     r"|(?:^|[\s\]:>|])(?:slurmstepd|srun|sbatch|salloc)(?:-[\w.-]+)?:\s"
 )
-# "iter:   2,800" is step 2800 (a thousands separator), never step 2: such a number is left to
-# the plain-loop reader below, which reads it whole.
-DEFAULT_STEP_PATTERN = r"(?i)\b(?:step|iter(?:ation)?|global_step)(?:[\s:=#]|->)+(\d+)(?!,\d{3})"
+DEFAULT_STEP_PATTERN = STEP_PATTERN  # [logs] step_pattern's default (runbook.site)
 
 # tqdm's bar: its label, then "  59/118 [" (the count done). Only a training loop's bar (no label,
 # or an epoch/train/step label) counts; loading, tokenizing and download bars do not.
