@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from runbook.errors import RungNotApplicable
 from runbook.planning import bash
-from runbook.rungs import Ask
+from runbook.rungs import Ask, RungDef
 
 
 def script(script: str, ask: Ask) -> tuple[str, list[str], list[str]]:
@@ -101,3 +101,18 @@ def template(vars2: dict, ask: Ask, changes: list, checks: list) -> None:
     if isinstance(n, int):
         vars2["nodes"] = after
         changes.append(f"nodes {n} -> {after}")
+
+
+def rung(rung_id: str, kind: str, words: str, **more) -> RungDef:
+    """A resizing rung: the node count and the accumulation change (the template's variables,
+    the script's knobs), and --nodes/--ntasks are given anew on the resubmission."""
+    return RungDef(
+        rung_id,
+        kind,
+        words,
+        template_vars=("grad_accum", "nodes"),
+        sbatch_options=frozenset({"nodes", "ntasks"}),
+        script=script,
+        template=template,
+        **more,
+    )

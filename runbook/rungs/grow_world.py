@@ -4,19 +4,15 @@ It cancels a job that trains well: only a site that said so lets it act unattend
 
 from __future__ import annotations
 
-from runbook.rungs import GROW, RungDef, _world
+from runbook.rungs import GROW, _world
 
-RUNG = RungDef(
+RUNG = _world.rung(
     "grow_world",
     GROW,
     "when the nodes are back and the job has saved a checkpoint: cancel it, resubmit on "
     "the lineage's original node count from that checkpoint with gradient accumulation "
     "lowered by old/new nodes (only when exact), the global batch unchanged",
-    template_vars=("grad_accum", "nodes"),
     needs_node=False,
-    sbatch_options=frozenset({"nodes", "ntasks"}),
     policy="unattended_grow",
     policy_alone=True,  # it cancels a job that trains well: the site's word is the whole say
-    script=_world.script,
-    template=_world.template,
 )

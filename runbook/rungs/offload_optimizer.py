@@ -36,8 +36,9 @@ def _off(value: str) -> bool:
 
 
 def _on_already(where: str, value: str) -> RungNotApplicable:
+    device = value.strip("\"'")
     return RungNotApplicable(
-        f"{where} already offloads the optimizer's state ({value.strip(chr(34) + chr(39))}): "
+        f"{where} already offloads the optimizer's state ({device}): "
         "there is nothing more to move to the host",
         hint="the optimizer's state is not what fills the card: read the numbers again",
     )

@@ -3,17 +3,13 @@ the job on one node fewer, gradient accumulation raised by old/new nodes (only w
 
 from __future__ import annotations
 
-from runbook.rungs import SHRINK, RungDef, _world
+from runbook.rungs import SHRINK, _world
 
-RUNG = RungDef(
+RUNG = _world.rung(
     "shrink_world",
     SHRINK,
     "drain <node>, resubmit on one node fewer with gradient accumulation raised by "
     "old/new nodes (only when exact), the global batch unchanged",
-    template_vars=("grad_accum", "nodes"),
     drains=True,
-    sbatch_options=frozenset({"nodes", "ntasks"}),
     policy="unattended_shrink",
-    script=_world.script,
-    template=_world.template,
 )
