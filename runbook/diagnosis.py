@@ -12,7 +12,8 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from runbook.cause import Facts, cause_of, map_location_load
-from runbook.evidence.launcher_log import HOST_OOM, LaunchReport
+from runbook.evidence.gather import Evidence
+from runbook.evidence.launcher_log import HOST_OOM
 from runbook.evidence.oom_message import OomMessage
 from runbook.evidence.trend import at_oom
 from runbook.evidence.units import human_mib, points
@@ -21,29 +22,9 @@ from runbook.record import record
 
 if TYPE_CHECKING:  # node health (Xid, nvidia-smi parsers) loads only where a probe or file is read
     from runbook.evidence.gpu_health import NodeHealth
-    from runbook.slurm.text import SlurmJobText  # only where a Slurm record was read
 
 VERDICTS = ("true_oom", "fragmentation", "co_tenant", "gpu_fault", "host_oom", "not_oom", "unknown")
 _NO_NUMBERS = {"cuda_error", "thc", "cublas"}
-
-
-@record
-class Evidence:
-    """What diagnose() reads: the launcher log's scan, Slurm's record, the failing node's health."""
-
-    launch: LaunchReport | None = None
-    slurm: SlurmJobText | None = None
-    node_health: NodeHealth | None = None  # of the node where the first failure happened
-    job_id: str | None = None
-    dump: dict | None = None  # runbook.instrument's dump for the failing rank
-    # The static source check of the job's code (evidence.source_check), and the rungs its
-    # lineage already took: both feed the cause (docs/design.md §3.1).
-    source: Any = None
-    tried: tuple[str, ...] = ()
-    parent_failed_step: int | None = None  # the step the lineage's parent failed at
-    # A memory series from a file the job wrote (Lightning's DeviceStatsMonitor through a
-    # CSVLogger or a TensorBoardLogger: evidence.job_metrics), read when the log carries none.
-    series: Any = None
 
 
 @record

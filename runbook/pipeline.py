@@ -13,8 +13,9 @@ import time
 
 from runbook import engine
 from runbook.actions.policy import confirm_policy
-from runbook.diagnosis import Evidence, classify
-from runbook.evidence import collect, job_metrics, node_history
+from runbook.diagnosis import classify
+from runbook.evidence import collect, node_history
+from runbook.evidence.gather import Code, Metrics, gather
 from runbook.planning.plan import make_plan
 from runbook.playbook import load as load_playbook
 from runbook.report.model import plain
@@ -37,7 +38,7 @@ def _run(ctx: engine.Run) -> None:
     launch, failed_step, dump = _logs_stage(ctx, job, script)
     ff = launch.first_failure
     wedged = job.state in ACTIVE and ff is not None and ff.kind in OOM_KINDS
-    preliminary = Evidence(launch=launch, slurm=collect.slurm_text(job), job_id=job.raw)
+    preliminary = gather(launch=launch, slurm=collect.slurm_text(job), job_id=job.raw)
     prelim_verdict = classify(preliminary, ctx.playbook.thresholds).verdict
     ctx.ex.confirm = confirm_policy(
         ctx.site, prelim_verdict, assume_yes=ctx.opts.assume_yes, confirm=ctx.opts.confirm
@@ -171,16 +172,15 @@ def _diagnosis_stage(ctx: engine.Run, launch, dump, script, health, node: str | 
         # The lineage's rungs are evidence too: a rerun that halved the micro-batch and ran out
         # again mid-run is a leak, not a reason for the next rung (docs/design.md §3.1).
         run = collect.lineage_of(ctx.site, ctx.client, job)
-        evidence = Evidence(
+        evidence = gather(
             launch=launch,
             slurm=collect.slurm_text(job),
-            node_health=health.oom_node,
             job_id=job.raw,
+            node_health=health.oom_node,
             dump=dump,
-            tried=tuple(r for _, r in run.tried),
-            parent_failed_step=run.parent_failed_step,
-            source=collect.source_of(job, script or ""),
-            series=job_metrics.series_of(job.work_dir, job.start, job.end),
+            lineage=run,
+            code=Code(job.work_dir or ".", script or ""),
+            metrics=Metrics(folder=job.work_dir, started=job.start, ended=job.end),
         )
         diagnosis = ctx.diagnosis = classify(evidence, ctx.playbook.thresholds)
         rec.incident.diagnosis = diagnosis.contract()

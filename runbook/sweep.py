@@ -19,9 +19,10 @@ from dataclasses import field
 from datetime import datetime, timedelta
 
 from runbook import lineage, state
-from runbook.diagnosis import Evidence, classify
+from runbook.diagnosis import classify
 from runbook.errors import ExitCode, RunbookError
 from runbook.evidence import collect, trend
+from runbook.evidence.gather import gather
 from runbook.hang_diagnosis import WATCHDOG
 from runbook.pipeline import handle_incident
 from runbook.planning import fit as fitting
@@ -222,7 +223,7 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
             res.lines.append(Line(j.job_id, j.user, j.state, "thrashing", pressed))
         return  # a healthy running job is none of the sweep's business
     verdict = classify(
-        Evidence(launch=launch, slurm=collect.slurm_text(j), job_id=j.raw),
+        gather(launch=launch, slurm=collect.slurm_text(j), job_id=j.raw),
         playbook.thresholds,
     ).verdict
     if verdict not in ACTING_VERDICTS:

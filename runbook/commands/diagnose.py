@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 
 import click
 
-from runbook.diagnosis import Diagnosis, Evidence, classify, human_mib
+from runbook.diagnosis import Diagnosis, classify, human_mib
 from runbook.errors import ExitCode, InputError, RunbookError
 from runbook.evidence.files import read_text_input
+from runbook.evidence.gather import Code, Metrics, gather
 from runbook.evidence.launcher_log import scan
 from runbook.evidence.units import points
 from runbook.planning.walk import next_step_for_cause
@@ -133,20 +133,14 @@ def diagnose(
     health = _node_health(dmesg, gpu_health, compute_apps, errors)
     if launch is None and slurm is None and health is None:
         raise InputError("\n".join(str(e) for e in errors))
-    if health is not None and launch and launch.first_failure and launch.first_failure.node:
-        health.node = launch.first_failure.node
-    source = None
-    if source_dir:
-        from runbook.evidence.source_check import check_tree
-
-        source = check_tree(source_dir)
-    evidence = Evidence(
+    evidence = gather(
         launch=launch,
         slurm=slurm,
         node_health=health,
-        job_id=slurm.job_id if slurm else None,
-        source=source,
-        series=_metrics_series(metrics_file, launch) if metrics_file else None,
+        code=Code(source_dir) if source_dir else None,
+        metrics=Metrics(file=metrics_file, shown=f"--metrics {metrics_file}")
+        if metrics_file
+        else None,
     )
     diagnosis = classify(evidence, playbook.thresholds)
     diagnosis.next_step = next_step_for_cause(
@@ -206,22 +200,6 @@ def _read_logs(logs, slurm_file, errors: list):
     launch.notes.extend(notes)
     launch.incomplete.extend(incomplete)
     return launch, slurm
-
-
-def _metrics_series(metrics_file: str, launch):
-    from runbook.evidence.job_metrics import read_series
-
-    # A path the on-call gives is theirs to give: a link is followed here (the readers follow
-    # none, for the files runbook finds in a job's folder).
-    series = read_series(os.path.realpath(metrics_file), metrics_file)
-    if series is None and launch is not None:
-        launch.notes.append(
-            f"--metrics {metrics_file}: no DeviceStatsMonitor memory series (expected a "
-            "CSVLogger metrics.csv with an on_train_batch_start/allocated_bytes.all.current "
-            "column and rows under it, or a TensorBoard events.out.tfevents.* file with that "
-            "scalar); the trend is read from the log alone"
-        )
-    return series
 
 
 def _fit(diagnosis, micro_batch: int, grad_accum, params, margin):

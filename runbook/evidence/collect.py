@@ -485,12 +485,3 @@ def program_of(job: JobInfo, script: str):
     from runbook.evidence.program import program_options
 
     return program_options(script, job.work_dir or ".")
-
-
-def source_of(job: JobInfo, script: str):
-    """The static source check of the job's own code (docs/design.md §3.1): the Python files its script
-    runs and the job's modules they import, read where the job runs (its working folder, over
-    the shared filesystem, as configs and checkpoints are)."""
-    from runbook.evidence.source_check import check_job
-
-    return check_job(script, job.work_dir or ".")

@@ -122,3 +122,21 @@ def test_every_rung_module_defines_the_rung_it_is_named_after():
     stems = {p.stem for p in (PACKAGE / "rungs").glob("*.py") if not p.stem.startswith("_")}
     assert stems == set(rungs.REGISTRY)
     assert all(rungs.REGISTRY[s].id == s for s in stems)
+
+
+def test_the_diagnosis_evidence_is_built_in_one_place():
+    """The incident, the sweep and `diagnose` hand what they read to evidence.gather, which
+    derives every fact once: no other module of the package builds the record itself."""
+    builders = []
+    for f in sorted(PACKAGE.rglob("*.py")):
+        if f.relative_to(PACKAGE).as_posix() == "evidence/gather.py":
+            continue
+        for node in ast.walk(ast.parse(f.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, (ast.Name, ast.Attribute))
+                and (getattr(node.func, "id", None) or getattr(node.func, "attr", None))
+                == "Evidence"
+            ):
+                builders.append(f"{f.relative_to(PACKAGE)}:{node.lineno}")
+    assert not builders, builders
