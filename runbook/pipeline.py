@@ -12,6 +12,7 @@ import dataclasses
 import time
 
 from runbook import engine
+from runbook.actions import chain
 from runbook.actions.policy import confirm_policy
 from runbook.diagnosis import classify
 from runbook.evidence import collect, node_history
@@ -34,7 +35,7 @@ def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Resu
 
 def _run(ctx: engine.Run) -> None:
     """The OOM runbook's stages, in their one direction; each records what it found."""
-    job, script, submission = _job_stage(ctx)
+    job, script, submission, dependants = _job_stage(ctx)
     launch, failed_step, dump = _logs_stage(ctx, job, script)
     ff = launch.first_failure
     wedged = job.state in ACTIVE and ff is not None and ff.kind in OOM_KINDS
@@ -47,6 +48,7 @@ def _run(ctx: engine.Run) -> None:
     # `scontrol listpids` has nothing to say, and the message's "Process N has X in use" lines
     # of the job's own ranks would read as co-tenants.
     own_pids = collect.job_pids_of(ctx.site, ctx.hosts, job, ff.node) if wedged and ff else None
+    held = chain.hold_before_cancel(ctx.ex, ctx.client, dependants, job) if wedged else set()
     _cancel_stage(ctx, job, wedged)
     node = ff.node if ff and ff.node else None
     health = _health_stage(ctx, job, node, own_pids)
@@ -74,6 +76,21 @@ def _run(ctx: engine.Run) -> None:
             ctx.rec.stage("diagnosis", ctx.rec.incident.diagnosis)
         engine.record_plan(ctx, plan, s)
     engine.act(ctx, plan, diagnosis)
+    if dependants:
+        _chain_stage(ctx, plan, dependants, held)
+
+
+def _chain_stage(ctx: engine.Run, plan, dependants, held: set[str]) -> None:
+    """The jobs that wait on this one, pointed at its rerun (or named for a person)."""
+    inc = ctx.rec.incident
+    with ctx.rec.step("chain", ctx.opts.progress) as s:
+        rows, person = chain.repoint(ctx.ex, ctx.client, dependants, ctx.job, inc.new_job_id, held)
+        inc.evidence["dependants"] = rows
+        s.detail = f"{len(rows)} job(s) wait on {ctx.job.job_id}"
+        if person:
+            s.status = "unknown"
+            plan.needs_human = True
+            plan.human_action = "; ".join(x for x in (plan.human_action, person) if x)
 
 
 def _job_stage(ctx: engine.Run):
@@ -92,7 +109,8 @@ def _job_stage(ctx: engine.Run):
         job = ctx.job = dataclasses.replace(job, submit_line=submission.line)
         rec.stage("job", job)
         s.detail = f"{job.state} on {job.node_expr or '?'} ({job.source})"
-    return job, script, submission
+        dependants = collect.dependants_of(ctx.client, job, inc.evidence)
+    return job, script, submission, dependants
 
 
 def _logs_stage(ctx: engine.Run, job, script):

@@ -89,6 +89,8 @@ def _write_job(ex: Executor, plan: ladder.Plan, folder: Path) -> tuple[str, list
         if not written.ok:
             return None
         args.append(f"--export-file={env_path}")
+    for group in plan.het_groups:  # a heterogeneous job's later components, each its own
+        args += [":", *group]
     return script, args
 
 
@@ -107,6 +109,10 @@ def _read_back(ex: Executor, client, job, plan: ladder.Plan, new_id: str) -> Non
         "new": resources.world(new),
         "mismatches": wrong,
     }
+    if len(job.components) > 1:  # every component read back, each against its own
+        pairs = resources.components(job, new)
+        plan.readback["components"] = pairs
+        wrong += [w for c in pairs for w in c["mismatches"]]
     if wrong:
         ex.run(steps.cancel(client, new_id))
         plan.needs_human = True

@@ -124,6 +124,107 @@ def drain(
     )
 
 
+def _held(job) -> bool:
+    return job.reason.startswith("JobHeld")
+
+
+def hold(client, job_id: str, incident: str, *, readback_s: float = READBACK_S) -> Action:
+    """Hold a job that waits on the one about to be cancelled (a cancel would set it off); its
+    value "held" tells the release that runbook held it (a hold of the user's own is kept)."""
+
+    def check():
+        job = client.job(job_id)
+        if job.state != "PENDING":
+            return f"job {job_id} is {job.state}: nothing to hold"
+        return f"job {job_id} is already held ({job.reason})" if _held(job) else None
+
+    def probe():
+        job = client.job(job_id)
+        return None if _held(job) else f"Slurm shows job {job_id} {job.state} ({job.reason})"
+
+    argv = client.hold_argv(job_id)
+    return Action(
+        "hold",
+        job_id,
+        argv,
+        f"hold:{job_id}:{incident}",
+        f"hold job {job_id}: it waits on the job being cancelled",
+        check,
+        lambda: _then_read_back(
+            client.change(argv, f"holding job {job_id}"),
+            f"scontrol hold {job_id}",
+            probe,
+            readback_s,
+            "Slurm shows it held",
+            lambda: "held",
+        ),
+    )
+
+
+def release(client, job_id: str, incident: str, *, readback_s: float = READBACK_S) -> Action:
+    def check():
+        job = client.job(job_id)
+        return None if _held(job) else f"job {job_id} is not held ({job.state} {job.reason})"
+
+    def probe():
+        job = client.job(job_id)
+        return f"Slurm still shows job {job_id} held" if _held(job) else None
+
+    argv = client.release_argv(job_id)
+    return Action(
+        "release",
+        job_id,
+        argv,
+        f"release:{job_id}:{incident}",
+        f"release job {job_id}: it now waits on the rerun",
+        check,
+        lambda: _then_read_back(
+            client.change(argv, f"releasing job {job_id}"),
+            f"scontrol release {job_id}",
+            probe,
+            readback_s,
+            "Slurm shows it released",
+        ),
+    )
+
+
+def depend(
+    client, job_id: str, dependency: str, rerun: str, *, readback_s: float = READBACK_S
+) -> Action:
+    """Point a job that waited on the cancelled one at its rerun: the same dependency types,
+    read back from slurmctld."""
+    from runbook.slurm.dependency import types_on
+
+    def check():
+        job = client.job(job_id)
+        if job.state != "PENDING":
+            return f"job {job_id} is {job.state}: its dependency no longer matters"
+        return f"job {job_id} already waits on {rerun}" if types_on(job.dependency, rerun) else None
+
+    def probe():
+        job = client.job(job_id)
+        shown = job.dependency or "no dependency"
+        return None if types_on(job.dependency, rerun) else f"Slurm shows {shown}"
+
+    argv = client.depend_argv(job_id, dependency)
+    return Action(
+        "depend",
+        job_id,
+        argv,
+        f"depend:{job_id}:{rerun}",
+        f"point job {job_id} at the rerun {rerun}: Dependency={dependency}",
+        check,
+        lambda: _then_read_back(
+            client.change(argv, f"updating job {job_id}'s dependency"),
+            f"scontrol update JobId={job_id} Dependency={dependency}",
+            probe,
+            readback_s,
+            f"Slurm shows it waiting on {rerun}",
+            lambda: dependency,
+        ),
+    )
+
+
 def write_file(path: str, content: str, *, mode: int = 0o755) -> Action:
     """A new file, written atomically. An existing file is never overwritten: the same content
     is "already written", different content is an error."""
@@ -188,7 +289,10 @@ def submit(
 
     if parent:
         comment = tags.tag(secret, incident, parent, rung or "", failed_step, need)
-        args = [*args, f"--comment={comment}"]
+        # Before a heterogeneous job's first `:`: the comment is the job's, read on its first
+        # component (after the `:` it would be a later component's only).
+        at = args.index(":") if ":" in args else len(args)
+        args = [*args[:at], f"--comment={comment}", *args[at:]]
         key = f"submit:{parent}:{rung}"
     else:
         key = f"submit:{script}"

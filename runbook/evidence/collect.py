@@ -485,3 +485,21 @@ def program_of(job: JobInfo, script: str):
     from runbook.evidence.program import program_options
 
     return program_options(script, job.work_dir or ".")
+
+
+def dependants_of(client, job: JobInfo, evidence: dict) -> list:
+    """The pending jobs that wait on this one (a chain); a query that fails is said in the
+    evidence's notes, and nothing is changed for jobs runbook could not see."""
+    try:
+        found = client.dependants(job.raw)
+    except RunbookError as e:
+        evidence.setdefault("notes", []).append(
+            f"the jobs waiting on {job.job_id} could not be listed ({e.message}): any chain "
+            "after it is not pointed at the rerun"
+        )
+        return []
+    if found:
+        evidence["dependants"] = [
+            {"job": d.job_id, "user": d.user, "dependency": d.dependency} for d in found
+        ]
+    return found

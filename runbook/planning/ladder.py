@@ -63,6 +63,9 @@ class Plan:
     # Nodes the job excluded that may run it again (grow_world: drained, then returned to
     # service): the rerun no longer excludes them.
     readmit: list[str] = field(default_factory=list)
+    # A heterogeneous job's components after the first: each one's own sbatch options, given
+    # after a `:` on the rerun's line (sbatch_args are the first component's and the job's).
+    het_groups: list[list[str]] = field(default_factory=list)
 
     @property
     def acts(self) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 
+from runbook import rungs
 from runbook.diagnosis import Diagnosis, human_mib
 from runbook.errors import InputError
 from runbook.evidence.collect import CheckpointEvidence, LineageEvidence
@@ -149,7 +150,15 @@ def make_plan(
             f"{site.nodes.window_days:g} days ([nodes] drain_after_events = {limit}): drained, "
             "not only excluded"
         )
-    return resubmission(p, site, job, chosen, script, submission, own_env)
+    p = resubmission(p, site, job, chosen, script, submission, own_env)
+    if len(getattr(job, "components", None) or []) > 1:
+        p.why += f"; a heterogeneous job: {failing_component(job, node)}" + (
+            f", and each of its {len(job.components)} components is resubmitted with its own "
+            "resources"
+            if p.acts
+            else ""
+        )
+    return p
 
 
 _SCRIPT_PINS = re.compile(r"(?m)^#SBATCH[ \t]+(?:--nodelist|-w)\b")
@@ -179,6 +188,51 @@ def pinned_nodes(p: ladder.Plan, job, script: str, exclude: list[str]) -> list[s
     return left[:count] if count else left
 
 
+_HETJOB = re.compile(r"(?m)^#SBATCH[ \t]+(?:hetjob|packjob)\b")
+
+
+def het_groups(p: ladder.Plan, job, script: str) -> list[list[str]] | None:
+    """The sbatch options of a heterogeneous job's components after the first, each as Slurm
+    recorded it (an option given once on sbatch's line would apply to every component). None:
+    refused, said in the plan: a rung that changes resources (Slurm takes them per component),
+    or components slurmctld no longer holds that the script does not state."""
+    comps = getattr(job, "components", None) or []
+    if len(comps) < 2:
+        return []
+    r = rungs.get(p.rung or "")
+    if p.world or (r is not None and r.sbatch_options):
+        changes = ", ".join(sorted(r.sbatch_options)) if r is not None and not p.world else "nodes"
+        p.needs_human = True
+        p.human_action = (
+            f"job {job.job_id} is heterogeneous ({len(comps)} components) and {p.rung} changes "
+            f"its {changes}, which Slurm takes per component: change the failing component's "
+            "#SBATCH lines by hand and resubmit"
+        )
+        return None
+    if not any(c.resources for c in comps):
+        if _HETJOB.search(script or ""):
+            return []  # the script's own `#SBATCH hetjob` sections state every component
+        p.needs_human = True
+        p.human_action = (
+            f"job {job.job_id} is heterogeneous ({len(comps)} components), slurmctld no longer "
+            "holds their resources and its script has no #SBATCH hetjob lines (they were "
+            "given on sbatch's line): resubmit it by hand with each component's options"
+        )
+        return None
+    # --exclude given on the first component carries to the others (sbatch propagates it).
+    return [resources.options(c.resources, None) for c in comps[1:]]
+
+
+def failing_component(job, node: str | None) -> str:
+    """Which component of a heterogeneous job ran the failing rank: its offset and nodes."""
+    comps = getattr(job, "components", None) or []
+    hit = [c for c in comps if node and node in c.nodes]
+    if not hit:
+        return f"the failure's component is not known ({len(comps)} components)"
+    c = hit[0]
+    return f"the failure is in component {c.het_offset} ({c.node_expr or ', '.join(c.nodes)})"
+
+
 def resubmission(
     p: ladder.Plan,
     site,
@@ -192,7 +246,10 @@ def resubmission(
     folder and recorded resources (less what the rung changes), its node list less the nodes it
     excludes, its own environment (never runbook's), and the checkpoint to resume from."""
     if p.acts:
-        exclude = sorted((set(job.excluded) | set(p.exclude)) - set(p.readmit))
+        # A heterogeneous job's ExcNodeList is Slurm's own (each component excludes the
+        # others' nodes): only the rung's exclusions are given again.
+        kept = set() if len(getattr(job, "components", None) or []) > 1 else set(job.excluded)
+        exclude = sorted((kept | set(p.exclude)) - set(p.readmit))
         p.sbatch_args = [f"--chdir={job.work_dir}"] if job.work_dir else []
         if (task := getattr(job, "array_task", None)) is not None:
             # One task of an array: the rerun is that index of a new array (the script picks its
@@ -211,6 +268,11 @@ def resubmission(
             return p
         if pinned:
             p.sbatch_args.append(f"--nodelist={','.join(pinned)}")
+        groups = het_groups(p, job, script)
+        if groups is None:
+            p.sbatch_args = []
+            return p
+        p.het_groups = groups
         if chosen and site.checkpoints.resume_env:
             p.env = {**p.env, site.checkpoints.resume_env: chosen.path}
         sub = submission or Submission(notes=["Slurm's record of the submission was not read"])
@@ -240,8 +302,6 @@ def make_hang_plan(
     not yet tried on the lineage (so a repeat escalates), the suspect node excluded when the
     suspects stand on one node, the playbook's debug settings on the rerun for a rung that asks
     for them."""
-    from runbook import rungs
-
     nodes = diagnosis.suspect_nodes
     node = nodes[0] if len(nodes) == 1 else None
     chosen = checkpoints.chosen

@@ -80,3 +80,39 @@ def mismatches(original, new, rung: str | None, shrink: tuple[int, int] | None =
         for k in a
         if a[k] is not None and b[k] is not None and a[k] != b[k]
     ]
+
+
+# What a component is, for the read-back: its size and what each of its tasks gets.
+_COMPONENT = ("nodes", "ntasks", "cpus_per_task", "mem", "mem_per_cpu", "gres")
+
+
+def _component(job) -> dict:
+    # A pending job shows its node count as a range ("NumNodes=2-2"): its lower bound is what
+    # it gets, as for a plain job (slurm.cli_backend).
+    out = {k: job.resources[k] for k in _COMPONENT if job.resources.get(k)}
+    if "nodes" in out:
+        out["nodes"] = out["nodes"].split("-")[0]
+    return out
+
+
+def components(original, new) -> list[dict]:
+    """A heterogeneous job's components side by side, original against rerun, by offset: each
+    one's world and recorded resources, and where they differ (a component missing is one)."""
+    news = {c.het_offset: c for c in new.components}
+    out = []
+    for c in original.components:
+        n = news.get(c.het_offset)
+        a = _component(c)
+        b = _component(n) if n else {}
+        a["gpus"], b["gpus"] = gpus(c.tres), gpus(n.tres) if n else None
+        wrong = (
+            [f"component {c.het_offset}: missing from the new job"]
+            if n is None
+            else [
+                f"component {c.het_offset} {k}: original {a.get(k)}, new {b.get(k)}"
+                for k in sorted(set(a) | set(b))
+                if a.get(k) != b.get(k)
+            ]
+        )
+        out.append({"offset": c.het_offset, "original": a, "new": b, "mismatches": wrong})
+    return out

@@ -28,6 +28,23 @@ def world_text(w: dict | None) -> str:
     return ", ".join(parts)
 
 
+def component_text(c: dict | None) -> str:
+    """A heterogeneous job's component as a person reads it: its size and what each task
+    gets ("1 node, 2 tasks, 2 CPUs per task, mem 300M, 0 GPUs")."""
+    if not c:
+        return "unknown"
+    parts = [
+        f"{c['nodes']} node(s)" if c.get("nodes") else "nodes unknown",
+        f"{c['ntasks']} task(s)" if c.get("ntasks") else "tasks unknown",
+    ]
+    parts += [f"{c['cpus_per_task']} CPU(s) per task"] if c.get("cpus_per_task") else []
+    parts += [
+        f"mem {c[k]}{' per CPU' * (k == 'mem_per_cpu')}" for k in ("mem", "mem_per_cpu") if c.get(k)
+    ]
+    parts.append(f"{c['gpus']} GPU(s)" if c.get("gpus") is not None else "no GPU")
+    return ", ".join(parts)
+
+
 def _inline_markdown(text) -> Markup:
     """The inline Markdown runbook's own sentences use (`code`, **bold**) as HTML, escaped first:
     a job's name or log line inside them stays text."""
@@ -65,6 +82,7 @@ def _env(autoescape: bool) -> jinja2.Environment:
     if autoescape:
         env.filters["md"] = _inline_markdown
     env.filters["world"] = world_text
+    env.filters["component"] = component_text
     env.filters["mib"] = lambda v: human_mib(v) if isinstance(v, int | float) else "unknown"
     return env
 

@@ -31,6 +31,7 @@ def plan_view(p: ladder.Plan) -> dict:
         "drain": p.drain,
         "exclude": p.exclude,
         "sbatch_args": p.sbatch_args,
+        "het_groups": p.het_groups,
         "env": p.env,
         # Names only: the job's environment may hold the user's credentials.
         "env_file_names": sorted(p.env_file) if p.env_file is not None else None,

@@ -10,6 +10,7 @@ separator, because job names and comments are free text and may hold `|`.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import datetime
 
@@ -26,6 +27,7 @@ from runbook.slurm.client import (
     slurm_error,
     window_end,
 )
+from runbook.slurm.dependency import Dependant, parse_squeue
 from runbook.slurm.hostlist import expand
 from runbook.slurm.recorded import recorded
 from runbook.slurm.text import expand_state, key_values, scontrol_records
@@ -122,11 +124,11 @@ class CliSlurm:
         r = self._exec(["scontrol", "show", "job", job_id])
         records = scontrol_records(r.stdout) if r.exit_code == 0 else []
         if records:
-            return one_job(job_id, [_from_scontrol(f) for f in records])
+            return with_components(job_id, [_from_scontrol(f) for f in records])
         found = self._sacct(["-j", job_id])
         main = [j for j in found if job_id in (j.job_id, j.raw)]
         if main and "_" not in job_id:  # every row: `sacct -j A` lists all of an array's tasks
-            return one_job(job_id, found)
+            return with_components(job_id, found)
         if not main:
             raise JobNotFound(
                 f"job {job_id} is unknown to slurmctld and to accounting",
@@ -282,9 +284,30 @@ class CliSlurm:
                 found[job.job_id] = (job.job_id, job.user, job.comment)
         return list(found.values())
 
+    def dependants(self, job_id: str) -> list[Dependant]:
+        # One line per pending job, `|` between fields: ids and user names hold none.
+        r = self._run(["squeue", "-h", "-t", "PENDING", "-o", "%i|%u|%E"], "listing pending jobs")
+        return parse_squeue(r.stdout, job_id)
+
     # -- mutations (called by the action executor only) -----------------------------------------
     def cancel_argv(self, job_id: str) -> list[str]:
         return self._m(["scancel", check_job_id(job_id)])
+
+    def hold_argv(self, job_id: str) -> list[str]:
+        return self._m(["scontrol", "hold", check_job_id(job_id)])
+
+    def release_argv(self, job_id: str) -> list[str]:
+        return self._m(["scontrol", "release", check_job_id(job_id)])
+
+    def depend_argv(self, job_id: str, dependency: str) -> list[str]:
+        if not re.fullmatch(r"[a-z_]{1,32}:[0-9_+:?,a-z]{1,2000}", dependency):
+            raise UsageError(f"{dependency!r} is not a dependency runbook will pass to Slurm")
+        return self._m(
+            ["scontrol", "update", f"JobId={check_job_id(job_id)}", f"Dependency={dependency}"]
+        )
+
+    def change(self, argv: list[str], what: str):
+        return self._checked(argv, what)
 
     def drain_argv(self, node: str, reason: str) -> list[str]:
         reason = " ".join(reason.split())  # one line: scontrol takes the rest verbatim
@@ -350,6 +373,26 @@ def parse_env_vars(text: str) -> dict[str, str] | None:
         elif last is not None:
             env[last] += "\n" + ln
     return env or None
+
+
+def with_components(asked: str, found: list[JobInfo]) -> JobInfo:
+    """The one job an id names; for a heterogeneous job, its component 0 with every component
+    attached (scontrol and sacct list each). A later component's own id is refused: the job
+    is cancelled and resubmitted whole, by its first component's id."""
+    het = sorted((j for j in found if j.het_offset is not None), key=lambda j: j.het_offset or 0)
+    if not het:
+        return one_job(asked, found)
+    first = het[0]
+    if first.het_offset != 0 or asked not in (first.job_id, first.raw):
+        named = next((j for j in het if asked in (j.job_id, j.raw)), None)
+        raise UsageError(
+            f"job {asked} is component {named.het_offset if named else '?'} of a heterogeneous "
+            "job: runbook handles the job as a whole, by its first component's id",
+            hint=f"run it on the job: runbook oom --job {first.job_id.split('+')[0]}"
+            if first.het_offset == 0
+            else "name the job's first component (squeue shows it as ID+0)",
+        )
+    return dataclasses.replace(first, components=[dataclasses.replace(j) for j in het])
 
 
 def one_job(asked: str, found: list[JobInfo]) -> JobInfo:
@@ -449,6 +492,9 @@ def _from_scontrol(f: dict[str, str]) -> JobInfo:
         batch_host=f.get("BatchHost", ""),
         source="scontrol",
         resources=recorded(f, raw, f.get("ArrayJobId")),
+        het_offset=_int(f.get("HetJobOffset")) if f.get("HetJobId") else None,
+        dependency="" if f.get("Dependency") in (None, "(null)") else f["Dependency"],
+        reason=f.get("Reason", ""),
     )
 
 
@@ -485,6 +531,7 @@ def _from_sacct(line: str) -> JobInfo:
     m = re.match(r"^(\d{1,18}(?!\d))_(\d{1,18}(?!\d)|\[[^\]]{0,200}\])$", f.get("JobID", ""))
     raw = f.get("JobIDRaw", "")
     array_job, array_task = (m.group(1), m.group(2)) if m else (None, None)
+    het = re.match(r"^\d{1,18}\+(\d{1,6})$", f.get("JobID", ""))  # ID+OFFSET: a component
     return JobInfo(
         job_id=canonical_id(raw, array_job, array_task),
         raw_id=raw,
@@ -506,4 +553,5 @@ def _from_sacct(line: str) -> JobInfo:
         array_task_id=array_task,
         submit_line=f.get("SubmitLine", ""),
         source="sacct",
+        het_offset=int(het.group(1)) if het else None,
     )

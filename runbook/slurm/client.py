@@ -116,6 +116,14 @@ class JobInfo:
     # The submission options Slurm recorded (nodes, tasks, gres, mem, time, partition, ...), by
     # name (runbook.planning.resources); from slurmctld only, empty when it had forgotten the job.
     resources: dict = field(default_factory=dict)
+    # A heterogeneous job (`#SBATCH hetjob`, or `:` on sbatch's line): its offset, and every
+    # component (offset order, this one first) with its own resources; empty for a plain job.
+    het_offset: int | None = None
+    components: list = field(default_factory=list)
+    # What it waits on (scontrol's Dependency, as Slurm shows it) and why it is pending
+    # (JobHeldUser, JobHeldAdmin: held): from slurmctld only.
+    dependency: str = ""
+    reason: str = ""
 
     @property
     def raw(self) -> str:
@@ -205,6 +213,20 @@ class SlurmClient(Protocol):
         ...
 
     def cancel_argv(self, job_id: str) -> list[str]: ...
+
+    def dependants(self, job_id: str) -> list:
+        """The pending jobs whose dependency names `job_id` (slurm.dependency.Dependant)."""
+        ...
+
+    def hold_argv(self, job_id: str) -> list[str]: ...
+
+    def release_argv(self, job_id: str) -> list[str]: ...
+
+    def depend_argv(self, job_id: str, dependency: str) -> list[str]: ...
+
+    def change(self, argv: list[str], what: str):
+        """Run one of the argvs above (the executor shows it as it runs it)."""
+        ...
 
     def drain_argv(self, node: str, reason: str) -> list[str]: ...
 

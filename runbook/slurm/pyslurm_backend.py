@@ -424,5 +424,21 @@ class PyslurmBackend:
     def submit_argv(self, script: str, args: list[str], env: dict[str, str]) -> list[str]:
         return self.submitter.submit_argv(script, args, env)
 
+    # A chain's dependants are read and re-pointed through Slurm's commands, as submissions are.
+    def dependants(self, job_id: str) -> list:
+        return self.submitter.dependants(job_id)
+
+    def hold_argv(self, job_id: str) -> list[str]:
+        return self.submitter.hold_argv(job_id)
+
+    def release_argv(self, job_id: str) -> list[str]:
+        return self.submitter.release_argv(job_id)
+
+    def depend_argv(self, job_id: str, dependency: str) -> list[str]:
+        return self.submitter.depend_argv(job_id, dependency)
+
+    def change(self, argv: list[str], what: str):
+        return self.submitter.change(argv, what)
+
     def submit(self, script: str, args: list[str], env: dict[str, str]) -> str:
         return self.submitter.submit(script, args, env)

@@ -1,0 +1,129 @@
+"""Job shapes people submit, end to end on the test cluster, each outcome checked in Slurm
+itself: a heterogeneous job (a trainer component with GPUs beside an evaluation server without)
+and a chain (an evaluation job that waits on the training job with --dependency)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from runbook.planning.templates import render
+from tests.integration.slurm_helpers import sh, wait_until
+from tests.integration.test_oom_scenarios import TEMPLATE, act, log_of
+
+pytestmark = pytest.mark.integration
+
+
+def _plain(s) -> tuple[list[str], list[str]]:
+    """The example job rendered, as (#SBATCH lines, the body): a plain script a person writes."""
+    lines = render(str(TEMPLATE), s.vars).splitlines()
+    heads = [ln for ln in lines if ln.startswith("#SBATCH")]
+    body = [ln for ln in lines if not ln.startswith(("#!", "#SBATCH", "# runbook:"))]
+    return heads, body
+
+
+def _components(job: str) -> dict[int, str]:
+    """`scontrol show job` of a heterogeneous job, one record per component, by offset."""
+    out = sh("scontrol", "show", "job", job)
+    recs = [r for r in re.split(r"\n\s*\n", out) if "JobId=" in r]
+    return {int(re.search(r"HetJobOffset=(\d+)", r).group(1)): r for r in recs}
+
+
+def _wait_oom(s, job: str) -> None:
+    wait_until(lambda: "Tried to allocate" in log_of(s.workdir, job), 120, f"the OOM in {job}")
+
+
+def _ended(job: str) -> list[str]:
+    """Every component's state in accounting, once none is pending or running."""
+
+    def states():
+        out = sh("sacct", "-n", "-X", "-P", "-j", job, "-o", "State", check=False).split()
+        return out if out and not any(x in ("PENDING", "RUNNING") for x in out) else None
+
+    return wait_until(states, 180, f"job {job} to end")
+
+
+def test_a_heterogeneous_job_is_resubmitted_component_by_component(scenario, tmp_path):
+    """`#SBATCH hetjob`: component 0 trains on 2 nodes x 2 ranks with 2 GPUs each and 400M, an
+    evaluation server (component 1) has 1 task, 1 CPU, 300M and no GPU. The rerun's components
+    each get their own resources, as Slurm records them (not component 0's applied to both),
+    the report names the failing component, and the rerun passes."""
+    s = scenario("hetjob", frag_mib_per_step=6000, long_step=1)
+    heads, body = _plain(s)
+    script = tmp_path / "het.sbatch"
+    script.write_text(
+        "\n".join(
+            [
+                "#!/bin/bash",
+                *heads,
+                "#SBATCH --nodelist=gpu-[01-02]",
+                "#SBATCH hetjob",
+                "#SBATCH --ntasks=1 --cpus-per-task=1 --mem=300M --nodelist=gpu-03",
+                *body,
+            ]
+        )
+        + "\n"
+    )
+    job = sh("sbatch", "--parsable", str(script)).strip()
+    _wait_oom(s, job)
+    out = act(job)
+    assert out["verdict"] == "fragmentation" and out["new_job_id"], out
+    new = out["new_job_id"]
+    comps = _components(new)
+    assert sorted(comps) == [0, 1], comps
+    for want in ("NumNodes=2", "NumTasks=4", "gres/gpu=4", "MinMemoryNode=400M"):
+        assert want in comps[0], (want, comps[0])
+    for want in ("NumTasks=1", "CPUs/Task=1", "MinMemoryNode=300M"):
+        assert want in comps[1], (want, comps[1])
+    assert "gres/gpu" not in comps[1], comps[1]
+    report = json.loads((Path(out["folder"]) / "report.json").read_text())
+    rb = report["plan"]["readback"]
+    assert rb["mismatches"] == [] and [c["offset"] for c in rb["components"]] == [0, 1], rb
+    assert "the failure is in component 0 (gpu-[01-02])" in report["plan"]["why"]
+    md = (Path(out["folder"]) / "report.md").read_text()
+    assert "component 1: original 1 node(s), 1 task(s)" in md, md
+    assert _ended(new) == ["COMPLETED", "COMPLETED"], log_of(s.workdir, new)[-3000:]
+
+
+def test_a_chain_follows_the_rerun_and_an_afterany_dependant_waits_for_it(scenario):
+    """`sbatch --dependency=afterok:A eval.sbatch` and `--dependency=afterany:A cleanup.sbatch`,
+    A wedged on an OOM: runbook holds the afterany job before cancelling A (else it would start
+    at once), points both at the rerun A' (types kept, read back from slurmctld), releases the
+    one it held, and names both in the report; neither starts before A' ends."""
+    s = scenario("chain", frag_mib_per_step=6000, long_step=1)
+    job = s.submit()
+    marker = s.workdir / "dependants.log"
+    waits = {}
+    for kind in ("afterok", "afterany"):
+        waits[kind] = sh(
+            "sbatch",
+            "--parsable",
+            f"--dependency={kind}:{job}",
+            f"--chdir={s.workdir}",
+            "--mem=50M",
+            f"--wrap=echo {kind} $(date +%s.%N) >> {marker}",
+        ).strip()
+    s.wait_failure(job, "Tried to allocate")
+    out = act(job)
+    new = out["new_job_id"]
+    assert out["verdict"] == "fragmentation" and new, out
+    for kind, d in waits.items():
+        shown = sh("scontrol", "show", "job", d)
+        assert f"Dependency={kind}:{new}" in shown, shown
+        assert "JobState=PENDING" in shown and "JobHeld" not in shown, shown
+    assert not marker.exists(), marker.read_text()  # nothing ran on the cancel
+    report = json.loads((Path(out["folder"]) / "report.json").read_text())
+    rows = {r["job"]: r for r in report["evidence"]["dependants"]}
+    assert rows[waits["afterok"]]["now"] == f"afterok:{new}", rows
+    assert rows[waits["afterany"]]["now"] == f"afterany:{new}", rows
+    kinds = [a["kind"] for a in report["actions"]]
+    assert kinds.index("hold") < kinds.index("cancel") < kinds.index("submit"), kinds
+    assert out["exit_code"] == 0, out
+    s.wait_done(new)
+    ran = wait_until(lambda: marker.exists() and len(marker.read_text().split("\n")) > 2, 120)
+    assert ran
+    new_end = sh("sacct", "-n", "-X", "-P", "-j", new, "-o", "End").strip()
+    assert new_end, new_end

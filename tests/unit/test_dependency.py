@@ -1,0 +1,48 @@
+"""Slurm's dependency text (slurm.dependency), data in, data out, on the strings squeue and
+scontrol print (Slurm 22.05 on the test cluster: `afterok:2219(unfulfilled)` while the job
+runs, `afterok:2219(failed)` once it was cancelled, `(null)` for none)."""
+
+from __future__ import annotations
+
+from runbook.slurm.dependency import SET_OFF_BY_CANCEL, parse_squeue, repointed, types_on
+
+
+def test_the_types_that_name_a_job():
+    assert types_on("afterok:2219(unfulfilled)", "2219") == {"afterok"}
+    assert types_on("afterok:2219(failed),afterany:2219:2300(unfulfilled)", "2219") == {
+        "afterok",
+        "afterany",
+    }
+    assert types_on("afterok:22190(unfulfilled)", "2219") == set()  # another job's id
+    assert types_on("(null)", "2219") == types_on("", "2219") == set()
+    assert types_on("singleton", "2219") == set()
+    assert types_on("afterany:2219_3(unfulfilled)", "2219_3") == {"afterany"}
+
+
+def test_only_afterany_and_afternotok_start_when_a_job_is_cancelled():
+    assert "afterok" not in SET_OFF_BY_CANCEL and "after" not in SET_OFF_BY_CANCEL
+    assert {"afterany", "afternotok"} <= SET_OFF_BY_CANCEL
+
+
+def test_the_same_dependency_pointed_at_the_rerun():
+    assert repointed("afterok:2219(failed)", "2219", "2250") == "afterok:2250"
+    # Other jobs and types kept; a delay kept with its id; `?` (any) kept as the joiner.
+    assert (
+        repointed("afterok:2219+5:2300(unfulfilled)?afternotok:2301", "2219", "2250")
+        == "afterok:2250+5:2300?afternotok:2301"
+    )
+    assert repointed("afterok:2219,singleton", "2219", "2250") == "afterok:2250,singleton"
+    assert repointed("afterok:2300(unfulfilled)", "2219", "2250") is None  # names no 2219
+    assert repointed("afterok:$(reboot)", "2219", "2250") is None  # not Slurm's text: left
+
+
+def test_squeue_lines_give_the_jobs_waiting_on_one_job():
+    text = (
+        "2220|alice|afterok:2219(unfulfilled)\n"
+        "2221|bob|afterany:2219(unfulfilled)\n"
+        "2222|alice|(null)\n"
+        "2223|alice|afterok:2300(unfulfilled)\n"
+        "garbage line\n"
+    )
+    found = parse_squeue(text, "2219")
+    assert [(d.job_id, d.user) for d in found] == [("2220", "alice"), ("2221", "bob")]
