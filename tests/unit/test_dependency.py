@@ -46,3 +46,27 @@ def test_squeue_lines_give_the_jobs_waiting_on_one_job():
     )
     found = parse_squeue(text, "2219")
     assert [(d.job_id, d.user) for d in found] == [("2220", "alice"), ("2221", "bob")]
+
+
+def test_another_user_s_dependant_and_a_chain_without_rerun_go_to_a_person():
+    from types import SimpleNamespace
+
+    from runbook.actions import chain
+    from runbook.slurm.dependency import Dependant
+
+    class NoActions:  # nothing here may change Slurm
+        dry_run = False
+        incident = "i"
+
+        def run(self, a):
+            raise AssertionError(f"no action expected, got {a.kind}")
+
+    job = SimpleNamespace(job_id="2219", raw="2219", user="alice")
+    bob = Dependant("2221", "bob", "afterany:2219(unfulfilled)")
+    mine = Dependant("2220", "alice", "afterok:2219(failed)")
+    assert chain.hold_before_cancel(NoActions(), None, [bob], job) == set()
+    rows, person = chain.repoint(NoActions(), None, [bob, mine], job, None, set())
+    assert [r["now"] for r in rows] == [None, None]
+    assert "bob's, not alice's" in rows[0]["status"]
+    assert "point job 2221 at the rerun by hand" in person
+    assert "job 2220 waits on 2219, which has no rerun: cancel it or point it elsewhere" in person
