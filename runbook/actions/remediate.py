@@ -53,6 +53,7 @@ def apply_plan(
             secret=lineage.site_secret(site),
             runbook_user=lineage.runbook_user(site),
             array_task=getattr(job, "array_task", None),
+            script_args=plan.script_args,
             failed_step=plan.failed_step,
             need=lineage.need_text(
                 plan.fit.from_micro_batch if plan.fit is not None else None,

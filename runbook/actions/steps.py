@@ -280,6 +280,7 @@ def submit(
     array_task: str | None = None,
     failed_step: int | None = None,
     need: str = "",
+    script_args: list[str] = (),
 ) -> Action:
     """sbatch. A resubmission carries its lineage in the job's comment, signed with the site's
     lineage secret, so the next incident on it knows which rung was already tried, and is never
@@ -319,7 +320,7 @@ def submit(
         return None
 
     def apply():
-        job_id = client.submit(script, args, env)
+        job_id = client.submit(script, args, env, script_args)
         if array_task is not None:  # an array of one task: runbook names it by its task
             job_id = f"{job_id}_{array_task}"
         note = (
@@ -333,7 +334,7 @@ def submit(
     return Action(
         "submit",
         script,
-        client.submit_argv(script, args, env),
+        client.submit_argv(script, args, env, script_args),
         key,
         f"sbatch {script}{what}",
         check,

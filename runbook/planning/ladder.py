@@ -66,6 +66,9 @@ class Plan:
     # A heterogeneous job's components after the first: each one's own sbatch options, given
     # after a `:` on the rerun's line (sbatch_args are the first component's and the job's).
     het_groups: list[list[str]] = field(default_factory=list)
+    # The job's own arguments (what followed the script on its sbatch line: $1..$N), given
+    # again after the rerun's script.
+    script_args: list[str] = field(default_factory=list)
 
     @property
     def acts(self) -> bool:

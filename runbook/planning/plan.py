@@ -19,6 +19,7 @@ from runbook.planning import environment, ladder, resources
 from runbook.planning import fit as fitting
 from runbook.slurm.client import Submission
 from runbook.slurm.hostlist import expand
+from runbook.slurm.submit_line import script_arguments
 
 
 def only_sharding(diagnosis: Diagnosis) -> str | None:
@@ -282,6 +283,13 @@ def resubmission(
         p.sbatch_args.append(f"--export={rerun.export}")
         p.env_file, p.sbatch_env = rerun.file_env, rerun.sbatch_env
         p.env_notes = [*sub.notes, *rerun.notes]
+        args = script_arguments(sub.line)
+        p.script_args = args or []
+        if args is None and sub.line:
+            p.env_notes.append(
+                f"the job's own arguments could not be read from its sbatch line "
+                f"({sub.line[:200]!r}): the rerun is given none after its script"
+            )
     return p
 
 

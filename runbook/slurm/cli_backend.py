@@ -321,7 +321,9 @@ class CliSlurm:
             ]
         )
 
-    def submit_argv(self, script: str, args: list[str], env: dict[str, str]) -> list[str]:
+    def submit_argv(
+        self, script: str, args: list[str], env: dict[str, str], script_args: list[str] = ()
+    ) -> list[str]:
         bad = [k for k in env if not _ENV_NAME.match(k)]
         if bad:
             raise UsageError(
@@ -331,7 +333,8 @@ class CliSlurm:
         prefix = ["env", *[f"{k}={v}" for k, v in env.items()]] if env else []
         # sbatch exports the submitting environment (--export=ALL is its default), so `env` sets
         # variables for the job without comma-splitting their values as --export would.
-        return self._m([*prefix, "sbatch", "--parsable", *args, script])
+        # The job's own arguments follow the script, as the user gave them ($1..$N).
+        return self._m([*prefix, "sbatch", "--parsable", *args, script, *script_args])
 
     def cancel(self, job_id: str):
         return self._checked(self.cancel_argv(job_id), f"cancelling job {job_id}")
@@ -346,8 +349,10 @@ class CliSlurm:
             raise slurm_error(what, r)
         return r
 
-    def submit(self, script: str, args: list[str], env: dict[str, str]) -> str:
-        r = self._checked(self.submit_argv(script, args, env), f"submitting {script}")
+    def submit(
+        self, script: str, args: list[str], env: dict[str, str], script_args: list[str] = ()
+    ) -> str:
+        r = self._checked(self.submit_argv(script, args, env, script_args), f"submitting {script}")
         return parse_submitted(r.stdout)
 
 

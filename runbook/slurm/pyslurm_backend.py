@@ -421,8 +421,10 @@ class PyslurmBackend:
         n = self._call(f"reading node {node}", self.ps.Node.load, check_node(node))
         return _s(getattr(n, "state", "")), _s(getattr(n, "reason", ""))
 
-    def submit_argv(self, script: str, args: list[str], env: dict[str, str]) -> list[str]:
-        return self.submitter.submit_argv(script, args, env)
+    def submit_argv(
+        self, script: str, args: list[str], env: dict[str, str], script_args: list[str] = ()
+    ) -> list[str]:
+        return self.submitter.submit_argv(script, args, env, script_args)
 
     # A chain's dependants are read and re-pointed through Slurm's commands, as submissions are.
     def dependants(self, job_id: str) -> list:
@@ -440,5 +442,7 @@ class PyslurmBackend:
     def change(self, argv: list[str], what: str):
         return self.submitter.change(argv, what)
 
-    def submit(self, script: str, args: list[str], env: dict[str, str]) -> str:
-        return self.submitter.submit(script, args, env)
+    def submit(
+        self, script: str, args: list[str], env: dict[str, str], script_args: list[str] = ()
+    ) -> str:
+        return self.submitter.submit(script, args, env, script_args)

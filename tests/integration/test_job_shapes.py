@@ -127,3 +127,34 @@ def test_a_chain_follows_the_rerun_and_an_afterany_dependant_waits_for_it(scenar
     assert ran
     new_end = sh("sacct", "-n", "-X", "-P", "-j", new, "-o", "End").strip()
     assert new_end, new_end
+
+
+def test_the_job_s_own_arguments_come_back_on_the_rerun(scenario, tmp_path):
+    """`sbatch job.sh small "two words"`: the script reads $1 and $2 (a plain script, as people
+    write one that takes a model size). The rerun is given the same arguments after its script,
+    as accounting's SubmitLine of the new job shows and its log prints."""
+    s = scenario("args", frag_mib_per_step=6000, long_step=1)
+    heads, body = _plain(s)
+    script = tmp_path / "job.sh"
+    script.write_text(
+        "\n".join(
+            [
+                "#!/bin/bash",
+                *heads,
+                "#SBATCH --nodelist=gpu-[01-02]",
+                'echo "job arguments: [$1] [$2] ($#)"',
+                *body,
+            ]
+        )
+        + "\n"
+    )
+    job = sh("sbatch", "--parsable", str(script), "small", "two words").strip()
+    _wait_oom(s, job)
+    assert "job arguments: [small] [two words] (2)" in log_of(s.workdir, job)
+    out = act(job)
+    new = out["new_job_id"]
+    assert out["verdict"] == "fragmentation" and new, out
+    line = sh("sacct", "-n", "-X", "-P", "-j", new, "-o", "SubmitLine").strip()
+    assert line.endswith("small 'two words'") or line.endswith('small "two words"'), line
+    s.wait_done(new)
+    assert "job arguments: [small] [two words] (2)" in log_of(s.workdir, new)

@@ -142,10 +142,10 @@ def test_a_forged_claim_to_be_the_rerun_is_named_and_does_not_stop_it(db):
         def find_lineage(self, parent, rung, since):
             return [("77", "mallory", f"runbook:incident=x,parent={parent},rung={rung}")]
 
-        def submit_argv(self, script, args, env):
-            return ["sbatch", *args, script]
+        def submit_argv(self, script, args, env, script_args=()):
+            return ["sbatch", *args, script, *script_args]
 
-        def submit(self, script, args, env):
+        def submit(self, script, args, env, script_args=()):
             self.submitted.append(args)
             return "78"
 
