@@ -7,7 +7,7 @@ import hashlib
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -280,7 +280,7 @@ def submit(
     array_task: str | None = None,
     failed_step: int | None = None,
     need: str = "",
-    script_args: list[str] = (),
+    script_args: Sequence[str] = (),
 ) -> Action:
     """sbatch. A resubmission carries its lineage in the job's comment, signed with the site's
     lineage secret, so the next incident on it knows which rung was already tried, and is never

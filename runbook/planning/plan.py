@@ -285,6 +285,12 @@ def resubmission(
         p.env_notes = [*sub.notes, *rerun.notes]
         args = script_arguments(sub.line)
         p.script_args = args or []
+        if args:
+            # Slurm keeps the line space-joined (SubmitLine and Command= alike, Slurm 22.05).
+            p.env_notes.append(
+                f"the job's arguments, as Slurm recorded its sbatch line: {' '.join(args)} "
+                "(Slurm keeps no quoting: an argument that held a space comes back as several)"
+            )
         if args is None and sub.line:
             p.env_notes.append(
                 f"the job's own arguments could not be read from its sbatch line "

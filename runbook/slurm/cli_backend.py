@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from datetime import datetime
 
 from runbook.errors import ArrayJobError, JobNotFound, SlurmError, UsageError
@@ -322,7 +323,7 @@ class CliSlurm:
         )
 
     def submit_argv(
-        self, script: str, args: list[str], env: dict[str, str], script_args: list[str] = ()
+        self, script: str, args: list[str], env: dict[str, str], script_args: Sequence[str] = ()
     ) -> list[str]:
         bad = [k for k in env if not _ENV_NAME.match(k)]
         if bad:
@@ -350,7 +351,7 @@ class CliSlurm:
         return r
 
     def submit(
-        self, script: str, args: list[str], env: dict[str, str], script_args: list[str] = ()
+        self, script: str, args: list[str], env: dict[str, str], script_args: Sequence[str] = ()
     ) -> str:
         r = self._checked(self.submit_argv(script, args, env, script_args), f"submitting {script}")
         return parse_submitted(r.stdout)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import field
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -231,7 +232,7 @@ class SlurmClient(Protocol):
     def drain_argv(self, node: str, reason: str) -> list[str]: ...
 
     def submit_argv(
-        self, script: str, args: list[str], env: dict[str, str], script_args: list[str] = ()
+        self, script: str, args: list[str], env: dict[str, str], script_args: Sequence[str] = ()
     ) -> list[str]: ...
 
     def cancel(self, job_id: str): ...
@@ -239,7 +240,7 @@ class SlurmClient(Protocol):
     def drain(self, node: str, reason: str): ...
 
     def submit(
-        self, script: str, args: list[str], env: dict[str, str], script_args: list[str] = ()
+        self, script: str, args: list[str], env: dict[str, str], script_args: Sequence[str] = ()
     ) -> str: ...
 
 

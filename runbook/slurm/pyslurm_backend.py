@@ -18,6 +18,7 @@ partitions and nodes, cancel, drain) is pyslurm's.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from runbook.errors import ConfigError, JobNotFound, SlurmError
@@ -422,7 +423,7 @@ class PyslurmBackend:
         return _s(getattr(n, "state", "")), _s(getattr(n, "reason", ""))
 
     def submit_argv(
-        self, script: str, args: list[str], env: dict[str, str], script_args: list[str] = ()
+        self, script: str, args: list[str], env: dict[str, str], script_args: Sequence[str] = ()
     ) -> list[str]:
         return self.submitter.submit_argv(script, args, env, script_args)
 
@@ -443,6 +444,6 @@ class PyslurmBackend:
         return self.submitter.change(argv, what)
 
     def submit(
-        self, script: str, args: list[str], env: dict[str, str], script_args: list[str] = ()
+        self, script: str, args: list[str], env: dict[str, str], script_args: Sequence[str] = ()
     ) -> str:
         return self.submitter.submit(script, args, env, script_args)

@@ -130,9 +130,10 @@ def test_a_chain_follows_the_rerun_and_an_afterany_dependant_waits_for_it(scenar
 
 
 def test_the_job_s_own_arguments_come_back_on_the_rerun(scenario, tmp_path):
-    """`sbatch job.sh small "two words"`: the script reads $1 and $2 (a plain script, as people
-    write one that takes a model size). The rerun is given the same arguments after its script,
-    as accounting's SubmitLine of the new job shows and its log prints."""
+    """`sbatch job.sh small 7b`: the script reads $1 and $2 (a plain script, as people write one
+    that takes a model size). The rerun is given the same arguments after its script, as
+    accounting's SubmitLine of the new job shows and its log prints. (Slurm records the line
+    space-joined, so an argument holding a space would come back as two: the plan says so.)"""
     s = scenario("args", frag_mib_per_step=6000, long_step=1)
     heads, body = _plain(s)
     script = tmp_path / "job.sh"
@@ -148,13 +149,19 @@ def test_the_job_s_own_arguments_come_back_on_the_rerun(scenario, tmp_path):
         )
         + "\n"
     )
-    job = sh("sbatch", "--parsable", str(script), "small", "two words").strip()
+    job = sh("sbatch", "--parsable", str(script), "small", "7b").strip()
     _wait_oom(s, job)
-    assert "job arguments: [small] [two words] (2)" in log_of(s.workdir, job)
+    assert "job arguments: [small] [7b] (2)" in log_of(s.workdir, job)
     out = act(job)
     new = out["new_job_id"]
     assert out["verdict"] == "fragmentation" and new, out
-    line = sh("sacct", "-n", "-X", "-P", "-j", new, "-o", "SubmitLine").strip()
-    assert line.endswith("small 'two words'") or line.endswith('small "two words"'), line
+    line = wait_until(
+        lambda: sh("sacct", "-n", "-X", "-P", "-j", new, "-o", "SubmitLine").strip(),
+        60,
+        f"job {new}'s SubmitLine in accounting",
+    )
+    assert line.endswith(".sbatch small 7b"), line
+    report = json.loads((Path(out["folder"]) / "report.json").read_text())
+    assert any("Slurm keeps no quoting" in n for n in report["plan"]["env_notes"])
     s.wait_done(new)
-    assert "job arguments: [small] [two words] (2)" in log_of(s.workdir, new)
+    assert "job arguments: [small] [7b] (2)" in log_of(s.workdir, new)
