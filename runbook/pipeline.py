@@ -20,7 +20,7 @@ from runbook.evidence.gather import Code, Metrics, gather
 from runbook.planning.plan import make_plan
 from runbook.playbook import load as load_playbook
 from runbook.report.model import plain
-from runbook.report.views import health_view
+from runbook.report.views import health_view, plan_view
 from runbook.trigger import ACTIVE, OOM_KINDS, Options, Result, Trigger
 from runbook.words import numbers
 
@@ -48,8 +48,7 @@ def _run(ctx: engine.Run) -> None:
     # `scontrol listpids` has nothing to say, and the message's "Process N has X in use" lines
     # of the job's own ranks would read as co-tenants.
     own_pids = collect.job_pids_of(ctx.site, ctx.hosts, job, ff.node) if wedged and ff else None
-    held = chain.hold_before_cancel(ctx.ex, ctx.client, dependants, job) if wedged else set()
-    _cancel_stage(ctx, job, wedged)
+    held = _cancel_stage(ctx, job, wedged, dependants)
     node = ff.node if ff and ff.node else None
     health = _health_stage(ctx, job, node, own_pids)
     diagnosis, history, run = _diagnosis_stage(ctx, launch, dump, script, health, node)
@@ -91,6 +90,7 @@ def _chain_stage(ctx: engine.Run, plan, dependants, held: set[str]) -> None:
             s.status = "unknown"
             plan.needs_human = True
             plan.human_action = "; ".join(x for x in (plan.human_action, person) if x)
+            inc.plan = plan_view(plan)  # the report's plan says a person is needed too
 
 
 def _job_stage(ctx: engine.Run):
@@ -142,9 +142,12 @@ def _logs_stage(ctx: engine.Run, job, script):
     return launch, failed_step, dump
 
 
-def _cancel_stage(ctx: engine.Run, job, wedged: bool) -> None:
+def _cancel_stage(ctx: engine.Run, job, wedged: bool, dependants) -> set[str]:
+    """The wedged job cancelled, the jobs a cancel would set off held first; the ids held."""
+    held: set[str] = set()
     with ctx.rec.step("cancel", ctx.opts.progress) as s:
         if wedged:
+            held = chain.hold_before_cancel(ctx.ex, ctx.client, dependants, job)
             engine.cancel(
                 ctx,
                 s,
@@ -158,6 +161,7 @@ def _cancel_stage(ctx: engine.Run, job, wedged: bool) -> None:
                 if job.state not in ACTIVE
                 else "no OOM in the logs: not runbook's to stop"
             )
+    return held
 
 
 def _health_stage(ctx: engine.Run, job, node: str | None, own_pids):

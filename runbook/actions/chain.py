@@ -29,7 +29,7 @@ def hold_before_cancel(ex, client, dependants: list[Dependant], job) -> set[str]
     held already stays theirs to release)."""
     held = set()
     for d in dependants:
-        if changeable(d, job) or not types_on(d.dependency, job.raw) & SET_OFF_BY_CANCEL:
+        if changeable(d, job) or not types_on(d.dependency, d.on) & SET_OFF_BY_CANCEL:
             continue
         r = ex.run(steps.hold(client, d.job_id, ex.incident))
         if r.status in ("applied", "dry_run") or (r.status == "skipped" and r.value == "held"):
@@ -45,7 +45,7 @@ def repoint(ex, client, dependants: list[Dependant], job, rerun: str | None, hel
         row = {"job": d.job_id, "user": d.user, "dependency": d.dependency, "now": None}
         rows.append(row)
         why = changeable(d, job)
-        new = repointed(d.dependency, job.raw, rerun) if rerun and not why else None
+        new = repointed(d.dependency, d.on, rerun) if rerun and not why else None
         if why:
             row["status"] = f"not changed: {why}"
             person.append(f"point job {d.job_id} at the rerun by hand ({why})")

@@ -105,15 +105,15 @@ def _read_back(ex: Executor, client, job, plan: ladder.Plan, new_id: str) -> Non
         plan.human_action = f"check new job {new_id} by hand: it could not be read back ({e})"
         return
     wrong = resources.mismatches(job, new, plan.rung, plan.world)
+    # A heterogeneous job: every component read back, each against its own.
+    pairs = resources.components(job, new) if len(job.components) > 1 else []
+    wrong += [w for c in pairs for w in c["mismatches"]]
     plan.readback = {
         "original": resources.world(job),
         "new": resources.world(new),
         "mismatches": wrong,
+        **({"components": pairs} if pairs else {}),
     }
-    if len(job.components) > 1:  # every component read back, each against its own
-        pairs = resources.components(job, new)
-        plan.readback["components"] = pairs
-        wrong += [w for c in pairs for w in c["mismatches"]]
     if wrong:
         ex.run(steps.cancel(client, new_id))
         plan.needs_human = True

@@ -491,7 +491,7 @@ def dependants_of(client, job: JobInfo, evidence: dict) -> list:
     """The pending jobs that wait on this one (a chain); a query that fails is said in the
     evidence's notes, and nothing is changed for jobs runbook could not see."""
     try:
-        found = client.dependants(job.raw)
+        found = client.dependants(list(dict.fromkeys([job.job_id, job.raw])))
     except RunbookError as e:
         evidence.setdefault("notes", []).append(
             f"the jobs waiting on {job.job_id} could not be listed ({e.message}): any chain "

@@ -97,7 +97,7 @@ def _checked(code: Code):
 
     if code.script is None:
         return source_check.check_tree(code.where)
-    return source_check.check_job(code.script, code.where or ".")
+    return source_check.check_job(code.script, code.where)
 
 
 def _series(m: Metrics, launch: LaunchReport | None):

@@ -152,9 +152,9 @@ def make_plan(
             "not only excluded"
         )
     p = resubmission(p, site, job, chosen, script, submission, own_env)
-    if len(getattr(job, "components", None) or []) > 1:
+    if len(_components(job)) > 1:
         p.why += f"; a heterogeneous job: {failing_component(job, node)}" + (
-            f", and each of its {len(job.components)} components is resubmitted with its own "
+            f", and each of its {len(_components(job))} components is resubmitted with its own "
             "resources"
             if p.acts
             else ""
@@ -192,12 +192,17 @@ def pinned_nodes(p: ladder.Plan, job, script: str, exclude: list[str]) -> list[s
 _HETJOB = re.compile(r"(?m)^#SBATCH[ \t]+(?:hetjob|packjob)\b")
 
 
+def _components(job) -> list:
+    """A heterogeneous job's components (slurm.client.JobInfo.components); [] for a plain one."""
+    return getattr(job, "components", None) or []
+
+
 def het_groups(p: ladder.Plan, job, script: str) -> list[list[str]] | None:
     """The sbatch options of a heterogeneous job's components after the first, each as Slurm
     recorded it (an option given once on sbatch's line would apply to every component). None:
     refused, said in the plan: a rung that changes resources (Slurm takes them per component),
     or components slurmctld no longer holds that the script does not state."""
-    comps = getattr(job, "components", None) or []
+    comps = _components(job)
     if len(comps) < 2:
         return []
     r = rungs.get(p.rung or "")
@@ -226,7 +231,7 @@ def het_groups(p: ladder.Plan, job, script: str) -> list[list[str]] | None:
 
 def failing_component(job, node: str | None) -> str:
     """Which component of a heterogeneous job ran the failing rank: its offset and nodes."""
-    comps = getattr(job, "components", None) or []
+    comps = _components(job)
     hit = [c for c in comps if node and node in c.nodes]
     if not hit:
         return f"the failure's component is not known ({len(comps)} components)"
@@ -249,7 +254,7 @@ def resubmission(
     if p.acts:
         # A heterogeneous job's ExcNodeList is Slurm's own (each component excludes the
         # others' nodes): only the rung's exclusions are given again.
-        kept = set() if len(getattr(job, "components", None) or []) > 1 else set(job.excluded)
+        kept = set() if len(_components(job)) > 1 else set(job.excluded)
         exclude = sorted((kept | set(p.exclude)) - set(p.readmit))
         p.sbatch_args = [f"--chdir={job.work_dir}"] if job.work_dir else []
         if (task := getattr(job, "array_task", None)) is not None:

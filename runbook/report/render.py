@@ -30,7 +30,7 @@ def world_text(w: dict | None) -> str:
 
 def component_text(c: dict | None) -> str:
     """A heterogeneous job's component as a person reads it: its size and what each task
-    gets ("1 node, 2 tasks, 2 CPUs per task, mem 300M, 0 GPUs")."""
+    gets ("1 node(s), 1 task(s), 2 CPU(s) per task, mem 300M, no GPU")."""
     if not c:
         return "unknown"
     parts = [

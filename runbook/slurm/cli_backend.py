@@ -285,10 +285,10 @@ class CliSlurm:
                 found[job.job_id] = (job.job_id, job.user, job.comment)
         return list(found.values())
 
-    def dependants(self, job_id: str) -> list[Dependant]:
+    def dependants(self, job_ids: list[str]) -> list[Dependant]:
         # One line per pending job, `|` between fields: ids and user names hold none.
         r = self._run(["squeue", "-h", "-t", "PENDING", "-o", "%i|%u|%E"], "listing pending jobs")
-        return parse_squeue(r.stdout, job_id)
+        return parse_squeue(r.stdout, job_ids)
 
     # -- mutations (called by the action executor only) -----------------------------------------
     def cancel_argv(self, job_id: str) -> list[str]:
@@ -302,7 +302,11 @@ class CliSlurm:
 
     def depend_argv(self, job_id: str, dependency: str) -> list[str]:
         if not re.fullmatch(r"[a-z_]{1,32}:[0-9_+:?,a-z]{1,2000}", dependency):
-            raise UsageError(f"{dependency!r} is not a dependency runbook will pass to Slurm")
+            raise UsageError(
+                f"{dependency!r} is not a dependency runbook will pass to Slurm (expected "
+                "TYPE:ID[:ID...] terms joined by , or ?)",
+                hint=f"set it by hand: scontrol update JobId={job_id} Dependency=...",
+            )
         return self._m(
             ["scontrol", "update", f"JobId={check_job_id(job_id)}", f"Dependency={dependency}"]
         )
@@ -394,7 +398,7 @@ def with_components(asked: str, found: list[JobInfo]) -> JobInfo:
         raise UsageError(
             f"job {asked} is component {named.het_offset if named else '?'} of a heterogeneous "
             "job: runbook handles the job as a whole, by its first component's id",
-            hint=f"run it on the job: runbook oom --job {first.job_id.split('+')[0]}"
+            hint=f"name the job by its first component's id: {first.job_id}"
             if first.het_offset == 0
             else "name the job's first component (squeue shows it as ID+0)",
         )

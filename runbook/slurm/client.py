@@ -215,8 +215,9 @@ class SlurmClient(Protocol):
 
     def cancel_argv(self, job_id: str) -> list[str]: ...
 
-    def dependants(self, job_id: str) -> list:
-        """The pending jobs whose dependency names `job_id` (slurm.dependency.Dependant)."""
+    def dependants(self, job_ids: list[str]) -> list:
+        """The pending jobs whose dependency names one of `job_ids` (the ids of one job: an
+        array task's `A_T` and raw id), as slurm.dependency.Dependant."""
         ...
 
     def hold_argv(self, job_id: str) -> list[str]: ...

@@ -23,11 +23,13 @@ NONE = {"", "(null)", "None"}
 
 @record
 class Dependant:
-    """A pending job that waits on another: its id, owner and dependency as Slurm shows it."""
+    """A pending job that waits on another: its id, owner and dependency as Slurm shows it, and
+    the id of the job it waits on as its dependency names it (`A_T` or the raw id of a task)."""
 
     job_id: str
     user: str
     dependency: str
+    on: str
 
 
 def _split(dep: str) -> tuple[list[str], str]:
@@ -76,11 +78,13 @@ def repointed(dep: str, old: str, new: str) -> str | None:
     return sep.join(out) if hit else None
 
 
-def parse_squeue(text: str, job_id: str) -> list[Dependant]:
-    """`squeue -h -t PENDING -o %i|%u|%E` lines: the jobs whose dependency names `job_id`."""
+def parse_squeue(text: str, job_ids: list[str]) -> list[Dependant]:
+    """`squeue -h -t PENDING -o %i|%u|%E` lines: the jobs whose dependency names one of
+    `job_ids` (an array task is named `A_T` or by its raw id, as the user wrote it)."""
     out = []
     for line in text.splitlines():
         parts = line.strip().split("|", 2)
-        if len(parts) == 3 and types_on(parts[2], job_id):
-            out.append(Dependant(parts[0], parts[1], parts[2]))
+        on = next((j for j in job_ids if len(parts) == 3 and types_on(parts[2], j)), None)
+        if on is not None:
+            out.append(Dependant(parts[0], parts[1], parts[2], on))
     return out

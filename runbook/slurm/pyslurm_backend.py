@@ -428,8 +428,8 @@ class PyslurmBackend:
         return self.submitter.submit_argv(script, args, env, script_args)
 
     # A chain's dependants are read and re-pointed through Slurm's commands, as submissions are.
-    def dependants(self, job_id: str) -> list:
-        return self.submitter.dependants(job_id)
+    def dependants(self, job_ids: list[str]) -> list:
+        return self.submitter.dependants(job_ids)
 
     def hold_argv(self, job_id: str) -> list[str]:
         return self.submitter.hold_argv(job_id)

@@ -47,11 +47,14 @@ def test_an_array_task_is_cancelled_by_its_task_id_and_rerun_as_that_index(scena
     assert code == 2 and f"job {array} is a job array" in err and own in err, (out, err)
     assert squeue_state(own) == squeue_state(other) == "RUNNING"  # nothing was done
 
+    # A job that waits on the task by its task id (a chain): it follows the rerun's task.
+    waits = sh("sbatch", "--parsable", f"--dependency=afterok:{own}", "--mem=50M", "--wrap=true")
     code, doc = runbook_json("oom", own, "--yes")
     assert code == 0 and doc["verdict"] == "fragmentation", doc
     task = own.split("_")[1]
     new = doc["new_job_id"]
     assert new and new.endswith(f"_{task}"), doc
+    assert f"Dependency=afterok:{new}" in sh("scontrol", "show", "job", waits.strip())
     wait_until(lambda: (sacct_row(own) or {}).get("state", "").startswith("CANCELLED"), 30, own)
     assert squeue_state(other) == "RUNNING"  # the other task was not touched
     shown = sh("scontrol", "show", "job", new)
@@ -66,7 +69,7 @@ def test_an_array_task_is_cancelled_by_its_task_id_and_rerun_as_that_index(scena
     assert f"task {task} of job array {array}" in md
     log = s.wait_done(new)
     assert "training finished at step 10" in (s.workdir / f"arr-{new}.out").read_text() + log
-    sh("scancel", array, check=False)
+    sh("scancel", array, waits.strip(), check=False)
 
 
 def test_the_rerun_gets_the_job_s_environment_and_node_list_never_runbook_s(scenario, tmp_path):

@@ -17,12 +17,16 @@ from tests.integration.test_oom_scenarios import TEMPLATE, act, log_of
 pytestmark = pytest.mark.integration
 
 
-def _plain(s) -> tuple[list[str], list[str]]:
-    """The example job rendered, as (#SBATCH lines, the body): a plain script a person writes."""
+def _plain(s, path: Path, *between: str) -> Path:
+    """The example job rendered as a plain script a person writes, on gpu-01 and gpu-02, with
+    `between` (more #SBATCH lines, or the body's first commands) after its #SBATCH lines."""
     lines = render(str(TEMPLATE), s.vars).splitlines()
     heads = [ln for ln in lines if ln.startswith("#SBATCH")]
     body = [ln for ln in lines if not ln.startswith(("#!", "#SBATCH", "# runbook:"))]
-    return heads, body
+    path.write_text(
+        "\n".join(["#!/bin/bash", *heads, "#SBATCH --nodelist=gpu-[01-02]", *between, *body]) + "\n"
+    )
+    return path
 
 
 def _components(job: str) -> dict[int, str]:
@@ -52,20 +56,11 @@ def test_a_heterogeneous_job_is_resubmitted_component_by_component(scenario, tmp
     each get their own resources, as Slurm records them (not component 0's applied to both),
     the report names the failing component, and the rerun passes."""
     s = scenario("hetjob", frag_mib_per_step=6000, long_step=1)
-    heads, body = _plain(s)
-    script = tmp_path / "het.sbatch"
-    script.write_text(
-        "\n".join(
-            [
-                "#!/bin/bash",
-                *heads,
-                "#SBATCH --nodelist=gpu-[01-02]",
-                "#SBATCH hetjob",
-                "#SBATCH --ntasks=1 --cpus-per-task=1 --mem=300M --nodelist=gpu-03",
-                *body,
-            ]
-        )
-        + "\n"
+    script = _plain(
+        s,
+        tmp_path / "het.sbatch",
+        "#SBATCH hetjob",
+        "#SBATCH --ntasks=1 --cpus-per-task=1 --mem=300M --nodelist=gpu-03",
     )
     job = sh("sbatch", "--parsable", str(script)).strip()
     _wait_oom(s, job)
@@ -135,20 +130,7 @@ def test_the_job_s_own_arguments_come_back_on_the_rerun(scenario, tmp_path):
     accounting's SubmitLine of the new job shows and its log prints. (Slurm records the line
     space-joined, so an argument holding a space would come back as two: the plan says so.)"""
     s = scenario("args", frag_mib_per_step=6000, long_step=1)
-    heads, body = _plain(s)
-    script = tmp_path / "job.sh"
-    script.write_text(
-        "\n".join(
-            [
-                "#!/bin/bash",
-                *heads,
-                "#SBATCH --nodelist=gpu-[01-02]",
-                'echo "job arguments: [$1] [$2] ($#)"',
-                *body,
-            ]
-        )
-        + "\n"
-    )
+    script = _plain(s, tmp_path / "job.sh", 'echo "job arguments: [$1] [$2] ($#)"')
     job = sh("sbatch", "--parsable", str(script), "small", "7b").strip()
     _wait_oom(s, job)
     assert "job arguments: [small] [7b] (2)" in log_of(s.workdir, job)

@@ -44,8 +44,17 @@ def test_squeue_lines_give_the_jobs_waiting_on_one_job():
         "2223|alice|afterok:2300(unfulfilled)\n"
         "garbage line\n"
     )
-    found = parse_squeue(text, "2219")
+    found = parse_squeue(text, ["2219"])
     assert [(d.job_id, d.user) for d in found] == [("2220", "alice"), ("2221", "bob")]
+
+
+def test_a_task_of_an_array_is_waited_on_by_its_task_id_or_its_raw_id():
+    # `sbatch --dependency=afterok:2572_1`: squeue shows the task id (test cluster, 22.05);
+    # task 2572_1's raw id is another number, which a dependency may name too.
+    text = "2573|alice|afterok:2572_1(unfulfilled)\n2575|alice|afterany:2574(unfulfilled)\n"
+    found = parse_squeue(text, ["2572_1", "2574"])
+    assert [(d.job_id, d.on) for d in found] == [("2573", "2572_1"), ("2575", "2574")]
+    assert repointed(found[0].dependency, found[0].on, "2600_1") == "afterok:2600_1"
 
 
 def test_another_user_s_dependant_and_a_chain_without_rerun_go_to_a_person():
@@ -62,8 +71,8 @@ def test_another_user_s_dependant_and_a_chain_without_rerun_go_to_a_person():
             raise AssertionError(f"no action expected, got {a.kind}")
 
     job = SimpleNamespace(job_id="2219", raw="2219", user="alice")
-    bob = Dependant("2221", "bob", "afterany:2219(unfulfilled)")
-    mine = Dependant("2220", "alice", "afterok:2219(failed)")
+    bob = Dependant("2221", "bob", "afterany:2219(unfulfilled)", "2219")
+    mine = Dependant("2220", "alice", "afterok:2219(failed)", "2219")
     assert chain.hold_before_cancel(NoActions(), None, [bob], job) == set()
     rows, person = chain.repoint(NoActions(), None, [bob, mine], job, None, set())
     assert [r["now"] for r in rows] == [None, None]
