@@ -50,15 +50,19 @@ def locate(
     if "\\" in pattern:  # sbatch: a backslash disables every substitution
         return LogLocation(directory, fnmatch_escape(name.replace("\\", "")), pattern)
 
+    # An array never split into tasks (cancelled while pending: `A_[0-1]` in accounting) has
+    # no task index: its %a and %b name no file, and match any.
+    task = array_task_id if array_task_id and array_task_id.isdigit() else None
+
     def value(width: str, letter: str) -> str | None:
         # sbatch pads to at most 10 digits; a longer width in a job's pattern is not one
         pad = min(int(width[-2:]), 10) if width else 0
         number = {
             "A": array_job_id or job_id,
-            "a": array_task_id,
+            "a": task,
             "j": job_id,
             "J": job_id,
-            "b": str(int(array_task_id) % 10) if array_task_id else None,
+            "b": str(int(task) % 10) if task else None,
         }.get(letter)
         if letter in "AajJb":
             return number.zfill(pad) if number is not None else None

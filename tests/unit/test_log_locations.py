@@ -81,3 +81,15 @@ def test_unlabelled_oom_in_a_shared_log_takes_the_rank_of_its_dump_marker():
         + oom
     )
     assert sorted(m.rank for m in scan_parts([(two, None)]).ooms) == [1, 3]
+
+
+def test_an_array_cancelled_before_it_split_into_tasks_has_no_task_index():
+    """Accounting lists an array cancelled while pending as one row `A_[0-1]` (test cluster,
+    Slurm 22.05): its %a and %b match any file, and nothing raises (a sweep over the window
+    once stopped on it with a ValueError)."""
+    got = locate("run-%A_%a-%b.out", work_dir="/w", job_id="2572", user="u", job_name="n",
+                 array_job_id="2572", array_task_id="[0-1]")  # fmt: skip
+    assert (got.directory, got.name_glob) == ("/w", "run-2572_*-*.out")
+    one = locate("run-%A_%a-%b.out", work_dir="/w", job_id="2574", user="u", job_name="n",
+                 array_job_id="2572", array_task_id="13")  # fmt: skip
+    assert one.name_glob == "run-2572_13-3.out"
