@@ -13,6 +13,7 @@ from runbook.words import settings
 
 @click.command()
 @click.argument("script", metavar="SCRIPT")
+@click.argument("args", nargs=-1, metavar="[ARGS]...")
 @click.option(
     "--workdir",
     metavar="DIR",
@@ -29,8 +30,12 @@ from runbook.words import settings
     "checks, or reason).",
 )
 @click.pass_obj
-def plan(app, script, workdir, rung, as_json):
+def plan(app, script, args, workdir, rung, as_json):
     """Show what each rung of the ladder would change in a job script.
+
+    ARGS are the words that followed the script on its sbatch line (the job reads them as
+    $1..$N): a recipe path the script builds from them is resolved with them. Put `--` before
+    them when they start with a dash.
 
     Finds the training knobs (micro-batch, gradient accumulation, global batch) in the script's
     flags and variables and in the YAML/TOML/JSON config files it names, then for every rung
@@ -42,6 +47,8 @@ def plan(app, script, workdir, rung, as_json):
     Examples:
       runbook plan train.sbatch
       runbook plan jobs/sft.sbatch --workdir /scratch/me/run1 --rung halve_micro_batch --json
+      runbook plan recipes/launch.slurm zephyr-7b-beta sft full deepspeed_zero3
+      runbook plan recipes/launch.slurm --json -- --model qwen --task sft --config demo
     Exit codes: 0 at least one rung applies, 4 none does (a person decides), 3 the script
     cannot be read, 2 usage error.
     """
@@ -63,6 +70,7 @@ def plan(app, script, workdir, rung, as_json):
         app.site().knobs,
         only=rung,
         book=load_playbook(app.site().playbooks.dir),
+        args=list(args) if args else None,
     )
     if as_json:
         click.echo(json.dumps(doc, indent=2))
@@ -74,6 +82,8 @@ def plan(app, script, workdir, rung, as_json):
 
 def render(doc: dict) -> str:
     lines = [f"script: {doc['script']} (job runs in {doc['workdir']})"]
+    if doc.get("arguments"):
+        lines.append(f"arguments ($1..$N): {' '.join(doc['arguments'])}")
     for c in doc["configs"]:
         lines.append(
             f"config named: {c['file']}" + ("" if c["read"] else f" (NOT READ: {c['why']})")

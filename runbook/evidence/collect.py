@@ -474,10 +474,13 @@ def usable_nodes(client, job: JobInfo) -> set[str] | None:
 
 def configs_of(job: JobInfo, script: str) -> list:
     """The config files the job script names, read where the job runs (its working folder;
-    runbook's host sees it over the shared filesystem, as it sees the checkpoints)."""
+    runbook's host sees it over the shared filesystem, as it sees the checkpoints), with the
+    job's own arguments from its sbatch line (a recipe path built from $1..$N)."""
     from runbook.evidence.configs import read_configs
+    from runbook.slurm.submit_line import script_arguments
 
-    return read_configs(script, job.work_dir or ".")
+    args = script_arguments(job.submit_line) if job.submit_line else None
+    return read_configs(script, job.work_dir or ".", args)
 
 
 def program_of(job: JobInfo, script: str):

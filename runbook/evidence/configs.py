@@ -12,15 +12,17 @@ Pure functions of text; reading the files is `read_configs`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import field
 from pathlib import Path
 
 from runbook.datafiles import packaged_dir, read_yaml
+from runbook.evidence.script_args import bind, from_arguments, positional
 from runbook.record import record
 
 MAX_CONFIG_BYTES = 4 << 20
 _PATH_TOKEN = re.compile(r"""(?P<q>["']?)(?P<path>[^\s"'=;|&<>()]+\.(?:ya?ml|json|toml))(?P=q)""")
-_VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+_VAR = re.compile(r"\$\{?([A-Za-z_]\w*|\d)\}?")
 _ASSIGN = re.compile(r"""(?m)^[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=(["']?)([^"'\s;]*)\2""")
 
 
@@ -65,13 +67,22 @@ class ConfigFile:
     text: str | None  # None: named but not readable
     why: str = ""  # why not readable
     knobs: list[ConfigKnob] = field(default_factory=list)
+    # The path as the script writes it, where it differs from `name` (variables the job's own
+    # arguments set: `recipes/$MODEL/$TASK/config_$SUFFIX.yaml`); a copy is pointed at there.
+    written: str = ""
 
 
-def named_configs(script: str) -> list[str]:
-    """Config file paths the script names, with its own simple variables substituted
-    (`CONFIG=recipes/x.yaml ... --config $CONFIG`), in order, each once. A path that still holds
-    a variable (set from the job's arguments or environment) is kept as written: it names a
-    config runbook cannot read from here."""
+def named_configs(script: str, args: Sequence[str] | None = None) -> list[str]:
+    """Config file paths the script names, resolved (config_tokens)."""
+    return [resolved for _, resolved in config_tokens(script, args)]
+
+
+def config_tokens(script: str, args: Sequence[str] | None = None) -> list[tuple[str, str]]:
+    """(as written, resolved) for each config file path the script names, with its own simple
+    variables substituted (`CONFIG=recipes/x.yaml ... --config $CONFIG`) and those the job's
+    own arguments `args` set (evidence.script_args), in order, each once. A path that still
+    holds a variable (set from the environment, or from arguments not known) is kept as
+    written: it names a config runbook cannot read from here."""
     # A variable assigned once, to a literal, is known; one assigned empty, from the job's
     # arguments, or several times (`MODEL=""` then `MODEL="$2"`) is not.
     seen: dict[str, set[str]] = {}
@@ -82,13 +93,17 @@ def named_configs(script: str) -> list[str]:
     assigns = {
         k: next(iter(v)) for k, v in seen.items() if len(v) == 1 and next(iter(v)) not in ("", "$")
     }
-    out: list[str] = []
+    if args is not None:
+        assigns |= positional(args) | bind(script, args)
+    out: list[tuple[str, str]] = []
     for line in script.splitlines():
         code = line.split(" #", 1)[0] if not line.lstrip().startswith("#") else ""
         for m in _PATH_TOKEN.finditer(code):
-            path = _VAR.sub(lambda v: assigns.get(v.group(1), v.group(0)), m.group("path"))
-            if path not in out:
-                out.append(path)
+            written = path = m.group("path")
+            for _ in range(4):  # CFG=$DIR/x.yaml, DIR=recipes/$MODEL: a few levels
+                path = _VAR.sub(lambda v: assigns.get(v.group(1), v.group(0)), path)
+            if path not in [r for _, r in out]:
+                out.append((written, path))
     return out
 
 
@@ -96,6 +111,10 @@ def _key_pattern(suffix: str, key: str) -> re.Pattern:
     k = re.escape(key)
     if suffix == ".json":
         return re.compile(rf'"{k}"\s*:\s*(?P<v>"[^"\n]*"|-?\d[\d.eE+-]*|true|false|null)')
+    if suffix == ".sh":
+        return re.compile(
+            rf"""(?m)^[ \t]*(?:export[ \t]+)?{k}=(?P<v>"\d+"|'\d+'|\d+)(?=[\s;#]|$)"""
+        )
     if suffix == ".toml":
         return re.compile(rf"(?m)^[ \t]*{k}[ \t]*=[ \t]*(?P<v>\"[^\"\n]*\"|[^\s#]+)")
     # YAML keys may be quoted, and flow style ends a value with a comma (gpt-neox's configs:
@@ -105,10 +124,18 @@ def _key_pattern(suffix: str, key: str) -> re.Pattern:
     )
 
 
+def is_shell(name: str) -> bool:
+    """A file read as shell assignments (a script the job sources), not YAML, JSON or TOML."""
+    return Path(name).suffix.lower() not in (".json", ".toml", ".yaml", ".yml")
+
+
 def find_knobs(name: str, text: str, keys: tuple[str, ...]) -> list[ConfigKnob]:
-    """Every `keys` entry in a config file's text, in file order."""
+    """Every `keys` entry in a config file's text, in file order (a script the job sources:
+    its shell variables, `KEY=N` or `export KEY=N`)."""
     suffix = Path(name).suffix.lower()
     suffix = ".yaml" if suffix == ".yml" else suffix
+    if is_shell(name):
+        suffix = ".sh"
     found = []
     for key in keys:
         for m in _key_pattern(suffix, key).finditer(text):
@@ -117,24 +144,60 @@ def find_knobs(name: str, text: str, keys: tuple[str, ...]) -> list[ConfigKnob]:
     return sorted(found, key=lambda k: k.start)
 
 
-def read_configs(script: str, workdir: str | Path) -> list[ConfigFile]:
-    """The config files the script names, read from `workdir` (where the job runs)."""
+# `source env.sh` / `. ./env.sh`: a script the job sources sets variables its command reads.
+_SOURCED = re.compile(
+    r"""(?m)^[ \t]*(?:source|\.)[ \t]+(["']?)(?P<path>[\w./-]+)\1[ \t]*(?:[;#].*)?$"""
+)
+
+
+def sourced_scripts(script: str, workdir: str | Path) -> list[ConfigFile]:
+    """The scripts the job script sources, by a path under its folder that can be read; one
+    outside it (`~/.bashrc`, a module system) holds no knob of the job's and is left out."""
     out = []
-    for name in named_configs(script):
+    for m in _SOURCED.finditer(script):
+        name = m.group("path")
+        p = Path(workdir) / name
+        if Path(name).is_absolute() or ".." in Path(name).parts or name.startswith("~"):
+            continue
+        try:
+            if p.is_file() and p.stat().st_size <= MAX_CONFIG_BYTES:
+                out.append(ConfigFile(name, str(p), p.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return out
+
+
+def read_configs(
+    script: str, workdir: str | Path, args: Sequence[str] | None = None
+) -> list[ConfigFile]:
+    """The config files the script names, read from `workdir` (where the job runs); `args`: the
+    job's own arguments (None: not known)."""
+    out = []
+    for written, name in config_tokens(script, args):
+        token = written if written != name else ""
         unset = sorted(set(_VAR.findall(name)))
         if unset:
-            why = f"its path depends on ${', $'.join(unset)}, set only when the job runs"
-            out.append(ConfigFile(name, name, None, why))
+            by_args = from_arguments(script, unset) if args is None else []
+            when = "set only when the job runs" + (
+                f" (${', $'.join(by_args)} from the job's arguments: give them after the script)"
+                if by_args
+                else ""
+            )
+            why = f"its path depends on ${', $'.join(unset)}, {when}"
+            out.append(ConfigFile(name, name, None, why, written=token))
             continue
         p = Path(name) if Path(name).is_absolute() else Path(workdir) / name
         try:
             if p.stat().st_size > MAX_CONFIG_BYTES:
-                out.append(ConfigFile(name, str(p), None, f"larger than {MAX_CONFIG_BYTES} bytes"))
+                why = f"larger than {MAX_CONFIG_BYTES} bytes"
+                out.append(ConfigFile(name, str(p), None, why, written=token))
                 continue
-            out.append(ConfigFile(name, str(p), p.read_text(encoding="utf-8")))
+            text = p.read_text(encoding="utf-8")
+            out.append(ConfigFile(name, str(p), text, written=token))
         except (OSError, UnicodeDecodeError) as e:
-            out.append(ConfigFile(name, str(p), None, getattr(e, "strerror", None) or str(e)))
-    return out
+            why = getattr(e, "strerror", None) or str(e)
+            out.append(ConfigFile(name, str(p), None, why, written=token))
+    return out + sourced_scripts(script, workdir)
 
 
 def copy_name(name: str, rung: str) -> str:
@@ -142,7 +205,9 @@ def copy_name(name: str, rung: str) -> str:
     halve_micro_batch.yaml` (a copy of a copy replaces the earlier rung's suffix)."""
     p = Path(name)
     stem = re.sub(r"\.runbook-[\w-]+$", "", p.stem)
-    return str(p.with_name(f"{stem}.runbook-{rung}{p.suffix}"))
+    # `./env.sh` keeps its `./`: `source env.sh` would look in $PATH first.
+    here = "./" if name.startswith("./") else ""
+    return here + str(p.with_name(f"{stem}.runbook-{rung}{p.suffix}"))
 
 
 def replace_value(text: str, knob: ConfigKnob, value: int) -> str:
@@ -150,6 +215,13 @@ def replace_value(text: str, knob: ConfigKnob, value: int) -> str:
     old = knob.value
     q = old[0] if old[:1] in ("'", '"') and old[-1:] == old[:1] else ""
     return text[: knob.start] + f"{q}{value}{q}" + text[knob.end :]
+
+
+def point_at_copy(script: str, f: ConfigFile, new: str) -> str:
+    """The script pointed at the copy `new` of config `f`, where the script writes its path (a
+    path built from the job's arguments is replaced by the copy's resolved path: the rerun gets
+    the same arguments, and the copy is that one file)."""
+    return point_script_at(script, f.written or f.name, new)
 
 
 def point_script_at(script: str, old: str, new: str) -> str:

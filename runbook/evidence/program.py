@@ -6,16 +6,30 @@ where the program is known to take it; where its source cannot be read, that is 
 What counts as an option: argparse's `add_argument("--x", ...)`, click's and typer's
 `option("--x")`, and a Hugging Face program's arguments (`HfArgumentParser`, `TrainingArguments`
 and the TRL configs built on them): TrainingArguments' documented fields, and the fields of the
-program's own dataclasses it hands to HfArgumentParser, each as `--field_name`."""
+program's own dataclasses it hands to HfArgumentParser, each as `--field_name`.
+
+Each option's default, where the source states it as a whole number (`default=8`, a dataclass
+field's `= 8` or `field(default=8)`, TrainingArguments' documented defaults), is kept with where
+it was read: a rung that finds no knob in the script or its configs changes the batch the program
+runs at by default (`--batch_size 4` added where the program's default is 8)."""
 
 from __future__ import annotations
 
 import ast
+from dataclasses import field
 from pathlib import Path
 
 from runbook.evidence.source_check import job_files, named_entry_files
 from runbook.record import record
 
+# TrainingArguments' documented defaults for the knobs a rung changes (transformers'
+# TrainingArguments reference: per_device_train_batch_size and per_device_eval_batch_size 8,
+# gradient_accumulation_steps 1); a program's own dataclass field of the same name wins.
+HF_DEFAULTS = {
+    "--per_device_train_batch_size": 8,
+    "--per_device_eval_batch_size": 8,
+    "--gradient_accumulation_steps": 1,
+}
 # TrainingArguments fields a rung may set (transformers' documented arguments).
 HF_TRAINING_FLAGS = frozenset(
     {
@@ -31,11 +45,68 @@ _HF_NAMES |= {"SFTConfig", "DPOConfig", "GRPOConfig", "RewardConfig", "ORPOConfi
 _OPTION_CALLS = {"add_argument", "option", "Option"}
 
 
+@record(frozen=True)
+class Default:
+    """An option's default as the program's source states it."""
+
+    flag: str  # the option string, as the program defines it
+    value: int
+    where: str  # `train.py:12 (argparse)`, `TrainingArguments (documented default)`
+    aliases: tuple[str, ...] = ()  # every option string of the same option
+
+
 @record
 class ProgramOptions:
     entry: str | None  # the entry file the script runs, as the script names it
     flags: set[str] | None = None  # None: not known (the source was not read)
     why: str = ""  # why the options are not known, or where they came from
+    defaults: dict[str, Default] = field(default_factory=dict)  # by each option string
+
+    def default_of(self, names) -> Default | None:
+        """The default of the first option the program defines under one of `names` (`-` and
+        `_` alike inside a name: `--batch-size` is `--batch_size`)."""
+        want = [_norm(n) for n in names if n.startswith("-")]
+        by_norm = {_norm(f): d for f, d in self.defaults.items()}
+        return next((by_norm[w] for w in want if w in by_norm), None)
+
+    def takes(self, names) -> list[str]:
+        """The option strings of the program among `names`, `-`/`_` alike, as it spells them."""
+        own = {_norm(f): f for f in self.flags or ()}
+        return [own[_norm(n)] for n in names if n.startswith("-") and _norm(n) in own]
+
+
+def _norm(flag: str) -> str:
+    return "--" + flag.lstrip("-").replace("-", "_")
+
+
+def _int_const(node: ast.AST | None) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def option_defaults(tree: ast.AST, name: str) -> dict[str, Default]:
+    """The whole-number defaults of the argparse/click/typer options of one parsed file, by
+    each of the option's strings: a pure function of its AST."""
+    out: dict[str, Default] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        fn = node.func
+        call = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+        if call not in _OPTION_CALLS:
+            continue
+        strings = tuple(
+            a.value
+            for a in node.args
+            if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("-")
+        )
+        value = next((_int_const(k.value) for k in node.keywords if k.arg == "default"), None)
+        if strings and value is not None:
+            kind = "argparse" if call == "add_argument" else "click/typer option"
+            d = Default(strings[0], value, f"{name}:{node.lineno} ({kind} default)", strings)
+            out.update({s: d for s in strings})
+    return out
 
 
 def options_in(tree: ast.AST) -> tuple[set[str], bool, set[str]]:
@@ -65,6 +136,10 @@ def options_in(tree: ast.AST) -> tuple[set[str], bool, set[str]]:
                     and a.value.startswith("-")
                 ):
                     flags.add(a.value)
+        if name == "Fire":
+            # fire.Fire(main) with main(**kwargs) updating the program's config dataclasses
+            # (llama-recipes' update_config(train_config, **kwargs)): each field is `--field`.
+            handed.add(ANY_DATACLASS)
         if name == "HfArgumentParser" and node.args:
             first = node.args[0]
             items = first.elts if isinstance(first, (ast.Tuple, ast.List)) else [first]
@@ -72,13 +147,31 @@ def options_in(tree: ast.AST) -> tuple[set[str], bool, set[str]]:
     return flags, hf, handed
 
 
-def _dataclass_fields(tree: ast.AST, names: set[str]) -> set[str]:
-    out: set[str] = set()
+ANY_DATACLASS = "*"
+
+
+def _is_dataclass(node: ast.ClassDef) -> bool:
+    for d in node.decorator_list:
+        f = d.func if isinstance(d, ast.Call) else d
+        if getattr(f, "id", None) == "dataclass" or getattr(f, "attr", None) == "dataclass":
+            return True
+    return False
+
+
+def _dataclass_fields(tree: ast.AST, names: set[str], name: str) -> dict[str, int | None]:
+    """`--field` of every field of the named dataclasses, with its whole-number default (`= 8`
+    or `field(default=8)`; None: another default or none)."""
+    out: dict[str, int | None] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name in names:
+        if isinstance(node, ast.ClassDef) and (
+            node.name in names or ANY_DATACLASS in names and _is_dataclass(node)
+        ):
             for stmt in node.body:
                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                    out.add(f"--{stmt.target.id}")
+                    v = stmt.value
+                    if isinstance(v, ast.Call) and getattr(v.func, "id", "") == "field":
+                        v = next((k.value for k in v.keywords if k.arg == "default"), None)
+                    out[f"--{stmt.target.id}"] = _int_const(v)
     return out
 
 
@@ -96,19 +189,29 @@ def program_options(script: str, workdir: str | Path) -> ProgramOptions:
     if first is None or first.tree is None:
         why = "; ".join(notes) if first is None else f"{first.path} is not Python runbook parses"
         return ProgramOptions(entry, None, why or f"{entry} could not be read")
-    trees = [f.tree for f in files if f.tree is not None]
+    trees = [(f.name, f.tree) for f in files if f.tree is not None]
     flags: set[str] = set()
     hf, handed = False, set()
-    for t in trees:
+    defaults: dict[str, Default] = {}
+    for name, t in trees:
         found, uses_hf, dataclasses = options_in(t)
         flags |= found
         hf |= uses_hf
         handed |= dataclasses
-    for t in trees:
-        flags |= _dataclass_fields(t, handed)
+        defaults |= {k: v for k, v in option_defaults(t, name).items() if k not in defaults}
+    own: dict[str, int | None] = {}
+    for name, t in trees:
+        for flag, value in _dataclass_fields(t, handed, name).items():
+            own.setdefault(flag, value)
+            if value is not None and flag not in defaults:
+                defaults[flag] = Default(flag, value, f"{name} (dataclass field {flag[2:]})")
+    flags |= set(own)
     if hf:
         flags |= HF_TRAINING_FLAGS
+        for flag, value in HF_DEFAULTS.items():
+            if flag not in own and flag not in defaults:  # the program's own field wins
+                defaults[flag] = Default(flag, value, "TrainingArguments (documented default)")
     how = f"read from {entry}" + (
         f" and {len(files) - 1} module(s) it imports" if len(files) > 1 else ""
     )
-    return ProgramOptions(entry, flags, how + (" (Hugging Face arguments)" if hf else ""))
+    return ProgramOptions(entry, flags, how + (" (Hugging Face arguments)" if hf else ""), defaults)

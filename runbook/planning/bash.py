@@ -164,6 +164,33 @@ def find(script: str, names: list[str]) -> list[Hit]:
     return sorted(hits, key=lambda h: h.start)
 
 
+def word(script: str, token: str) -> Hit | None:
+    """The first place `token` is a whole word in what bash runs (the entry file on the training
+    command: `torchrun ... train.py`), as a Hit of no value just after it."""
+    spans = inert_spans(script)
+    pattern = rf"(?<![^\s\"'=]){re.escape(token)}(?=[\s\"';|&]|$)"
+    for m in re.finditer(pattern, script):
+        if not _inert(spans, m.start()):
+            return Hit(token, "", m.end(), m.end())
+    return None
+
+
+def words_after(script: str, at: int) -> list[str]:
+    """The words from `at` to the end of its command (lines joined by a trailing backslash)."""
+    end = at
+    while True:
+        nl = script.find("\n", end)
+        if nl < 0:
+            end = len(script)
+            break
+        if script[:nl].rstrip(" \t").endswith("\\"):
+            end = nl + 1
+            continue
+        end = nl
+        break
+    return [w for w in re.split(r"[\s\\]+", script[at:end]) if w]
+
+
 def flag_present(script: str, names: list[str]) -> str | None:
     for name in names:
         if name.startswith("-") and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", script):

@@ -7,6 +7,7 @@ each re-read from what was written, the script pointed at the copies. Knows no r
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import field
 from typing import Any
 
@@ -112,10 +113,35 @@ def config_knobs(files: list[cfg.ConfigFile], cat: cfg.Catalogue) -> dict[str, c
     return out
 
 
-def copies(rid, name, script, new_script, texts, edits, after, checks) -> RungPlan:
+def sourced_knobs(script: str, files: list[cfg.ConfigFile], knobs) -> dict[str, cfg.ConfigKnob]:
+    """A knob the script passes as a variable it never assigns (`--micro-batch-size $MBS`),
+    assigned a number in a script it sources (`MBS=4` in `env.sh`): that assignment, as a config
+    knob of the sourced file (changed in a copy, the `source` line pointed at it)."""
+    out: dict[str, cfg.ConfigKnob] = {}
+    shell = [f for f in files if f.text is not None and cfg.is_shell(f.name)]
+    for key in KNOB_NAMES if shell else ():
+        hit = bash.maybe(script, bash.names(knobs, key))
+        if hit is None or bash.int_value(script, hit) is not None:
+            continue
+        m = re.fullmatch(
+            r"[\"']?\$\{?([A-Za-z_]\w*)\}?[\"']?", bash.literal_site(script, hit).value
+        )
+        if m is None:
+            continue
+        for f in shell:
+            found = cfg.find_knobs(f.name, f.text or "", (m.group(1),))
+            if found and found[0].number is not None:
+                out[key] = found[0]
+                break
+    return out
+
+
+def copies(rid, name, script, new_script, files, edits, after, checks) -> RungPlan:
     """Each config's copy with its edits, re-read (the value is where the knob was, and
     nothing else moved), and the script pointed at the copies."""
     changes = []
+    texts = {f.name: f.text for f in files if f.text is not None}
+    by_name = {f.name: f for f in files}
     for fname, file_edits in edits.items():
         text = texts[fname]
         for knob, value in sorted(file_edits, key=lambda e: -e[0].start):
@@ -132,7 +158,7 @@ def copies(rid, name, script, new_script, texts, edits, after, checks) -> RungPl
                     f"{knob.key}={reread.get(knob.key)}, not {value}",
                 )
         changes.append(Change(fname, new_name, texts[fname], text))
-        new_script = cfg.point_script_at(new_script, fname, new_name)
+        new_script = cfg.point_at_copy(new_script, by_name[fname], new_name)
     changes.insert(0, Change(name, name, script, new_script))
     checks.append(bash.bash_n(new_script, original=script))
     return RungPlan(rid, True, changes=changes, values_after=after, checks=checks)
@@ -155,12 +181,13 @@ class JobFiles:
     @classmethod
     def read(cls, script: str, name: str, files: list[cfg.ConfigFile], knobs, cat=None):
         cat = cat or cfg.catalogue()
+        in_script, sourced = script_knobs(script, name, knobs), sourced_knobs(script, files, knobs)
         return cls(
             script,
             name,
             files,
             knobs,
             cat,
-            script_knobs(script, name, knobs),
-            config_knobs(files, cat),
+            {k: v for k, v in in_script.items() if k not in sourced},
+            config_knobs(files, cat) | sourced,
         )

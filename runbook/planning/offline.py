@@ -9,6 +9,7 @@ Reads the script and its configs; writes nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -46,10 +47,12 @@ def plan_script(
     only: str | None = None,
     cat: cfg.Catalogue | None = None,
     book: playbook.Playbook | None = None,
+    args: list[str] | None = None,
 ) -> dict:
     """The `runbook plan --json` document for one script: every rung that changes a job's files
-    in the order of the playbook `book` (None: the packaged one), or `only` that rung."""
-    job = JobFiles.read(script, name, cfg.read_configs(script, workdir), knobs, cat)
+    in the order of the playbook `book` (None: the packaged one), or `only` that rung. `args`:
+    the words after the script on its sbatch line ($1..$N; None: not given)."""
+    job = JobFiles.read(script, name, cfg.read_configs(script, workdir, args), knobs, cat)
     files = job.files
     program = program_options(script, workdir)  # the flags a rung may add must be its own
     found: dict[str, Knob | cfg.ConfigKnob] = {**job.in_configs, **job.in_script}
@@ -68,7 +71,8 @@ def plan_script(
     glob = _value(found.get("global_batch"))
     # A config file the script names may set the model-parallel sizes (nanotron's
     # parallelism.tp/pp): with one, the script's own numbers do not give the data-parallel size.
-    dp = None if files else data_parallel(script, name, header[1] if header else None)
+    configs = [f for f in files if not cfg.is_shell(f.name)]
+    dp = None if configs else data_parallel(script, name, header[1] if header else None)
     if glob is not None:
         formula = {
             "formula": "global_batch (stated; the framework derives accumulation)",
@@ -93,6 +97,7 @@ def plan_script(
     return {
         "script": name,
         "workdir": str(workdir),
+        "arguments": list(args) if args is not None else None,
         "configs": [
             {"file": f.name, "read": f.text is not None, "why": f.why or None} for f in files
         ],
@@ -190,6 +195,22 @@ def script_nodes(script: str) -> int | None:
     return found[0] if found else None
 
 
+def with_program_names(knobs, program):
+    """The site's knob names with the program's own spellings of them (`--batch_size` where the
+    site lists `--batch-size`): what a flag the rung added to the program is read back by."""
+    kinds = ("micro_batch", "grad_accum", "global_batch")
+    more = {k: program.takes(bash.names(knobs, k)) for k in kinds}
+    more = {
+        k: [*getattr(knobs, k), *(n for n in v if n not in getattr(knobs, k))]
+        for k, v in more.items()
+    }
+    for k in kinds:
+        d = program.default_of(bash.names(knobs, k))
+        if d is not None:
+            more[k] += [a for a in (d.aliases or (d.flag,)) if a not in more[k]]
+    return dataclasses.replace(knobs, **more)
+
+
 def _plan_rung(r: rungs.RungDef, job: JobFiles, program=None) -> RungPlan:
     rid, script, name, files, knobs = r.id, job.script, job.name, job.files, job.knobs
     world = None
@@ -204,17 +225,25 @@ def _plan_rung(r: rungs.RungDef, job: JobFiles, program=None) -> RungPlan:
             )
         world = (n, n - 1)
     try:
-        p = sp.patch(script, rid, knobs, world=world, program=program)
+        p = sp.patch(script, rid, knobs, world=world, program=program, defaults=False)
     except RunbookError as e:
         why = str(e).splitlines()[0]
         in_configs = r.configs(job) if r.configs is not None else None
         if in_configs is not None:  # the knob in a config the script names: changed in a copy
             return in_configs
-        unread = [f"{f.name} ({f.why})" for f in files if f.text is None]
-        if unread and "no " in why:
-            why += "; the script names config files runbook could not read: " + "; ".join(unread)
-        return RungPlan(rid, False, why)
-    after = bash.effective_batch(p.new, knobs)
+        try:  # the knob is only the program's default (asked after the configs)
+            p = sp.patch(script, rid, knobs, world=world, program=program, configs=files)
+        except RunbookError as e2:
+            why = str(e2).splitlines()[0] if program is not None and program.flags else why
+            unread = [f"{f.name} ({f.why})" for f in files if f.text is None]
+            if unread and "no " in why and "could not read" not in why:
+                why += "; the script names config files runbook could not read: " + "; ".join(
+                    unread
+                )
+            return RungPlan(rid, False, why)
+    after = bash.effective_batch(
+        p.new, with_program_names(knobs, program) if p.from_program else knobs
+    )
     values = {
         k: after[s]
         for k, s in (("micro_batch", "micro"), ("grad_accum", "accum"), ("global_batch", "global"))

@@ -39,6 +39,9 @@ class Patch:
     # and each copy's diff against the original: written beside the new script, never in place.
     files: dict[str, str] = field(default_factory=dict)
     file_diffs: list[str] = field(default_factory=list)
+    # The knob was the program's default: the rung re-read the flags it added against it (the
+    # script alone states no batch to compare).
+    from_program: bool = False
 
     def diff(self, name: str = "job.sbatch") -> str:
         return "".join(
@@ -131,13 +134,15 @@ def _template(script: str, r: rungs.RungDef, template: str, variables: dict, ask
     return Patch(r.id, script, new, changes, checks, template, vars2)
 
 
-def in_configs(script: str, r: rungs.RungDef, files, knobs, *, why: str) -> Patch:
+def in_configs(script: str, r: rungs.RungDef, files, knobs) -> Patch | None:
     """The Patch for a rung whose knob is in a config file the script names: the new script
-    pointed at the copies, and the copies. RungNotApplicable (the script's own reason `why`, or
-    the configs') when no config holds the knob."""
+    pointed at the copies, and the copies. None when no config holds the knob; RungNotApplicable
+    when one does and the rung cannot change it."""
     planned = r.configs(JobFiles.read(script, "job script", files, knobs)) if r.configs else None
-    if planned is None or not planned.applicable:
-        raise RungNotApplicable(planned.reason if planned else why)
+    if planned is None:
+        return None
+    if not planned.applicable:
+        raise RungNotApplicable(planned.reason)
     copies = planned.changes[1:]
     changes = [
         f"{c.file}: a copy {c.new_file} with the change; the script points at it" for c in copies
@@ -154,6 +159,26 @@ def in_configs(script: str, r: rungs.RungDef, files, knobs, *, why: str) -> Patc
     )
 
 
+def from_program(script: str, r: rungs.RungDef, ask: Ask, configs, *, why: str) -> Patch:
+    """The Patch for a rung whose knob is the default of the job's program (no knob in the script
+    or in a config it names): the program's own flag added to its command. RungNotApplicable with
+    the script's reason `why`, and the program's where it was read."""
+    prog = ask.program
+    if r.program is None or prog is None or prog.flags is None:
+        raise RungNotApplicable(why)
+    unread = [f"{f.name} ({f.why})" for f in configs or () if f.text is None]
+    if unread:
+        raise RungNotApplicable(
+            f"{why}; the script names config files runbook could not read, which may set what "
+            f"{prog.entry}'s defaults would: " + "; ".join(unread)
+        )
+    try:
+        new, changes, checks = r.program(script, ask)
+    except RungNotApplicable as e:
+        raise RungNotApplicable(f"{why}; and in its program: {e.message}", hint=e.hint) from None
+    return Patch(r.id, script, new, changes, checks, from_program=True)
+
+
 def patch(
     script: str,
     rung: str,
@@ -164,6 +189,7 @@ def patch(
     world=None,
     fit=None,
     program=None,
+    defaults: bool = True,
 ) -> Patch:
     """The job script for `rung` (the node rungs: "unchanged", a resubmission as is), checked
     (bash -n, global batch) but not written. `resume` (a CheckpointsSection and a path) points
@@ -172,7 +198,8 @@ def patch(
     config files it names are changed in copies. `world` (nodes before, after) is for the rungs
     that resize the world; `fit` (planning.fit.Fit) for the micro-batch the failure's numbers
     solve; `program` (evidence.program.ProgramOptions) for a rung that adds a flag the job's
-    program must take."""
+    program must take, and, with `defaults`, for the knob that is only the program's default
+    (asked last: the script, then its configs, then the program)."""
     r = _rung(rung)
     ask = Ask(knobs, world=world, fit=fit, program=program)
     header = read_header(script)
@@ -191,9 +218,10 @@ def patch(
             new, changes, checks = _plain(script, r, ask)
             p = Patch(rung, script, new, changes, checks)
         except RungNotApplicable as e:
-            if not configs:
+            found = in_configs(script, r, configs, knobs) if configs else None
+            if found is None and not defaults:
                 raise
-            p = in_configs(script, r, configs, knobs, why=e.message)
+            p = found or from_program(script, r, ask, configs, why=e.message)
     if resume and not extra:
         p.new, how = set_resume(
             p.new, resume[0].resume_env, resume[0].resume_flag, resume[1], knobs
@@ -203,7 +231,7 @@ def patch(
     if p.new == p.old and r.kind != rungs.NODE:  # a node rung resubmits the job as it is
         raise RungNotApplicable(f"rung {rung} would not change the script")
     p.checks.append(bash.bash_n(p.new, original=script))
-    if not header and not p.files and not rungs.resizes_world(rung):
+    if not header and not p.files and not p.from_program and not rungs.resizes_world(rung):
         # a config patch checked the batch on its copies; a resize checks with the nodes
         p.checks.append(check_global_batch(script, p.new, knobs))
     return p

@@ -95,6 +95,9 @@ class RungDef:
     script: Callable[..., tuple[str, list[str], list[str]]] | None = None
     template: Callable[..., None] | None = None
     configs: Callable[..., Any] | None = None
+    # The edit where the knob is only the job's program's default (evidence.program): the
+    # program's own flag added to its command line.
+    program: Callable[..., tuple[str, list[str], list[str]]] | None = None
 
 
 def get(rung_id: str) -> RungDef | None:

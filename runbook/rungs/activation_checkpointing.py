@@ -86,7 +86,7 @@ def _configs(job: JobFiles) -> RungPlan | None:
                 on = "1" if v == "0" else "true"
                 text = f.text[: k.start] + on + f.text[k.end :]
                 new_name = cfg.copy_name(f.name, rid)
-                new_script = cfg.point_script_at(script, f.name, new_name)
+                new_script = cfg.point_at_copy(script, f, new_name)
                 return RungPlan(
                     rid,
                     True,

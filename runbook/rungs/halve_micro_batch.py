@@ -148,11 +148,128 @@ def halve_accumulation_only(script: str, knobs, expected: int) -> tuple[str, lis
     return new, [f"accumulation {a} -> {a * 2} ({accum.name})"], []
 
 
+def _program_micro(script: str, prog, knobs):
+    """(the program's micro-batch option and its default, where to add flags: after the entry
+    file), or RungNotApplicable when the default is not known to be what the job ran with."""
+    micro = prog.default_of(bash.names(knobs, "micro_batch"))
+    if micro is None:
+        raise RungNotApplicable(
+            f"{prog.entry} has no micro-batch option with a whole-number default ({prog.why})"
+        )
+    said = bash.maybe(script, list(micro.aliases or (micro.flag,)))
+    if said is not None:  # the script sets it under a spelling the site does not list
+        raise RungNotApplicable(
+            f"the script sets {said.name} {said.value}, {prog.entry}'s micro-batch option, "
+            "which [knobs] micro_batch does not list",
+            hint=f"add {said.name} to [knobs] micro_batch in the site config",
+        )
+    entry = bash.word(script, prog.entry)
+    if entry is None or script[entry.end : entry.end + 1] in ("'", '"'):
+        raise RungNotApplicable(f"{prog.entry} is not a word runbook can add a flag after")
+    # A variable's words on the program's line may carry the option (`$EXTRA_ARGS`, `"$@"`):
+    # the default is then not known to be the value the job ran with.
+    for i, w in enumerate(rest := bash.words_after(script, entry.end)):
+        if w.lstrip("\"'").startswith("$") and (i == 0 or not rest[i - 1].startswith("-")):
+            raise RungNotApplicable(
+                f"{prog.entry}'s arguments include {w}, which runbook cannot read: it may set "
+                f"{micro.flag}, so its default ({micro.value}) is not known to be what ran"
+            )
+    return micro, entry
+
+
+def _program(script: str, ask: Ask) -> tuple[str, list[str], list[str]]:
+    """micro-batch / 2 (or the fit) where the micro-batch is the job's program's default: the
+    program's own flag added after its entry file at the new value, with its accumulation flag
+    raised to keep the global batch (stated in the script: changed there; else the program's
+    default, added too). A program with neither an accumulation nor a global-batch option
+    cannot keep the global batch: refused."""
+    prog, knobs = ask.program, ask.knobs
+    micro, entry = _program_micro(script, prog, knobs)
+    m, accum_names = micro.value, bash.names(knobs, "grad_accum")
+    accum_hit = bash.maybe(script, accum_names + prog.takes(accum_names))
+    accum_default = prog.default_of(accum_names)
+    a = bash.int_value(script, accum_hit) if accum_hit else None
+    if accum_hit is not None and a is None:
+        raise RungNotApplicable(
+            f"gradient accumulation {accum_hit.name}={accum_hit.value} is not a number"
+        )
+    a = a if a is not None or accum_default is None else accum_default.value
+    global_names = bash.names(knobs, "global_batch")
+    glob = bash.maybe(script, global_names) or prog.default_of(global_names)
+    if a is None and glob is None:
+        raise RungNotApplicable(
+            f"{prog.entry} takes no gradient accumulation option ({prog.why}): halving its "
+            f"micro-batch ({micro.flag}, default {m}) would halve the global batch",
+            hint="add gradient accumulation to the program, or lower the batch by hand",
+        )
+    new = new_micro_batch(m, _target(ask.fit), a if glob is None else None)
+    added = f" {micro.flag} {new}"
+    changes = [f"micro-batch {m} -> {new} ({micro.flag} added: the default, {micro.where})"]
+    edits = []
+    if glob is not None:
+        said = getattr(glob, "flag", None) or getattr(glob, "name", "")
+        checks = [f"global batch stated ({said}): unchanged; the program derives accumulation"]
+    else:
+        a2 = a * m // new
+        if accum_hit is not None:
+            edits.append((bash.literal_site(script, accum_hit), str(a2)))
+            changes.append(f"gradient accumulation {a} -> {a2} ({accum_hit.name})")
+        else:
+            added += f" {accum_default.flag} {a2}"
+            changes.append(
+                f"gradient accumulation {a} -> {a2} ({accum_default.flag} added: the "
+                f"default, {accum_default.where})"
+            )
+        checks = [f"global batch: {m} x {a} = {new} x {a2} = {m * a} per data-parallel rank"]
+    new_script = bash.replace(script, [*edits, (entry, added)])
+    # Read back: the program's flag in the patched script holds what was meant.
+    got = bash.maybe(new_script, [micro.flag])
+    if got is None or bash.int_value(new_script, got) != new:
+        raise RungNotApplicable(f"re-reading the patched script did not find {micro.flag} {new}")
+    checks.append(f"{prog.entry} takes {micro.flag} ({prog.why})")
+    return new_script, changes, checks
+
+
+def _override(job: JobFiles) -> RungPlan | None:
+    """The micro-batch set on the command line over a config it names (torchtitan's
+    `--training.local_batch_size 4` over its TOML's `local_batch_size`), and the global batch or
+    the accumulation only in that config: the flag halved in the script, the config's global
+    batch kept (the framework derives accumulation) or its accumulation doubled in a copy. None
+    when the script states them itself (the script's own edit) or no config does."""
+    if {"global_batch", "grad_accum"} & set(job.in_script):
+        return None
+    glob, accum = job.in_configs.get("global_batch"), job.in_configs.get("grad_accum")
+    if glob is None and (accum is None or not accum.number):
+        return None
+    knob = bash.one(job.script, bash.names(job.knobs, "micro_batch"), "micro-batch")
+    m = bash.int_value(job.script, knob)
+    if m is None or m < 2 or m % 2:
+        return RungPlan(RUNG.id, False, f"micro-batch {knob.name} {knob.value} cannot be halved")
+    site = bash.literal_site(job.script, knob)
+    new_script = bash.replace(job.script, [(site, str(m // 2))])
+    after: dict = {"micro_batch": m // 2}
+    edits: dict = {}
+    if glob is not None:
+        checks = [
+            f"global batch stated as {glob.key}={glob.value} in {glob.file}:{glob.line}: "
+            f"unchanged; the framework derives accumulation ({knob.name} on the command line "
+            "overrides the config's micro-batch)"
+        ]
+    elif accum is not None:
+        a = accum.number or 0
+        edits[accum.file] = [(accum, a * 2)]
+        after["grad_accum"] = a * 2
+        checks = [f"global batch {m} x {a} = {m // 2} x {a * 2} per data-parallel rank"]
+    return copies(RUNG.id, job.name, job.script, new_script, job.files, edits, after, checks)
+
+
 def _configs(job: JobFiles) -> RungPlan | None:
     """halve_micro_batch where the micro-batch lives in a config: the copy with it halved (and the
     accumulation doubled where it is stated, in a config or in the script), the script pointed
     at the copies, the global batch re-read from what was patched."""
-    if "micro_batch" in job.in_script or "micro_batch" not in job.in_configs:
+    if "micro_batch" in job.in_script:
+        return _override(job)
+    if "micro_batch" not in job.in_configs:
         return None
     script, files, found, in_script = job.script, job.files, job.in_configs, job.in_script
     rid = RUNG.id
@@ -167,7 +284,6 @@ def _configs(job: JobFiles) -> RungPlan | None:
         )
     accum = found.get("grad_accum")
     glob = found.get("global_batch") or in_script.get("global_batch")
-    texts = {f.name: f.text for f in files if f.text is not None}
     edits: dict[str, list[tuple[cfg.ConfigKnob, int]]] = {micro.file: [(micro, m // 2)]}
     new_script = script
     checks = []
@@ -203,7 +319,7 @@ def _configs(job: JobFiles) -> RungPlan | None:
             "accumulation nor a global batch is stated anywhere runbook can read: "
             "halving it would change the global batch",
         )
-    return copies(rid, job.name, script, new_script, texts, edits, after, checks)
+    return copies(rid, job.name, script, new_script, files, edits, after, checks)
 
 
 RUNG = RungDef(
@@ -218,4 +334,5 @@ RUNG = RungDef(
     script=_script,
     template=_template,
     configs=_configs,
+    program=_program,
 )

@@ -129,7 +129,7 @@ def _configs(job: JobFiles) -> RungPlan | None:
             continue
         new_text, what = done
         new_name = cfg.copy_name(f.name, RUNG.id)
-        new_script = cfg.point_script_at(job.script, f.name, new_name)
+        new_script = cfg.point_at_copy(job.script, f, new_name)
         return RungPlan(
             RUNG.id,
             True,

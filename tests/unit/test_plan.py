@@ -89,7 +89,16 @@ def test_cli_json_contract_and_exit_codes(tmp_path):
     r = runner.invoke(cli, ["plan", str(DATA / "handbook-smollm" / "train.sbatch"), "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
-    assert list(doc) == ["script", "workdir", "configs", "knobs", "global_batch", "rungs"]
+    assert list(doc) == [
+        "script",
+        "workdir",
+        "arguments",
+        "configs",
+        "knobs",
+        "global_batch",
+        "rungs",
+    ]
+    assert doc["arguments"] is None  # none given: not known (an empty list: given, none)
     assert set(doc["knobs"]) == {"micro_batch", "grad_accum", "global_batch", "data_parallel"}
     for rr in doc["rungs"]:
         assert set(rr) in (

@@ -62,6 +62,7 @@ STAGE_OF = {
     "evidence.configs": "jobfiles",
     "evidence.program": "jobfiles",
     "evidence.source_check": "jobfiles",
+    "evidence.script_args": "jobfiles",
     "cause": "rungs",  # the causes' rules: data in, a name out; the playbook names them
     "evidence.framing": "units",  # colour codes and quote markers: text any parser reads
     "state": "errors",

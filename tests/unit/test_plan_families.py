@@ -1,0 +1,156 @@
+"""Issue 44: the knob where the job keeps it, on fixtures written in the shapes of real training
+repositories (tests/data/plan_families/SOURCES.md): a recipe chosen by the job's own arguments,
+the program's defaults (argparse, Hugging Face TrainingArguments, a fire-driven dataclass), a
+command-line override over a TOML config, a script the job sources, micro-batch 1's next rung,
+and the families that must be refused."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from runbook.cli import cli
+from runbook.evidence.configs import config_tokens
+from runbook.evidence.program import option_defaults, program_options
+from runbook.evidence.script_args import bind
+from runbook.planning.offline import plan_script
+from runbook.site import SiteConfig
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "plan_families"
+KNOBS = SiteConfig().knobs
+EXPECT = json.loads((DATA / "expect.json").read_text())
+
+
+def _plan(case: str, args=None, rung: str | None = None) -> dict:
+    want = EXPECT[case]
+    d = DATA / case
+    text = (d / want["script"]).read_text()
+    return plan_script(text, want["script"], d, KNOBS, only=rung, args=args)
+
+
+def _edited(diff: str) -> list[str]:
+    return [ln[1:] for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+
+
+@pytest.mark.parametrize("case", sorted(c for c in EXPECT if not c.startswith("_")))
+def test_each_family_is_patched_where_it_keeps_its_knob_or_refused(case):
+    want = EXPECT[case]
+    doc = _plan(case, want.get("args"))
+    by_id = {r["id"]: r for r in doc["rungs"]}
+    if "first_refused" in want:
+        assert want["first_refused"] in by_id["halve_micro_batch"]["reason"]
+    r = by_id[want.get("rung", "halve_micro_batch")]
+    if "refused" in want:
+        assert not r["applicable"] and want["refused"] in r["reason"], r
+        return
+    assert r["applicable"], r
+    if "values_after" in want:
+        assert r["values_after"] == want["values_after"], r
+    script_change, *copies = r["changes"]
+    if "adds" in want:
+        assert any(want["adds"] in ln for ln in _edited(script_change["diff"])), script_change
+    if "copy" in want:
+        assert [c["new_file"] for c in copies] == [want["copy"]]
+        assert want["copy"] in script_change["diff"]
+    # Nothing is edited but the knobs: at most two lines of the script, two of each copy.
+    for change in r["changes"]:
+        assert len(_edited(change["diff"])) <= 2, change["diff"]
+
+
+def test_the_recipe_is_not_read_without_the_job_s_arguments_and_the_plan_says_how():
+    doc = _plan("handbook-args")
+    unread = [c for c in doc["configs"] if not c["read"]]
+    assert unread and "from the job's arguments: give them after the script" in unread[0]["why"]
+    r = next(r for r in doc["rungs"] if r["id"] == "halve_micro_batch")
+    assert not r["applicable"]
+
+
+def test_arguments_bind_positionally_and_through_an_option_loop():
+    positional = 'MODEL=$1\nTASK="${2}"\nPREC=${3:-full}\nACC=$4\n'
+    assert bind(positional, ["zephyr", "sft"]) == {"MODEL": "zephyr", "TASK": "sft", "PREC": "full"}
+    assert bind(positional, None) == {}
+    loop = (
+        'while [[ $# -gt 0 ]]; do\n  case $1 in\n    --model)\n      MODEL="$2"\n      shift 2\n'
+        '      ;;\n    -t|--task) TASK="$2"; shift 2;;\n    --config=*)\n      CFG="${1#*=}"\n'
+        "      shift\n      ;;\n  esac\ndone\n"
+    )
+    got = bind(loop, ["--model", "qwen", "-t", "sft", "--config=demo"])
+    assert got == {"MODEL": "qwen", "TASK": "sft", "CFG": "demo"}
+    assert bind(loop, ["--task", "sft"]) == {"TASK": "sft"}  # --model not given: not bound
+
+
+def test_a_path_built_from_arguments_is_resolved_and_kept_as_written():
+    script = "M=$1\nCONFIG_FILE=recipes/$M/config_$2.yaml\npython run.py $CONFIG_FILE\n"
+    assert config_tokens(script, ["zephyr", "full"]) == [
+        ("recipes/$M/config_$2.yaml", "recipes/zephyr/config_full.yaml")
+    ]
+    assert config_tokens(script) == [("recipes/$M/config_$2.yaml", "recipes/$M/config_$2.yaml")]
+
+
+def test_the_cli_takes_the_job_s_arguments_after_the_script():
+    case = DATA / "handbook-options"
+    r = CliRunner().invoke(
+        cli,
+        ["plan", str(case / "launch.slurm"), "--json", "--rung", "halve_micro_batch", "--"]
+        + EXPECT["handbook-options"]["args"],
+    )
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    assert doc["arguments"][:2] == ["--model", "qwen2.5-1.5b"]
+    assert doc["rungs"][0]["values_after"] == {"micro_batch": 8, "grad_accum": 2}
+
+
+def test_option_defaults_are_read_from_argparse_click_and_dataclasses():
+    tree = ast.parse(
+        "import argparse, click\n"
+        "p = argparse.ArgumentParser()\n"
+        "p.add_argument('--batch-size', '--bs', type=int, default=16)\n"
+        "p.add_argument('--lr', type=float, default=0.1)\n"
+        "p.add_argument('--steps', type=int, default=None)\n"
+        "@click.option('--accum', default=2)\n"
+        "def f(accum): pass\n"
+    )
+    got = option_defaults(tree, "train.py")
+    assert {k: v.value for k, v in got.items()} == {"--batch-size": 16, "--bs": 16, "--accum": 2}
+    assert got["--bs"].where == "train.py:3 (argparse default)"
+    prog = program_options(
+        (DATA / "llama-recipes-fire" / "finetune.sbatch").read_text(), DATA / "llama-recipes-fire"
+    )
+    assert prog.defaults["--batch_size_training"].value == 4
+    assert prog.default_of(["--batch-size-training"]).flag == "--batch_size_training"
+
+
+def test_a_program_s_own_dataclass_default_wins_over_training_arguments(tmp_path):
+    (tmp_path / "sft.py").write_text(
+        "from dataclasses import dataclass, field\n"
+        "from transformers import HfArgumentParser, TrainingArguments\n"
+        "@dataclass\nclass MyArgs(TrainingArguments):\n"
+        "    per_device_train_batch_size: int = field(default=2)\n"
+        "HfArgumentParser((MyArgs,))\n"
+    )
+    prog = program_options("srun python sft.py --output_dir out\n", tmp_path)
+    assert prog.defaults["--per_device_train_batch_size"].value == 2
+    assert prog.defaults["--gradient_accumulation_steps"].value == 1  # the documented default
+    assert "documented" in prog.defaults["--gradient_accumulation_steps"].where
+
+
+def test_a_default_is_not_trusted_when_the_program_line_carries_a_variable(tmp_path):
+    case = DATA / "argparse-torchrun"
+    script = (case / "train.sbatch").read_text().replace("--max_steps 5000", "$EXTRA_ARGS")
+    (tmp_path / "train.py").write_text((case / "train.py").read_text())
+    doc = plan_script(script, "train.sbatch", tmp_path, KNOBS, only="halve_micro_batch")
+    r = doc["rungs"][0]
+    assert not r["applicable"] and "$EXTRA_ARGS" in r["reason"], r
+
+
+def test_a_config_runbook_cannot_read_blocks_the_program_default(tmp_path):
+    case = DATA / "hf-run-clm"
+    (tmp_path / "run_clm.py").write_text((case / "run_clm.py").read_text())
+    script = "srun torchrun run_clm.py --deepspeed ds_missing.json --do_train\n"
+    doc = plan_script(script, "run.sbatch", tmp_path, KNOBS, only="halve_micro_batch")
+    r = doc["rungs"][0]
+    assert not r["applicable"] and "could not read" in r["reason"], r
