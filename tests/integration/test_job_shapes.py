@@ -147,3 +147,78 @@ def test_the_job_s_own_arguments_come_back_on_the_rerun(scenario, tmp_path):
     assert any("Slurm keeps no quoting" in n for n in report["plan"]["env_notes"])
     s.wait_done(new)
     assert "job arguments: [small] [7b] (2)" in log_of(s.workdir, new)
+
+
+def _without_batch_flags(s, path: Path, *between: str) -> Path:
+    """The example job as a person writes it, its micro-batch and accumulation left to the
+    program's argparse defaults (examples/train_oom/train.py: --micro-batch-size 8,
+    --grad-accum 1)."""
+    _plain(s, path, *between)
+    text = path.read_text()
+    flags = f" --micro-batch-size {s.vars['micro_batch']} --grad-accum {s.vars['grad_accum']}"
+    assert flags in text
+    path.write_text(text.replace(flags, ""))
+    return path
+
+
+def test_a_batch_that_is_only_the_program_s_default_gets_the_flag_at_half(scenario, tmp_path):
+    """`srun python3 train.py ...` with no batch flag: the micro-batch is train.py's argparse
+    default (8, accumulation 1). runbook reads the default from the program, adds
+    `--micro-batch-size 4 --grad-accum 2` after the entry file, and the rerun runs at that batch
+    (its own log says so) to the end."""
+    s = scenario("defaults", long_factor=2.5)  # micro-batch 8 OOMs, 4 fits
+    script = _without_batch_flags(s, tmp_path / "train.sbatch")
+    job = sh("sbatch", "--parsable", str(script)).strip()
+    _wait_oom(s, job)
+    assert "micro-batch 8 x grad-accum 1" in log_of(s.workdir, job)
+    out = act(job)
+    assert out["verdict"] == "true_oom" and out["new_job_id"], out
+    report = json.loads((Path(out["folder"]) / "report.json").read_text())
+    plan = report["plan"]
+    assert plan["rung"] == "halve_micro_batch", plan
+    changes = " ".join(plan["changes"])
+    assert "--micro-batch-size added: the default, train.py:" in changes, changes
+    rerun = (Path(out["folder"]) / "job.halve_micro_batch.sbatch").read_text()
+    assert "train.py --micro-batch-size 4 --grad-accum 2 --steps" in rerun, rerun
+    assert _ended(out["new_job_id"]) == ["COMPLETED"]
+    log = log_of(s.workdir, out["new_job_id"])
+    assert "micro-batch 4 x grad-accum 2" in log and "training finished at step" in log
+
+
+def test_a_recipe_chosen_by_the_job_s_arguments_is_patched_in_its_copy(scenario, tmp_path):
+    """`sbatch launch.sbatch small full`: the script builds its recipe's path from $1 and $2
+    (alignment-handbook's launch.slurm). runbook reads the arguments from accounting's
+    SubmitLine, patches a copy of recipes/small/config_full.yaml, points the script's
+    assignment at the copy, reruns with the same arguments, and the rerun trains at the new
+    batch; the user's recipe is untouched."""
+    s = scenario("args-recipe", long_factor=2.5)
+    recipe = s.workdir / "recipes" / "small" / "config_full.yaml"
+    recipe.parent.mkdir(parents=True)
+    original = "per_device_train_batch_size: 8\ngradient_accumulation_steps: 2\n"
+    recipe.write_text(original)
+    for d in (recipe.parent, recipe.parent.parent):
+        d.chmod(0o755)
+    script = _without_batch_flags(
+        s,
+        tmp_path / "launch.sbatch",
+        "SIZE=$1",
+        "VARIANT=$2",
+        "RECIPE=recipes/$SIZE/config_$VARIANT.yaml",
+    )
+    text = script.read_text().replace(" --steps ", " --config $RECIPE --steps ", 1)
+    script.write_text(text)
+    job = sh("sbatch", "--parsable", str(script), "small", "full").strip()
+    _wait_oom(s, job)
+    out = act(job)
+    assert out["verdict"] == "true_oom" and out["new_job_id"], out
+    folder = Path(out["folder"])
+    copy = folder / "config_full.runbook-halve_micro_batch.yaml"
+    assert copy.read_text() == "per_device_train_batch_size: 4\ngradient_accumulation_steps: 4\n"
+    assert recipe.read_text() == original
+    rerun = (folder / "job.halve_micro_batch.sbatch").read_text()
+    assert f"RECIPE={copy}" in rerun, rerun
+    new = out["new_job_id"]
+    assert _ended(new) == ["COMPLETED"]
+    line = sh("sacct", "-n", "-X", "-P", "-j", new, "-o", "SubmitLine").strip()
+    assert line.endswith(" small full"), line  # the same arguments: the same recipe's copy
+    assert "micro-batch 4 x grad-accum 4" in log_of(s.workdir, new)
