@@ -119,7 +119,9 @@ def plan(
     if walk.for_a_person(pref):
         return _for_a_person(p, walk.reasons(cause))
     if pref is not None and pref.take:
-        return _taken_alone(p, rungs.REGISTRY[pref.take], script, knobs, resume, configs, done)
+        return _taken_alone(
+            p, rungs.REGISTRY[pref.take], script, knobs, resume, configs, done, program
+        )
     situation = rungs.Situation(script, fit, host_request_mib)
     for rung in walk.ordered(verdict, ladder, pref):
         r = rungs.get(rung.id)
@@ -229,13 +231,15 @@ def _for_a_person(p: Plan, why: str, action: str | None = None) -> Plan:
     return p
 
 
-def _taken_alone(p: Plan, r, script: str, knobs, resume, configs, done: set[str]) -> Plan:
+def _taken_alone(
+    p: Plan, r, script: str, knobs, resume, configs, done: set[str], program=None
+) -> Plan:
     """The rung a cause takes alone (the playbook's `causes`: an evaluation's own batch), or a
     person: never the ladder's rungs, which would not change it (docs/design.md §3.1)."""
     if r.id in done:
         return _for_a_person(p, r.tried_again)
     try:
-        p.patch = patch(script, r.id, knobs, resume=resume, configs=configs)
+        p.patch = patch(script, r.id, knobs, resume=resume, configs=configs, program=program)
     except RungNotApplicable as e:
         p.passed_over.append((r.id, e.message))
         return _for_a_person(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from runbook.errors import RungNotApplicable
 from runbook.planning import bash
 from runbook.rungs import SCRIPT, Ask, RungDef
+from runbook.rungs._program import program_default
 
 
 def _script(script: str, ask: Ask) -> tuple[str, list[str], list[str]]:
@@ -43,7 +44,20 @@ def _script(script: str, ask: Ask) -> tuple[str, list[str], list[str]]:
     )
 
 
-# HF TrainingArguments' batch flags: a command line that passes one runs an HF Trainer, whose
+def _program(script: str, ask: Ask) -> tuple[str, list[str], list[str]]:
+    """The evaluation's batch / 2 where it is only the program's default (HF's
+    per_device_eval_batch_size 8, an argparse `--eval_batch_size` default): the program's own
+    flag added after its entry file."""
+    names = bash.names(ask.knobs, "eval_batch")
+    d, entry = program_default(script, ask.program, names, "eval_batch")
+    if d.value < 2:
+        raise RungNotApplicable(f"the evaluation batch {d.flag} is {d.value} by default")
+    new = bash.replace(script, [(entry, f" {d.flag} {d.value // 2}")])
+    return (
+        new,
+        [f"evaluation batch {d.value} -> {d.value // 2} ({d.flag} added: the default, {d.where})"],
+        ["the training batch (micro-batch, accumulation, global batch) is not touched"],
+    )
 
 
 def _template(vars2: dict, ask: Ask, changes: list, checks: list) -> None:
@@ -71,4 +85,5 @@ RUNG = RungDef(
     "would not change the evaluation",
     script=_script,
     template=_template,
+    program=_program,
 )

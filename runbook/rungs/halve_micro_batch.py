@@ -11,6 +11,7 @@ from runbook.evidence import configs as cfg
 from runbook.planning import bash
 from runbook.planning.config_patch import JobFiles, RungPlan, copies
 from runbook.rungs import SCRIPT, Ask, RungDef, Situation
+from runbook.rungs._program import program_default
 
 
 def _target(fit) -> int | None:
@@ -148,35 +149,6 @@ def halve_accumulation_only(script: str, knobs, expected: int) -> tuple[str, lis
     return new, [f"accumulation {a} -> {a * 2} ({accum.name})"], []
 
 
-def _program_micro(script: str, prog, knobs):
-    """(the program's micro-batch option and its default, where to add flags: after the entry
-    file), or RungNotApplicable when the default is not known to be what the job ran with."""
-    micro = prog.default_of(bash.names(knobs, "micro_batch"))
-    if micro is None:
-        raise RungNotApplicable(
-            f"{prog.entry} has no micro-batch option with a whole-number default ({prog.why})"
-        )
-    said = bash.maybe(script, list(micro.aliases or (micro.flag,)))
-    if said is not None:  # the script sets it under a spelling the site does not list
-        raise RungNotApplicable(
-            f"the script sets {said.name} {said.value}, {prog.entry}'s micro-batch option, "
-            "which [knobs] micro_batch does not list",
-            hint=f"add {said.name} to [knobs] micro_batch in the site config",
-        )
-    entry = bash.word(script, prog.entry)
-    if entry is None or script[entry.end : entry.end + 1] in ("'", '"'):
-        raise RungNotApplicable(f"{prog.entry} is not a word runbook can add a flag after")
-    # A variable's words on the program's line may carry the option (`$EXTRA_ARGS`, `"$@"`):
-    # the default is then not known to be the value the job ran with.
-    for i, w in enumerate(rest := bash.words_after(script, entry.end)):
-        if w.lstrip("\"'").startswith("$") and (i == 0 or not rest[i - 1].startswith("-")):
-            raise RungNotApplicable(
-                f"{prog.entry}'s arguments include {w}, which runbook cannot read: it may set "
-                f"{micro.flag}, so its default ({micro.value}) is not known to be what ran"
-            )
-    return micro, entry
-
-
 def _program(script: str, ask: Ask) -> tuple[str, list[str], list[str]]:
     """micro-batch / 2 (or the fit) where the micro-batch is the job's program's default: the
     program's own flag added after its entry file at the new value, with its accumulation flag
@@ -184,7 +156,7 @@ def _program(script: str, ask: Ask) -> tuple[str, list[str], list[str]]:
     default, added too). A program with neither an accumulation nor a global-batch option
     cannot keep the global batch: refused."""
     prog, knobs = ask.program, ask.knobs
-    micro, entry = _program_micro(script, prog, knobs)
+    micro, entry = program_default(script, prog, bash.names(knobs, "micro_batch"), "micro_batch")
     m, accum_names = micro.value, bash.names(knobs, "grad_accum")
     accum_hit = bash.maybe(script, accum_names + prog.takes(accum_names))
     accum_default = prog.default_of(accum_names)

@@ -154,3 +154,15 @@ def test_a_config_runbook_cannot_read_blocks_the_program_default(tmp_path):
     doc = plan_script(script, "run.sbatch", tmp_path, KNOBS, only="halve_micro_batch")
     r = doc["rungs"][0]
     assert not r["applicable"] and "could not read" in r["reason"], r
+
+
+def test_an_evaluation_batch_that_is_only_the_default_is_halved_by_the_program_s_flag():
+    """The eval_batch cause's rung on an HF program that never sets its evaluation batch:
+    TrainingArguments' per_device_eval_batch_size 8 becomes 4 on the command line, and the
+    training batch is not touched."""
+    r = _plan("hf-run-clm", rung="halve_eval_batch")["rungs"][0]
+    assert r["applicable"], r
+    assert _edited(r["changes"][0]["diff"]) == [
+        "srun torchrun --nproc_per_node 4 run_clm.py --per_device_eval_batch_size 4 \\"
+    ]
+    assert "per_device_train_batch_size" not in r["changes"][0]["diff"]
