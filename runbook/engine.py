@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from runbook import state
-from runbook.actions import steps
+from runbook.actions import chain, steps
 from runbook.actions.executor import Executor
 from runbook.actions.policy import confirm_policy
 from runbook.actions.remediate import apply_plan, outcome
@@ -211,6 +211,33 @@ def _run_body(r: Run, body, finish) -> Result:
         inc.actions,
         list(inc.next_steps),
     )
+
+
+def hold_and_cancel(ctx: Run, s, dependants, *, hint: str):
+    """The jobs a cancel would set off held first (actions.chain), then the job's scancel;
+    (the cancel's result, the ids runbook held)."""
+    held = (
+        chain.hold_before_cancel(ctx.ex, ctx.client, dependants, ctx.job) if dependants else set()
+    )
+    return cancel(ctx, s, hint=hint), held
+
+
+def follow_chain(ctx: Run, plan, dependants, held: set[str]) -> None:
+    """The jobs that wait on this one, pointed at its rerun (or named for a person: the plan,
+    when there is one, says a person is needed)."""
+    inc = ctx.rec.incident
+    with ctx.rec.step("chain", ctx.opts.progress) as s:
+        rows, person = chain.repoint(ctx.ex, ctx.client, dependants, ctx.job, inc.new_job_id, held)
+        inc.evidence["dependants"] = rows
+        s.detail = f"{len(rows)} job(s) wait on {ctx.job.job_id}"
+        if person:
+            s.status = "unknown"
+            if plan is not None:
+                plan.needs_human = True
+                plan.human_action = "; ".join(x for x in (plan.human_action, person) if x)
+                inc.plan = plan_view(plan)  # the report's plan says a person is needed too
+            else:
+                s.detail += ": " + "; ".join(person)
 
 
 def cancel(ctx: Run, s, *, hint: str):

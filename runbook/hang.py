@@ -45,16 +45,22 @@ def _run(ctx: engine.Run) -> None:
     ctx.ex.confirm = confirm_policy(
         site, d.verdict, assume_yes=opts.assume_yes, confirm=opts.confirm
     )
+    # A chain after the job (`--dependency=afterany:J`): held before the cancel, pointed at the
+    # rerun after it, as the OOM runbook does.
+    dependants = collect.dependants_of(ctx.client, job, inc.evidence)
     with ctx.rec.step("cancel", opts.progress) as s:
-        r = engine.cancel(
+        r, held = engine.hold_and_cancel(
             ctx,
             s,
+            dependants,
             hint=f"cancel it by hand (scancel {job.job_id}): the stacks are already in the "
             "incident folder",
         )
-        if not r.ok:  # declined: the job still runs, a rerun beside it would share its data
-            ctx.plan = None
-            return
+    if not r.ok:  # declined: the job still runs, a rerun beside it would share its data
+        ctx.plan = None
+        if dependants:
+            engine.follow_chain(ctx, None, dependants, held)
+        return
     with ctx.rec.step("plan", opts.progress) as s:
         client = ctx.client
         run = collect.lineage_of(site, client, job)
@@ -73,6 +79,8 @@ def _run(ctx: engine.Run) -> None:
         )
         engine.record_plan(ctx, plan, s)
     engine.act(ctx, plan, d)
+    if dependants:
+        engine.follow_chain(ctx, plan, dependants, held)
 
 
 def _job_stage(ctx: engine.Run):

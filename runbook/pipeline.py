@@ -12,7 +12,6 @@ import dataclasses
 import time
 
 from runbook import engine
-from runbook.actions import chain
 from runbook.actions.policy import confirm_policy
 from runbook.diagnosis import classify
 from runbook.evidence import collect, node_history
@@ -20,7 +19,7 @@ from runbook.evidence.gather import Code, Metrics, gather
 from runbook.planning.plan import make_plan
 from runbook.playbook import load as load_playbook
 from runbook.report.model import plain
-from runbook.report.views import health_view, plan_view
+from runbook.report.views import health_view
 from runbook.trigger import ACTIVE, OOM_KINDS, Options, Result, Trigger
 from runbook.words import numbers
 
@@ -76,21 +75,7 @@ def _run(ctx: engine.Run) -> None:
         engine.record_plan(ctx, plan, s)
     engine.act(ctx, plan, diagnosis)
     if dependants:
-        _chain_stage(ctx, plan, dependants, held)
-
-
-def _chain_stage(ctx: engine.Run, plan, dependants, held: set[str]) -> None:
-    """The jobs that wait on this one, pointed at its rerun (or named for a person)."""
-    inc = ctx.rec.incident
-    with ctx.rec.step("chain", ctx.opts.progress) as s:
-        rows, person = chain.repoint(ctx.ex, ctx.client, dependants, ctx.job, inc.new_job_id, held)
-        inc.evidence["dependants"] = rows
-        s.detail = f"{len(rows)} job(s) wait on {ctx.job.job_id}"
-        if person:
-            s.status = "unknown"
-            plan.needs_human = True
-            plan.human_action = "; ".join(x for x in (plan.human_action, person) if x)
-            inc.plan = plan_view(plan)  # the report's plan says a person is needed too
+        engine.follow_chain(ctx, plan, dependants, held)
 
 
 def _job_stage(ctx: engine.Run):
@@ -147,10 +132,10 @@ def _cancel_stage(ctx: engine.Run, job, wedged: bool, dependants) -> set[str]:
     held: set[str] = set()
     with ctx.rec.step("cancel", ctx.opts.progress) as s:
         if wedged:
-            held = chain.hold_before_cancel(ctx.ex, ctx.client, dependants, job)
-            engine.cancel(
+            _, held = engine.hold_and_cancel(
                 ctx,
                 s,
+                dependants,
                 hint=f"cancel it by hand (scancel {job.job_id}) so its ranks "
                 "free the GPUs, then run `runbook oom` again",
             )

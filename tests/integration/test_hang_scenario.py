@@ -114,3 +114,35 @@ def test_the_sweep_finds_the_stalled_job_and_takes_its_stacks(scenario, tmp_path
     assert line["verdict"] == "straggler_rank" and "no new training step" in line["action"], line
     assert line["incident"]
     wait_until(lambda: (r := sacct_row(job)) and r["state"].startswith("CANCELLED"), 30, "cancel")
+
+
+def test_a_chain_after_a_hung_job_is_held_through_the_cancel_and_follows_the_rerun(
+    scenario,  # noqa: F811
+):
+    """`sbatch --dependency=afterany:H cleanup.sbatch` behind a hung job H: `runbook hang` holds
+    the dependant before it cancels H (a cancel would start it at once), points it at the rerun
+    (read back from slurmctld) and releases it; nothing ran on the cancel."""
+    s, job = hung_job(scenario)
+    marker = s.workdir / "cleanup.log"
+    dep = sh(
+        "sbatch",
+        "--parsable",
+        f"--dependency=afterany:{job}",
+        f"--chdir={s.workdir}",
+        "--mem=50M",
+        f"--wrap=echo cleanup >> {marker}",
+    ).strip()
+    code, out = runbook("hang", job, "--yes", "--json")
+    assert code == 0 and out["new_job_id"], out
+    new = out["new_job_id"]
+    shown = sh("scontrol", "show", "job", dep)
+    assert f"Dependency=afterany:{new}" in shown and "JobHeld" not in shown, shown
+    assert not marker.exists()  # the cancel of the hung job set nothing off
+    report = json.loads((Path(out["folder"]) / "report.json").read_text())
+    kinds = [a["kind"] for a in report["actions"]]
+    assert kinds.index("hold") < kinds.index("cancel") < kinds.index("submit"), kinds
+    assert {r["job"]: r["now"] for r in report["evidence"]["dependants"]} == {
+        dep: f"afterany:{new}"
+    }
+    s.wait_done(new)
+    wait_until(lambda: marker.exists(), 120, "the dependant to run after the rerun")
