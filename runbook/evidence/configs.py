@@ -70,6 +70,10 @@ class ConfigFile:
     # The path as the script writes it, where it differs from `name` (variables the job's own
     # arguments set: `recipes/$MODEL/$TASK/config_$SUFFIX.yaml`); a copy is pointed at there.
     written: str = ""
+    # A Hydra config chosen by name (`--config-path P --config-name N`): changed by an override
+    # on the command line after this token (`model.micro_batch_size=2`), never by a copy (Hydra
+    # looks for configs in P only).
+    hydra_after: str = ""
 
 
 def named_configs(script: str, args: Sequence[str] | None = None) -> list[str]:
@@ -167,6 +171,55 @@ def sourced_scripts(script: str, workdir: str | Path) -> list[ConfigFile]:
     return out
 
 
+_HYDRA_PATH = re.compile(r"""(?<![\w-])--config-path[= ]["']?(?P<v>[\w./-]+)""")
+_HYDRA_NAME = re.compile(r"""(?<![\w-])--config-name[= ]["']?(?P<v>[\w./-]+)["']?""")
+
+
+def hydra_configs(script: str, workdir: str | Path) -> list[ConfigFile]:
+    """The Hydra config a script chooses by name (`--config-path=conf --config-name=gpt`: NeMo's
+    examples): conf/gpt.yaml, relative to the entry file's folder (Hydra resolves a relative
+    config path against the program that declares it), else the job's folder."""
+    from runbook.evidence.source_check import named_entry_files
+
+    name_m, path_m = _HYDRA_NAME.search(script), _HYDRA_PATH.search(script)
+    if name_m is None or path_m is None:
+        return []
+    entries = named_entry_files(script)
+    base = Path(workdir) / Path(entries[0]).parent if entries else Path(workdir)
+    folder = Path(path_m.group("v"))
+    stem = name_m.group("v")
+    name = str(folder / (stem if stem.endswith((".yaml", ".yml")) else stem + ".yaml"))
+    p = (folder if folder.is_absolute() else base / folder) / Path(name).name
+    try:
+        text = p.read_text(encoding="utf-8") if p.stat().st_size <= MAX_CONFIG_BYTES else None
+    except (OSError, UnicodeDecodeError) as e:
+        text, why = None, getattr(e, "strerror", None) or str(e)
+    else:
+        why = "" if text is not None else f"larger than {MAX_CONFIG_BYTES} bytes"
+    return [ConfigFile(name, str(p), text, why, hydra_after=name_m.group(0))]
+
+
+def dotted_key(text: str, knob: ConfigKnob) -> str:
+    """The YAML path of a knob as Hydra's overrides name it (`model.micro_batch_size`): its key
+    under each less-indented key above it."""
+    lines = text.splitlines()
+    line = lines[knob.line - 1]
+    indent = len(line) - len(line.lstrip())
+    path = [knob.key]
+    for above in reversed(lines[: knob.line - 1]):
+        stripped = above.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        i = len(above) - len(above.lstrip())
+        m = re.match(r"[ \t]*([\w-]+)[ \t]*:[ \t]*(?:#.*)?$", above)
+        if i < indent and m:
+            path.insert(0, m.group(1))
+            indent = i
+        if indent == 0:
+            break
+    return ".".join(path)
+
+
 def read_configs(
     script: str, workdir: str | Path, args: Sequence[str] | None = None
 ) -> list[ConfigFile]:
@@ -197,7 +250,7 @@ def read_configs(
         except (OSError, UnicodeDecodeError) as e:
             why = getattr(e, "strerror", None) or str(e)
             out.append(ConfigFile(name, str(p), None, why, written=token))
-    return out + sourced_scripts(script, workdir)
+    return out + sourced_scripts(script, workdir) + hydra_configs(script, workdir)
 
 
 def copy_name(name: str, rung: str) -> str:

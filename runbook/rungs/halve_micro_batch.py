@@ -9,7 +9,7 @@ import re
 from runbook.errors import RunbookError, RungNotApplicable
 from runbook.evidence import configs as cfg
 from runbook.planning import bash
-from runbook.planning.config_patch import JobFiles, RungPlan, copies
+from runbook.planning.config_patch import Change, JobFiles, RungPlan, copies
 from runbook.rungs import SCRIPT, Ask, RungDef, Situation
 from runbook.rungs._program import program_default
 
@@ -235,6 +235,46 @@ def _override(job: JobFiles) -> RungPlan | None:
     return copies(RUNG.id, job.name, job.script, new_script, job.files, edits, after, checks)
 
 
+def _hydra(job: JobFiles, f, micro) -> RungPlan:
+    """The micro-batch in a Hydra config chosen by name: halved by an override on the command
+    line after `--config-name` (Hydra reads configs from its config path only, so no copy), the
+    global batch it states kept (NeMo derives accumulation), or its accumulation doubled."""
+    m, rid = micro.number or 0, RUNG.id
+    if m < 2 or m % 2:
+        return RungPlan(rid, False, f"micro-batch {micro.key}={micro.value} in {f.name} is odd")
+    text = f.text or ""
+    overrides = [f"{cfg.dotted_key(text, micro)}={m // 2}"]
+    after = {"micro_batch": m // 2}
+    glob, accum = job.in_configs.get("global_batch"), job.in_configs.get("grad_accum")
+    if glob is not None:
+        checks = [
+            f"global batch stated as {cfg.dotted_key(text, glob) if glob.file == f.name else glob.key}"
+            f"={glob.value} in {glob.file}: unchanged; the framework derives accumulation"
+        ]
+    elif accum is not None and accum.number and accum.file == f.name:
+        overrides.append(f"{cfg.dotted_key(text, accum)}={accum.number * 2}")
+        after["grad_accum"] = accum.number * 2
+        checks = [f"global batch {m} x {accum.number} = {m // 2} x {accum.number * 2}"]
+    else:
+        return RungPlan(rid, False, f"{f.name} states neither a global batch nor an accumulation")
+    at = bash.word(job.script, f.hydra_after)
+    if at is None:
+        return RungPlan(rid, False, f"{f.hydra_after} is not a word runbook can add after")
+    new = bash.replace(job.script, [(at, " " + " ".join(overrides))])
+    checks.append(bash.bash_n(new, original=job.script))
+    return RungPlan(
+        rid,
+        True,
+        changes=[Change(job.name, job.name, job.script, new)],
+        values_after=after,
+        checks=checks,
+        lands=[
+            f"Hydra override{'s' * (len(overrides) > 1)} {' '.join(overrides)} after "
+            f"{f.hydra_after} ({f.name} left as it is)"
+        ],
+    )
+
+
 def _configs(job: JobFiles) -> RungPlan | None:
     """halve_micro_batch where the micro-batch lives in a config: the copy with it halved (and the
     accumulation doubled where it is stated, in a config or in the script), the script pointed
@@ -246,6 +286,9 @@ def _configs(job: JobFiles) -> RungPlan | None:
     script, files, found, in_script = job.script, job.files, job.in_configs, job.in_script
     rid = RUNG.id
     micro = found["micro_batch"]
+    hydra = next((f for f in files if f.name == micro.file and f.hydra_after), None)
+    if hydra is not None:
+        return _hydra(job, hydra, micro)
     m = micro.number or 0
     if m < 2 or m % 2:
         return RungPlan(
