@@ -181,7 +181,8 @@ def hydra_configs(script: str, workdir: str | Path) -> list[ConfigFile]:
     config path against the program that declares it), else the job's folder."""
     from runbook.evidence.source_check import named_entry_files
 
-    name_m, path_m = _HYDRA_NAME.search(script), _HYDRA_PATH.search(script)
+    code = "\n".join(ln for ln in script.splitlines() if not ln.lstrip().startswith("#"))
+    name_m, path_m = _HYDRA_NAME.search(code), _HYDRA_PATH.search(code)
     if name_m is None or path_m is None:
         return []
     entries = named_entry_files(script)

@@ -166,3 +166,16 @@ def test_an_evaluation_batch_that_is_only_the_default_is_halved_by_the_program_s
         "srun torchrun --nproc_per_node 4 run_clm.py --per_device_eval_batch_size 4 \\"
     ]
     assert "per_device_train_batch_size" not in r["changes"][0]["diff"]
+
+
+def test_a_hydra_key_is_named_by_its_path_and_only_the_job_s_own_sourced_files_are_read(tmp_path):
+    from runbook.evidence import configs as cfg
+
+    text = (
+        "trainer:\n  devices: 1\nmodel:\n  # limited by memory\n  optim:\n    micro_batch_size: 4\n"
+    )
+    knob = cfg.find_knobs("c.yaml", text, ("micro_batch_size",))[0]
+    assert cfg.dotted_key(text, knob) == "model.optim.micro_batch_size"
+    (tmp_path / "env.sh").write_text("export MBS=4\n")
+    script = "source ~/.bashrc\nsource /etc/profile\n. ./env.sh\nsource ../up.sh\n"
+    assert [f.name for f in cfg.sourced_scripts(script, tmp_path)] == ["./env.sh"]
