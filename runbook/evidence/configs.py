@@ -154,20 +154,31 @@ _SOURCED = re.compile(
 )
 
 
+def _read(name: str, path: Path, **more) -> ConfigFile:
+    """One config file as the script names it (`name`), read from `path`, or why it could not
+    be (too large, missing, not UTF-8)."""
+    try:
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            return ConfigFile(
+                name, str(path), None, f"larger than {MAX_CONFIG_BYTES} bytes", **more
+            )
+        return ConfigFile(name, str(path), path.read_text(encoding="utf-8"), **more)
+    except (OSError, UnicodeDecodeError) as e:
+        why = getattr(e, "strerror", None) or str(e)
+        return ConfigFile(name, str(path), None, why, **more)
+
+
 def sourced_scripts(script: str, workdir: str | Path) -> list[ConfigFile]:
     """The scripts the job script sources, by a path under its folder that can be read; one
     outside it (`~/.bashrc`, a module system) holds no knob of the job's and is left out."""
     out = []
     for m in _SOURCED.finditer(script):
         name = m.group("path")
-        p = Path(workdir) / name
         if Path(name).is_absolute() or ".." in Path(name).parts or name.startswith("~"):
             continue
-        try:
-            if p.is_file() and p.stat().st_size <= MAX_CONFIG_BYTES:
-                out.append(ConfigFile(name, str(p), p.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError):
-            continue
+        f = _read(name, Path(workdir) / name)
+        if f.text is not None:
+            out.append(f)
     return out
 
 
@@ -187,17 +198,11 @@ def hydra_configs(script: str, workdir: str | Path) -> list[ConfigFile]:
         return []
     entries = named_entry_files(script)
     base = Path(workdir) / Path(entries[0]).parent if entries else Path(workdir)
-    folder = Path(path_m.group("v"))
-    stem = name_m.group("v")
-    name = str(folder / (stem if stem.endswith((".yaml", ".yml")) else stem + ".yaml"))
-    p = (folder if folder.is_absolute() else base / folder) / Path(name).name
-    try:
-        text = p.read_text(encoding="utf-8") if p.stat().st_size <= MAX_CONFIG_BYTES else None
-    except (OSError, UnicodeDecodeError) as e:
-        text, why = None, getattr(e, "strerror", None) or str(e)
-    else:
-        why = "" if text is not None else f"larger than {MAX_CONFIG_BYTES} bytes"
-    return [ConfigFile(name, str(p), text, why, hydra_after=name_m.group(0))]
+    folder, chosen = path_m.group("v"), name_m.group("v")
+    # `--config-name gpt/base` names conf/gpt/base.yaml
+    file = chosen if chosen.endswith((".yaml", ".yml")) else chosen + ".yaml"
+    path = (Path(folder) if Path(folder).is_absolute() else base / folder) / file
+    return [_read(str(Path(folder) / file), path, hydra_after=name_m.group(0))]
 
 
 def dotted_key(text: str, knob: ConfigKnob) -> str:
@@ -241,16 +246,7 @@ def read_configs(
             out.append(ConfigFile(name, name, None, why, written=token))
             continue
         p = Path(name) if Path(name).is_absolute() else Path(workdir) / name
-        try:
-            if p.stat().st_size > MAX_CONFIG_BYTES:
-                why = f"larger than {MAX_CONFIG_BYTES} bytes"
-                out.append(ConfigFile(name, str(p), None, why, written=token))
-                continue
-            text = p.read_text(encoding="utf-8")
-            out.append(ConfigFile(name, str(p), text, written=token))
-        except (OSError, UnicodeDecodeError) as e:
-            why = getattr(e, "strerror", None) or str(e)
-            out.append(ConfigFile(name, str(p), None, why, written=token))
+        out.append(_read(name, p, written=token))
     return out + sourced_scripts(script, workdir) + hydra_configs(script, workdir)
 
 

@@ -51,7 +51,7 @@ class Default:
 
     flag: str  # the option string, as the program defines it
     value: int
-    where: str  # `train.py:12 (argparse)`, `TrainingArguments (documented default)`
+    where: str  # `train.py:12 (argparse default)`, `TrainingArguments (documented default)`
     aliases: tuple[str, ...] = ()  # every option string of the same option
 
 
@@ -76,7 +76,9 @@ class ProgramOptions:
 
 
 def _norm(flag: str) -> str:
-    return "--" + flag.lstrip("-").replace("-", "_")
+    """`--batch-size` and `--batch_size` alike; `-b` stays apart from `--b`."""
+    lead = "--" if flag.startswith("--") else "-"
+    return lead + flag.lstrip("-").replace("-", "_")
 
 
 def _int_const(node: ast.AST | None) -> int | None:
@@ -85,25 +87,31 @@ def _int_const(node: ast.AST | None) -> int | None:
     return None
 
 
+def _call_name(node: ast.Call) -> str:
+    fn = node.func
+    return fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+
+
+def _option_strings(node: ast.Call) -> tuple[str, ...]:
+    """The option strings an option call declares (`add_argument("--bs", "--batch-size")`)."""
+    return tuple(
+        a.value
+        for a in node.args
+        if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("-")
+    )
+
+
 def option_defaults(tree: ast.AST, name: str) -> dict[str, Default]:
     """The whole-number defaults of the argparse/click/typer options of one parsed file, by
     each of the option's strings: a pure function of its AST."""
     out: dict[str, Default] = {}
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
+        if not isinstance(node, ast.Call) or _call_name(node) not in _OPTION_CALLS:
             continue
-        fn = node.func
-        call = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
-        if call not in _OPTION_CALLS:
-            continue
-        strings = tuple(
-            a.value
-            for a in node.args
-            if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("-")
-        )
+        strings = _option_strings(node)
         value = next((_int_const(k.value) for k in node.keywords if k.arg == "default"), None)
         if strings and value is not None:
-            kind = "argparse" if call == "add_argument" else "click/typer option"
+            kind = "argparse" if _call_name(node) == "add_argument" else "click/typer option"
             d = Default(strings[0], value, f"{name}:{node.lineno} ({kind} default)", strings)
             out.update({s: d for s in strings})
     return out
@@ -125,17 +133,9 @@ def options_in(tree: ast.AST) -> tuple[set[str], bool, set[str]]:
             hf = True
         if not isinstance(node, ast.Call):
             continue
-        name = (
-            node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-        )
+        name = _call_name(node)
         if name in _OPTION_CALLS:
-            for a in node.args:
-                if (
-                    isinstance(a, ast.Constant)
-                    and isinstance(a.value, str)
-                    and a.value.startswith("-")
-                ):
-                    flags.add(a.value)
+            flags.update(_option_strings(node))
         if name == "Fire":
             # fire.Fire(main) with main(**kwargs) updating the program's config dataclasses
             # (llama-recipes' update_config(train_config, **kwargs)): each field is `--field`.

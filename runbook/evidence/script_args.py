@@ -38,6 +38,16 @@ _EQUALS_BRANCH = re.compile(
 _CASE = re.compile(r"(?ms)^[ \t]*case\b.*?^[ \t]*esac\b")
 
 
+def _case_spans(script: str) -> list[tuple[int, int]]:
+    """The script's `case ... esac` blocks: in a branch, "$2" is the value after the option
+    being parsed, not the script's second argument."""
+    return [(c.start(), c.end()) for c in _CASE.finditer(script)]
+
+
+def _inside(spans: list[tuple[int, int]], pos: int) -> bool:
+    return any(a <= pos < b for a, b in spans)
+
+
 def positional(args: Sequence[str]) -> dict[str, str]:
     """$1..$N, $@ and $* as the script sees them (Slurm keeps the line space-joined: an argument
     that held a space is already several)."""
@@ -53,10 +63,9 @@ def bind(script: str, args: Sequence[str] | None) -> dict[str, str]:
     if args is None:
         return {}
     out: dict[str, str] = {}
-    # In a `case` branch, "$2" is the value after the option being parsed, not the 2nd argument.
-    branches = [(c.start(), c.end()) for c in _CASE.finditer(script)]
+    spans = _case_spans(script)
     for m in _POSITIONAL.finditer(script):
-        if any(a <= m.start() < b for a, b in branches):
+        if _inside(spans, m.start()):
             continue
         n = int(m.group(3) or m.group(4))
         if n <= len(args):
@@ -78,13 +87,9 @@ def bind(script: str, args: Sequence[str] | None) -> dict[str, str]:
 
 
 def from_arguments(script: str, names: Sequence[str]) -> list[str]:
-    """Those of `names` the script sets from its arguments ($N, or a case branch's "$2")."""
-    return [
-        n
-        for n in names
-        if n.isdigit()
-        or re.search(
-            rf"""(?m)^[ \t]*(?:export[ \t]+|local[ \t]+)?{re.escape(n)}=["']?\$\{{?\d""", script
-        )
-        or re.search(rf"""(?m)^[ \t]*{re.escape(n)}=["']?\$\{{1#""", script)
-    ]
+    """Those of `names` the script sets from its arguments (by position or in an option loop,
+    as `bind` reads them), and $1..$9 themselves."""
+    spans = _case_spans(script)
+    by_args = {m.group(1) for m in _POSITIONAL.finditer(script) if not _inside(spans, m.start())}
+    by_args |= {m.group(2) for p in (_OPTION_BRANCH, _EQUALS_BRANCH) for m in p.finditer(script)}
+    return [n for n in names if n.isdigit() or n in by_args]

@@ -183,7 +183,7 @@ def words_after(script: str, at: int) -> list[str]:
         if nl < 0:
             end = len(script)
             break
-        if script[:nl].rstrip(" \t").endswith("\\"):
+        if script[end:nl].rstrip(" \t").endswith("\\"):
             end = nl + 1
             continue
         end = nl

@@ -234,7 +234,7 @@ def _plan_rung(r: rungs.RungDef, job: JobFiles, program=None) -> RungPlan:
         try:  # the knob is only the program's default (asked after the configs)
             p = sp.patch(script, rid, knobs, world=world, program=program, configs=files)
         except RunbookError as e2:
-            why = str(e2).splitlines()[0] if program is not None and program.flags else why
+            why = str(e2).splitlines()[0]  # the script's reason, and the program's where read
             unread = [f"{f.name} ({f.why})" for f in files if f.text is None]
             if unread and "no " in why and "could not read" not in why:
                 why += "; the script names config files runbook could not read: " + "; ".join(

@@ -28,7 +28,11 @@ def program_default(script: str, prog, names: list[str], kind: str):
         )
     entry = bash.word(script, prog.entry)
     if entry is None or script[entry.end : entry.end + 1] in ("'", '"'):
-        raise RungNotApplicable(f"{prog.entry} is not a word runbook can add a flag after")
+        raise RungNotApplicable(
+            f"{prog.entry} is not a word on the command line runbook can add {d.flag} after "
+            "(quoted, or only in a variable)",
+            hint=f"set {d.flag} on the training command by hand",
+        )
     # A variable's words on the program's line may carry the option (`$EXTRA_ARGS`, `"$@"`):
     # the default is then not known to be the value the job ran with.
     for i, w in enumerate(rest := bash.words_after(script, entry.end)):

@@ -216,7 +216,11 @@ def _override(job: JobFiles) -> RungPlan | None:
     knob = bash.one(job.script, bash.names(job.knobs, "micro_batch"), "micro-batch")
     m = bash.int_value(job.script, knob)
     if m is None or m < 2 or m % 2:
-        return RungPlan(RUNG.id, False, f"micro-batch {knob.name} {knob.value} cannot be halved")
+        return RungPlan(
+            RUNG.id,
+            False,
+            f"micro-batch {knob.name} {knob.value} cannot be halved exactly; take the next rung",
+        )
     site = bash.literal_site(job.script, knob)
     new_script = bash.replace(job.script, [(site, str(m // 2))])
     after: dict = {"micro_batch": m // 2}
@@ -241,7 +245,12 @@ def _hydra(job: JobFiles, f, micro) -> RungPlan:
     global batch it states kept (NeMo derives accumulation), or its accumulation doubled."""
     m, rid = micro.number or 0, RUNG.id
     if m < 2 or m % 2:
-        return RungPlan(rid, False, f"micro-batch {micro.key}={micro.value} in {f.name} is odd")
+        return RungPlan(
+            rid,
+            False,
+            f"micro-batch {micro.key}={micro.value} in {f.name} cannot be halved exactly; take "
+            "the next rung",
+        )
     text = f.text or ""
     overrides = [f"{cfg.dotted_key(text, micro)}={m // 2}"]
     after = {"micro_batch": m // 2}
@@ -256,10 +265,21 @@ def _hydra(job: JobFiles, f, micro) -> RungPlan:
         after["grad_accum"] = accum.number * 2
         checks = [f"global batch {m} x {accum.number} = {m // 2} x {accum.number * 2}"]
     else:
-        return RungPlan(rid, False, f"{f.name} states neither a global batch nor an accumulation")
+        return RungPlan(
+            rid,
+            False,
+            f"{f.name} states neither a global batch nor an accumulation: halving "
+            f"{micro.key} would change the global batch; set it by hand with the framework's "
+            "accumulation",
+        )
     at = bash.word(job.script, f.hydra_after)
     if at is None:
-        return RungPlan(rid, False, f"{f.hydra_after} is not a word runbook can add after")
+        return RungPlan(
+            rid,
+            False,
+            f"{f.hydra_after} is not a word on the command line runbook can add an override "
+            f"after; add {' '.join(overrides)} by hand",
+        )
     new = bash.replace(job.script, [(at, " " + " ".join(overrides))])
     checks.append(bash.bash_n(new, original=job.script))
     return RungPlan(

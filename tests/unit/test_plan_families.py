@@ -179,3 +179,25 @@ def test_a_hydra_key_is_named_by_its_path_and_only_the_job_s_own_sourced_files_a
     (tmp_path / "env.sh").write_text("export MBS=4\n")
     script = "source ~/.bashrc\nsource /etc/profile\n. ./env.sh\nsource ../up.sh\n"
     assert [f.name for f in cfg.sourced_scripts(script, tmp_path)] == ["./env.sh"]
+
+
+def test_a_hydra_config_name_with_a_folder_is_read_from_that_folder(tmp_path):
+    """A variant: `--config-name llama/base` names conf/llama/base.yaml under the program's
+    folder, and the override is added after that token."""
+    from runbook.evidence import configs as cfg
+
+    (tmp_path / "src" / "conf" / "llama").mkdir(parents=True)
+    (tmp_path / "src" / "conf" / "llama" / "base.yaml").write_text(
+        "model:\n  micro_batch_size: 8\n  global_batch_size: 256\n"
+    )
+    (tmp_path / "src" / "train.py").write_text("import hydra\n")
+    script = "srun python src/train.py --config-path conf --config-name llama/base\n"
+    (f,) = cfg.hydra_configs(script, tmp_path)
+    assert (f.name, f.text is not None) == ("conf/llama/base.yaml", True)
+    doc = plan_script(script, "job.sbatch", tmp_path, KNOBS, only="halve_micro_batch")
+    r = doc["rungs"][0]
+    assert r["applicable"] and r["values_after"] == {"micro_batch": 4}, r
+    assert _edited(r["changes"][0]["diff"]) == [
+        "srun python src/train.py --config-path conf --config-name llama/base "
+        "model.micro_batch_size=4"
+    ]
