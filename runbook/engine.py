@@ -54,6 +54,18 @@ class Run:
     # False when the runbook only looked and found nothing to do yet (grow_world waiting for
     # nodes): the incident is closed as `observed`, and the job may be handled later.
     handled: bool = True
+    # The job as intake read it (to refuse an unknown id or a whole array), handed to the job
+    # stage: one `scontrol show job` per incident, not two a few milliseconds apart.
+    intake_job: Any = None
+    # slurmctld's jobs as the job stage read them (collect.queue_of): the chain and the
+    # lineage check read this, not a queue of their own.
+    queue: list | None = None
+
+
+def read_job(ctx: Run):
+    """The job for the body's job stage: the record intake read moments ago, else Slurm's."""
+    job, ctx.intake_job = ctx.intake_job, None
+    return job if job is not None else ctx.client.job(ctx.rec.incident.job_id)
 
 
 def run_incident(
@@ -71,7 +83,7 @@ def run_incident(
     dry = opts.dry_run or site.policy.dry_run
     client = slurm_client(site)
     job_id = trigger.job_id
-    _refuse_unknown_ids(client, job_id)
+    intake_job = _refuse_unknown_ids(client, job_id)
     conn = state.site_db(site, dry_run=dry)
     if not dry:
         try:
@@ -90,7 +102,8 @@ def run_incident(
             else state.job_lock(conn, job_id, holder, ttl_s=site.state.lease_s)
         )
         with lock as lock_name:
-            if not opts.force and (done := state.handled_incident(conn, job_id)) is not None:
+            folder, done = _start(conn, site, trigger, incident_id, dry, opts.force)
+            if done is not None:
                 msg = (
                     f"job {job_id} was already handled by incident {done['id']} "
                     f"({done['verdict']}, new job {done['new_job_id'] or 'none'})"
@@ -98,12 +111,6 @@ def run_incident(
                 return Result(
                     done["id"], None, done["verdict"], int(ExitCode.OK), msg, done["new_job_id"]
                 )
-            base = (
-                Path(tempfile.mkdtemp(prefix="runbook-dry-run-"))
-                if dry
-                else site.path(site.state.dir) / "incidents"
-            )
-            folder = base / incident_id
             inc = Incident(
                 id=incident_id,
                 job_id=job_id,
@@ -113,11 +120,6 @@ def run_incident(
                 dry_run=dry,
             )
             rec = Recorder(folder, inc)
-            if not dry:
-                # The same incident id again (the hook's queue after a crash mid-incident, whose
-                # lock the dead holder lost above) resumes that incident: the ledger skips the
-                # steps it already applied.
-                state.open_incident(conn, incident_id, job_id, trigger.source, str(folder))
             ex = Executor(
                 conn,
                 incident=inc.id,
@@ -128,23 +130,39 @@ def run_incident(
             )
             hosts = SshHosts(SshSettings.from_site(site))
             r = Run(trigger, site, playbook, opts, client, conn, rec, ex, hosts, dry)
+            r.intake_job = intake_job
             return _run_body(r, body, finish)
     except state.LockBusy as e:
         return Result(None, None, None, int(ExitCode.OK), e.message)
 
 
-def _refuse_unknown_ids(client, job_id: str) -> None:
+def _start(conn, site, trigger: Trigger, incident_id: str, dry: bool, force: bool):
+    """(the incident's folder, the incident that already handled the job or None). Not handled
+    (unless forced), then recorded as running: one transaction under the lock. The same
+    incident id again (the hook's queue after a crash mid-incident, whose lock the dead holder
+    lost) resumes that incident: the ledger skips the steps it already applied."""
+    if dry:
+        folder = Path(tempfile.mkdtemp(prefix="runbook-dry-run-")) / incident_id
+        return folder, None if force else state.handled_incident(conn, trigger.job_id)
+    folder = site.path(site.state.dir) / "incidents" / incident_id
+    done = state.start_incident(
+        conn, incident_id, trigger.job_id, trigger.source, str(folder), force=force
+    )
+    return folder, done
+
+
+def _refuse_unknown_ids(client, job_id: str):
     """A plain id may be a whole job array, or one Slurm does not know (a mistyped id): the
     caller's to fix, said before an incident is opened or anything recorded for it. Slurm not
-    answering here is the job step's to say."""
+    answering here is the job step's to say. The job read, else None."""
     if "_" in job_id:
-        return
+        return None
     try:
-        client.job(job_id)
+        return client.job(job_id)
     except (ArrayJobError, JobNotFound):
         raise
     except RunbookError:
-        pass
+        return None
 
 
 def concluder(verb: str) -> Callable[[Run], None]:
@@ -244,7 +262,7 @@ def cancel(ctx: Run, s, *, hint: str):
     """The job's scancel, through the executor, as a step of the timeline; a scancel that failed
     stops the run (the report says so, with `hint`)."""
     job = ctx.job
-    r = ctx.ex.run(steps.cancel(ctx.client, job.job_id))
+    r = ctx.ex.run(steps.cancel(ctx.client, job.job_id, known=job))
     s.status = "ok" if r.ok else ("skipped" if r.status == "declined" else "failed")
     s.detail = f"{r.status}: {r.message}"
     if r.status == "failed":
@@ -281,7 +299,14 @@ def act(ctx: Run, plan: ladder.Plan, diagnosis) -> None:
     inc = ctx.rec.incident
     with ctx.rec.step("actions", ctx.opts.progress) as s:
         if plan.acts:
-            apply_plan(ctx.ex, ctx.client, ctx.site, ctx.job, plan, ctx.rec.folder, diagnosis)
+            known = (
+                steps.Known(ctx.queue, steps.lineage_window(ctx.job))
+                if ctx.queue is not None
+                else None
+            )
+            apply_plan(
+                ctx.ex, ctx.client, ctx.site, ctx.job, plan, ctx.rec.folder, diagnosis, known
+            )
             inc.plan = plan_view(plan)  # with the read-back of the new job
             inc.new_job_id, s.status, s.detail = outcome(ctx.ex.results, plan)
         else:

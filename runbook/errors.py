@@ -113,7 +113,7 @@ def storage_failure(e: BaseException, where: str = "") -> StorageFull | None:
         r"disk is full|disk I/O error|readonly database", str(e)
     ):
         what = f"the state database: {e}"
-    elif type(e).__name__ in ("DiskFull", "DiskFullError"):
+    elif (getattr(e, "kind", "") or type(e).__name__) in ("DiskFull", "DiskFullError"):
         what = f"PostgreSQL: {e}"
     if not what:
         return None

@@ -30,7 +30,7 @@ def _run(ctx: engine.Run) -> None:
     inc = rec.incident
     inc.evidence["runbook"] = "grow"
     with rec.step("job", opts.progress) as s:
-        job = ctx.job = client.job(inc.job_id)
+        job = ctx.job = engine.read_job(ctx)
         inc.job = plain(job)
         rec.stage("job", job)
         s.detail = f"{job.state} on {job.num_nodes or '?'} node(s) {job.node_expr or ''}".strip()

@@ -47,7 +47,8 @@ def _run(ctx: engine.Run) -> None:
     )
     # A chain after the job (`--dependency=afterany:J`): held before the cancel, pointed at the
     # rerun after it, as the OOM runbook does.
-    dependants = collect.dependants_of(ctx.client, job, inc.evidence)
+    ctx.queue = collect.queue_of(ctx.client, inc.evidence)
+    dependants = collect.dependants_of(ctx.client, job, inc.evidence, ctx.queue)
     with ctx.rec.step("cancel", opts.progress) as s:
         r, held = engine.hold_and_cancel(
             ctx,
@@ -72,7 +73,7 @@ def _run(ctx: engine.Run) -> None:
             script=script,
             run=run,
             checkpoints=collect.checkpoints_of(site, job, run),
-            capacity=collect.capacity_of(
+            capacity=collect.capacity_later(
                 client, job, d.suspect_nodes[0] if len(d.suspect_nodes) == 1 else None
             ),
             submission=collect.submission_of(client, job),
@@ -87,7 +88,7 @@ def _job_stage(ctx: engine.Run):
     """The job, which must still run (live stacks exist only then): (None, None) when not."""
     rec, inc = ctx.rec, ctx.rec.incident
     with rec.step("job", ctx.opts.progress) as s:
-        job = ctx.job = ctx.client.job(inc.job_id)
+        job = ctx.job = engine.read_job(ctx)
         inc.job = plain(job)
         script = ctx.client.batch_script(inc.job_id)
         rec.raw("batch_script.sh", script)

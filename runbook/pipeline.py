@@ -65,7 +65,7 @@ def _run(ctx: engine.Run) -> None:
             node=node,
             failed_step=failed_step,
             node_events=history,
-            capacity=collect.capacity_of(ctx.client, job, node),
+            capacity=collect.capacity_later(ctx.client, job, node),
             submission=submission,
         )
         if plan.fit is not None:  # the fitted micro-batch joins the diagnosis (docs/design.md §4.1)
@@ -85,16 +85,16 @@ def _job_stage(ctx: engine.Run):
     rec, client = ctx.rec, ctx.client
     inc = rec.incident
     with rec.step("job", ctx.opts.progress) as s:
-        job = client.job(inc.job_id)
+        job = engine.read_job(ctx)
         inc.job = plain(job)
         ctx.job = job
-        script = client.batch_script(inc.job_id)
+        reads = collect.job_reads(client, job, inc.evidence)
+        script, submission, ctx.queue = reads.script, reads.submission, reads.queue
         rec.raw("batch_script.sh", script)
-        submission = collect.submission_of(client, job)
         job = ctx.job = dataclasses.replace(job, submit_line=submission.line)
         rec.stage("job", job)
         s.detail = f"{job.state} on {job.node_expr or '?'} ({job.source})"
-        dependants = collect.dependants_of(ctx.client, job, inc.evidence)
+        dependants = collect.dependants_of(client, job, inc.evidence, ctx.queue)
     return job, script, submission, dependants
 
 

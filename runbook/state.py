@@ -167,6 +167,18 @@ def handled_incident(conn: Db, job_id: str):
     ).fetchone()
 
 
+def start_incident(
+    conn: Db, incident_id: str, job_id: str, source: str, folder: str, *, force: bool = False
+):
+    """Under the job's lock, in one transaction: the incident that already handled the job (its
+    row: nothing is opened; unless `force`), else this one recorded as running (None)."""
+    with conn.write():
+        done = None if force else handled_incident(conn, job_id)
+        if done is None:
+            open_incident(conn, incident_id, job_id, source, folder)
+    return done
+
+
 def open_incident(conn: Db, incident_id: str, job_id: str, source: str, folder: str) -> None:
     """Record an incident as running; the same id again (a resumed incident) runs again, and
     keeps when it was created."""
@@ -373,6 +385,20 @@ def record(conn: Db, **row) -> None:
     conn.execute(
         f"INSERT INTO ledger({cols}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
     )
+
+
+def applied_and_holder(conn: Db, key: str, lock: str) -> tuple[dict | None, str | None]:
+    """One read for the executor: the ledger's applied row for `key` (None) and who holds
+    `lock` now (None: nobody)."""
+    row = conn.execute(
+        "SELECT ledger.*, (SELECT holder FROM locks WHERE name = ?) AS lock_holder FROM "
+        "(SELECT 1 AS one) AS base LEFT JOIN ledger ON ledger.key = ? AND ledger.status = "
+        "'applied' ORDER BY ledger.seq LIMIT 1",
+        (lock, key),
+    ).fetchone()
+    found = dict(row)
+    holder = found.pop("lock_holder")
+    return (found if found.get("key") is not None else None), holder
 
 
 def applied(conn: Db, key: str) -> dict | None:

@@ -85,12 +85,28 @@ class StateUnavailable(RunbookError):
     """The state database cannot be written now (disk full, locked too long, unreachable)."""
 
 
-def _db_errors() -> tuple[type[Exception], ...]:
+class PostgresError(Exception):
+    """An error of psycopg's, raised again by Db as this one (the original its __cause__, its
+    class name `kind`): what catches the state's errors then needs no psycopg imported, and a
+    site on SQLite never imports it (66 ms of every command's start-up, docs/scale.md)."""
+
+    def __init__(self, message: str, kind: str = ""):
+        super().__init__(message)
+        self.kind = kind
+
+
+@contextmanager
+def _pg_errors() -> Iterator[None]:
+    import psycopg  # already loaded: only a PostgreSQL Db gets here
+
     try:
-        import psycopg
-    except ImportError:
-        return (sqlite3.Error,)
-    return (sqlite3.Error, psycopg.Error)
+        yield
+    except psycopg.Error as e:
+        raise PostgresError(str(e), type(e).__name__) from e
+
+
+def _db_errors() -> tuple[type[Exception], ...]:
+    return (sqlite3.Error, PostgresError)
 
 
 # What a state database raises when it cannot answer (locked, full, gone, refused).
@@ -138,14 +154,15 @@ class Db:
     def execute(self, sql: str, params: tuple | list = ()) -> Any:
         if self.kind == "sqlite":
             return self.raw.execute(sql, params)
-        return self.raw.execute(_to_pg(sql, bool(params)), params or None)
+        with _pg_errors():
+            return self.raw.execute(_to_pg(sql, bool(params)), params or None)
 
     def executemany(self, sql: str, rows: list) -> int:
         """Runs `sql` once per row; returns how many rows it changed."""
         if self.kind == "sqlite":
             return self.raw.executemany(sql, rows).rowcount
         changed = 0
-        with self.raw.cursor() as cur:
+        with _pg_errors(), self.raw.cursor() as cur:
             for row in rows:
                 cur.execute(_to_pg(sql, True), row)
                 changed += max(cur.rowcount, 0)
@@ -164,12 +181,13 @@ class Db:
                 raise
             self.raw.execute("COMMIT")
             return
-        with self.raw.transaction():
+        with _pg_errors(), self.raw.transaction():
             self.raw.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
             yield self
 
     def reopen(self) -> Db:
-        return connect(self.target, schema=self.schema)
+        """A second connection to a database this one already checked the schema of."""
+        return open_unchecked(self.target, schema=self.schema)
 
     def close(self) -> None:
         self.raw.close()
@@ -244,6 +262,8 @@ def _connect_pg(url: str, schema: str = "") -> Db:
             keepalives_interval=10,
             keepalives_count=3,
             application_name="runbook",
+            # The cluster's schema set as the session starts, not by a statement of its own.
+            options=f"-c search_path={_ident(schema)}" if schema else None,
         )
     except psycopg.Error as e:
         raise StateUnavailable(
@@ -259,10 +279,7 @@ def open_unchecked(target: str, *, schema: str = "") -> Db:
     """A connection that does not check the schema version: for `runbook state migrate`."""
     if not is_postgres(target):
         return _connect_sqlite(Path(target))
-    db = _connect_pg(target, schema)
-    if schema:
-        db.execute(f"SET search_path TO {_ident(schema)}")
-    return db
+    return _connect_pg(target, schema)
 
 
 def _ident(name: str) -> str:
@@ -358,7 +375,19 @@ def _too_new(db: Db, found: int) -> ConfigError:
     )
 
 
+def _recorded(db: Db) -> int | None:
+    """The version schema_version records, in one statement; None where that table cannot be
+    read (a new or pre-version database: version() tells them apart)."""
+    try:
+        row = db.execute("SELECT max(version) FROM schema_version").fetchone()
+    except _db_errors():
+        return None
+    return int(row[0]) if row and row[0] is not None else None
+
+
 def ensure_schema(db: Db, *, migrate: bool) -> None:
+    if _recorded(db) == SCHEMA_VERSION:  # every start but the first after an upgrade
+        return
     found = version(db)
     if found == SCHEMA_VERSION:
         return

@@ -31,7 +31,7 @@ def hold_before_cancel(ex, client, dependants: list[Dependant], job) -> set[str]
     for d in dependants:
         if changeable(d, job) or not types_on(d.dependency, d.on) & SET_OFF_BY_CANCEL:
             continue
-        r = ex.run(steps.hold(client, d.job_id, ex.incident))
+        r = ex.run(steps.hold(client, d.job_id, ex.incident, on=d.on, owner=job.user))
         if r.status in ("applied", "dry_run") or (r.status == "skipped" and r.value == "held"):
             held.add(d.job_id)
     return held
@@ -67,7 +67,7 @@ def repoint(ex, client, dependants: list[Dependant], job, rerun: str | None, hel
             row["status"] = "not changed: its dependency is not one runbook can read"
             person.append(f"point job {d.job_id} at {rerun} by hand (Dependency={d.dependency})")
         else:
-            r = ex.run(steps.depend(client, d.job_id, new, rerun))
+            r = ex.run(steps.depend(client, d.job_id, new, rerun, on=d.on, owner=job.user))
             status = f"{r.status}: {r.message}"
             if not r.ok:
                 person.append(f"point job {d.job_id} at {rerun} by hand: {r.message}")

@@ -116,7 +116,8 @@ class Executor:
         return r
 
     def run(self, a: Action) -> ActionResult:
-        done = state.applied(self.conn, a.key)
+        # The ledger and the lock read together: one statement, not one each.
+        done, holder = state.applied_and_holder(self.conn, a.key, self.lock or "")
         if done:
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(done["at"]))
             return self._result(
@@ -135,9 +136,12 @@ class Executor:
             return self._result(a, "skipped", message=not_needed)
         if self.dry_run:
             return self._result(a, "dry_run", message=f"would run: {a.summary}")
-        if self.confirm is not None and not self.confirm(a):
-            return self._result(a, "declined", message="not confirmed; nothing was done")
-        if self.lock and not state.holds(self.conn, self.lock, self.lock_holder or ""):
+        if self.confirm is not None:
+            if not self.confirm(a):
+                return self._result(a, "declined", message="not confirmed; nothing was done")
+            if self.lock:  # a person's answer may take a while: who holds the lock, again
+                holder = state.applied_and_holder(self.conn, a.key, self.lock)[1]
+        if self.lock and holder != (self.lock_holder or ""):
             return self._result(
                 a,
                 "failed",

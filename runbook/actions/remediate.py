@@ -24,6 +24,7 @@ def apply_plan(
     plan: ladder.Plan,
     folder: Path,
     d: Diagnosis | HangDiagnosis,
+    known: steps.Known | None = None,
 ) -> None:
     """Drain (when the rung says so), write the patched script into the incident folder, submit it
     with the lineage tag, and read the new job back: the same world size and GPUs, or it is
@@ -59,6 +60,7 @@ def apply_plan(
                 plan.fit.from_micro_batch if plan.fit is not None else None,
                 plan.fit.needed_mib if plan.fit is not None else None,
             ),
+            known=known,
         )
     )
     if sub.status != "applied" or not sub.value:

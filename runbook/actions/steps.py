@@ -13,6 +13,7 @@ from pathlib import Path
 
 from runbook.actions.executor import Action, Outcome
 from runbook.errors import RunbookError
+from runbook.record import record
 
 # How long a mutation's effect is awaited in Slurm before the step is called failed: scancel
 # marks a job CANCELLED at once (its processes get KillWait to exit), a drain is at once too;
@@ -24,7 +25,7 @@ def read_back(what: str, probe: Callable[[], str | None], timeout_s: float) -> s
     """Poll `probe` (None once the effect shows, else what Slurm shows instead) until it says
     done or the time is up: None, or why the effect never showed."""
     deadline = time.monotonic() + timeout_s
-    seen = "nothing read"
+    seen, wait = "nothing read", 0.1
     while True:
         try:
             now = probe()
@@ -35,7 +36,10 @@ def read_back(what: str, probe: Callable[[], str | None], timeout_s: float) -> s
         seen = now
         if time.monotonic() >= deadline:
             return f"{what} did not take effect within {timeout_s:g} s: {seen}"
-        time.sleep(0.5)
+        # One backoff: slurmctld shows most changes at once, a busy one within a second or two;
+        # asking every half second for 20 s would be 40 RPCs for one stuck change.
+        time.sleep(min(wait, max(0.0, deadline - time.monotonic())))
+        wait = min(wait * 2, 4.0)
 
 
 def _ending(job) -> bool:
@@ -59,9 +63,13 @@ def _then_read_back(
     return Outcome(1, out, error=why) if why else Outcome(0, out, value=value(), note=shown)
 
 
-def cancel(client, job_id: str, *, readback_s: float = READBACK_S) -> Action:
+def cancel(client, job_id: str, *, readback_s: float = READBACK_S, known=None) -> Action:
+    """scancel, done once Slurm shows the job ending. `known`: the job as this run read it
+    moments ago (its job stage), so the check does not ask slurmctld again; a job that ended
+    by itself in between makes scancel fail, and that failure is read back, not reported."""
+
     def check():
-        job = client.job(job_id)
+        job = known if known is not None else client.job(job_id)
         if _ending(job):  # already ending: a second scancel is noise
             return f"job {job_id} already {job.state}; no scancel needed"
         return None
@@ -80,7 +88,12 @@ def cancel(client, job_id: str, *, readback_s: float = READBACK_S) -> Action:
     def apply():
         # scancel exits 0 for ids Slurm ignores (an array task by its raw id on 22.05): done
         # only once Slurm shows the job ending.
-        r = client.cancel(job_id)
+        try:
+            r = client.cancel(job_id)
+        except RunbookError as e:
+            if known is None or probe() is not None:
+                raise
+            return Outcome(0, e.message, value=ended(), note="it had ended by itself")
         return _then_read_back(
             r, f"scancel {job_id}", probe, readback_s, "Slurm shows it ending", ended
         )
@@ -128,14 +141,37 @@ def _held(job) -> bool:
     return job.reason.startswith("JobHeld")
 
 
-def hold(client, job_id: str, incident: str, *, readback_s: float = READBACK_S) -> Action:
+def not_waiting(job, on: str | None, owner: str | None) -> str | None:
+    """Why slurmctld's own record of `job` says it is not a dependant of `on` owned by `owner`
+    (the queue listing that named it is text a comment could have forged), else None."""
+    from runbook.slurm.dependency import types_on
+
+    if owner is not None and job.user != owner:
+        return f"job {job.job_id} is {job.user or '?'}'s, not {owner}'s: left alone"
+    if on is not None and not types_on(job.dependency, on):
+        return f"job {job.job_id} does not wait on {on} ({job.dependency or 'no dependency'})"
+    return None
+
+
+def hold(
+    client,
+    job_id: str,
+    incident: str,
+    *,
+    readback_s: float = READBACK_S,
+    on: str | None = None,
+    owner: str | None = None,
+) -> Action:
     """Hold a job that waits on the one about to be cancelled (a cancel would set it off); its
-    value "held" tells the release that runbook held it (a hold of the user's own is kept)."""
+    value "held" tells the release that runbook held it (a hold of the user's own is kept).
+    `on`, `owner`: the job it must wait on and its owner, checked in slurmctld's record."""
 
     def check():
         job = client.job(job_id)
         if job.state != "PENDING":
             return f"job {job_id} is {job.state}: nothing to hold"
+        if why := not_waiting(job, on, owner):
+            return why
         return f"job {job_id} is already held ({job.reason})" if _held(job) else None
 
     def probe():
@@ -189,17 +225,26 @@ def release(client, job_id: str, incident: str, *, readback_s: float = READBACK_
 
 
 def depend(
-    client, job_id: str, dependency: str, rerun: str, *, readback_s: float = READBACK_S
+    client,
+    job_id: str,
+    dependency: str,
+    rerun: str,
+    *,
+    readback_s: float = READBACK_S,
+    on: str | None = None,
+    owner: str | None = None,
 ) -> Action:
-    """Point a job that waited on the cancelled one at its rerun: the same dependency types,
-    read back from slurmctld."""
+    """Point a job that waited on the cancelled one (`on`, of `owner`, as slurmctld's record
+    must show) at its rerun: the same dependency types, read back from slurmctld."""
     from runbook.slurm.dependency import types_on
 
     def check():
         job = client.job(job_id)
         if job.state != "PENDING":
             return f"job {job_id} is {job.state}: its dependency no longer matters"
-        return f"job {job_id} already waits on {rerun}" if types_on(job.dependency, rerun) else None
+        if types_on(job.dependency, rerun):
+            return f"job {job_id} already waits on {rerun}"
+        return not_waiting(job, on, owner)
 
     def probe():
         job = client.job(job_id)
@@ -266,6 +311,28 @@ def write_file(path: str, content: str, *, mode: int = 0o755) -> Action:
     )
 
 
+@record
+class Known:
+    """What this incident already read of Slurm for the lineage check: slurmctld's jobs (its
+    queue, read at the job stage under the job's lock) and where accounting must still be
+    asked (None: nowhere, lineage_window)."""
+
+    queue: list
+    since: datetime | None
+
+
+def lineage_window(job) -> datetime | None:
+    """Since when accounting must be searched for reruns of `job`. None while slurmctld still
+    holds the job (read from it, not from accounting): a rerun is submitted after its parent
+    and, its parent cancelled or ended first, ends after it, and MinJobAge forgets jobs in the
+    order they ended, so slurmctld holds every rerun too. Else from the job's submission (no
+    rerun is older), an hour earlier for clocks that disagree; 14 days when Slurm gave none."""
+    if getattr(job, "source", "") == "scontrol":
+        return None
+    start = job.submit or job.start
+    return start - timedelta(hours=1) if start else datetime.now() - timedelta(days=14)
+
+
 def submit(
     client,
     script: str,
@@ -281,6 +348,7 @@ def submit(
     failed_step: int | None = None,
     need: str = "",
     script_args: Sequence[str] = (),
+    known: Known | None = None,
 ) -> Action:
     """sbatch. A resubmission carries its lineage in the job's comment, signed with the site's
     lineage secret, so the next incident on it knows which rung was already tried, and is never
@@ -305,9 +373,13 @@ def submit(
     def check():
         if not parent:
             return None
-        since = datetime.now() - timedelta(days=14)
         forged.clear()
-        for job_id, user, comment in client.find_lineage(parent, rung or "", since):
+        found = (
+            client.find_lineage(parent, rung or "", known.since, queue=known.queue)
+            if known is not None
+            else client.find_lineage(parent, rung or "", datetime.now() - timedelta(days=14))
+        )
+        for job_id, user, comment in found:
             claim = tags.read(job_id, comment, user, secret=secret, runbook_user=runbook_user)
             same = claim is not None and (claim.fields.get("parent"), claim.fields.get("rung")) == (
                 parent,

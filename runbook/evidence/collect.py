@@ -9,6 +9,7 @@ back as values; writing raw files is the caller's business.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shlex
@@ -16,7 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from runbook.checkpoints import Checkpoint
 from runbook.errors import RunbookError
@@ -426,16 +427,20 @@ def submission_of(client, job: JobInfo, *, sleep=time.sleep, clock=time.monotoni
     job that started moments ago, accounting is asked again for up to ACCOUNTING_LAG_S."""
     from runbook.slurm.client import Submission
 
-    deadline = clock() + ACCOUNTING_LAG_S
+    deadline, wait = clock() + ACCOUNTING_LAG_S, 0.25
+    sub: Submission | None = None
     while True:
         try:
-            sub = client.submission(job.job_id)
+            # Again, only what accounting did not have yet (a backend that reads both in one
+            # call reads both).
+            sub = client.submission(job.job_id, have=sub) if sub else client.submission(job.job_id)
         except RunbookError as e:
             return Submission(notes=[f"how job {job.job_id} was submitted is unknown: {e.message}"])
         young = job.start is not None and (datetime.now() - job.start).total_seconds() < YOUNG_JOB_S
         if (sub.env is not None and sub.line) or not young or clock() >= deadline:
             return sub
-        sleep(1.0)
+        sleep(wait)  # one backoff: most records land within a second, a slow slurmdbd gets 10 s
+        wait = min(wait * 2, 4.0)
 
 
 def capacity_of(client, job: JobInfo, node: str | None) -> int | None:
@@ -455,6 +460,12 @@ def capacity_of(client, job: JobInfo, node: str | None) -> int | None:
         return None
     gone = {node, *job.excluded}
     return sum(1 for n, st in states.items() if n not in gone and usable_state(st))
+
+
+def capacity_later(client, job: JobInfo, node: str | None):
+    """capacity_of, asked of Slurm (`sinfo`) the first time a rung needs it, then kept: most
+    plans never place the job, and need no partition read."""
+    return functools.cache(lambda: capacity_of(client, job, node))
 
 
 def usable_nodes(client, job: JobInfo) -> set[str] | None:
@@ -490,11 +501,51 @@ def program_of(job: JobInfo, script: str):
     return program_options(script, job.work_dir or ".")
 
 
-def dependants_of(client, job: JobInfo, evidence: dict) -> list:
-    """The pending jobs that wait on this one (a chain); a query that fails is said in the
-    evidence's notes, and nothing is changed for jobs runbook could not see."""
+@record
+class JobReads:
+    """What the job stage reads of Slurm besides the job: its batch script, how it was
+    submitted, and slurmctld's jobs (its chain, its lineage check): each once per incident."""
+
+    script: str
+    submission: Any
+    queue: list | None
+
+
+def job_reads(client, job: JobInfo, evidence: dict) -> JobReads:
+    """The three reads at once where the backend runs each as a command of its own (they are
+    independent; a slurmdbd query is most of their wall time), one after the other otherwise
+    (pyslurm's calls share one library). A batch script that cannot be read raises, as it did
+    alone; the other two say what they lack."""
+    reads = {
+        "script": lambda: client.batch_script(job.job_id),
+        "submission": lambda: submission_of(client, job),
+        "queue": lambda: queue_of(client, evidence),
+    }
+    if getattr(client, "name", "") != "cli":
+        return JobReads(**{k: f() for k, f in reads.items()})
+    with ThreadPoolExecutor(max_workers=len(reads)) as pool:
+        futures = {k: pool.submit(f) for k, f in reads.items()}
+        return JobReads(**{k: f.result() for k, f in futures.items()})
+
+
+def queue_of(client, evidence: dict) -> list | None:
+    """slurmctld's jobs, read once for the incident (its chain, its lineage check); None, said
+    in the evidence's notes, when Slurm could not list them (each user then asks again)."""
     try:
-        found = client.dependants(list(dict.fromkeys([job.job_id, job.raw])))
+        return client.queue()
+    except RunbookError as e:
+        evidence.setdefault("notes", []).append(
+            f"slurmctld's jobs could not be listed: {e.message}"
+        )
+        return None
+
+
+def dependants_of(client, job: JobInfo, evidence: dict, queue: list | None = None) -> list:
+    """The pending jobs that wait on this one (a chain), from this incident's `queue` (else
+    Slurm is asked); a query that fails is said in the evidence's notes, and nothing is changed
+    for jobs runbook could not see."""
+    try:
+        found = client.dependants(list(dict.fromkeys([job.job_id, job.raw])), queue)
     except RunbookError as e:
         evidence.setdefault("notes", []).append(
             f"the jobs waiting on {job.job_id} could not be listed ({e.message}): any chain "

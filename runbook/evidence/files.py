@@ -219,81 +219,175 @@ def _chain(first: list[str], rest: Iterator[str]) -> Iterator[str]:
 GREP_MEMORY = 64 << 20
 
 
+# A file this large is read by two greps at once, each over about half of it, where the host
+# has two cores: the local scan's wall time is then about half a grep pass (bench/diagnose_local.py).
+SPLIT_FROM = 64 << 20
+# The two halves overlap by this many whole lines, so every match keeps its context in one of
+# them (CONTEXT_BEFORE lines before it, CONTEXT_AFTER after).
+OVERLAP_LINES = CONTEXT_BEFORE + CONTEXT_AFTER + 2
+_SPLIT_WINDOW = 1 << 20  # bytes around the middle looked at for those lines
+
+
+def split_points(head: bytes, at: int) -> tuple[int, int] | None:
+    """(where the second half starts, where the first ends): line starts in `head` (the file's
+    bytes from offset `at`), OVERLAP_LINES whole lines apart, around the middle of `head`; None
+    when its lines are too long to find them (the file is then read by one grep)."""
+    mid = len(head) // 2
+    nl = head.find(b"\n", mid)
+    if nl < 0:
+        return None
+    end, start = nl + 1, nl
+    for _ in range(OVERLAP_LINES):
+        start = head.rfind(b"\n", 0, start)
+        if start < 0:
+            return None
+    return at + start + 1, at + end
+
+
+def _pieces(path: str, size: int) -> list[tuple[int, int]]:
+    """The byte ranges the file is read in: one, or two overlapping at line starts."""
+    if size < SPLIT_FROM or (os.cpu_count() or 1) < 2:
+        return [(0, size)]
+    at = max(0, size // 2 - _SPLIT_WINDOW // 2)
+    with open(path, "rb") as f:
+        f.seek(at)
+        points = split_points(f.read(_SPLIT_WINDOW), at)
+    if points is None:
+        return [(0, size)]
+    second, first_end = points
+    return [(0, first_end), (second, size)]
+
+
 def _limit_memory() -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (GREP_MEMORY, GREP_MEMORY))
 
 
-def _grep_local(path: str, what: str) -> Excerpt:
-    """A large regular file at grep speed: `grep -F` with the node-side scan's own strings and
-    context, its output read up to KEEP_CAP (then the child is stopped), and the tail read from
-    the file's end. A line too long for grep's memory limit sends the file through the streaming
-    reader instead, which cuts long lines."""
+_GREP = [
+    "grep",
+    "-a",
     # -b, not -n: a byte offset costs grep nothing, a line number costs counting every newline
     # of the file (+15 % on a 1 GiB log); the offsets order the lines just as well.
-    argv = [
-        "grep",
-        "-a",
-        "-b",
-        "-F",
-        "-B",
-        str(CONTEXT_BEFORE),
-        "-A",
-        str(CONTEXT_AFTER),
-        "-e",
-        "\n".join(PATTERNS),
-        "--",
-        path,
-    ]
-    import subprocess  # only for inputs too large to keep whole: not on diagnose's start-up path
+    "-b",
+    "-F",
+    "-B",
+    str(CONTEXT_BEFORE),
+    "-A",
+    str(CONTEXT_AFTER),
+    "-e",
+    "\n".join(PATTERNS),
+]
 
+
+class _Piece:
+    """One grep over the bytes [start, end) of the file: its stdin the file at `start`, through
+    `head -c` when it must stop before the end. Its lines' offsets are the file's (-b counts
+    from where grep started reading)."""
+
+    def __init__(self, subprocess, path: str, start: int, end: int, size: int):
+        self.start, self.truncated, self.cut = start, False, [0]
+        self.lines: list[tuple[int, str]] = []
+        self.feeder = None
+        with open(path, "rb") as f:
+            f.seek(start)
+            stdin = f
+            if end < size:
+                self.feeder = subprocess.Popen(
+                    ["head", "-c", str(end - start)], stdin=f, stdout=subprocess.PIPE
+                )
+                stdin = self.feeder.stdout
+            self.proc = subprocess.Popen(
+                _GREP,
+                stdin=stdin,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={**os.environ, "LC_ALL": "C"},
+                preexec_fn=_limit_memory,
+            )
+        if self.feeder is not None and self.feeder.stdout is not None:
+            self.feeder.stdout.close()  # grep holds it now: head sees grep go
+
+    def read(self) -> None:
+        """Its matching lines and their context, up to KEEP_CAP (then grep is stopped)."""
+        kept = 0
+        # grep's lines pass the same line cut as any stream: one endless matching line (a tqdm
+        # bar with "Error" in it) must not use up the cap meant for the failure lines after it.
+        for line in iter_lines(self.proc.stdout, self.cut):
+            number, sep, text = _grep_line(line)
+            if not sep:
+                continue  # "--" between context groups
+            self.lines.append((self.start + number, text))
+            kept += len(text)
+            if kept >= KEEP_CAP:
+                self.truncated = True
+                self.proc.kill()
+                break
+
+    def finish(self) -> tuple[int, bytes]:
+        assert self.proc.stdout is not None and self.proc.stderr is not None  # both are PIPEs
+        err = self.proc.stderr.read(4096)
+        rc = self.proc.wait()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        if self.feeder is not None:
+            self.feeder.wait()
+        return rc, err
+
+
+def _grep_local(path: str, what: str) -> Excerpt:
+    """A large regular file at grep speed: `grep -F` with the node-side scan's own strings and
+    context (two greps over overlapping halves where there are two cores), the lines read up to
+    KEEP_CAP, and the tail read from the file's end. A line too long for grep's memory limit
+    sends the file through the streaming reader instead, which cuts long lines."""
+    import subprocess  # only for inputs too large to keep whole: not on diagnose's start-up path
+    from concurrent.futures import ThreadPoolExecutor
+
+    size = os.path.getsize(path)
     try:
-        proc = subprocess.Popen(
-            argv,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**os.environ, "LC_ALL": "C"},
-            preexec_fn=_limit_memory,
-        )
+        pieces = [_Piece(subprocess, path, a, b, size) for a, b in _pieces(path, size)]
     except OSError as e:
         raise InputError(
             f"{what} {path}: cannot run grep: {e.strerror or e}",
             hint="install GNU grep, or give a smaller file",
         ) from None
-    found = Excerpt(path, numbering="byte")
-    cut, kept = [0], 0
-    # grep's lines pass the same line cut as any stream: one endless matching line (a tqdm bar
-    # with "Error" in it) must not use up the cap meant for the failure lines after it.
-    for line in iter_lines(proc.stdout, cut):
-        number, sep, text = _grep_line(line)
-        if not sep:
-            continue  # "--" between context groups
-        found.lines.append((number, text))
-        kept += len(text)
-        if kept >= KEEP_CAP:
-            found.truncated = True
-            proc.kill()
-            break
-    assert proc.stdout is not None and proc.stderr is not None  # both are PIPEs
-    err = proc.stderr.read(4096)
-    rc = proc.wait()
-    proc.stdout.close()
-    proc.stderr.close()
-    if not found.truncated and rc == 2:
-        if b"memory exhausted" not in err:
-            raise InputError(f"{what} {path}: grep failed: {err.decode(errors='replace').strip()}")
+    with ThreadPoolExecutor(max_workers=len(pieces)) as pool:
+        list(pool.map(_Piece.read, pieces))  # each pipe drained at once: neither grep waits
+    ends = [p.finish() for p in pieces]
+    if any(rc == 2 and not p.truncated for p, (rc, _) in zip(pieces, ends, strict=True)):
+        errs = [err for rc, err in ends if rc == 2]
+        if not any(b"memory exhausted" in e for e in errs):
+            text = b" ".join(errs).decode(errors="replace").strip()
+            raise InputError(f"{what} {path}: grep failed: {text}")
         with open(path, "rb") as f:
             cut = [0]
             found = filter_lines(iter_lines(f, cut), path)
         if cut[0]:
             found.notes.append(f"long lines cut: {cut[0]} bytes left out")
         return found
+    found = _merged(path, pieces)
     found.tail = _tail(path)
-    if cut[0]:
-        found.notes.append(f"long lines cut: {cut[0]} bytes left out")
+    cut_bytes = sum(p.cut[0] for p in pieces)
+    if cut_bytes:
+        found.notes.append(f"long lines cut: {cut_bytes} bytes left out")
     if found.truncated:
         found.notes.append(CAP_NOTE)
+    return found
+
+
+def _merged(path: str, pieces: list) -> Excerpt:
+    """The pieces' lines in file order, each once (the overlap's are in both), the earliest
+    KEEP_CAP bytes of them: past a piece that hit the cap, nothing later is taken."""
+    stop = min((p.lines[-1][0] for p in pieces if p.truncated and p.lines), default=None)
+    lines = sorted({n: t for p in pieces for n, t in p.lines if stop is None or n <= stop}.items())
+    found = Excerpt(path, numbering="byte", truncated=stop is not None)
+    kept = 0
+    for n, text in lines:
+        found.lines.append((n, text))
+        kept += len(text)
+        if kept >= KEEP_CAP:
+            found.truncated = True
+            break
     return found
 
 

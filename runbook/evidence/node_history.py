@@ -128,8 +128,10 @@ def record(
     and return how many events the failing node has in the site's window."""
     from runbook import state
 
-    for name, h in health.nodes.items():
-        events = events_of(
+    events = [
+        e
+        for name, h in health.nodes.items()
+        for e in events_of(
             name,
             h,
             incident=incident,
@@ -138,8 +140,10 @@ def record(
             job_id=job_id,
             boot_grace_s=site.nodes.boot_grace_s,
         )
+    ]
+    with conn.write():  # every node's events and the count: one transaction, not one a row
         state.record_node_events(conn, events)
-    if not node:
-        return 0
-    since = now - site.nodes.window_days * 86400
-    return len(state.node_events(conn, since=since, node=node))
+        if not node:
+            return 0
+        since = now - site.nodes.window_days * 86400
+        return len(state.node_events(conn, since=since, node=node))

@@ -9,6 +9,7 @@ a rung that changes the science, or an exhausted ladder, stops for a person.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import field
 from typing import Any
 
@@ -21,6 +22,10 @@ from runbook.planning.templates import render
 from runbook.record import record
 from runbook.rungs._allocator import set_allocator
 from runbook.rungs.unchanged import RUNG as AS_IT_IS
+
+# How many of the partition's nodes could run the job without the failing one: a number, None
+# (unknown), or a call that asks Slurm (only a rung that places the job makes it).
+Capacity = int | Callable[[], int | None] | None
 
 ACTING_VERDICTS = ("true_oom", "fragmentation", "co_tenant", "gpu_fault", "host_oom")
 
@@ -89,7 +94,7 @@ def plan(
     with_allocator: bool = False,
     configs: list | None = None,
     nodes: int | None = None,
-    capacity: int | None = None,
+    capacity: Capacity = None,
     host_request_mib: float | None = None,
     fit=None,
     cause=None,
@@ -200,6 +205,8 @@ def _placement(p: Plan, rung_id: str, r, node, nodes, capacity):
     """(the script rung to patch, the world it shrinks to, why it cannot apply here): a node
     rung patches nothing in the script (it is resubmitted as it is) and excludes (and may drain) the node; a
     shrinking rung runs on one node fewer."""
+    if r is not None and r.kind in (rungs.SHRINK, rungs.NODE) and callable(capacity):
+        capacity = capacity()  # asked of Slurm only by a rung that places the job
     if r is not None and r.kind == rungs.SHRINK:
         why_not = _cannot_shrink(node, nodes, capacity)
         if why_not:

@@ -112,7 +112,7 @@ def make_plan(
     node: str | None,
     failed_step: int | None,
     node_events: int = 0,
-    capacity: int | None = None,
+    capacity: ladder.Capacity = None,
     submission: Submission | None = None,
     own_env: dict[str, str] | None = None,
     program=None,
@@ -313,7 +313,7 @@ def make_hang_plan(
     script: str,
     run: LineageEvidence,
     checkpoints: CheckpointEvidence,
-    capacity: int | None = None,
+    capacity: ladder.Capacity = None,
     submission: Submission | None = None,
     own_env: dict[str, str] | None = None,
 ) -> ladder.Plan:

@@ -12,6 +12,7 @@ from pathlib import Path
 from runbook.errors import RunbookError
 from runbook.report.files import write_atomic, write_reports
 from runbook.report.model import Incident, Step, plain
+from runbook.report.render import report_json
 
 
 class Stopped(Exception):
@@ -34,9 +35,16 @@ class Recorder:
             self.folder / f"{name}.json", json.dumps(plain(data), indent=2, default=str) + "\n"
         )
 
-    def save(self) -> None:
+    def save(self, *, rendered: bool = True) -> None:
+        """The incident's JSON and ledger; with `rendered`, its Markdown and HTML too. A stage
+        saves only the JSON (what a resumed run and `runbook report` read back: rendering both
+        views after every stage was most of an incident's CPU, docs/scale.md); the engine
+        renders them once, when the run ends however it ends."""
         data = self.incident.to_json()
-        write_reports(self.folder, data)
+        if rendered:
+            write_reports(self.folder, data)
+        else:
+            write_atomic(self.folder / "report.json", report_json(data))
         write_atomic(
             self.folder / "ledger.jsonl",
             "".join(json.dumps(a, default=str) + "\n" for a in data["actions"]),
@@ -54,11 +62,11 @@ class Recorder:
             self.incident.errors.append(f"{name}: {e}")
             self.incident.status, self.incident.stopped_at = "stopped", name
             progress(f"{name}: FAILED: {e}")
-            self.save()
+            self.save(rendered=False)
             raise Stopped(name) from e
         else:
             s.finished = time.time()
             if s.status == "running":
                 s.status = "ok"
             progress(f"{name}: {s.status}{': ' + s.detail if s.detail else ''}")
-            self.save()
+            self.save(rendered=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
@@ -54,9 +55,22 @@ def _inline_markdown(text) -> Markup:
     return Markup(html)
 
 
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates kept between runs (Jinja's per-user cache folder, mode 0700, keyed by
+    the template's source checksum): compiling the two report templates cost a one-shot
+    `runbook oom` about 0.2 s of CPU (docs/scale.md). None where no such folder can be made."""
+    try:
+        return jinja2.FileSystemBytecodeCache()
+    except (OSError, RuntimeError):
+        return None
+
+
+@functools.cache
 def _env(autoescape: bool) -> jinja2.Environment:
+    """One environment per process and kind (its templates compiled once, not per save)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        bytecode_cache=_bytecode_cache(),
         undefined=jinja2.StrictUndefined,
         autoescape=autoescape,
         keep_trailing_newline=True,
@@ -244,6 +258,10 @@ def trend_svg(trend: dict | None, card_mib: float | None, width: int = 900) -> s
     )
 
 
+def report_json(data: dict) -> str:
+    return json.dumps(data, indent=2, default=str) + "\n"
+
+
 def render_all(data: dict) -> dict[str, str]:
     """{"report.md": ..., "report.json": ..., "report.html": ...} from the incident's JSON."""
     md = _env(False).get_template("report.md.j2").render(i=data)
@@ -260,6 +278,6 @@ def render_all(data: dict) -> dict[str, str]:
     )
     return {
         "report.md": md,
-        "report.json": json.dumps(data, indent=2, default=str) + "\n",
+        "report.json": report_json(data),
         "report.html": html,
     }

@@ -28,7 +28,7 @@ from runbook.slurm.client import (
     slurm_error,
     window_end,
 )
-from runbook.slurm.dependency import Dependant, parse_squeue
+from runbook.slurm.dependency import Dependant, Queued, dependants_in, parse_queue
 from runbook.slurm.hostlist import expand
 from runbook.slurm.recorded import recorded
 from runbook.slurm.text import expand_state, key_values, scontrol_records
@@ -193,22 +193,25 @@ class CliSlurm:
             out[m.group(1)] = m.group(2)
         return out
 
-    def submission(self, job_id: str) -> Submission:
+    def submission(self, job_id: str, have: Submission | None = None) -> Submission:
         """SubmitLine (Slurm 21.08+) and `sacct --env-vars` (22.05+, with job_env stored): two
-        reads; a failure of either is a note."""
+        reads (22.05's sacct prints the environment alone, whatever -o asks), each skipped when
+        `have` (an earlier answer) holds it; a failure of either is a note."""
         job_id = check_job_id(job_id)
-        out = Submission()
-        r = self._exec(["sacct", "-X", "-n", "-P", "-o", "SubmitLine", "-j", job_id])
-        # One job, one field: all of it is the line (a --wrap command may hold newlines).
-        if r.exit_code == 0 and r.stdout.strip():
-            out.line = r.stdout.strip()
-        else:
-            out.notes.append(
-                f"accounting holds no submit line for job {job_id} "
-                f"({(r.stderr or 'no output').strip()[:200]})"
-            )
-        r = self._exec(["sacct", "-n", "--env-vars", "-j", job_id])
-        out.env = parse_env_vars(r.stdout) if r.exit_code == 0 else None
+        out = Submission(line=have.line if have else "", env=have.env if have else None)
+        if not out.line:
+            r = self._exec(["sacct", "-X", "-n", "-P", "-o", "SubmitLine", "-j", job_id])
+            # One job, one field: all of it is the line (a --wrap command may hold newlines).
+            if r.exit_code == 0 and r.stdout.strip():
+                out.line = r.stdout.strip()
+            else:
+                out.notes.append(
+                    f"accounting holds no submit line for job {job_id} "
+                    f"({(r.stderr or 'no output').strip()[:200]})"
+                )
+        if out.env is None:
+            r = self._exec(["sacct", "-n", "--env-vars", "-j", job_id])
+            out.env = parse_env_vars(r.stdout) if r.exit_code == 0 else None
         if out.env is None:
             out.notes.append(
                 f"accounting holds no environment for job {job_id} (AccountingStoreFlags="
@@ -263,32 +266,39 @@ class CliSlurm:
                 out[node.strip()] = st.strip()
         return out
 
-    def find_lineage(self, parent: str, rung: str, since: datetime) -> list[tuple[str, str, str]]:
+    def queue(self) -> list[Queued]:
+        """Every job slurmctld holds, finished ones within MinJobAge included: one `squeue`,
+        read once per incident for the chain and the lineage check alike."""
+        r = self._run(
+            ["squeue", "-h", "-a", "-t", "all", "-o", SEP.join(("%i", "%u", "%T", "%E", "%k"))],
+            "reading the queue",
+        )
+        return parse_queue(r.stdout, SEP)
+
+    def find_lineage(
+        self, parent: str, rung: str, since: datetime | None, queue: list[Queued] | None = None
+    ) -> list[tuple[str, str, str]]:
         """(job id, user, comment) of jobs whose comment names this parent and rung; the caller
         judges whether to believe them (runbook.lineage).
 
         Slurm 22.05 accounting records the comment only with the job's end record, so a job is
-        looked for in slurmctld too, finished ones included (`-t all`, kept for MinJobAge): the
-        two views together leave no gap for a second resubmission to slip through."""
+        looked for in slurmctld too, finished ones included (`queue`, this incident's read of
+        it, or a new one): the two views together leave no gap for a second resubmission to
+        slip through. `since` None: slurmctld's view alone (the caller knows every rerun of the
+        parent is still there, steps.lineage_window)."""
         tag = f"parent={parent},rung={rung}"
-        r = self._run(
-            ["squeue", "-h", "-a", "-t", "all", "-o", f"%i{SEP}%u{SEP}%k"], "reading the queue"
-        )
         found: dict[str, tuple[str, str, str]] = {}
-        for ln in r.stdout.splitlines():
-            job_id, _, rest = ln.partition(SEP)
-            user, _, comment = rest.partition(SEP)
-            if tag in comment:
-                found[job_id] = (job_id, user, comment)
-        for job in self._sacct(["-a", "-S", since.strftime("%Y-%m-%dT%H:%M:%S")]):
-            if tag in job.comment and job.job_id not in found:
-                found[job.job_id] = (job.job_id, job.user, job.comment)
+        for q in queue if queue is not None else self.queue():
+            if tag in q.comment:
+                found[q.job_id] = (q.job_id, q.user, q.comment)
+        if since is not None:
+            for job in self._sacct(["-a", "-S", since.strftime("%Y-%m-%dT%H:%M:%S")]):
+                if tag in job.comment and job.job_id not in found:
+                    found[job.job_id] = (job.job_id, job.user, job.comment)
         return list(found.values())
 
-    def dependants(self, job_ids: list[str]) -> list[Dependant]:
-        # One line per pending job, `|` between fields: ids and user names hold none.
-        r = self._run(["squeue", "-h", "-t", "PENDING", "-o", "%i|%u|%E"], "listing pending jobs")
-        return parse_squeue(r.stdout, job_ids)
+    def dependants(self, job_ids: list[str], queue: list[Queued] | None = None) -> list[Dependant]:
+        return dependants_in(queue if queue is not None else self.queue(), job_ids)
 
     # -- mutations (called by the action executor only) -----------------------------------------
     def cancel_argv(self, job_id: str) -> list[str]:
@@ -472,7 +482,18 @@ def _nodes(expr: str) -> list[str]:
     return [] if not expr or expr in {"(null)", "None assigned"} else expand(expr)
 
 
+def _while_completing(f: dict[str, str]) -> dict[str, str]:
+    """`f` with NumNodes as allocated: while a job completes, slurmctld drops each node that
+    finished its epilog from NumNodes (and NodeList), so a job read then shows fewer nodes than
+    it ran on (seen: a 3-node job read as 1 a second after its scancel); its TRES keeps them."""
+    m = re.search(r"(?:^|,)node=(\d{1,9})(?:,|$)", f.get("TRES", ""))
+    if "COMPLETING" not in f.get("JobState", "") or not m:
+        return f
+    return {**f, "NumNodes": m.group(1)}
+
+
 def _from_scontrol(f: dict[str, str]) -> JobInfo:
+    f = _while_completing(f)
     raw = f.get("JobId", "")
     return JobInfo(
         job_id=canonical_id(raw, f.get("ArrayJobId"), f.get("ArrayTaskId")),

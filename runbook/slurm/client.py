@@ -191,17 +191,26 @@ class SlurmClient(Protocol):
         """Batch scripts of many finished jobs, in one query."""
         ...
 
-    def submission(self, job_id: str) -> Submission:
+    def submission(self, job_id: str, have: Submission | None = None) -> Submission:
         """The job's sbatch command line and environment as accounting recorded them; what it
-        does not hold is left unset with a note (never an error: the rerun says what it lacks)."""
+        does not hold is left unset with a note (never an error: the rerun says what it lacks).
+        `have`: an earlier answer; what it holds is not asked again."""
         ...
 
     def node_state(self, node: str) -> tuple[str, str]:
         """(State, Reason) of a node."""
         ...
 
-    def find_lineage(self, parent: str, rung: str, since: datetime) -> list[tuple[str, str, str]]:
-        """(job id, user, comment) of jobs whose comment names this parent and rung."""
+    def queue(self) -> list:
+        """Every job slurmctld holds (slurm.dependency.Queued), finished ones within MinJobAge
+        included: read once per incident, for its chain and its lineage check."""
+        ...
+
+    def find_lineage(
+        self, parent: str, rung: str, since: datetime | None, queue: list | None = None
+    ) -> list[tuple[str, str, str]]:
+        """(job id, user, comment) of jobs whose comment names this parent and rung: in `queue`
+        (else slurmctld read anew) and, unless `since` is None, in accounting since then."""
         ...
 
     def node_history(self, node: str | None, since: datetime) -> list[NodeStateEvent]:
@@ -215,9 +224,10 @@ class SlurmClient(Protocol):
 
     def cancel_argv(self, job_id: str) -> list[str]: ...
 
-    def dependants(self, job_ids: list[str]) -> list:
+    def dependants(self, job_ids: list[str], queue: list | None = None) -> list:
         """The pending jobs whose dependency names one of `job_ids` (the ids of one job: an
-        array task's `A_T` and raw id), as slurm.dependency.Dependant."""
+        array task's `A_T` and raw id), as slurm.dependency.Dependant: from `queue`, this
+        incident's read of slurmctld, else a new one."""
         ...
 
     def hold_argv(self, job_id: str) -> list[str]: ...

@@ -78,13 +78,46 @@ def repointed(dep: str, old: str, new: str) -> str | None:
     return sep.join(out) if hit else None
 
 
-def parse_squeue(text: str, job_ids: list[str]) -> list[Dependant]:
-    """`squeue -h -t PENDING -o %i|%u|%E` lines: the jobs whose dependency names one of
-    `job_ids` (an array task is named `A_T` or by its raw id, as the user wrote it)."""
+@record
+class Queued:
+    """One job slurmctld holds (pending, running, or ended within MinJobAge), as `squeue -t all`
+    lists it: what a chain and the lineage check need of it. The comment is the user's text:
+    data, never proof (runbook.lineage signs its own; a chain's change re-reads the job)."""
+
+    job_id: str
+    user: str
+    state: str
+    dependency: str
+    comment: str
+
+
+def parse_queue(text: str, sep: str) -> list[Queued]:
+    """`squeue -h -a -t all -o %i<sep>%u<sep>%T<sep>%E<sep>%k` lines. The comment is last, so a
+    separator in it stays in it; a line that is not five fields (a comment's second line) is
+    not a job."""
     out = []
     for line in text.splitlines():
-        parts = line.strip().split("|", 2)
-        on = next((j for j in job_ids if len(parts) == 3 and types_on(parts[2], j)), None)
-        if on is not None:
-            out.append(Dependant(parts[0], parts[1], parts[2], on))
+        parts = line.split(sep, 4)
+        if len(parts) == 5 and parts[0].strip():
+            job_id, user, st, dep, comment = parts
+            out.append(Queued(job_id.strip(), user.strip(), st.strip(), dep.strip(), comment))
     return out
+
+
+def dependants_in(queue: list[Queued], job_ids: list[str]) -> list[Dependant]:
+    """The pending jobs of `queue` whose dependency names one of `job_ids` (an array task is
+    named `A_T` or by its raw id, as the user wrote it)."""
+    out = []
+    for q in queue:
+        on = next((j for j in job_ids if types_on(q.dependency, j)), None)
+        if q.state == "PENDING" and on is not None:
+            out.append(Dependant(q.job_id, q.user, q.dependency, on))
+    return out
+
+
+def parse_squeue(text: str, job_ids: list[str]) -> list[Dependant]:
+    """`squeue -h -t PENDING -o %i|%u|%E` lines: the jobs whose dependency names one of
+    `job_ids`."""
+    rows = [ln.strip().split("|", 2) for ln in text.splitlines()]
+    queue = [Queued(r[0], r[1], "PENDING", r[2], "") for r in rows if len(r) == 3]
+    return dependants_in(queue, job_ids)

@@ -326,7 +326,7 @@ class PyslurmBackend:
             out.append(info)
         return out
 
-    def submission(self, job_id: str) -> Submission:
+    def submission(self, job_id: str, have: Submission | None = None) -> Submission:
         """db.Job's submit_command and environment (with_env), as sacct's SubmitLine and
         --env-vars give them."""
         job_id = check_job_id(job_id)
@@ -366,17 +366,26 @@ class PyslurmBackend:
             out.update({str(k): j.script for k, j in jobs.items() if j.script})
         return out
 
-    def find_lineage(self, parent: str, rung: str, since: datetime) -> list[tuple[str, str, str]]:
-        """As the CLI backend does it: slurmctld's jobs (finished ones within MinJobAge) and
-        accounting's window together, since 22.05 accounting records a comment only with the
-        job's end record."""
+    def queue(self) -> list:
+        """slurmctld's jobs through the commands (one `squeue`), as the chain's are read."""
+        return self.submitter.queue()
+
+    def find_lineage(
+        self, parent: str, rung: str, since: datetime | None, queue: list | None = None
+    ) -> list[tuple[str, str, str]]:
+        """As the CLI backend does it: slurmctld's jobs (finished ones within MinJobAge: this
+        incident's `queue`, else pyslurm's read) and accounting's window together, since 22.05
+        accounting records a comment only with the job's end record."""
         tag = f"parent={parent},rung={rung}"
-        found: dict[str, tuple[str, str, str]] = {}
-        for j in self._call("reading slurmctld's jobs", self.ps.Jobs.load).values():
-            comment = _s(getattr(j, "comment", None))
-            if tag in comment:
-                info = _from_scontrol(scontrol_fields(j))
-                found[info.job_id] = (info.job_id, info.user, comment)
+        found = {q.job_id: (q.job_id, q.user, q.comment) for q in queue or [] if tag in q.comment}
+        if queue is None:
+            for j in self._call("reading slurmctld's jobs", self.ps.Jobs.load).values():
+                comment = _s(getattr(j, "comment", None))
+                if tag in comment:
+                    info = _from_scontrol(scontrol_fields(j))
+                    found[info.job_id] = (info.job_id, info.user, comment)
+        if since is None:
+            return list(found.values())
         flt = self.ps.db.JobFilter(start_time=since)
         for j in self._call("reading accounting", self.ps.db.Jobs.load, flt).values():
             comment = _s(getattr(j, "comment", None))
@@ -428,8 +437,8 @@ class PyslurmBackend:
         return self.submitter.submit_argv(script, args, env, script_args)
 
     # A chain's dependants are read and re-pointed through Slurm's commands, as submissions are.
-    def dependants(self, job_ids: list[str]) -> list:
-        return self.submitter.dependants(job_ids)
+    def dependants(self, job_ids: list[str], queue: list | None = None) -> list:
+        return self.submitter.dependants(job_ids, queue)
 
     def hold_argv(self, job_id: str) -> list[str]:
         return self.submitter.hold_argv(job_id)

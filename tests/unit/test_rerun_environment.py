@@ -130,14 +130,14 @@ def test_a_young_job_s_submission_is_asked_again_until_accounting_has_it():
     class Client:
         calls = 0
 
-        def submission(self, job_id):
+        def submission(self, job_id, have=None):
             Client.calls += 1
             return answers[min(Client.calls - 1, 2)]
 
     slept = []
     young = JobInfo(job_id="7", start=datetime.now() - timedelta(seconds=3))
     got = submission_of(Client(), young, sleep=slept.append, clock=lambda: 0.0)
-    assert got.env == {"A": "1"} and Client.calls == 3 and slept == [1.0, 1.0]
+    assert got.env == {"A": "1"} and Client.calls == 3 and slept == [0.25, 0.5]
     Client.calls = 0
     old = JobInfo(job_id="7", start=datetime.now() - timedelta(hours=2))
     assert submission_of(Client(), old, sleep=slept.append).env is None and Client.calls == 1
