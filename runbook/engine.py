@@ -205,19 +205,20 @@ def _run_body(r: Run, body, finish) -> Result:
         inc.finished = time.time()
         rec.save()
         if not r.dry:
-            state.close_incident(
-                conn,
-                inc.id,
-                exit_code=code,
-                verdict=inc.diagnosis.get("verdict"),
-                new_job_id=inc.new_job_id,
-                summary=inc.summary,
-                handled=r.handled,
-                stopped=inc.status == "stopped",
-            )
             from runbook import notify
 
-            notify.queue(conn, site, inc.id, inc.summary, str(rec.folder))
+            with conn.write():  # closed and its message queued: both or neither
+                state.close_incident(
+                    conn,
+                    inc.id,
+                    exit_code=code,
+                    verdict=inc.diagnosis.get("verdict"),
+                    new_job_id=inc.new_job_id,
+                    summary=inc.summary,
+                    handled=r.handled,
+                    stopped=inc.status == "stopped",
+                )
+                notify.queue(conn, site, inc.id, inc.summary, str(rec.folder))
             notify.flush(conn, site)
     return Result(
         inc.id,

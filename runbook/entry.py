@@ -12,7 +12,8 @@ start-up over `import click` on Python 3.10 (GC paused for the imports: -4 ms; t
 at exit: -6 ms of a 58 ms run). So the collector is paused while click and the root group load
 (runbook.cli pauses it again for a verb's own modules) and is on for every verb's own work; at
 exit the surviving objects are frozen (gc.freeze), so the final collection skips what only the
-end of the process frees. Objects in reference cycles are then not finalized at exit, which
+end of the process frees; a verb's own modules are frozen once loaded too (runbook.cli:
+ONE_PROCESS_ONE_VERB), so the verb's collections scan only what the verb makes. Objects in reference cycles are then not finalized at exit, which
 CPython never promised either: files are closed by `with`, temporary folders by atexit, and the
 standard streams are flushed by the interpreter as before.
 """
@@ -25,7 +26,10 @@ import gc
 def main() -> None:
     gc.disable()
     try:
-        from runbook.cli import main as run
+        from runbook import cli
+
+        cli.ONE_PROCESS_ONE_VERB = True
+        run = cli.main
     finally:
         gc.enable()
     try:

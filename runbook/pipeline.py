@@ -66,7 +66,9 @@ def _run(ctx: engine.Run) -> None:
             failed_step=failed_step,
             node_events=history,
             capacity=collect.capacity_later(ctx.client, job, node),
-            submission=submission,
+            # The environment the job stage did not wait for: accounting has had the stages
+            # since to store it (asked again only when it still lacks it).
+            submission=collect.submission_of(ctx.client, job, have=submission),
         )
         if plan.fit is not None:  # the fitted micro-batch joins the diagnosis (docs/design.md §4.1)
             diagnosis.fit = plan.fit

@@ -421,26 +421,48 @@ ACCOUNTING_LAG_S = 10.0
 YOUNG_JOB_S = 120.0
 
 
-def submission_of(client, job: JobInfo, *, sleep=time.sleep, clock=time.monotonic):
+def submission_of(
+    client,
+    job: JobInfo,
+    *,
+    have=None,
+    need_env: bool = True,
+    sleep=time.sleep,
+    clock=time.monotonic,
+):
     """How the job was submitted, as accounting recorded it (its command line, its environment);
     a Slurm that cannot say leaves it unknown with the reason, never stops the incident. For a
-    job that started moments ago, accounting is asked again for up to ACCOUNTING_LAG_S."""
+    job that started moments ago, accounting is asked again for up to ACCOUNTING_LAG_S.
+    `have`: an earlier answer (only what it lacks is asked); `need_env` False: the command line
+    is enough for now (the job stage: the environment is the plan's, read by then, while
+    slurmdbd stores it, which took over a second on the test cluster)."""
     from runbook.slurm.client import Submission
 
     deadline, wait = clock() + ACCOUNTING_LAG_S, 0.25
-    sub: Submission | None = None
+    sub: Submission | None = have
     while True:
-        try:
-            # Again, only what accounting did not have yet (a backend that reads both in one
-            # call reads both).
-            sub = client.submission(job.job_id, have=sub) if sub else client.submission(job.job_id)
-        except RunbookError as e:
-            return Submission(notes=[f"how job {job.job_id} was submitted is unknown: {e.message}"])
+        if sub is None or not _complete(sub, need_env):
+            try:
+                # Only what accounting did not have yet (a backend that reads both in one call
+                # reads both).
+                sub = (
+                    client.submission(job.job_id, have=sub)
+                    if sub
+                    else client.submission(job.job_id)
+                )
+            except RunbookError as e:
+                return Submission(
+                    notes=[f"how job {job.job_id} was submitted is unknown: {e.message}"]
+                )
         young = job.start is not None and (datetime.now() - job.start).total_seconds() < YOUNG_JOB_S
-        if (sub.env is not None and sub.line) or not young or clock() >= deadline:
+        if _complete(sub, need_env) or not young or clock() >= deadline:
             return sub
         sleep(wait)  # one backoff: most records land within a second, a slow slurmdbd gets 10 s
         wait = min(wait * 2, 4.0)
+
+
+def _complete(sub, need_env: bool) -> bool:
+    return bool(sub.line) and (sub.env is not None or not need_env)
 
 
 def capacity_of(client, job: JobInfo, node: str | None) -> int | None:
@@ -518,7 +540,7 @@ def job_reads(client, job: JobInfo, evidence: dict) -> JobReads:
     alone; the other two say what they lack."""
     reads = {
         "script": lambda: client.batch_script(job.job_id),
-        "submission": lambda: submission_of(client, job),
+        "submission": lambda: submission_of(client, job, need_env=False),
         "queue": lambda: queue_of(client, evidence),
     }
     if getattr(client, "name", "") != "cli":

@@ -197,10 +197,18 @@ class CliSlurm:
         """SubmitLine (Slurm 21.08+) and `sacct --env-vars` (22.05+, with job_env stored): two
         reads (22.05's sacct prints the environment alone, whatever -o asks), each skipped when
         `have` (an earlier answer) holds it; a failure of either is a note."""
+        from concurrent.futures import ThreadPoolExecutor
+
         job_id = check_job_id(job_id)
         out = Submission(line=have.line if have else "", env=have.env if have else None)
-        if not out.line:
-            r = self._exec(["sacct", "-X", "-n", "-P", "-o", "SubmitLine", "-j", job_id])
+        asks = {
+            "line": None if out.line else ["sacct", "-X", "-n", "-P", "-o", "SubmitLine"],
+            "env": None if out.env is not None else ["sacct", "-n", "--env-vars"],
+        }
+        with ThreadPoolExecutor(max_workers=2) as pool:  # two slurmdbd queries, at once
+            got = {k: pool.submit(self._exec, [*a, "-j", job_id]) for k, a in asks.items() if a}
+            answers = {k: f.result() for k, f in got.items()}
+        if (r := answers.get("line")) is not None:
             # One job, one field: all of it is the line (a --wrap command may hold newlines).
             if r.exit_code == 0 and r.stdout.strip():
                 out.line = r.stdout.strip()
@@ -209,8 +217,7 @@ class CliSlurm:
                     f"accounting holds no submit line for job {job_id} "
                     f"({(r.stderr or 'no output').strip()[:200]})"
                 )
-        if out.env is None:
-            r = self._exec(["sacct", "-n", "--env-vars", "-j", job_id])
+        if (r := answers.get("env")) is not None:
             out.env = parse_env_vars(r.stdout) if r.exit_code == 0 else None
         if out.env is None:
             out.notes.append(

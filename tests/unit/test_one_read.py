@@ -220,3 +220,20 @@ def test_a_job_read_while_it_completes_keeps_the_nodes_it_ran_on():
     assert job.num_nodes == 3 and job.resources["nodes"] == "3"
     done = _from_scontrol(scontrol_records(text.replace("COMPLETING", "CANCELLED"))[0])
     assert done.num_nodes == 1  # a finished job's record is as Slurm shows it
+
+
+def test_the_job_stage_waits_for_the_command_line_only_and_the_plan_for_the_environment():
+    calls: list = []
+    answers = [Submission(line="sbatch x"), Submission(line="sbatch x", env={"A": "1"})]
+
+    class Slurm:
+        def submission(self, job_id, have=None):
+            calls.append(have)
+            return answers[len(calls) - 1]
+
+    young = JobInfo(job_id="7", start=datetime.now() - timedelta(seconds=2))
+    first = collect.submission_of(Slurm(), young, need_env=False, sleep=calls.append)
+    assert first.line == "sbatch x" and first.env is None and calls == [None]
+    later = collect.submission_of(Slurm(), young, have=first, sleep=calls.append)
+    assert later.env == {"A": "1"} and calls == [None, first]
+    assert collect.submission_of(Slurm(), young, have=later) is later and len(calls) == 2
