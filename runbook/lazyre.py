@@ -28,7 +28,10 @@ class LazyPattern:
         self.pattern = pattern
         self.flags = flags
         self.needs: tuple[str, ...] = (needs,) if isinstance(needs, str) else tuple(needs)
-        if flags & re.IGNORECASE:
+        # Decided once: `flags & re.IGNORECASE` per call is an enum operation, and _absent runs
+        # for every line a parser reads (a third of a 512-rank excerpt's scan, bench/diagnose_local).
+        self._fold = bool(flags & re.IGNORECASE)
+        if self._fold:
             self.needs = tuple(n.lower() for n in self.needs)
         self._compiled: re.Pattern | None = None
 
@@ -41,11 +44,14 @@ class LazyPattern:
 
     def _absent(self, string: str) -> bool:
         """True when `string` lacks a needed literal: no match is possible."""
-        if not self.needs or not isinstance(string, str):
+        needs = self.needs
+        if not needs or not isinstance(string, str):
             return False
-        if self.flags & re.IGNORECASE:
+        if self._fold:
             string = string.translate(_FOLD).lower()
-        return any(n not in string for n in self.needs)
+        if len(needs) == 1:
+            return needs[0] not in string
+        return any(n not in string for n in needs)
 
     # Until the first compile, the matching methods look for the needed literals first.
     def search(self, string: str, *args: Any) -> re.Match | None:

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
-from runbook.diagnosis import Diagnosis, classify, human_mib
 from runbook.errors import ExitCode, InputError, RunbookError
-from runbook.evidence.files import read_text_input
-from runbook.evidence.gather import Code, Metrics, gather
-from runbook.evidence.launcher_log import scan
-from runbook.evidence.units import points
-from runbook.planning.walk import next_step_for_cause
-from runbook.playbook import load as load_playbook
-from runbook.words import fits_words, numbers, when_where
+from runbook.evidence.files import read_text_input, start_text_input
+
+if TYPE_CHECKING:
+    from runbook.diagnosis import Diagnosis
 
 
 @click.command()
@@ -126,13 +123,40 @@ def diagnose(
         raise click.UsageError("give at least one input file (--log, --slurm, --dmesg, ...)")
     if sum(p == "-" for p in (*logs, slurm_file, dmesg, gpu_health, compute_apps)) > 1:
         raise click.UsageError("only one input can be - (standard input)")
+    errors: list[RunbookError] = []
+    # A large log's greps first: they run while the site, the playbook and the parsers load.
+    started = _start_logs(logs, errors)
+    from runbook.playbook import load as load_playbook
+
     site = app.site()
     playbook = load_playbook(site.playbooks.dir)
-    errors: list[RunbookError] = []
-    launch, slurm = _read_logs(logs, slurm_file, errors)
+    launch, slurm = _read_logs(started, slurm_file, errors)
     health = _node_health(dmesg, gpu_health, compute_apps, errors)
     if launch is None and slurm is None and health is None:
         raise InputError("\n".join(str(e) for e in errors))
+    diagnosis = _classified(playbook, launch, slurm, health, source_dir, metrics_file)
+    if micro_batch and diagnosis.oom is not None:
+        diagnosis.fit = _fit(diagnosis, micro_batch, grad_accum, params, site.ladder.fit_margin)
+    for err in errors:
+        click.echo(f"runbook: error: {err}", err=True)
+    if as_json:
+        click.echo(json.dumps(diagnosis.contract(), indent=2))
+    else:
+        click.echo(render(diagnosis))
+    launched = diagnosis.evidence.launch
+    found = diagnosis.oom is not None or (launched is not None and launched.first_failure)
+    if errors or (diagnosis.verdict == "unknown" and not found):
+        # Nothing in the input named a failure runbook reads: no result a script should take
+        # as one (an OOM whose kind cannot be told is a result: unknown, exit 0).
+        raise SystemExit(int(ExitCode.INPUT))
+
+
+def _classified(playbook, launch, slurm, health, source_dir, metrics_file):
+    """The verdict and its next step from what was read."""
+    from runbook.diagnosis import classify
+    from runbook.evidence.gather import Code, Metrics, gather
+    from runbook.planning.walk import next_step_for_cause
+
     evidence = gather(
         launch=launch,
         slurm=slurm,
@@ -150,31 +174,32 @@ def diagnose(
         playbook.causes,
         with_allocator=diagnosis.with_allocator,
     )
-    if micro_batch and diagnosis.oom is not None:
-        diagnosis.fit = _fit(diagnosis, micro_batch, grad_accum, params, site.ladder.fit_margin)
-    for err in errors:
-        click.echo(f"runbook: error: {err}", err=True)
-    if as_json:
-        click.echo(json.dumps(diagnosis.contract(), indent=2))
-    else:
-        click.echo(render(diagnosis))
-    launched = diagnosis.evidence.launch
-    found = diagnosis.oom is not None or (launched is not None and launched.first_failure)
-    if errors or (diagnosis.verdict == "unknown" and not found):
-        # Nothing in the input named a failure runbook reads: no result a script should take
-        # as one (an OOM whose kind cannot be told is a result: unknown, exit 0).
-        raise SystemExit(int(ExitCode.INPUT))
+    return diagnosis
 
 
-def _read_logs(logs, slurm_file, errors: list):
+def _start_logs(logs, errors: list) -> list:
+    """Each --log started (files.start_text_input); one that cannot be opened is an error kept
+    for the end."""
+    started = []
+    for path in logs:
+        try:
+            started.append(start_text_input(path, "--log"))
+        except InputError as e:
+            errors.append(e)
+    return started
+
+
+def _read_logs(started: list, slurm_file, errors: list):
     """The launcher logs scanned as one (with what reading them left out), and Slurm's record;
     an input that cannot be read is an error kept for the end, the others still used."""
+    from runbook.evidence.launcher_log import scan
+
     texts = []
     notes: list[str] = []  # what reading the inputs left out, said in the reasons
     incomplete: list[str] = []
-    for path in logs:
+    for finish in started:
         try:
-            excerpt = read_text_input(path, "--log")
+            excerpt = finish()
         except InputError as e:
             errors.append(e)
             continue
@@ -272,6 +297,10 @@ def _tasks_per_node(slurm) -> int | None:
 
 def render(d: Diagnosis) -> str:
     """The human view: the verdict and its reason first, then the numbers a reader checks."""
+    from runbook.diagnosis import human_mib
+    from runbook.evidence.units import points
+    from runbook.words import numbers, when_where
+
     lines = [f"verdict: {d.verdict}"]
     launch = d.evidence.launch
     ff = launch.first_failure if launch else None
@@ -346,6 +375,9 @@ def fit_lines(f) -> list[str]:
     prediction, "fits" only where its high end does, "does not fit" only where its low end
     already exceeds the card; the chosen batch said as the ladder's halving where nothing is
     known to fit, and what would narrow the range."""
+    from runbook.diagnosis import human_mib
+    from runbook.words import fits_words
+
     if f.known:
         got = f"micro-batch {f.micro_batch}" if f.micro_batch else "no smaller micro-batch fits"
         head = f"fit (from {f.source}): {got}, from {f.from_micro_batch}"
