@@ -251,15 +251,14 @@ def _from_numbers(ev: Evidence, oom: OomMessage, ff, t: Thresholds) -> Diagnosis
         oom = _without_own_pids(oom, health.job_pids, "the node's job PID list", reasons)
     elif (
         oom.other_process_pids
-        and (health is None or health.job_pids is None)
+        and (unknown := _owners_unknown(oom, health))
         and _restoring_onto_saved_device(ev)
     ):
         oom = _without_own_pids(
             oom,
             set(oom.other_process_pids),
-            "the job's PIDs on the node are not known, and the traceback shows a "
-            "checkpoint restored onto the GPU it was saved from, where every rank of a load "
-            "without map_location lands",
+            f"{unknown}, and the traceback shows a checkpoint restored onto the GPU it was "
+            "saved from, where every rank of a load without map_location lands",
             reasons,
         )
     c = _classify_numbers(oom, t)
@@ -275,6 +274,24 @@ def _from_numbers(ev: Evidence, oom: OomMessage, ff, t: Thresholds) -> Diagnosis
             f"OOM, not a cause."
         )
     return Diagnosis(c.verdict, reasons, oom, ev, c.alternatives, c.confidence, c.with_allocator)
+
+
+def _owners_unknown(oom: OomMessage, health) -> str | None:
+    """Why the owners of the message's other processes are not known, or None when the node
+    says. A job PID list is read at one moment: ranks of a job that is ending may have exited
+    before it (seen on the test cluster under load: the list held the wedged ranks, not the one
+    that had loaded onto GPU 0), so PIDs that are neither in it nor alive when the node was
+    probed are of no known owner, never proof of a co-tenant."""
+    if health is None or health.job_pids is None:
+        return "the job's PIDs on the node are not known"
+    named = set(oom.other_process_pids)
+    alive = {a.pid for a in health.apps or [] if a.pid is not None} | set(health.owners)
+    if named & (health.job_pids | alive):
+        return None
+    return (
+        f"processes {', '.join(map(str, sorted(named)))} are not in the job's PID list and had "
+        "exited before the node was probed"
+    )
 
 
 def _restoring_onto_saved_device(ev: Evidence) -> bool:

@@ -336,3 +336,30 @@ def test_a_resume_s_peers_named_in_the_message_are_the_job_s_own_without_the_nod
     assert marker in plain
     (tmp_path / "plain.log").write_text(plain.replace(marker, peers + marker, 1))
     assert diagnose("--log", str(tmp_path / "plain.log"))["verdict"] == "co_tenant"
+
+
+def test_a_resume_s_peers_that_exited_before_the_pid_list_are_not_co_tenants(tmp_path):
+    """The same real load failure, the job still running when runbook read its PIDs on the node:
+    its ranks were exiting, so the list held the ranks still wedged and not the peers the
+    message names, and those peers were gone when the node was probed (seen on the test cluster
+    under load). Not in the list and not alive is no known owner, never a co-tenant; a named
+    process alive on the node and not the job's still is one."""
+    from runbook.diagnosis import classify
+    from runbook.evidence.gather import gather
+    from runbook.evidence.gpu_health import NodeHealth
+    from runbook.evidence.launcher_log import scan
+    from runbook.playbook import load
+
+    text = (GPU / "phase_load.log").read_text()
+    marker = "Including non-PyTorch memory, this process"
+    peers = "Process 4242 has 30.00 GiB memory in use. Process 4243 has 30.00 GiB memory in use. "
+    launch = scan(text.replace(marker, peers + marker, 1))
+    thresholds = load(None).thresholds
+    gone = NodeHealth(node="gpu-01", job_pids={5001, 5002}, apps=[])
+    d = classify(gather(launch=launch, node_health=gone), thresholds)
+    assert d.verdict != "co_tenant", d.reasons
+    assert any("had exited before the node was probed" in r for r in d.reasons), d.reasons
+    alive = NodeHealth(
+        node="gpu-01", job_pids={5001, 5002}, apps=[nvsmi.ComputeApp(pid=4242, used_mib=30720)]
+    )
+    assert classify(gather(launch=launch, node_health=alive), thresholds).verdict == "co_tenant"

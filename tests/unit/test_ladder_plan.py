@@ -362,3 +362,18 @@ def test_a_cause_s_first_rungs_come_before_its_verdict_s_ladder_and_its_pass_ove
     assert again.rung == "sequence_length" and again.needs_human
     step = walk.next_step_for_cause(c, "true_oom", LADDER, prefers)
     assert step["rung"] == "raise_mem" and step["then"][0] == "raise_sharding"
+
+
+def test_the_partition_is_asked_only_by_a_rung_that_places_the_job():
+    """capacity as a call (collect.capacity_later): a script rung never makes it; the node and
+    shrink rungs make it, and decide as they do with the number."""
+    asked: list = []
+
+    def capacity():
+        asked.append(1)
+        return 1
+
+    assert plan("fragmentation", HF, capacity=capacity).rung == "expandable_segments"
+    assert asked == []
+    p = shrink(capacity=capacity)
+    assert p.rung == "shrink_world" and p.world == (2, 1) and asked
