@@ -90,6 +90,8 @@ def _job_stage(ctx: engine.Run):
         job = engine.read_job(ctx)
         inc.job = plain(job)
         ctx.job = job
+        if not ctx.trigger.logs and ctx.site.logs.read_on != "local" and collect.log_host(job):
+            ctx.hosts.warm(collect.log_host(job))  # the logs stage's host, connected meanwhile
         reads = collect.job_reads(client, job, inc.evidence)
         script, submission, ctx.queue = reads.script, reads.submission, reads.queue
         rec.raw("batch_script.sh", script)

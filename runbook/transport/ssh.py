@@ -13,11 +13,12 @@ import hashlib
 import random
 import select
 import socket
+import threading
 import time
 
 import paramiko
 
-from runbook.errors import HostKeyError, TransportError
+from runbook.errors import HostKeyError, RunbookError, TransportError
 from runbook.record import record
 from runbook.transport.base import CappedBuffer, CommandResult, brief, captured, command_line
 
@@ -217,6 +218,9 @@ class SshTransport:
         self._clock = clock
         self.connects = 0  # connections opened (tests and benchmarks count round trips)
         self.execs = 0  # commands executed on the open connection
+        # One connection at a time: SshHosts.warm may be opening it while a stage asks for it.
+        self._connecting = threading.Lock()
+        self.warm_failed: RunbookError | None = None
 
     # -- connection ---------------------------------------------------------------------------
     def _new_client(self, ep: Endpoint, sock=None):
@@ -289,6 +293,13 @@ class SshTransport:
         return self._new_client(ep, sock=sock)
 
     def connect(self) -> paramiko.SSHClient:
+        with self._connecting:
+            if self.warm_failed is not None:  # SshHosts.warm tried, with the same retries
+                e, self.warm_failed = self.warm_failed, None
+                raise e
+            return self._connect()
+
+    def _connect(self) -> paramiko.SSHClient:
         transport = self._client.get_transport() if self._client is not None else None
         if self._client is not None and transport is not None and transport.is_active():
             return self._client
@@ -390,20 +401,43 @@ class SshHosts:
         self._by_host: dict[str, SshTransport] = {}
         self._config: paramiko.SSHConfig | None = None
         self._config_read = False
+        self._lock = threading.Lock()
+        self._warming: list[threading.Thread] = []
 
     def __getitem__(self, host: str) -> SshTransport:
-        if host not in self._by_host:
-            if not self._config_read:  # once per incident, on first use
-                self._config = read_ssh_config(self.settings.config_file)
-                self._config_read = True
-            self._by_host[host] = SshTransport(host, self.settings, ssh_config=self._config)
-        return self._by_host[host]
+        with self._lock:
+            if host not in self._by_host:
+                if not self._config_read:  # once per incident, on first use
+                    self._config = read_ssh_config(self.settings.config_file)
+                    self._config_read = True
+                self._by_host[host] = SshTransport(host, self.settings, ssh_config=self._config)
+            return self._by_host[host]
+
+    def warm(self, host: str) -> None:
+        """Open the connection to `host` in the background, for a stage that will use it next:
+        its handshake then overlaps the Slurm reads before that stage. A failure here is left
+        for that stage, which connects (and retries, and says why) as it always does."""
+
+        def connect() -> None:
+            t = self[host]
+            try:
+                t.connect()
+            except RunbookError as e:  # its retries are spent: the stage gets the same answer
+                t.warm_failed = e
+            except Exception:  # noqa: BLE001 - anything else: the stage connects itself
+                pass
+
+        t = threading.Thread(target=connect, name=f"ssh-warm-{host}", daemon=True)
+        self._warming.append(t)
+        t.start()
 
     def stats(self) -> dict:
         """SSH connections and exec round trips per host, for the report and benchmarks."""
         return {h: {"connections": t.connects, "execs": t.execs} for h, t in self._by_host.items()}
 
     def close(self) -> None:
+        for w in self._warming:
+            w.join(self.settings.connect_timeout_s * 2)
         for t in self._by_host.values():
             t.close()
         self._by_host.clear()

@@ -19,6 +19,7 @@ import pytest
 
 from runbook import state
 from runbook.site import load_site
+from runbook.slurm.client import usable_state
 from tests.cluster.scenario import node_health
 from tests.conftest import corpus_records
 from tests.integration.slurm_helpers import sacct_row, sh, squeue_state, wait_until
@@ -336,6 +337,13 @@ def test_a_shrunk_job_grows_back_to_full_size_once_the_node_returns(scenario):
         s.close()  # gpu-02's card is whole again
         saved = s.workdir / "checkpoints" / "step_8.pt"
         wait_until(saved.exists, 120, "the shrunk job's checkpoint at step 8")
+        # Back in service as Slurm says it (the resume and the stand-in's restart take a moment;
+        # a grow that asks before then rightly answers nodes_not_back).
+        wait_until(
+            lambda: usable_state(sh("sinfo", "-h", "-N", "-n", "gpu-02", "-o", "%T").split()[0]),
+            60,
+            "gpu-02 usable in Slurm again",
+        )
         before = (squeue_state(shrunk), _ledger_rows())
         code, dry = runbook("grow", "--job", shrunk, "--dry-run", "--json")
         assert code == 0 and dry["verdict"] == "grow", dry

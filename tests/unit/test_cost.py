@@ -171,3 +171,10 @@ def test_the_cost_picture_places_each_moment_on_one_axis():
     assert "detected (+60 s)" in svg and "resubmitted (+75 s)" in svg
     assert cost_svg({"marks": [{"label": "failure", "at": 1.0}]}) == ""  # nothing to place
     assert cost_svg(None) == ""
+
+
+def test_a_loss_under_a_thousandth_of_a_gpu_hour_is_not_rounded_to_nothing():
+    from runbook.report.cost import _gpu_hours
+
+    assert _gpu_hours(4 * 0.42 / 3600) == 0.00047
+    assert _gpu_hours(4 * 612.4 / 3600) == round(4 * 612.4 / 3600, 3) and _gpu_hours(0) == 0

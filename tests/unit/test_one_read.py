@@ -237,3 +237,31 @@ def test_the_job_stage_waits_for_the_command_line_only_and_the_plan_for_the_envi
     later = collect.submission_of(Slurm(), young, have=first, sleep=calls.append)
     assert later.env == {"A": "1"} and calls == [None, first]
     assert collect.submission_of(Slurm(), young, have=later) is later and len(calls) == 2
+
+
+def test_a_warmed_connection_that_failed_answers_the_stage_once_without_trying_again():
+    """SshHosts.warm opens the logs stage's connection during the job stage; when it fails (here:
+    nothing listens on the port), the stage gets that failure at once instead of spending the
+    retries a second time, and a later call connects anew."""
+    import socket
+    import time
+
+    from runbook.errors import TransportError
+    from runbook.transport.ssh import SshHosts, SshSettings
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = SshSettings(port=port, connect_timeout_s=1.0, connect_retries=0)
+    hosts = SshHosts(settings)
+    hosts.warm("127.0.0.1")
+    hosts._warming[0].join(10)
+    t = hosts["127.0.0.1"]
+    assert t.warm_failed is not None and t.connects == 0
+    start = time.monotonic()
+    with pytest.raises(TransportError) as e:
+        t.connect()
+    assert e.value is not None and time.monotonic() - start < 0.5 and t.warm_failed is None
+    with pytest.raises(TransportError):  # asked again: it tries again
+        t.connect()
+    hosts.close()
