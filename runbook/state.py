@@ -402,10 +402,8 @@ def applied_and_holder(conn: Db, key: str, lock: str) -> tuple[dict | None, str 
 
 
 def applied(conn: Db, key: str) -> dict | None:
-    row = conn.execute(
-        "SELECT * FROM ledger WHERE key = ? AND status = 'applied' ORDER BY seq LIMIT 1", (key,)
-    ).fetchone()
-    return dict(row) if row else None
+    """The ledger's applied row for `key`, or None."""
+    return applied_and_holder(conn, key, "")[0]
 
 
 # -- the hook's durable intake queue --------------------------------------------------------------

@@ -118,6 +118,8 @@ class Executor:
     def run(self, a: Action) -> ActionResult:
         # The ledger and the lock read together: one statement, not one each.
         done, holder = state.applied_and_holder(self.conn, a.key, self.lock or "")
+        mine = self.lock_holder or ""
+        held = holder == mine
         if done:
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(done["at"]))
             return self._result(
@@ -140,8 +142,8 @@ class Executor:
             if not self.confirm(a):
                 return self._result(a, "declined", message="not confirmed; nothing was done")
             if self.lock:  # a person's answer may take a while: who holds the lock, again
-                holder = state.applied_and_holder(self.conn, a.key, self.lock)[1]
-        if self.lock and holder != (self.lock_holder or ""):
+                held = state.holds(self.conn, self.lock, mine)
+        if self.lock and not held:
             return self._result(
                 a,
                 "failed",

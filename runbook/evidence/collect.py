@@ -557,7 +557,8 @@ def queue_of(client, evidence: dict) -> list | None:
         return client.queue()
     except RunbookError as e:
         evidence.setdefault("notes", []).append(
-            f"slurmctld's jobs could not be listed: {e.message}"
+            f"slurmctld's jobs could not be listed ({e.message}): the chain and the rerun "
+            "check ask Slurm again for themselves"
         )
         return None
 

@@ -16,6 +16,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from runbook.errors import InputError
 from runbook.evidence.log_filter import (
@@ -310,13 +311,15 @@ class _Piece:
     `head -c` when it must stop before the end. Its lines' offsets are the file's (-b counts
     from where grep started reading)."""
 
-    def __init__(self, subprocess, path: str, start: int, end: int, size: int):
+    def __init__(self, path: str, start: int, end: int, size: int):
+        import subprocess  # only for inputs too large to keep whole: not on start-up's path
+
         self.start, self.truncated, self.cut = start, False, [0]
         self.lines: list[tuple[int, str]] = []
-        self.feeder = None
+        self.feeder: subprocess.Popen | None = None
         with open(path, "rb") as f:
             f.seek(start)
-            stdin = f
+            stdin: Any = f
             if end < size:
                 self.feeder = subprocess.Popen(
                     ["head", "-c", str(end - start)], stdin=f, stdout=subprocess.PIPE
@@ -370,12 +373,11 @@ def _start_grep(path: str, what: str) -> Callable[[], Excerpt]:
     drained by a thread of its own; the returned call waits for them and gives the lines (up to
     KEEP_CAP) and the tail read from the file's end. A line too long for grep's memory limit
     sends the file through the streaming reader instead, which cuts long lines."""
-    import subprocess  # only for inputs too large to keep whole: not on diagnose's start-up path
     import threading
 
     size = os.path.getsize(path)
     try:
-        pieces = [_Piece(subprocess, path, a, b, size) for a, b in _pieces(path, size)]
+        pieces = [_Piece(path, a, b, size) for a, b in _pieces(path, size)]
     except OSError as e:
         raise InputError(
             f"{what} {path}: cannot run grep: {e.strerror or e}",

@@ -57,8 +57,8 @@ def _inline_markdown(text) -> Markup:
 
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
     """Compiled templates kept between runs (Jinja's per-user cache folder, mode 0700, keyed by
-    the template's source checksum): compiling the two report templates cost a one-shot
-    `runbook oom` about 0.2 s of CPU (docs/scale.md). None where no such folder can be made."""
+    the template's source checksum): compiling the two report templates is most of a one-shot
+    command's rendering (docs/scale.md). None where no such folder can be made."""
     try:
         return jinja2.FileSystemBytecodeCache()
     except (OSError, RuntimeError):

@@ -113,11 +113,3 @@ def dependants_in(queue: list[Queued], job_ids: list[str]) -> list[Dependant]:
         if q.state == "PENDING" and on is not None:
             out.append(Dependant(q.job_id, q.user, q.dependency, on))
     return out
-
-
-def parse_squeue(text: str, job_ids: list[str]) -> list[Dependant]:
-    """`squeue -h -t PENDING -o %i|%u|%E` lines: the jobs whose dependency names one of
-    `job_ids`."""
-    rows = [ln.strip().split("|", 2) for ln in text.splitlines()]
-    queue = [Queued(r[0], r[1], "PENDING", r[2], "") for r in rows if len(r) == 3]
-    return dependants_in(queue, job_ids)

@@ -415,16 +415,20 @@ class SshHosts:
 
     def warm(self, host: str) -> None:
         """Open the connection to `host` in the background, for a stage that will use it next:
-        its handshake then overlaps the Slurm reads before that stage. A failure here is left
-        for that stage, which connects (and retries, and says why) as it always does."""
+        its handshake then overlaps the Slurm reads before that stage. A connection that failed
+        here (its retries spent) is that stage's answer, once; anything else that went wrong
+        (an ssh_config that cannot be read) the stage meets itself, and says."""
 
         def connect() -> None:
-            t = self[host]
+            try:
+                t = self[host]
+            except Exception:  # noqa: BLE001 - the stage's own self[host] raises it again
+                return
             try:
                 t.connect()
-            except RunbookError as e:  # its retries are spent: the stage gets the same answer
+            except RunbookError as e:
                 t.warm_failed = e
-            except Exception:  # noqa: BLE001 - anything else: the stage connects itself
+            except Exception:  # noqa: BLE001 - not a RunbookError: the stage connects itself
                 pass
 
         t = threading.Thread(target=connect, name=f"ssh-warm-{host}", daemon=True)

@@ -4,7 +4,13 @@ runs, `afterok:2219(failed)` once it was cancelled, `(null)` for none)."""
 
 from __future__ import annotations
 
-from runbook.slurm.dependency import SET_OFF_BY_CANCEL, parse_squeue, repointed, types_on
+from runbook.slurm.dependency import (
+    SET_OFF_BY_CANCEL,
+    dependants_in,
+    parse_queue,
+    repointed,
+    types_on,
+)
 
 
 def test_the_types_that_name_a_job():
@@ -36,23 +42,32 @@ def test_the_same_dependency_pointed_at_the_rerun():
     assert repointed("afterok:$(reboot)", "2219", "2250") is None  # not Slurm's text: left
 
 
+def waiting(text: str, job_ids: list[str]):
+    """The pending jobs on `job_ids` in squeue lines as runbook asks for them (`%i %u %T %E %k`,
+    each field after a unit separator), written here with `|` for reading."""
+    return dependants_in(parse_queue(text.replace("|", "\x1f"), "\x1f"), job_ids)
+
+
 def test_squeue_lines_give_the_jobs_waiting_on_one_job():
     text = (
-        "2220|alice|afterok:2219(unfulfilled)\n"
-        "2221|bob|afterany:2219(unfulfilled)\n"
-        "2222|alice|(null)\n"
-        "2223|alice|afterok:2300(unfulfilled)\n"
+        "2220|alice|PENDING|afterok:2219(unfulfilled)|\n"
+        "2221|bob|PENDING|afterany:2219(unfulfilled)|\n"
+        "2222|alice|PENDING|(null)|\n"
+        "2223|alice|PENDING|afterok:2300(unfulfilled)|\n"
         "garbage line\n"
     )
-    found = parse_squeue(text, ["2219"])
+    found = waiting(text, ["2219"])
     assert [(d.job_id, d.user) for d in found] == [("2220", "alice"), ("2221", "bob")]
 
 
 def test_a_task_of_an_array_is_waited_on_by_its_task_id_or_its_raw_id():
     # `sbatch --dependency=afterok:2572_1`: squeue shows the task id (test cluster, 22.05);
     # task 2572_1's raw id is another number, which a dependency may name too.
-    text = "2573|alice|afterok:2572_1(unfulfilled)\n2575|alice|afterany:2574(unfulfilled)\n"
-    found = parse_squeue(text, ["2572_1", "2574"])
+    text = (
+        "2573|alice|PENDING|afterok:2572_1(unfulfilled)|\n"
+        "2575|alice|PENDING|afterany:2574(unfulfilled)|\n"
+    )
+    found = waiting(text, ["2572_1", "2574"])
     assert [(d.job_id, d.on) for d in found] == [("2573", "2572_1"), ("2575", "2574")]
     assert repointed(found[0].dependency, found[0].on, "2600_1") == "afterok:2600_1"
 

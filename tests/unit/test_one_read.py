@@ -138,7 +138,9 @@ def test_an_incident_is_opened_unless_the_job_was_handled_in_one_transaction(tmp
     assert state.start_incident(db, "inc-3", "5", "cli", "/f", force=True) is None
 
 
-def test_accounting_is_asked_again_only_for_what_it_lacked_with_a_backoff():
+def accounting_lagging():
+    """A Slurm whose accounting has the command line at first and the environment next: the
+    client class, the `have` of each call, the answers."""
     calls: list = []
     answers = [Submission(line="sbatch x"), Submission(line="sbatch x", env={"A": "1"})]
 
@@ -146,6 +148,12 @@ def test_accounting_is_asked_again_only_for_what_it_lacked_with_a_backoff():
         def submission(self, job_id, have=None):
             calls.append(have)
             return answers[len(calls) - 1]
+
+    return Slurm, calls, answers
+
+
+def test_accounting_is_asked_again_only_for_what_it_lacked_with_a_backoff():
+    Slurm, calls, answers = accounting_lagging()
 
     slept: list = []
     young = JobInfo(job_id="7", start=datetime.now() - timedelta(seconds=2))
@@ -223,13 +231,7 @@ def test_a_job_read_while_it_completes_keeps_the_nodes_it_ran_on():
 
 
 def test_the_job_stage_waits_for_the_command_line_only_and_the_plan_for_the_environment():
-    calls: list = []
-    answers = [Submission(line="sbatch x"), Submission(line="sbatch x", env={"A": "1"})]
-
-    class Slurm:
-        def submission(self, job_id, have=None):
-            calls.append(have)
-            return answers[len(calls) - 1]
+    Slurm, calls, answers = accounting_lagging()
 
     young = JobInfo(job_id="7", start=datetime.now() - timedelta(seconds=2))
     first = collect.submission_of(Slurm(), young, need_env=False, sleep=calls.append)
