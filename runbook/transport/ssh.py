@@ -348,8 +348,12 @@ class SshTransport:
                 while chan.recv_stderr_ready():
                     err.add(chan.recv_stderr(65536))
                     busy = True
+                # Done once the exit status is in and the output has ended (EOF): sshd may send
+                # the status before the last of the output (a CI run under load read an empty
+                # `hostname` once), so the status alone does not mean the output is all here.
                 if (
                     chan.exit_status_ready()
+                    and (chan.eof_received or chan.closed)
                     and not chan.recv_ready()
                     and not chan.recv_stderr_ready()
                 ):
