@@ -10,6 +10,9 @@ measured at that micro-batch: PyTorch's largest allocation peak of a step (runbo
 not run, the line between the two measured micro-batches around it (said so: `interpolated`).
 Under-predicted: the fit said it fits and the recordings say it ran out.
 
+Then the same for bench/gpu_families.py's recordings (DIR/families): per model family, the
+fit from an OOM at twice the largest micro-batch that ran, against that largest.
+
     python3 bench/gpu_fit.py [DIR] [--json]
 """
 
@@ -103,14 +106,103 @@ def figures(folder: Path) -> list[dict]:
     return rows
 
 
+_BOUNDARY = re.compile(r"RUNBOOK_INSTRUMENT mem .*\ballocated=(\d+) peak=(\d+)")
+
+
+def _fresh_runs(folder: Path, family: str) -> dict[int, dict]:
+    """{micro-batch: {"ran", "peak_mib", "boundary_mib"}} of a family's fresh runs."""
+    out = {}
+    for path in folder.glob(f"fit-{family}-m*.log"):
+        text = path.read_text()
+        points = [(int(a), int(b)) for a, b in _BOUNDARY.findall(text)]
+        out[int(path.stem.rsplit("-m", 1)[1])] = {
+            "ran": "OutOfMemoryError" not in text,
+            "peak_mib": max(b for _, b in points) / 2**20 if points else None,
+            "boundary_mib": points[-1][0] / 2**20 if points else None,
+        }
+    return dict(sorted(out.items()))
+
+
+def _real(runs: dict, largest: int, outside: float, m: int) -> float:
+    """The real peak at m, with what was outside PyTorch at the failure: measured where m ran,
+    else on the line from the step boundary's allocation to the largest's peak (a lower bound:
+    the gradients are not held at the boundary)."""
+    if m in runs and runs[m]["ran"]:
+        return runs[m]["peak_mib"] + outside
+    top = runs[largest]
+    base = top["boundary_mib"]
+    return base + m * (top["peak_mib"] - base) / largest + outside
+
+
+def families(folder: Path, grad_accums=(None, 6)) -> list[dict]:
+    """bench/gpu_families.py's recordings: per family, the largest micro-batch that ran two steps
+    in a fresh process, and the fit from the OOM at twice it (`runbook diagnose`, with no
+    accumulation and with each of `grad_accums`): its choice, its predicted peak, the real peak
+    at the choice (`_real`), the largest candidate whose real peak is under the fit's limit,
+    and the largest micro-batch the fit's line says fits the card (no margin, no divisor)."""
+    rows = []
+    for search in sorted(folder.glob("search-*.json")):
+        found = json.loads(search.read_text())
+        family = found["family"]
+        runs = _fresh_runs(folder, family)
+        largest = max((m for m, r in runs.items() if r["ran"]), default=None)
+        if largest is None or runs.get(2 * largest, {}).get("ran") is not False:
+            continue
+        log = folder / f"fit-{family}-m{2 * largest}.log"
+        for accum in grad_accums:
+            argv = ["--log", str(log), "--micro-batch", str(2 * largest), "--json"]
+            d = _cli(argv + (["--grad-accum", str(accum)] if accum else []))
+            fit = d["fit"]
+            real = lambda m: _real(runs, largest, fit["outside_mib"], m)  # noqa: E731, B023
+            per = (fit["needed_mib"] - fit["fixed_mib"][1]) / (2 * largest)
+            room = fit["card_mib"] - fit["fixed_mib"][1]
+            chosen = fit["micro_batch"]
+            rows.append(
+                {
+                    "family": family,
+                    "params": found["params"],
+                    "largest_in_place": found["largest_ran"],
+                    "largest_ran": largest,
+                    "smallest_out": min((m for m, r in runs.items() if not r["ran"]), default=None),
+                    "from_micro_batch": 2 * largest,
+                    "grad_accum": accum,
+                    "where": d["phase"]["where"],
+                    "step_factor": fit["step_factor"],
+                    "chosen": chosen,
+                    "predicted_mib": fit["predicted_peak_mib"],
+                    "real_mib": round(real(chosen), 1) if chosen else None,
+                    "real_at_largest_mib": round(real(largest), 1),
+                    "limit_mib": fit["limit_mib"],
+                    "best_under_limit": max(
+                        (
+                            c["micro_batch"]
+                            for c in fit["candidates"]
+                            if c["micro_batch"] <= largest
+                            and real(c["micro_batch"]) <= fit["limit_mib"]
+                        ),
+                        default=None,
+                    ),
+                    "line_fits_card": int(room / (per * fit["step_factor"])),
+                    "line_fits_card_unscaled": int(room / per),
+                }
+            )
+    return rows
+
+
+def _cli(argv: list[str]) -> dict:
+    argv = [sys.executable, "-m", "runbook", "diagnose", *argv]
+    return json.loads(subprocess.run(argv, capture_output=True, text=True, cwd=REPO).stdout)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", nargs="?", type=Path, default=REPO / "tests" / "data" / "gpu")
     ap.add_argument("--json", action="store_true", help="one JSON document")
     a = ap.parse_args()
     runs, rows = measured(a.folder), figures(a.folder)
+    fams = families(a.folder / "families")
     if a.json:
-        print(json.dumps({"runs": runs, "fits": rows}, indent=1))
+        print(json.dumps({"runs": runs, "fits": rows, "families": fams}, indent=1))
         return 0
     print("micro-batch  allocation peak  reserved peak   (measured, MiB)")
     for m, r in runs.items():
@@ -126,6 +218,17 @@ def main() -> int:
             f"{(r['source'] or '-'):<22}  {str(r['chosen'] or '-'):>5}  "
             f"{(r['predicted_mib'] or 0):>9.0f}  {(r['measured_mib'] or 0):>8.0f}  {err:>6}  "
             f"{r['measured_how']}" + ("  UNDER-PREDICTED" if r["under_predicted"] else "")
+        )
+    print()
+    print("family       ran  from  accum  factor  chose  predicted   real  best  line (unscaled)")
+    for r in fams:
+        print(
+            f"{r['family']:<11} {r['largest_ran']:>4}  {r['from_micro_batch']:>4}  "
+            f"{str(r['grad_accum'] or '-'):>5}  {r['step_factor']:>6}  {str(r['chosen']):>5}  "
+            f"{r['predicted_mib'] or 0:>9.0f}  {r['real_mib'] or 0:>6.0f}  "
+            f"{str(r['best_under_limit']):>4}  {r['line_fits_card']} "
+            f"({r['line_fits_card_unscaled']})"
+            + ("  RUNS OUT" if r["chosen"] and r["chosen"] > r["largest_ran"] else "")
         )
     return 0
 

@@ -596,8 +596,12 @@ def _env_diff(env: dict) -> dict:
     return {k: v for k, v in env.items() if os.environ.get(k) != v}
 
 
+def _me_in(script: str, *args: str) -> list[str]:
+    return [sys.executable, str(Path(script).resolve()), *args]
+
+
 def _me(*args: str) -> list[str]:
-    return [sys.executable, str(Path(__file__).resolve()), *args]
+    return _me_in(__file__, *args)
 
 
 def _shell(out: Path, label: str, command: list[str], manifest: list) -> None:

@@ -308,7 +308,8 @@ class LogsSection:
     # Where the log filter runs: "batch_host" (over SSH, on the job's first node: node-local and
     # shared file systems alike) or "local" (this host sees the job's files).
     read_on: str = "batch_host"
-    tail_lines: int = 60  # the last lines of each log too: the progress line before the failure
+    tail_lines: int = 200  # the last lines of each log too (tracebacks' bodies left out): the
+    # progress line before the failure (evidence.log_filter.TAIL_LINES says why so many)
     # A training progress line; the number is the step (the last one names the failing step).
     step_pattern: str = STEP_PATTERN
 

@@ -32,7 +32,8 @@ failure that is not an OOM. --fail-with host_alloc makes it ask the CPU allocato
 once (a shape gone wrong), which c10 really refuses (ENOMEM): host memory, but no --mem meets it.
 
 When and where it runs out (docs/design.md §3.1), each through real code paths so the traceback is real:
-the training OOM is raised inside a real torch.nn.Module's forward (torch's own frames above it);
+the training OOM is raised in a real backward pass (autograd's own frames above it: a step runs
+out at its peak), an evaluation's inside a real torch.nn.Module's forward;
 --eval-every N evaluates every N steps with --eval-batch-size samples of
 --eval-act-mib-per-sample each on --long-rank (x3 when --eval-keeps-graph calls the model
 outside torch.no_grad()), over --eval-samples samples whose outputs, --eval-kept-mib-per-sample
@@ -109,13 +110,32 @@ def fetch_shard_from_storage(step: int) -> None:
         time.sleep(1.0)
 
 
-class Net(torch.nn.Module):
-    """The model: a real module whose forward is where a modelled allocation fails, so the
-    traceback runs through torch.nn's own frames as a real one does."""
+class _PeakInBackward(torch.autograd.Function):
+    """A training step's modelled need is its peak (the activations and their gradients), and a
+    step that runs out at its peak runs out in the backward pass: on a real H200, one sample past
+    the largest micro-batch that ran, GPT-2, Llama, ResNet and ViT all did (tests/data/gpu/
+    families). The OOM is raised from here, through autograd's own frames."""
 
-    def forward(self, oom: str | None) -> None:
-        if oom:
+    @staticmethod
+    def forward(ctx, x, oom):
+        ctx.oom = oom
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise torch.OutOfMemoryError(ctx.oom)
+
+
+class Net(torch.nn.Module):
+    """The model: a real module whose forward is where a modelled evaluation's allocation fails,
+    and whose output's backward is where a training step's does, so the traceback runs through
+    torch's own frames as a real one does."""
+
+    def forward(self, oom: str | None, *, training: bool = False):
+        if oom and not training:
             raise torch.OutOfMemoryError(oom)
+        x = torch.ones(1, requires_grad=True)
+        return _PeakInBackward.apply(x, oom) if oom else x
 
 
 def evaluate(model: Net, oom: str | None) -> None:
@@ -419,7 +439,7 @@ def main() -> int:
         oom = room(base + act + act, act, step, others)
         try:
             with watch():  # the dump: rank, device numbers (null on CPU), settings
-                model(oom)
+                model(oom, training=True).sum().backward()
                 if opt is not None:
                     opt.step()
         except torch.OutOfMemoryError:

@@ -26,6 +26,7 @@ from runbook.evidence.log_filter import (
     KEEP_CAP,
     PATTERNS,
     TAIL_LINES,
+    TRACEBACK_BODY,
     Excerpt,
     filter_lines,
 )
@@ -451,7 +452,8 @@ def _grep_line(line: str) -> tuple[int, str, str]:
 
 
 def _tail(path: str, window: int = 256 << 10) -> list[str]:
-    """The last TAIL_LINES lines, read from the last `window` bytes (a longer line is cut)."""
+    """The last TAIL_LINES lines that are not a traceback's body (the very last whatever it is),
+    read from the last `window` bytes (a longer line is cut)."""
     with open(path, "rb") as f:
         size = f.seek(0, os.SEEK_END)
         f.seek(max(0, size - window))
@@ -461,7 +463,8 @@ def _tail(path: str, window: int = 256 << 10) -> list[str]:
         lines = lines[1:] or lines  # the first piece may start mid-line
     if lines and lines[-1] == "":
         lines.pop()
-    return [_cut_line(t.rstrip("\r")) for t in lines[-TAIL_LINES:]]
+    kept = [t for t in lines[:-1] if not TRACEBACK_BODY.search(t)] + lines[-1:]
+    return [_cut_line(t.rstrip("\r")) for t in kept[-TAIL_LINES:]]
 
 
 def _cut_line(text: str) -> str:

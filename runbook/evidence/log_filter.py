@@ -79,7 +79,19 @@ CONTEXT_AFTER = 6  # the cudaMallocAsync block and an entry's exitcode/traceback
 REMOTE_CAP_BYTES = 1 << 20  # at most 1 MiB leaves the node, whatever the log's size
 KEEP_CAP = REMOTE_CAP_BYTES  # kept lines of a local file: as much as the node-side scan sends
 CAP_NOTE = f"matching lines past the first {KEEP_CAP >> 20} MiB were left out"
-TAIL_LINES = 60  # the last lines of a log: the progress line before the failure
+# The last lines of a log, tracebacks' bodies left out: the progress line before the failure.
+# After an OOM every rank of a node may print its traceback (60 lines for GPT-2 in transformers
+# on a real H200, tests/data/gpu/families): 8 of those buried the last step line of any tail of
+# the log's last lines. A traceback's header, its frames (two spaces, File), their code (four
+# spaces) and carets, after a launcher's rank label ("0: ", "[rank3]: ", "[default0]:").
+TAIL_LINES = 200
+TAIL_READ = 20  # the tail is looked for in the last TAIL_LINES x TAIL_READ lines of a log
+_TB_BODY = r"(?:Traceback \(most recent call last\)|  File |    |\s*[~^]+$)"
+TRACEBACK_BODY = lazy(r"^(?:\[?[A-Za-z0-9_]+\]?: ?)?" + _TB_BODY)
+TRACEBACK_BODY_ERE = (  # the same for grep -E on the node
+    r"^(\[?[A-Za-z0-9_]+\]?: ?)?(Traceback \(most recent call last\)|  File |    |"
+    r"[[:space:]]*[~^]+$)"
+)
 
 _PY = lazy("|".join(re.escape(p) for p in PATTERNS))
 
@@ -116,13 +128,16 @@ def filter_lines(
     """The Python side of the node-side grep (one filter, for local files and tests alike), over
     lines without their newline: lines `want` keeps with `before`/`after` lines of context, at
     most KEEP_CAP bytes of them (the earliest: the first failure comes first), and the last
-    TAIL_LINES lines whatever they are."""
+    TAIL_LINES lines that are not a traceback's body (the very last line whatever it is)."""
     out = Excerpt(path)
     ctx: deque[tuple[int, str]] = deque(maxlen=before)
     tail: deque[str] = deque(maxlen=TAIL_LINES)
     kept = remaining = 0
+    last = None
     for n, line in enumerate(lines, 1):
-        tail.append(line)
+        if last is not None and not TRACEBACK_BODY.search(last):
+            tail.append(last)
+        last = line
         hit = want(line)
         if (hit or remaining) and kept < KEEP_CAP:
             if hit:
@@ -139,6 +154,8 @@ def filter_lines(
             remaining = max(0, remaining - 1)
         else:
             ctx.append((n, line))
+    if last is not None:
+        tail.append(last)
     out.tail = list(tail)
     if out.truncated:
         out.notes.append(CAP_NOTE)
@@ -155,8 +172,10 @@ _SCAN_ONE_LOCATION = (
     'find "$dir" -maxdepth 1 -type f -name "$glob" -print0 2>/dev/null | sort -z | '
     # "@@tail PATH\0MTIME": the file's modification time (epoch s), as its host says it.
     'xargs -0 -r -I{} sh -c \'printf "\\n@@tail %s\\0%s\\n" "$1" "$(stat -c %Y -- "$1")"; '
-    'tail -n "$2" -- "$1"\' '
-    'tail {} "$tail" | head -c "$cap"; fi'
+    # The last line as it is (a live log's may lack its newline yet: parse_grep_output tells).
+    'tail -n "$(($2 * $4))" -- "$1" | sed "\\$d" | grep -a -v -E -e "$3" | tail -n "$(($2 - 1))"; '
+    'tail -n 1 -- "$1"\' '
+    'tail {} "$tail" "$tb" "$tail_read" | head -c "$cap"; fi'
 )
 
 
@@ -166,7 +185,7 @@ def remote_grep_many_argv(
     """One exec for many (directory, file glob) pairs: the sweep reads every candidate job's log
     on a host in one round trip. Each location's output follows an `@@loc N` line."""
     script = (
-        "b=$1; a=$2; cap=$3; pats=$4; tail=$5; shift 5; n=0; "
+        "b=$1; a=$2; cap=$3; pats=$4; tail=$5; tb=$6; tail_read=$7; shift 7; n=0; "
         # The host's clock, so a log's age is measured on the clock that stamped it.
         'printf "@@now %s\\n" "$(date +%s)"; '
         # The newline before each marker: a log whose last line is still being written ends
@@ -186,6 +205,8 @@ def remote_grep_many_argv(
         str(cap),
         "\n".join(PATTERNS),
         str(tail),
+        TRACEBACK_BODY_ERE,
+        str(TAIL_READ),
         *flat,
     ]
 

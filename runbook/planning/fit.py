@@ -29,6 +29,27 @@ from runbook.record import record
 
 FIT_MARGIN = 0.10  # of the card, kept free under the predicted peak ([ladder] fit_margin)
 
+# An OOM in the forward pass is not at the step's peak: the memory per sample it shows is a
+# lower bound. On a real H200 (tests/data/gpu/families: GPT-2 medium, a 1.1 B Llama, ResNet-50,
+# ViT-B/16), each run at twice the largest micro-batch that ran ran out in the forward, and the
+# step's real peak at that largest was 1.64x to 2.0x the fit's prediction from it: the
+# pessimistic end counts the per-sample memory twice. Out of memory in the loss (the forward's
+# last op: every activation is already held) the step's peak was 1.15x (a real H100,
+# tests/data/gpu/fit-m128.log): 1.25x there.
+FORWARD_FACTOR = 2.0
+LOSS_FACTOR = 1.25
+_LOSS_FUNCS = frozenset(
+    {
+        "cross_entropy",
+        "nll_loss",
+        "binary_cross_entropy",
+        "binary_cross_entropy_with_logits",
+        "fixed_cross_entropy",
+        "ForCausalLMLoss",
+        "ForMaskedLMLoss",
+    }
+)
+
 
 @record
 class Candidate:
@@ -61,6 +82,7 @@ class Fit:
     halved: bool = False  # a range that could not predict: the halving, as without a fit
     outside_mib: float = 0.0  # held outside what scales with m: the card's, and a kept pool
     pool_mib: float = 0.0  # of which PyTorch's unallocated pool, counted as kept
+    factor: float = 1.0  # the per-sample memory counted this many times (`step_factor`)
 
     @property
     def known(self) -> bool:
@@ -83,6 +105,7 @@ class Fit:
             "fixed_mib": [round(x, 1) for x in self.fixed_mib],
             "source": self.source,
             "range": not self.known,
+            "step_factor": self.factor,
             "halved": self.halved,
             "candidates": [c.contract() for c in self.candidates],
             "reasons": self.reasons,
@@ -171,6 +194,17 @@ def outside_of_oom(oom) -> float:
     )
 
 
+def step_factor(where: str | None, frames=()) -> float:
+    """How much more per sample the step may need than an OOM at `where` showed: 1 outside the
+    forward pass (the backward and the optimizer's step hold the step's peak), LOSS_FACTOR when
+    the deepest frames are a loss function's, else FORWARD_FACTOR. `frames`: the failing
+    rank's traceback (evidence.phase.Frame), outermost first."""
+    if where != "forward":
+        return 1.0
+    deepest = {f.func.split(".")[-1] for f in list(frames)[-2:]}
+    return LOSS_FACTOR if deepest & _LOSS_FUNCS else FORWARD_FACTOR
+
+
 def _mib(x: float) -> str:
     return f"{x / 1024:.2f} GiB" if x >= 1024 else f"{x:.0f} MiB"
 
@@ -188,10 +222,12 @@ def fit(
     margin: float = FIT_MARGIN,
     outside_mib: float | None = None,
     fixed_from: str = "params",
+    factor: float = 1.0,
 ) -> Fit | None:
     """The fitted micro-batch for a failure at `micro_batch`, or None when the message lacks
     the numbers (allocated, request, card) any fit needs. `outside_mib` (what the process held
-    outside PyTorch) where it is known already, else from `process_mib` - `reserved_mib`."""
+    outside PyTorch) where it is known already, else from `process_mib` - `reserved_mib`.
+    `factor` (`step_factor`): the pessimistic end counts the per-sample memory that many times."""
     if not micro_batch or micro_batch < 1 or None in (allocated_mib, request_mib, card_mib):
         return None
     assert allocated_mib is not None and request_mib is not None and card_mib is not None
@@ -205,7 +241,9 @@ def fit(
         lo, hi = outside, allocated_mib + outside
         source = "oom_message"
     limit = card_mib * (1.0 - margin)
-    out = Fit(micro_batch, card_mib, limit, needed, (lo, hi), source, outside_mib=outside)
+    out = Fit(
+        micro_batch, card_mib, limit, needed, (lo, hi), source, outside_mib=outside, factor=factor
+    )
     total = micro_batch * (grad_accum or 1)
     for m in range(micro_batch - 1, 0, -1):
         if total % m:
@@ -213,7 +251,10 @@ def fit(
             # the micro-batch itself: only its divisors).
             continue
         # per-sample = (needed - fixed) / micro_batch; the larger fixed, the less a smaller m frees
-        peaks = tuple(f + m * (needed - f) / micro_batch for f in (lo, hi))
+        peaks = (
+            lo + m * (needed - lo) / micro_batch,
+            hi + m * factor * (needed - hi) / micro_batch,
+        )
         accum = total // m if grad_accum else None
         out.candidates.append(Candidate(m, accum, (peaks[0], peaks[1]), peaks[1] <= limit))
     chosen = _choose(out)
@@ -291,6 +332,7 @@ def from_oom(
     margin: float = FIT_MARGIN,
     trend=None,
     where: str | None = None,
+    frames=(),
     pool_kept: bool = False,
 ) -> Fit | None:
     """The fit from an OOM message's numbers (evidence.oom_message.OomMessage), with the fixed
@@ -319,6 +361,7 @@ def from_oom(
         grad_accum=grad_accum,
         margin=margin,
         fixed_from="telemetry" if measured is not None else "params",
+        factor=step_factor(where, frames),
     )
     if out is not None:
         out.pool_mib = pool
@@ -335,11 +378,17 @@ def from_oom(
             "no allocator setting that wins it back (only a fragmentation verdict, or a thin "
             "pool the plan sets expandable segments for, does)"
         )
-    if out is not None and where == "forward":
+    if out is not None and out.factor != 1.0:
         out.reasons.append(
             "it ran out in the forward pass, before the step's peak (the backward pass holds the "
-            "activations and their gradients): the step needs more than this, and the prediction "
-            "may be low (on a real H100, 19% low at 64 of 128; tests/data/gpu)"
+            "activations and their gradients): the memory per sample it showed is a lower bound, "
+            f"counted {out.factor:g}x at the pessimistic end ("
+            + (
+                "in the loss, the forward's last op: 1.15x on a real H100"
+                if out.factor == LOSS_FACTOR
+                else "1.64x to 2.0x on a real H200 across four model families"
+            )
+            + "; tests/data/gpu)"
         )
     return out
 
@@ -360,6 +409,7 @@ def of_diagnosis(
         margin=margin,
         trend=diagnosis.trend,
         where=diagnosis.phase.where if diagnosis.phase else None,
+        frames=diagnosis.phase.frames if diagnosis.phase else (),
         pool_kept=not (diagnosis.verdict == "fragmentation" or diagnosis.with_allocator),
     )
 

@@ -441,3 +441,40 @@ def test_the_fit_on_every_real_oom_message_stays_within_the_card_and_its_own_cla
             assert all(c.peak_mib[0] <= c.peak_mib[1] + 1e-6 for c in f.candidates), r["id"]
             assert all(c.peak_mib[1] <= f.limit_mib for c in f.candidates if c.fits), r["id"]
     assert fitted > 200
+
+
+def _frames(*funcs: str):
+    from runbook.evidence.phase import Frame
+
+    return [Frame(file="train.py", line=i + 1, func=f) for i, f in enumerate(funcs)]
+
+
+@pytest.mark.parametrize(
+    "where, funcs, want",
+    [
+        ("backward", ("train", "backward"), 1.0),
+        ("optimizer_step", ("train", "step", "_init_group"), 1.0),
+        (None, (), 1.0),
+        ("forward", ("train", "forward", "cross_entropy"), 1.25),
+        ("forward", ("train", "ForCausalLMLoss", "fixed_cross_entropy"), 1.25),
+        ("forward", ("compute_loss", "forward", "gelu"), 2.0),
+        ("forward", ("train", "forward"), 2.0),
+    ],
+)
+def test_a_forward_oom_counts_its_per_sample_memory_as_a_lower_bound(where, funcs, want):
+    from runbook.planning.fit import step_factor
+
+    assert step_factor(where, _frames(*funcs)) == want
+
+
+def test_the_step_factor_scales_the_pessimistic_end_and_the_choice_follows_it():
+    # 40 GiB fixed, 80 GiB needed at 8: 5 GiB a sample as the OOM showed it.
+    args = dict(micro_batch=8, allocated_mib=80 * 1024, request_mib=0, card_mib=100 * 1024)
+    once = fit(**args, fixed_training_mib=40 * 1024, outside_mib=0)
+    twice = fit(**args, fixed_training_mib=40 * 1024, outside_mib=0, factor=2.0)
+    assert once.micro_batch == 4 and once.contract()["step_factor"] == 1.0
+    assert twice.micro_batch == 4 and twice.contract()["candidates"][0]["micro_batch"] == 4
+    assert twice.candidates[0].peak_mib == (60 * 1024, 80 * 1024)  # optimistic, pessimistic
+    tight = fit(**args, fixed_training_mib=50 * 1024, outside_mib=0, factor=2.0)
+    # 3.75 GiB a sample counted twice: 4 would need 80 GiB, under 90; 6 does not divide 8.
+    assert tight.micro_batch == 4 and tight.candidates[0].peak_mib[1] == 80 * 1024

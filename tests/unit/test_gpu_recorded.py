@@ -116,12 +116,7 @@ def test_real_h100_fit_against_measured_peaks():
     never chooses one that ran out (no under-prediction), never goes below half of the largest
     exact micro-batch that ran, and with the fixed part known (the step line's, or the
     parameter count) its prediction of the chosen micro-batch's measured peak is within 20%."""
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        import gpu_fit
-    finally:
-        sys.path.remove(str(REPO / "bench"))
-    rows = gpu_fit.figures(GPU)
+    rows = _gpu_fit().figures(GPU)
     assert {(r["from_micro_batch"], r["params_given"]) for r in rows} == {
         (m, p) for m in (96, 112, 128) for p in (False, True)
     }
@@ -133,6 +128,47 @@ def test_real_h100_fit_against_measured_peaks():
     by = {(r["from_micro_batch"], r["params_given"]): r for r in rows}
     assert by[(96, False)]["source"] == "oom_message+telemetry"
     assert by[(112, True)]["chosen"] == 56 and abs(by[(112, True)]["error"]) < 0.02
+
+
+def _gpu_fit():
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import gpu_fit
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    return gpu_fit
+
+
+def test_real_h200_fit_from_an_oom_at_twice_the_largest_that_ran_across_four_families():
+    """bench/gpu_families.py on a real H200: GPT-2 medium, a 1.1 B Llama, ResNet-50 and ViT-B/16,
+    each run at twice the largest micro-batch that ran two steps in a fresh process, ran out in
+    the forward pass. From that OOM the fit chooses, with and without an accumulation to keep,
+    exactly the largest candidate whose real peak stays under its limit, never one past the
+    largest that ran, and its line puts the card's edge within 3% (or one sample) of it. Counted once, as
+    before, the per-sample memory of a forward OOM said twice the truth fits (95 for GPT-2's 48)
+    and chose 72 of GPT-2's candidates with an accumulation of 6: the same OOM again."""
+    rows = _gpu_fit().families(GPU / "families")
+    assert {(r["family"], r["grad_accum"]) for r in rows} == {
+        (f, a) for f in ("gpt2_medium", "llama_1b", "resnet50", "vit_b16") for a in (None, 6)
+    }
+    truth = {"gpt2_medium": (48, 49), "llama_1b": (22, 23), "resnet50": (3291, 3317)}
+    for r in rows:
+        assert r["where"] == "forward" and r["step_factor"] == 2.0, r
+        assert r["chosen"] == r["best_under_limit"] and r["chosen"] <= r["largest_ran"], r
+        assert abs(r["line_fits_card"] - r["largest_ran"]) <= max(1, 0.03 * r["largest_ran"]), r
+        assert r["line_fits_card_unscaled"] > 1.9 * r["largest_ran"], r
+        if r["family"] in truth:
+            assert (r["largest_ran"], r["smallest_out"]) == truth[r["family"]]
+            assert 0.95 < r["predicted_mib"] / r["real_mib"] < 1.15, r
+    log = GPU / "families" / "fit-gpt2_medium-m96.log"
+    once = diagnose("--log", str(log), "--micro-batch", "96", "--grad-accum", "6")["fit"]
+    line = (once["needed_mib"] - once["fixed_mib"][1]) / 96
+    counted_once = max(
+        c["micro_batch"]
+        for c in once["candidates"]
+        if once["fixed_mib"][1] + c["micro_batch"] * line <= once["limit_mib"]
+    )
+    assert counted_once == 72 and once["micro_batch"] == 36
 
 
 def test_the_fit_reads_the_parameter_count_from_runbook_instruments_start_line():
@@ -363,3 +399,31 @@ def test_a_resume_s_peers_that_exited_before_the_pid_list_are_not_co_tenants(tmp
         node="gpu-01", job_pids={5001, 5002}, apps=[nvsmi.ComputeApp(pid=4242, used_mib=30720)]
     )
     assert classify(gather(launch=launch, node_health=alive), thresholds).verdict == "co_tenant"
+
+
+def test_the_last_step_before_eight_ranks_real_tracebacks_is_still_in_the_tail(tmp_path):
+    """A real GPT-2 OOM's traceback (transformers on an H200) printed by 8 ranks under srun -l
+    after rank 0's last step line: the tail runbook reads, locally and by the node-side script
+    alike, still holds that step (the log's last 60 lines, as before, held none of it)."""
+    from runbook.evidence.log_filter import (
+        filter_lines,
+        parse_grep_output,
+        remote_grep_many_argv,
+        split_locations,
+    )
+    from runbook.evidence.progress import training_steps
+    from runbook.site import STEP_PATTERN
+    from runbook.transport.local import LocalTransport
+
+    real = (GPU / "families" / "fit-gpt2_medium-m96.log").read_text().splitlines()
+    start = next(i for i, ln in enumerate(real) if ln.startswith("Traceback"))
+    lines = ["0: step 7 loss 2.3412"]
+    for rank in range(8):
+        lines += [f"{rank}: {ln}" for ln in real[start:]]
+    tail = filter_lines(lines).tail
+    assert training_steps(tail, STEP_PATTERN) == 7
+    assert training_steps(lines[-60:], STEP_PATTERN) is None
+    (tmp_path / "train-1.out").write_text("\n".join(lines) + "\n")
+    r = LocalTransport().run(remote_grep_many_argv([(str(tmp_path), "train-*.out")], tail=200))
+    remote = parse_grep_output(split_locations(r.stdout)[0])[str(tmp_path / "train-1.out")]
+    assert remote.tail == tail
