@@ -112,3 +112,24 @@ def test_config_file_setting_and_unreadable_file(tmp_path):
     assert read_ssh_config(str(good)).lookup("gpu-07")["hostname"] == "10.9.0.7"
     s = settings(tmp_path, f'[ssh]\nconfig_file = "{good}"\n')
     assert s.config_file == str(good)
+
+
+def test_match_exec_still_runs_though_paramiko_came_without_invoke(tmp_path):
+    """runbook imports paramiko without invoke (its cost, for a feature few configs use); a
+    config with `Match exec` brings it in, and the block whose command succeeds applies. In a
+    fresh interpreter, so the import is the one runbook makes."""
+    import subprocess
+    import sys
+
+    cfg = tmp_path / "config"
+    cfg.write_text(
+        'Match exec "false" host n1\n  User nobody\nMatch exec "true" host n1\n  User ops\n'
+    )
+    probe = (
+        "import sys; from runbook.transport import ssh; "
+        "before = 'invoke' in sys.modules; "
+        f"c = ssh.read_ssh_config({str(cfg)!r}); "
+        "print(before, c.lookup('n1').get('user'))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.split() == ["False", "ops"], done.stderr
