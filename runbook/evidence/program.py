@@ -19,7 +19,7 @@ import ast
 from dataclasses import field
 from pathlib import Path
 
-from runbook.evidence.source_check import job_files, named_entry_files
+from runbook.evidence.source_check import job_files, named_entry_files, nodes
 from runbook.record import record
 
 # TrainingArguments' documented defaults for the knobs a rung changes (transformers'
@@ -105,7 +105,7 @@ def option_defaults(tree: ast.AST, name: str) -> dict[str, Default]:
     """The whole-number defaults of the argparse/click/typer options of one parsed file, by
     each of the option's strings: a pure function of its AST."""
     out: dict[str, Default] = {}
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if not isinstance(node, ast.Call) or _call_name(node) not in _OPTION_CALLS:
             continue
         strings = _option_strings(node)
@@ -123,7 +123,7 @@ def options_in(tree: ast.AST) -> tuple[set[str], bool, set[str]]:
     flags: set[str] = set()
     hf = False
     handed: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if (
             isinstance(node, ast.Name)
             and node.id in _HF_NAMES
@@ -162,7 +162,7 @@ def _dataclass_fields(tree: ast.AST, names: set[str], name: str) -> dict[str, in
     """`--field` of every field of the named dataclasses, with its whole-number default (`= 8`
     or `field(default=8)`; None: another default or none)."""
     out: dict[str, int | None] = {}
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, ast.ClassDef) and (
             node.name in names or ANY_DATACLASS in names and _is_dataclass(node)
         ):

@@ -16,6 +16,7 @@ never imported or run. Findings are evidence with file:line, never edits.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 from collections.abc import Iterator
@@ -68,12 +69,21 @@ class SourceReport:
         return found
 
 
+@functools.lru_cache(maxsize=32)
 def _parse(text: str, name: str) -> ast.AST | None:
-    """The file's syntax tree; None for a file that does not parse (it yields no findings)."""
+    """The file's syntax tree; None for a file that does not parse (it yields no findings).
+    Parsed once per process: the program's options and the code check both read the job's files
+    (a tree is never changed by its readers)."""
     try:
         return ast.parse(text, filename=name)
     except (SyntaxError, ValueError, RecursionError):
         return None
+
+
+@functools.lru_cache(maxsize=32)
+def nodes(tree: ast.AST) -> tuple[ast.AST, ...]:
+    """Every node of a parsed file, walked once: its readers each look at all of them."""
+    return tuple(ast.walk(tree))
 
 
 def check_text(text: str, name: str) -> list[Finding]:
@@ -284,7 +294,7 @@ def _imports(tree: ast.AST, name: str) -> list[str]:
     """Module paths (`a/b`) a file imports, absolute or relative to its own folder."""
     here = str(Path(name).parent)
     out: list[str] = []
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, ast.Import):
             out.extend(a.name.replace(".", "/") for a in node.names)
         elif isinstance(node, ast.ImportFrom):

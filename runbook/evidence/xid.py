@@ -18,44 +18,45 @@ from pathlib import Path
 from runbook.datafiles import packaged_dir, read_yaml
 from runbook.errors import ConfigError
 from runbook.evidence.framing import plain, terminal_width, unwrap
+from runbook.lazyre import lazy
 from runbook.record import record
 
 _PCI = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
 # The device in parentheses is matched by shape, not by content: logs pasted into tickets redact it
 # ("PCI:...", "PCI:xxxx", "0000:XX:00"); the PCI id and a MIG instance are read out of it after.
 _DEV = r"\((?P<dev>[^()\n]{0,80})\)"
-_XID = re.compile(r"NVRM: Xid " + _DEV + r":\s*(?P<xid>\d{1,18}(?!\d))\b(?:,\s*(?P<rest>.*))?")
+_XID = lazy(r"NVRM: Xid " + _DEV + r":\s*(?P<xid>\d{1,18}(?!\d))\b(?:,\s*(?P<rest>.*))?")
 # NVSwitch errors (the Fabric Manager guide's "SXid"): fabric errors, kept apart from GPU Xids.
-_SXID = re.compile(r"\bSXid " + _DEV + r":\s*(?P<xid>\d{1,18}(?!\d))\b(?:,\s*(?P<rest>.*))?")
-_PCI_IN = re.compile(r"(?:PCI:)?(?P<pci>" + _PCI + r")(?![0-9a-fA-F:])")
-_GI = re.compile(r"GPU-I:\s*(?P<gi>\d{1,18}(?!\d))")
-_SEVERITY = re.compile(r"^\s*(Fatal|Non-fatal|Nonfatal)\b", re.IGNORECASE)
-_FELL_OFF = re.compile(r"NVRM: GPU (?:at )?(?P<pci>\S+?):? (?:GPU )?has fallen off the bus")
+_SXID = lazy(r"\bSXid " + _DEV + r":\s*(?P<xid>\d{1,18}(?!\d))\b(?:,\s*(?P<rest>.*))?")
+_PCI_IN = lazy(r"(?:PCI:)?(?P<pci>" + _PCI + r")(?![0-9a-fA-F:])")
+_GI = lazy(r"GPU-I:\s*(?P<gi>\d{1,18}(?!\d))")
+_SEVERITY = lazy(r"^\s*(Fatal|Non-fatal|Nonfatal)\b", re.IGNORECASE)
+_FELL_OFF = lazy(r"NVRM: GPU (?:at )?(?P<pci>\S+?):? (?:GPU )?has fallen off the bus")
 # 570-era drivers say it over three lines: "NVRM: The NVIDIA GPU 0000:b3:00.0" / "NVRM: (PCI ID:
 # 10de:26b5) installed in this system has" / "NVRM: fallen off the bus and is not responding".
-_FELL_OFF_HEAD = re.compile(r"NVRM: The NVIDIA GPU (?P<pci>\S+)\s*$")
-_FELL_OFF_TAIL = re.compile(r"NVRM:.*\bfallen off the bus")
+_FELL_OFF_HEAD = lazy(r"NVRM: The NVIDIA GPU (?P<pci>\S+)\s*$")
+_FELL_OFF_TAIL = lazy(r"NVRM:.*\bfallen off the bus")
 # GSP-era drivers print a banner instead of the usual line for some Xids (119: GSP timeout).
-_GSP_BANNER = re.compile(r"NVRM: _kgspLogXid(?P<xid>\d{1,18}(?!\d)):")
-_UUID = re.compile(r"NVRM: GPU at (?:PCI:)?(?P<pci>" + _PCI + r"): (?P<uuid>GPU-[0-9a-fA-F-]{36})")
+_GSP_BANNER = lazy(r"NVRM: _kgspLogXid(?P<xid>\d{1,18}(?!\d)):")
+_UUID = lazy(r"NVRM: GPU at (?:PCI:)?(?P<pci>" + _PCI + r"): (?P<uuid>GPU-[0-9a-fA-F-]{36})")
 # "Kernel Module  535.161.07  Sat Feb ..." and "Open Kernel Module for x86_64  595.71.05  Release"
-_DRIVER = re.compile(
+_DRIVER = lazy(
     r"NVRM: loading NVIDIA .*?Kernel Module\b.*?\s(?P<ver>\d{3}\.\d{1,18}(?:\.\d{1,12})?(?!\d))\b"
 )
-_PID = re.compile(r"\bpid=(?:'?<unknown>'?|(?P<pid>\d{1,18}(?!\d)))")
-_NAME = re.compile(r"\bname=(?P<name><unknown>|[^,]+?)(?:,|$)")
-_CAUSED_BY = re.compile(r"caused by previous Xid (\d{1,18}(?!\d))")
-_RECOVERY = re.compile(
+_PID = lazy(r"\bpid=(?:'?<unknown>'?|(?P<pid>\d{1,18}(?!\d)))")
+_NAME = lazy(r"\bname=(?P<name><unknown>|[^,]+?)(?:,|$)")
+_CAUSED_BY = lazy(r"caused by previous Xid (\d{1,18}(?!\d))")
+_RECOVERY = lazy(
     r"GPU recovery action changed from 0x[0-9a-fA-F]+ \([^)]*\) to 0x[0-9a-fA-F]+"
     r"(?: \((?P<action>[^)]*)\))?"
 )
-_LINK = re.compile(r"\b[Ll]ink (-?\d{1,18}(?!\d))")
+_LINK = lazy(r"\b[Ll]ink (-?\d{1,18}(?!\d))")
 
 # Time stamps as kernel logs print them.
-_T_ISO = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,]\d{1,9})?(Z|[+-]\d\d:?\d\d)?")
-_T_HUMAN = re.compile(r"\[(?:\w{3} )?(\w{3}) +(\d{1,2}) (\d\d:\d\d:\d\d) (\d{4})\]")
-_T_SYSLOG = re.compile(r"^(?:<\d{1,18}(?!\d)>)?(\w{3}) +(\d{1,2}) (\d\d:\d\d:\d\d)\b")
-_T_MONO = re.compile(r"\[\s*(\d{1,12}\.\d{1,9})\]")
+_T_ISO = lazy(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,]\d{1,9})?(Z|[+-]\d\d:?\d\d)?")
+_T_HUMAN = lazy(r"\[(?:\w{3} )?(\w{3}) +(\d{1,2}) (\d\d:\d\d:\d\d) (\d{4})\]")
+_T_SYSLOG = lazy(r"^(?:<\d{1,18}(?!\d)>)?(\w{3}) +(\d{1,2}) (\d\d:\d\d:\d\d)\b")
+_T_MONO = lazy(r"\[\s*(\d{1,12}\.\d{1,9})\]")
 _MONTHS = {
     m: i
     for i, m in enumerate(
@@ -273,8 +274,8 @@ _STAMP_START = (
     r"NVRM|^\s*(?:\[|<\d{1,3}>|\d{4}-\d\d-\d\d|\d\d?:\d\d:\d\d|[A-Z][a-z]{2}\s+\d{1,2}\s"
     r"|[a-z]{2,8}\s*:[a-z]{2,7}\s*:\s"
 )
-_LOG_LINE_SURE = re.compile(_STAMP_START + ")")  # the group opened after "^\s*(?:"
-_LOG_LINE_START = re.compile(_STAMP_START + r"|[A-Za-z0-9][\w.-]*:\s)")
+_LOG_LINE_SURE = lazy(_STAMP_START + ")")  # the group opened after "^\s*(?:"
+_LOG_LINE_START = lazy(_STAMP_START + r"|[A-Za-z0-9][\w.-]*:\s)")
 
 
 def _driver_line(line: str) -> bool:
