@@ -36,7 +36,7 @@ def _run(ctx: engine.Run) -> None:
     inc.evidence["runbook"] = "hang"
     if ctx.trigger.reason:
         inc.evidence["detected_by"] = ctx.trigger.reason
-    job, script = _job_stage(ctx)
+    job, script, submission = _job_stage(ctx)
     if job is None:
         return
     lines = _logs_stage(ctx, job, script)
@@ -46,8 +46,7 @@ def _run(ctx: engine.Run) -> None:
         site, d.verdict, assume_yes=opts.assume_yes, confirm=opts.confirm
     )
     # A chain after the job (`--dependency=afterany:J`): held before the cancel, pointed at the
-    # rerun after it, as the OOM runbook does.
-    ctx.queue = collect.queue_of(ctx.client, inc.evidence)
+    # rerun after it, as the OOM runbook does (from the queue the job stage read).
     dependants = collect.dependants_of(ctx.client, job, inc.evidence, ctx.queue)
     with ctx.rec.step("cancel", opts.progress) as s:
         r, held = engine.hold_and_cancel(
@@ -76,7 +75,7 @@ def _run(ctx: engine.Run) -> None:
             capacity=collect.capacity_later(
                 client, job, d.suspect_nodes[0] if len(d.suspect_nodes) == 1 else None
             ),
-            submission=collect.submission_of(client, job),
+            submission=collect.submission_of(client, job, have=submission),
         )
         engine.record_plan(ctx, plan, s)
     engine.act(ctx, plan, d)
@@ -85,16 +84,23 @@ def _run(ctx: engine.Run) -> None:
 
 
 def _job_stage(ctx: engine.Run):
-    """The job, which must still run (live stacks exist only then): (None, None) when not."""
+    """The job, which must still run (live stacks exist only then), its batch script, how it
+    was submitted and slurmctld's jobs (its chain), read at once as the OOM runbook does:
+    (None, None, None) when it does not run."""
     rec, inc = ctx.rec, ctx.rec.incident
     with rec.step("job", ctx.opts.progress) as s:
         job = ctx.job = engine.read_job(ctx)
         inc.job = plain(job)
-        script = ctx.client.batch_script(inc.job_id)
+        running = job.state in ACTIVE and bool(job.nodes)
+        if running:
+            reads = collect.job_reads(ctx.client, job, inc.evidence)
+            script, submission, ctx.queue = reads.script, reads.submission, reads.queue
+        else:
+            script, submission = ctx.client.batch_script(inc.job_id), None
         rec.raw("batch_script.sh", script)
         rec.stage("job", job)
         s.detail = f"{job.state} on {job.node_expr or '?'} ({job.source})"
-        if job.state not in ACTIVE or not job.nodes:
+        if not running:
             d = ctx.diagnosis = HangDiagnosis(verdict="not_running")
             d.reasons.append(
                 f"job {job.job_id} is {job.state}: live stacks exist only while it runs (for a "
@@ -103,8 +109,8 @@ def _job_stage(ctx: engine.Run):
             inc.diagnosis = d.contract()
             s.detail += ": nothing to capture"
             ctx.handled = False  # a later `runbook oom` of the ended job is not "handled"
-            return None, None
-    return job, script
+            return None, None, None
+    return job, script, submission
 
 
 def _logs_stage(ctx: engine.Run, job, script) -> list[str]:
