@@ -136,8 +136,8 @@ def _real(runs: dict, largest: int, outside: float, m: int) -> float:
 
 def families(folder: Path, grad_accums=(None, 6)) -> list[dict]:
     """bench/gpu_families.py's recordings: per family, the largest micro-batch that ran two steps
-    in a fresh process, and the fit from the OOM at twice it (`runbook diagnose`, with no
-    accumulation and with each of `grad_accums`): its choice, its predicted peak, the real peak
+    in a fresh process, and the fit from each OOM well past it (at 1.3x and 2x: `runbook
+    diagnose`, with no accumulation and with each of `grad_accums`): its choice, its predicted peak, the real peak
     at the choice (`_real`), the largest candidate whose real peak is under the fit's limit,
     and the largest micro-batch the fit's line says fits the card (no margin, no divisor)."""
     rows = []
@@ -146,15 +146,17 @@ def families(folder: Path, grad_accums=(None, 6)) -> list[dict]:
         family = found["family"]
         runs = _fresh_runs(folder, family)
         largest = max((m for m, r in runs.items() if r["ran"]), default=None)
-        if largest is None or runs.get(2 * largest, {}).get("ran") is not False:
+        if largest is None:
             continue
-        log = folder / f"fit-{family}-m{2 * largest}.log"
-        for accum in grad_accums:
-            argv = ["--log", str(log), "--micro-batch", str(2 * largest), "--json"]
-            d = _cli(argv + (["--grad-accum", str(accum)] if accum else []))
+        # The OOMs well past the edge (1.3x and 2x the largest that ran), not those just past it
+        over = [m for m, r in runs.items() if not r["ran"] and m > 1.1 * largest]
+        for failed, accum in ((m, a) for m in over for a in grad_accums):
+            argv = ["--log", str(folder / f"fit-{family}-m{failed}.log"), "--json"]
+            argv += ["--micro-batch", str(failed)] + (["--grad-accum", str(accum)] if accum else [])
+            d = _cli(argv)
             fit = d["fit"]
             real = lambda m: _real(runs, largest, fit["outside_mib"], m)  # noqa: E731, B023
-            per = (fit["needed_mib"] - fit["fixed_mib"][1]) / (2 * largest)
+            per = (fit["needed_mib"] - fit["fixed_mib"][1]) / failed
             room = fit["card_mib"] - fit["fixed_mib"][1]
             chosen = fit["micro_batch"]
             rows.append(
@@ -164,7 +166,17 @@ def families(folder: Path, grad_accums=(None, 6)) -> list[dict]:
                     "largest_in_place": found["largest_ran"],
                     "largest_ran": largest,
                     "smallest_out": min((m for m, r in runs.items() if not r["ran"]), default=None),
-                    "from_micro_batch": 2 * largest,
+                    "from_micro_batch": failed,
+                    "overshoot": round(failed / largest, 2),
+                    "halved": fit["halved"],
+                    "halving": max(
+                        (
+                            c["micro_batch"]
+                            for c in fit["candidates"]
+                            if 2 * c["micro_batch"] <= failed
+                        ),
+                        default=None,
+                    ),
                     "grad_accum": accum,
                     "where": d["phase"]["where"],
                     "step_factor": fit["step_factor"],
@@ -221,7 +233,7 @@ def main() -> int:
         )
     print()
     print("family       ran  from  accum  factor  chose  predicted   real  best  line (unscaled)")
-    for r in fams:
+    for r in sorted(fams, key=lambda r: (r["family"], r["from_micro_batch"])):
         print(
             f"{r['family']:<11} {r['largest_ran']:>4}  {r['from_micro_batch']:>4}  "
             f"{str(r['grad_accum'] or '-'):>5}  {r['step_factor']:>6}  {str(r['chosen']):>5}  "

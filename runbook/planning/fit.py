@@ -29,13 +29,16 @@ from runbook.record import record
 
 FIT_MARGIN = 0.10  # of the card, kept free under the predicted peak ([ladder] fit_margin)
 
-# An OOM in the forward pass is not at the step's peak: the memory per sample it shows is a
-# lower bound. On a real H200 (tests/data/gpu/families: GPT-2 medium, a 1.1 B Llama, ResNet-50,
-# ViT-B/16), each run at twice the largest micro-batch that ran ran out in the forward, and the
-# step's real peak at that largest was 1.64x to 2.0x the fit's prediction from it: the
-# pessimistic end counts the per-sample memory twice. Out of memory in the loss (the forward's
-# last op: every activation is already held) the step's peak was 1.15x (a real H100,
-# tests/data/gpu/fit-m128.log): 1.25x there.
+# An OOM in the forward pass is not at the step's peak: it ran out where the card filled, part
+# way through the forward, so the memory per sample it shows is only a lower bound, and the line
+# through it says about the failing micro-batch itself fits. On a real H200
+# (tests/data/gpu/families: GPT-2 medium, a 1.1 B Llama, ResNet-50, ViT-B/16), runs at 1.3x and
+# at 2x the largest micro-batch that ran all ran out in the forward; taken as the step's need,
+# the line said 1.3x and 2x that largest fit. The pessimistic end counts the per-sample memory
+# twice, and the choice goes no lower than the halving (the largest that ran was m/1.3 and m/2:
+# the halving ran in both). Out of memory in the loss (the forward's last op: every activation
+# is held) the step's peak was 1.15x what it showed (a real H100, tests/data/gpu/fit-m128.log):
+# 1.25x there, and the fit is followed.
 FORWARD_FACTOR = 2.0
 LOSS_FACTOR = 1.25
 _LOSS_FUNCS = frozenset(
@@ -275,12 +278,13 @@ def fit(
 
 
 def _choose(out: Fit) -> Candidate | None:
-    """The largest candidate that fits at the pessimistic end; for a range, never below the
-    halving."""
+    """The largest candidate that fits at the pessimistic end; for a range, or a forward pass's
+    lower bound (FORWARD_FACTOR), never below the halving."""
     micro_batch = out.from_micro_batch
     chosen = next((c for c in out.candidates if c.fits), None)
     halving = next((c for c in out.candidates if 2 * c.micro_batch <= micro_batch), None)
-    if not out.known and halving and (chosen is None or chosen.micro_batch < halving.micro_batch):
+    bound = not out.known or out.factor >= FORWARD_FACTOR
+    if bound and halving and (chosen is None or chosen.micro_batch < halving.micro_batch):
         # A range's pessimistic end (all of PyTorch's share fixed, only the request scaling) is
         # the degenerate bound: on a real H100 it picked 16 of 128 where 80 ran, and nothing of
         # 112 where 56 ran. Without the fixed part, go no lower than halving (docs/design.md §3.2).
@@ -293,7 +297,14 @@ def _choose(out: Fit) -> Candidate | None:
 def _said(out: Fit, chosen: Candidate | None) -> str:
     """The fit's choice in words."""
     limit = out.limit_mib
-    if chosen and out.halved:
+    if chosen and out.halved and out.known:
+        return (
+            f"micro-batch {chosen.micro_batch}, the halving: it ran out in the forward pass, whose "
+            f"numbers bound the step's need from below, so {chosen.micro_batch} is predicted "
+            f"between {_mib(chosen.peak_mib[0])} and {_mib(chosen.peak_mib[1])}; a second OOM "
+            "gives the line itself (two attempts of the lineage)"
+        )
+    elif chosen and out.halved:
         return (
             f"micro-batch {chosen.micro_batch}, the halving: the fixed part is not known, so "
             f"{chosen.micro_batch} is predicted between {_mib(chosen.peak_mib[0])} and "
@@ -386,7 +397,8 @@ def from_oom(
             + (
                 "in the loss, the forward's last op: 1.15x on a real H100"
                 if out.factor == LOSS_FACTOR
-                else "1.64x to 2.0x on a real H200 across four model families"
+                else "and never below the halving: on a real H200, four model families that "
+                "ran out in the forward at 1.3x and 2x the largest micro-batch that ran"
             )
             + "; tests/data/gpu)"
         )

@@ -139,27 +139,34 @@ def _gpu_fit():
     return gpu_fit
 
 
-def test_real_h200_fit_from_an_oom_at_twice_the_largest_that_ran_across_four_families():
+def test_real_h200_fit_from_ooms_past_the_largest_that_ran_across_four_families():
     """bench/gpu_families.py on a real H200: GPT-2 medium, a 1.1 B Llama, ResNet-50 and ViT-B/16,
-    each run at twice the largest micro-batch that ran two steps in a fresh process, ran out in
-    the forward pass. From that OOM the fit chooses, with and without an accumulation to keep,
-    exactly the largest candidate whose real peak stays under its limit, never one past the
-    largest that ran, and its line puts the card's edge within 3% (or one sample) of it. Counted once, as
-    before, the per-sample memory of a forward OOM said twice the truth fits (95 for GPT-2's 48)
-    and chose 72 of GPT-2's candidates with an accumulation of 6: the same OOM again."""
+    each run at 1.3x and at 2x the largest micro-batch that ran two steps in a fresh process,
+    ran out in the forward pass, where the card filled part way through the step: taken as the
+    step's need, those numbers put the card's edge at the failing micro-batch itself. From each,
+    with and without an accumulation to keep, the fit takes the halving (the largest candidate
+    at most half the failing micro-batch), which never passes the largest that ran. Counted as
+    the step's need, as before, the line chose 72 of GPT-2's candidates from 96 with an
+    accumulation of 6: the same OOM again."""
     rows = _gpu_fit().families(GPU / "families")
-    assert {(r["family"], r["grad_accum"]) for r in rows} == {
-        (f, a) for f in ("gpt2_medium", "llama_1b", "resnet50", "vit_b16") for a in (None, 6)
+    assert {(r["family"], r["overshoot"], r["grad_accum"]) for r in rows} == {
+        (f, o, a)
+        for f, over in {
+            "gpt2_medium": (1.29, 2.0),
+            "llama_1b": (1.32, 2.0),
+            "resnet50": (1.3, 2.0),
+            "vit_b16": (1.3, 2.0),
+        }.items()
+        for o in over
+        for a in (None, 6)
     }
     truth = {"gpt2_medium": (48, 49), "llama_1b": (22, 23), "resnet50": (3291, 3317)}
     for r in rows:
         assert r["where"] == "forward" and r["step_factor"] == 2.0, r
-        assert r["chosen"] == r["best_under_limit"] and r["chosen"] <= r["largest_ran"], r
-        assert abs(r["line_fits_card"] - r["largest_ran"]) <= max(1, 0.03 * r["largest_ran"]), r
-        assert r["line_fits_card_unscaled"] > 1.9 * r["largest_ran"], r
+        assert r["chosen"] == r["halving"] and r["chosen"] <= r["largest_ran"], r
+        assert r["line_fits_card_unscaled"] >= 0.95 * r["from_micro_batch"], r
         if r["family"] in truth:
             assert (r["largest_ran"], r["smallest_out"]) == truth[r["family"]]
-            assert 0.95 < r["predicted_mib"] / r["real_mib"] < 1.15, r
     log = GPU / "families" / "fit-gpt2_medium-m96.log"
     once = diagnose("--log", str(log), "--micro-batch", "96", "--grad-accum", "6")["fit"]
     line = (once["needed_mib"] - once["fixed_mib"][1]) / 96
@@ -168,7 +175,7 @@ def test_real_h200_fit_from_an_oom_at_twice_the_largest_that_ran_across_four_fam
         for c in once["candidates"]
         if once["fixed_mib"][1] + c["micro_batch"] * line <= once["limit_mib"]
     )
-    assert counted_once == 72 and once["micro_batch"] == 36
+    assert counted_once == 72 and once["micro_batch"] == 48
 
 
 def test_the_fit_reads_the_parameter_count_from_runbook_instruments_start_line():
