@@ -371,16 +371,20 @@ def render(d: Diagnosis) -> str:
 
 def fit_lines(f) -> list[str]:
     """The fit as a person reads it. A point (the parameter count or telemetry known): each
-    candidate's prediction and whether it fits. A range (the message alone): both ends of each
+    candidate's prediction and whether it fits. A range (the message alone, or an OOM in the
+    forward pass, whose per-sample figure is a lower bound): both ends of each
     prediction, "fits" only where its high end does, "does not fit" only where its low end
     already exceeds the card; the chosen batch said as the ladder's halving where nothing is
     known to fit, and what would narrow the range."""
     from runbook.diagnosis import human_mib
     from runbook.words import fits_words
 
+    bound = f.factor != 1.0  # a forward pass's OOM: its per-sample figure is a lower bound
     if f.known:
         got = f"micro-batch {f.micro_batch}" if f.micro_batch else "no smaller micro-batch fits"
-        head = f"fit (from {f.source}): {got}, from {f.from_micro_batch}"
+        got += ", the halving" if f.halved else ""
+        why = ", the OOM in the forward pass a lower bound" if bound else ""
+        head = f"fit (from {f.source}{why}): {got}, from {f.from_micro_batch}"
     elif f.micro_batch and not f.halved:
         head = (
             f"fit (a range, from the OOM message alone): micro-batch {f.micro_batch}, from "
@@ -400,7 +404,7 @@ def fit_lines(f) -> list[str]:
     out = [head, *(f"  {r}" for r in f.reasons)]
     for c in f.candidates:
         low, high = c.peak_mib
-        if f.known:
+        if f.known and not bound:
             pred, verdict = human_mib(high), "fits" if c.fits else "does not fit"
         else:
             pred = f"between {human_mib(low)} and {human_mib(high)}"

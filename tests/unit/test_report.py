@@ -167,3 +167,28 @@ def test_no_cost_label_runs_past_the_picture_s_edges():
         w = LABEL_CHAR_PX * len(label)
         left = {"start": 0, "middle": w / 2, "end": w}[anchor]
         assert float(x) - left >= 0 and float(x) - left + w <= 900, (label, anchor, x)
+
+
+def test_a_forward_pass_fit_never_reads_as_predicted_under_the_card_when_it_is_not():
+    """A real H200 OOM in GPT-2's forward pass (tests/data/gpu/families): the fit's choice is the
+    halving, its prediction a range whose high end is over the limit; neither report says it is
+    "predicted ... at most, under" the limit, and each candidate shows both ends."""
+    import subprocess
+    import sys
+
+    log = Path(__file__).resolve().parents[1] / "data" / "gpu" / "families"
+    argv = [sys.executable, "-m", "runbook", "diagnose", "--json", "--micro-batch", "62"]
+    done = subprocess.run(
+        [*argv, "--log", str(log / "fit-gpt2_medium-m62.log")], capture_output=True
+    )
+    fit = json.loads(done.stdout)["fit"]
+    assert fit["halved"] and fit["step_factor"] == 2.0 and fit["micro_batch"] == 31
+    assert fit["predicted_peak_mib"] > fit["limit_mib"]
+    data = incident().to_json()
+    data["plan"] = {"fit": fit}
+    out = render_all(data)
+    for name in ("report.md", "report.html"):
+        text = out[name]
+        assert "at most, under" not in text, name
+        assert "micro-batch 31, from 62, is the ladder's default, the halving" in text, name
+        assert "whose numbers are a lower bound" in text and "may fit" in text, name
