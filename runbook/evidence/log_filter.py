@@ -80,7 +80,7 @@ REMOTE_CAP_BYTES = 1 << 20  # at most 1 MiB leaves the node, whatever the log's 
 KEEP_CAP = REMOTE_CAP_BYTES  # kept lines of a local file: as much as the node-side scan sends
 CAP_NOTE = f"matching lines past the first {KEEP_CAP >> 20} MiB were left out"
 # The last lines of a log, tracebacks' bodies left out: the progress line before the failure.
-# After an OOM every rank of a node may print its traceback (60 lines for GPT-2 in transformers
+# After an OOM every rank of a node may print its traceback (73 lines for GPT-2 in transformers
 # on a real H200, tests/data/gpu/families): 8 of those buried the last step line of any tail of
 # the log's last lines. A traceback's header, its frames (two spaces, File), their code (four
 # spaces) and carets, after a launcher's rank label ("0: ", "[rank3]: ", "[default0]:").
