@@ -220,7 +220,7 @@ def record(out: Path, family: str, env: dict, manifest: list, steps: int) -> Non
         if fresh(m):
             lo = m
         else:
-            hi, m = m, max(1, int(m * 0.93)) if m > 1 else 0
+            hi, m = m, int(m * 0.93)  # 0 once micro-batch 1 ran out: nothing runs
     while lo and hi and hi - lo > max(1, lo // 100):
         m = (lo + hi) // 2
         lo, hi = (m, hi) if fresh(m) else (lo, m)

@@ -19,6 +19,7 @@ fit from an OOM at twice the largest micro-batch that ran, against that largest.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import subprocess
@@ -155,7 +156,7 @@ def families(folder: Path, grad_accums=(None, 6)) -> list[dict]:
             argv += ["--micro-batch", str(failed)] + (["--grad-accum", str(accum)] if accum else [])
             d = _cli(argv)
             fit = d["fit"]
-            real = lambda m: _real(runs, largest, fit["outside_mib"], m)  # noqa: E731, B023
+            real = functools.partial(_real, runs, largest, fit["outside_mib"])
             per = (fit["needed_mib"] - fit["fixed_mib"][1]) / failed
             room = fit["card_mib"] - fit["fixed_mib"][1]
             chosen = fit["micro_batch"]

@@ -86,12 +86,10 @@ CAP_NOTE = f"matching lines past the first {KEEP_CAP >> 20} MiB were left out"
 # spaces) and carets, after a launcher's rank label ("0: ", "[rank3]: ", "[default0]:").
 TAIL_LINES = 200
 TAIL_READ = 20  # the tail is looked for in the last TAIL_LINES x TAIL_READ lines of a log
-_TB_BODY = r"(?:Traceback \(most recent call last\)|  File |    |\s*[~^]+$)"
-TRACEBACK_BODY = lazy(r"^(?:\[?[A-Za-z0-9_]+\]?: ?)?" + _TB_BODY)
-TRACEBACK_BODY_ERE = (  # the same for grep -E on the node
-    r"^(\[?[A-Za-z0-9_]+\]?: ?)?(Traceback \(most recent call last\)|  File |    |"
-    r"[[:space:]]*[~^]+$)"
-)
+_TB_LABEL = r"\[?[A-Za-z0-9_]+\]?: ?"
+_TB_STARTS = r"Traceback \(most recent call last\)|  File |    "
+TRACEBACK_BODY = lazy(rf"^(?:{_TB_LABEL})?(?:{_TB_STARTS}|\s*[~^]+$)")
+TRACEBACK_BODY_ERE = rf"^({_TB_LABEL})?({_TB_STARTS}|[[:space:]]*[~^]+$)"  # for grep -E on a node
 
 _PY = lazy("|".join(re.escape(p) for p in PATTERNS))
 

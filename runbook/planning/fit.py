@@ -283,7 +283,7 @@ def _choose(out: Fit) -> Candidate | None:
     micro_batch = out.from_micro_batch
     chosen = next((c for c in out.candidates if c.fits), None)
     halving = next((c for c in out.candidates if 2 * c.micro_batch <= micro_batch), None)
-    bound = not out.known or out.factor >= FORWARD_FACTOR
+    bound = not out.known or out.factor == FORWARD_FACTOR
     if bound and halving and (chosen is None or chosen.micro_batch < halving.micro_batch):
         # A range's pessimistic end (all of PyTorch's share fixed, only the request scaling) is
         # the degenerate bound: on a real H100 it picked 16 of 128 where 80 ran, and nothing of

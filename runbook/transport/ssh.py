@@ -11,6 +11,7 @@ import base64
 import dataclasses
 import hashlib
 import random
+import re
 import select
 import socket
 import sys
@@ -91,14 +92,22 @@ def read_ssh_config(path: str) -> paramiko.SSHConfig | None:
     if not path:
         return None
     try:
-        config = paramiko.SSHConfig.from_path(path)
-        if _has_match_exec(config) and paramiko.config.invoke is None:
+        with open(path) as f:
+            text = f.read()
+        config = paramiko.SSHConfig.from_text(text)
+        if paramiko.config.invoke is None and _MATCH_EXEC.search(text):
             import invoke  # `Match exec` runs a command: what paramiko needs invoke for
 
             paramiko.config.invoke = invoke
         return config
     except FileNotFoundError:
         return None
+    except ImportError:
+        raise TransportError(
+            f"the SSH client config {path} has a `Match exec` block, which paramiko runs through "
+            "the invoke package, and invoke is not installed",
+            hint='pip install invoke, or set [ssh] config_file = "" to ignore the config',
+        ) from None
     except (OSError, UnicodeDecodeError) as e:
         raise TransportError(
             f"cannot read the SSH client config {path}: {getattr(e, 'strerror', None) or e}",
@@ -111,10 +120,7 @@ def read_ssh_config(path: str) -> paramiko.SSHConfig | None:
         ) from None
 
 
-def _has_match_exec(config) -> bool:
-    """A parsed ssh_config with a `Match exec` criterion (paramiko keeps each block's)."""
-    blocks = getattr(config, "_config", [])
-    return any(m.get("type") == "exec" for c in blocks for m in c.get("matches") or [])
+_MATCH_EXEC = re.compile(r"^\s*match\b.*\bexec\b", re.IGNORECASE | re.MULTILINE)
 
 
 def resolve_endpoint(

@@ -133,3 +133,23 @@ def test_match_exec_still_runs_though_paramiko_came_without_invoke(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.stdout.split() == ["False", "ops"], done.stderr
+
+
+def test_match_exec_without_invoke_installed_says_what_to_do(tmp_path):
+    """Where invoke is not installed, a config with `Match exec` is refused with what to do,
+    not read as a parse error. A fresh interpreter in which invoke cannot be imported."""
+    import subprocess
+    import sys
+
+    cfg = tmp_path / "config"
+    cfg.write_text('Match exec "true" host n1\n  User ops\n')
+    probe = (
+        "import sys; sys.modules['invoke'] = None\n"
+        "from runbook.errors import TransportError\n"
+        "from runbook.transport import ssh\n"
+        f"try:\n    ssh.read_ssh_config({str(cfg)!r})\n"
+        "except TransportError as e:\n    print(e.message); print(e.hint)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert "has a `Match exec` block" in done.stdout and "invoke is not installed" in done.stdout
+    assert "pip install invoke" in done.stdout, done.stderr
