@@ -408,10 +408,16 @@ def test_a_resume_s_peers_that_exited_before_the_pid_list_are_not_co_tenants(tmp
     assert classify(gather(launch=launch, node_health=alive), thresholds).verdict == "co_tenant"
 
 
-def test_the_last_step_before_eight_ranks_real_tracebacks_is_still_in_the_tail(tmp_path):
-    """A real GPT-2 OOM's traceback (transformers on an H200) printed by 8 ranks under srun -l
-    after rank 0's last step line: the tail runbook reads, locally and by the node-side script
-    alike, still holds that step (the log's last 60 lines, as before, held none of it)."""
+@pytest.mark.parametrize(
+    "label",
+    ["{r}: ", "[rank{r}]: ", "[default{r}]:", ""],
+    ids=["srun -l", "torchrun", "torchrun --tee", "no label"],
+)
+def test_the_last_step_before_eight_ranks_real_tracebacks_is_still_in_the_tail(tmp_path, label):
+    """A real GPT-2 OOM's traceback (transformers on an H200) printed by 8 ranks after rank 0's
+    last step line, under each launcher's label: the tail runbook reads, locally and by the
+    node-side script alike, still holds that step (the log's last 60 lines, as before, held
+    none of it)."""
     from runbook.evidence.log_filter import (
         filter_lines,
         parse_grep_output,
@@ -424,9 +430,9 @@ def test_the_last_step_before_eight_ranks_real_tracebacks_is_still_in_the_tail(t
 
     real = (GPU / "families" / "fit-gpt2_medium-m96.log").read_text().splitlines()
     start = next(i for i, ln in enumerate(real) if ln.startswith("Traceback"))
-    lines = ["0: step 7 loss 2.3412"]
+    lines = [label.format(r=0) + "step 7 loss 2.3412"]
     for rank in range(8):
-        lines += [f"{rank}: {ln}" for ln in real[start:]]
+        lines += [label.format(r=rank) + ln for ln in real[start:]]
     tail = filter_lines(lines).tail
     assert training_steps(tail, STEP_PATTERN) == 7
     assert training_steps(lines[-60:], STEP_PATTERN) is None
