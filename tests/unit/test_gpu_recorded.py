@@ -440,3 +440,15 @@ def test_the_last_step_before_eight_ranks_real_tracebacks_is_still_in_the_tail(t
     r = LocalTransport().run(remote_grep_many_argv([(str(tmp_path), "train-*.out")], tail=200))
     remote = parse_grep_output(split_locations(r.stdout)[0])[str(tmp_path / "train-1.out")]
     assert remote.tail == tail
+
+
+def test_real_h200_forward_fit_reads_as_a_range_in_diagnose_s_words():
+    """`runbook diagnose` as a person reads it, on the real GPT-2 OOM at 62 (its forward pass):
+    the halving is named, each candidate shows both ends, and 31 is never said to fit or not."""
+    log = GPU / "families" / "fit-gpt2_medium-m62.log"
+    r = CliRunner().invoke(cli, ["diagnose", "--log", str(log), "--micro-batch", "62"])
+    assert r.exit_code == 0, r.output
+    assert "micro-batch 31, the halving, from 62" in r.output
+    assert "the OOM in the forward pass a lower bound" in r.output
+    line = next(ln for ln in r.output.splitlines() if ln.strip().startswith("micro-batch 31 "))
+    assert "predicted between" in line and line.endswith("may fit"), line
