@@ -39,8 +39,10 @@ def _step(path: str) -> int | None:
 
 
 def _mtime(path: str) -> float | None:
+    from runbook.evidence import owner_read
+
     try:
-        return os.path.getmtime(path)
+        return owner_read.mtime(path)
     except OSError:
         return None
 
@@ -111,18 +113,51 @@ def _check_dir(path: str, marker: str) -> tuple[bool, str, str]:
     return False, "unknown", "no .metadata (not a torch.distributed.checkpoint) and no marker set"
 
 
+def _check_as_owner(path: str, e: OSError) -> tuple[bool, str, str]:
+    """A checkpoint this account may not read, judged by what its owner reads of it: a torch.save
+    file's zip end record (its central directory's, which a truncated file lacks) in its last
+    bytes. CRCs and torch.load are not tried: the whole file would have to be read through the
+    owner's shell."""
+    from runbook.evidence import owner_read
+
+    try:
+        size = owner_read.size(path)
+        tail = owner_read.tail_bytes(path, 65536 + 22)
+    except OSError as e2:
+        return False, "unknown", f"unreadable: {e.strerror or e}; as its owner: {e2.strerror or e2}"
+    if size == 0:
+        return False, "torch_save", "empty file"
+    if b"PK\x05\x06" not in tail:
+        return (
+            False,
+            "torch_save",
+            "no zip end record in its last bytes (truncated?), read as its owner",
+        )
+    return True, "torch_save", "its zip end record is present (read as its owner; CRCs not checked)"
+
+
 def find(
     pattern: str, *, workdir: str, marker: str = "", load_max_mib: float = 256.0
 ) -> list[Checkpoint]:
     """Every checkpoint the site pattern matches, newest step first, each judged."""
-    paths = glob.glob(pattern.replace("{workdir}", glob.escape(workdir)))
+    from runbook.evidence import owner_read
+
+    paths = owner_read.listing(pattern.replace("{workdir}", glob.escape(workdir)))
     out = []
     for p in paths:
+        # The rerun resumes from it as the job's owner: one its owner may not read is no
+        # checkpoint of the job's (and nothing of it is read for them).
+        if why := owner_read.check(p, folder=os.path.isdir(p)):
+            out.append(Checkpoint(p, _step(p), "unknown", False, f"not the owner's: {why}"))
+            continue
         try:
             if os.path.isdir(p):
                 valid, kind, why = _check_dir(p, marker)
             else:
                 valid, kind, why = _check_file(p, load_max_mib)
+        except PermissionError as e:
+            # This account may not read it; its owner may: the end of its zip, as the owner.
+            valid, kind, why = _check_as_owner(p, e)
         except OSError as e:
             valid, kind, why = False, "unknown", f"unreadable: {e.strerror or e}"
         out.append(Checkpoint(p, _step(p), kind, valid, why, _mtime(p)))

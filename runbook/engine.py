@@ -60,12 +60,35 @@ class Run:
     # slurmctld's jobs as the job stage read them (collect.queue_of): the chain and the
     # lineage check read this, not a queue of their own.
     queue: list | None = None
+    # Who acts on the job (runbook.identity.Actor), settled by read_job before any change.
+    actor: Any = None
 
 
 def read_job(ctx: Run):
-    """The job for the body's job stage: the record intake read moments ago, else Slurm's."""
+    """The job for the body's job stage: the record intake read moments ago, else Slurm's.
+    Who acts on it is settled here, before any stage can change anything: from now on the
+    client runs the job's commands as its owner (runbook.identity), or the run stops with the
+    grant it needs (exit 4)."""
+    from runbook import identity
+
     job, ctx.intake_job = ctx.intake_job, None
-    return job if job is not None else ctx.client.job(ctx.rec.incident.job_id)
+    job = job if job is not None else ctx.client.job(ctx.rec.incident.job_id)
+    from runbook.evidence import owner_read
+
+    actor = identity.for_job(ctx.site.identity, job)
+    ctx.actor = actor
+    # The job's files on this host are read with its owner's rights from here on.
+    owner_read.read_for(
+        actor.owner if actor.as_owner else None, actor.wrap if actor.mode == "sudo" else None
+    )
+    ctx.client = ctx.client.acting_as(actor)
+    ctx.rec.incident.evidence["identity"] = {
+        "owner": actor.owner.name,
+        "mode": actor.mode,
+        "runbook": actor.me.name,
+        "how": actor.describe(),
+    }
+    return job
 
 
 def run_incident(
@@ -197,6 +220,9 @@ def _run_body(r: Run, body, finish) -> Result:
         inc.status, inc.stopped_at = "stopped", inc.stopped_at or "interrupted"
         raise
     finally:
+        from runbook.evidence import owner_read
+
+        owner_read.read_for(None)  # this thread's next incident (the hook's worker) settles its own
         inc.evidence["ssh"] = r.hosts.stats()
         r.hosts.close()
         inc.actions = [plain(x) for x in r.ex.results]
@@ -229,6 +255,7 @@ def _run_body(r: Run, body, finish) -> Result:
         inc.new_job_id,
         inc.actions,
         list(inc.next_steps),
+        list(inc.errors),
     )
 
 
@@ -306,7 +333,15 @@ def act(ctx: Run, plan: ladder.Plan, diagnosis) -> None:
                 else None
             )
             apply_plan(
-                ctx.ex, ctx.client, ctx.site, ctx.job, plan, ctx.rec.folder, diagnosis, known
+                ctx.ex,
+                ctx.client,
+                ctx.site,
+                ctx.job,
+                plan,
+                ctx.rec.folder,
+                diagnosis,
+                known,
+                actor=ctx.actor,
             )
             inc.plan = plan_view(plan)  # with the read-back of the new job
             inc.new_job_id, s.status, s.detail = outcome(ctx.ex.results, plan)

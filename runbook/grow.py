@@ -26,11 +26,12 @@ def handle_grow(trigger: Trigger, site, opts: Options | None = None) -> Result:
 
 
 def _run(ctx: engine.Run) -> None:
-    site, opts, client, rec = ctx.site, ctx.opts, ctx.client, ctx.rec
+    site, opts, rec = ctx.site, ctx.opts, ctx.rec
     inc = rec.incident
     inc.evidence["runbook"] = "grow"
     with rec.step("job", opts.progress) as s:
         job = ctx.job = engine.read_job(ctx)
+        client = ctx.client  # from here on, the job's reads and changes are its owner's
         inc.job = plain(job)
         rec.stage("job", job)
         s.detail = f"{job.state} on {job.num_nodes or '?'} node(s) {job.node_expr or ''}".strip()

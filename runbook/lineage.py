@@ -7,9 +7,13 @@ training step the parent failed at, is signed with them when runbook knew it (a 
 later than its parent, after a batch rung, is a leak's evidence: docs/design.md §3.1), and `need`, the
 parent's micro-batch and what its failing step needed at least (a second point for the fit when
 the rerun fails too: docs/design.md §3.2). Anyone can
-put any comment on a job, so a comment counts only when its signature verifies and the job was
-submitted by runbook's own user; any other comment that claims a lineage is ignored, and named as
-suspicious. What runbook itself did is what its ledger says; these tags let an incident on a
+put any comment on a job, and a rerun is its owner's job (docs/design.md §4.4), so the owner is
+signed with the fields (`owner=<user>`): a comment counts only when its signature verifies and
+Slurm says the job belongs to the owner it names. A user who copies another user's tag onto a
+job of their own is not believed (the job is not that owner's); one who copies their own tag
+onto another of their jobs changes only what runbook believes of their own jobs. A tag made
+before tags named their owner counts only on runbook's own account's jobs, as then. Any other
+comment that claims a lineage is ignored, and named as suspicious. What runbook itself did is what its ledger says; these tags let an incident on a
 rerun (possibly on another agent host sharing the secret) know the rungs already tried.
 """
 
@@ -39,12 +43,19 @@ class Claim:
 
 
 def signature(
-    secret: bytes, incident: str, parent: str, rung: str, step: str = "", need: str = ""
+    secret: bytes,
+    incident: str,
+    parent: str,
+    rung: str,
+    step: str = "",
+    need: str = "",
+    owner: str = "",
 ) -> str:
-    # Without a step (and a need) the message is the three fields, as tags made before they
-    # were kept.
-    msg = f"{incident}|{parent}|{rung}" + (f"|{step}" if step or need else "")
+    # Without a step (and a need, an owner) the message is the three fields, as tags made
+    # before they were kept.
+    msg = f"{incident}|{parent}|{rung}" + (f"|{step}" if step or need or owner else "")
     msg += f"|need={need}" if need else ""
+    msg += f"|owner={owner}" if owner else ""
     return hmac.new(secret, msg.encode(), hashlib.sha256).hexdigest()[:32]
 
 
@@ -71,10 +82,15 @@ def tag(
     rung: str,
     step: int | None = None,
     need: str = "",
+    owner: str = "",
 ) -> str:
     s = str(step) if step is not None else ""
-    sig = signature(secret, incident, parent, rung, s, need)
-    kept = (f",step={s}" if s else "") + (f",need={need}" if need else "")
+    sig = signature(secret, incident, parent, rung, s, need, owner)
+    kept = (
+        (f",step={s}" if s else "")
+        + (f",need={need}" if need else "")
+        + (f",owner={owner}" if owner else "")
+    )
     return f"runbook:incident={incident},parent={parent},rung={rung}{kept},sig={sig}"
 
 
@@ -91,11 +107,22 @@ def read(job_id: str, comment: str, user: str, *, secret: bytes, runbook_user: s
         fields.get("rung", ""),
         fields.get("step", ""),
         fields.get("need", ""),
+        fields.get("owner", ""),
     )
     if not hmac.compare_digest(fields.get("sig", ""), want):
         return Claim(
             job_id, fields, False, "its runbook tag is not signed with this site's lineage secret"
         )
+    if fields.get("owner"):
+        if user != fields["owner"]:
+            return Claim(
+                job_id,
+                fields,
+                False,
+                f"it belongs to {user or 'an unknown user'}, and its tag was signed for a "
+                f"rerun of {fields['owner']}'s job",
+            )
+        return Claim(job_id, fields, True)
     if user != runbook_user:
         return Claim(
             job_id,

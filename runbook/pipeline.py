@@ -84,10 +84,11 @@ def _job_stage(ctx: engine.Run):
     """The job from Slurm, its batch script, and how it was submitted (its sbatch line:
     --open-mode tells whether its log holds other runs; its environment: what the rerun is
     given)."""
-    rec, client = ctx.rec, ctx.client
+    rec = ctx.rec
     inc = rec.incident
     with rec.step("job", ctx.opts.progress) as s:
         job = engine.read_job(ctx)
+        client = ctx.client  # from here on, the job's reads and changes are its owner's
         inc.job = plain(job)
         ctx.job = job
         if not ctx.trigger.logs and ctx.site.logs.read_on != "local" and collect.log_host(job):

@@ -57,12 +57,39 @@ class SlurmSection:
     transport: str = "local"  # where Slurm commands run: local (login node) | ssh
     login_host: str = ""  # with transport = "ssh"
     command_timeout_s: float = 60.0
-    # The user runbook's sbatch runs as (lineage tags count only on its jobs); empty: this user.
+    # The account runbook's own sbatch ran as before reruns were their owners' ([identity]):
+    # a tag of that time, without an owner, counts on its jobs only; empty: this account.
     submit_user: str = ""
     # Where one slurmdbd serves several clusters: this site's ClusterName, passed as `-M NAME`
     # to every Slurm command. It also scopes the shared state ([state] url): incidents, locks,
     # the hook's queue and node history of each cluster apart. Empty: the local cluster.
     cluster: str = ""
+
+
+@record(frozen=True)
+class IdentitySection:
+    """[identity]: how runbook acts for a job's owner (docs/install.md, "Running for every
+    user"). An action on a job (scancel, sbatch, scontrol hold/release/update, the files its
+    rerun reads) is its owner's; only an action on the cluster (a drain) is runbook's own."""
+
+    # auto: as root, runuser; as any other account, its own jobs only (a job of another user
+    # is refused, exit 4, with the grant it needs). self: runbook's own jobs only. sudo:
+    # `sudo -n -u OWNER` (a service account with the sudoers grant `runbook config show`
+    # prints). runuser: `runuser -u OWNER --` (runbook runs as root). sbatch_uid: root;
+    # sbatch --uid/--gid for the rerun, the job's other commands through runuser.
+    act_as: str = "auto"
+    # How the job's files on its nodes are read by the SSH account: "check" reads only files
+    # that belong to the job's owner (nothing of another account reaches the report, and a
+    # folder the account may not enter is said, never "no failure found"); "sudo" reads them
+    # as the owner through the SSH account's `sudo -n -u OWNER` on the node (a folder of mode
+    # 700, such as a home folder, is read that way only).
+    node_reads: str = "check"
+    # Where the rerun's files (the patched script, config copies, its environment file) are
+    # written as the owner: a folder under the job's working directory, made mode 700.
+    rerun_dir: str = ".runbook"
+    # The group whose members runbook may act for through sudo (the sudoers line it prints
+    # names it, `(%GROUP)`, rather than every account but root); empty: every account but root.
+    owners_group: str = ""
 
 
 @record(frozen=True)
@@ -369,6 +396,7 @@ class SiteConfig:
 
     site: SiteSection = field(default_factory=SiteSection)
     slurm: SlurmSection = field(default_factory=SlurmSection)
+    identity: IdentitySection = field(default_factory=IdentitySection)
     ssh: SshSection = field(default_factory=SshSection)
     state: StateSection = field(default_factory=StateSection)
     playbooks: PlaybooksSection = field(default_factory=PlaybooksSection)

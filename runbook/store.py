@@ -229,7 +229,8 @@ def in_memory() -> Db:
 
 def _connect_sqlite(path: Path) -> Db:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # The state dir holds every user's incidents: runbook's account's alone when made here.
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         raw = sqlite3.connect(path, timeout=30, isolation_level=None)
         raw.execute("PRAGMA journal_mode=WAL")
         raw.execute("PRAGMA busy_timeout=30000")

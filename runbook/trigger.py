@@ -59,3 +59,5 @@ class Result:
     actions: list = field(default_factory=list)
     # What a person does next, as commands carrying this run's --site/--config.
     next_steps: list[str] = field(default_factory=list)
+    # Why a stage stopped, with what to do (the report's Errors): a refusal names the grant.
+    errors: list[str] = field(default_factory=list)

@@ -25,10 +25,13 @@ def apply_plan(
     folder: Path,
     d: Diagnosis | HangDiagnosis,
     known: steps.Known | None = None,
+    actor=None,
 ) -> None:
-    """Drain (when the rung says so), write the patched script into the incident folder, submit it
-    with the lineage tag, and read the new job back: the same world size and GPUs, or it is
-    cancelled and a person decides. Every mutation goes through the executor."""
+    """Drain (when the rung says so), write the patched script where its owner reads it, submit
+    it as the owner with the lineage tag, and read the new job back: the same world size and
+    GPUs, or it is cancelled and a person decides. Every mutation goes through the executor.
+    `actor` (runbook.identity): who the job's files and commands belong to; runbook itself
+    when None or `self`."""
     if plan.drain:
         reasons = (d.reasons[0] if d.reasons else d.verdict)[:200]
         r = ex.run(
@@ -38,7 +41,10 @@ def apply_plan(
         )
         if not r.ok:
             return
-    written = _write_job(ex, plan, folder)
+    writer = _writer(ex, site, job, folder, actor)
+    if writer is None:
+        return
+    written = _write_job(ex, plan, *writer)
     if written is None:
         return
     script, args = written
@@ -61,6 +67,7 @@ def apply_plan(
                 plan.fit.needed_mib if plan.fit is not None else None,
             ),
             known=known,
+            owner=job.user or "",
         )
     )
     if sub.status != "applied" or not sub.value:
@@ -68,27 +75,59 @@ def apply_plan(
     _read_back(ex, client, job, plan, sub.value)
 
 
-def _write_job(ex: Executor, plan: ladder.Plan, folder: Path) -> tuple[str, list[str]] | None:
-    """The patched script, its config copies and its environment file in the incident folder;
-    the script's path and sbatch's options (None: a write failed, the executor said why)."""
+def _writer(ex: Executor, site, job, folder: Path, actor):
+    """(where the rerun's files go, how one is written): the incident folder, by runbook, when
+    runbook is the job's owner; else a folder of the owner's under the job's working directory
+    ([identity] rerun_dir), by the owner, mode 700, so the rerun (and its sbatch) can read them
+    and no other user can. None: there is no such folder (said as a failed step)."""
+    if actor is None or not actor.as_owner:
+        return folder, lambda path, text, mode: steps.write_file(path, text, mode=mode)
+    if not job.work_dir or not job.work_dir.startswith("/"):
+        ex.run(
+            steps.Action(
+                "write_file",
+                "",
+                [],
+                f"write-folder:{ex.incident}",
+                "find the owner's folder for the rerun's files",
+                lambda: None,
+                lambda: steps.Outcome(
+                    1,
+                    error=f"Slurm names no working directory for job {job.job_id} "
+                    f"({job.work_dir or 'none'}): runbook has no folder of "
+                    f"{actor.owner.name}'s to write the rerun's files in",
+                ),
+            )
+        )
+        return None
+    own = Path(job.work_dir) / site.identity.rerun_dir / ex.incident
+    return own, lambda path, text, mode: steps.write_owner_file(actor, path, text, mode=mode)
+
+
+def _write_job(
+    ex: Executor, plan: ladder.Plan, folder: Path, write
+) -> tuple[str, list[str]] | None:
+    """The patched script, its config copies and its environment file in `folder`, each by
+    `write`; the script's path and sbatch's options (None: a write failed, the executor said
+    why)."""
     assert plan.patch is not None  # a plan that acts has its script
     text = plan.patch.new
     # Config copies beside the new script, the script pointed at them by absolute path (the
     # rerun runs in the original's folder, where the copies are not).
     for name, copy in plan.patch.files.items():
         target = str(folder / Path(name).name)
-        if not ex.run(steps.write_file(target, copy)).ok:
+        if not ex.run(write(target, copy, 0o600)).ok:
             return None
         text = point_script_at(text, name, target)
     script = str(folder / f"job.{plan.rung}.sbatch")
-    if not ex.run(steps.write_file(script, text)).ok:
+    if not ex.run(write(script, text, 0o700)).ok:
         return None
     args = list(plan.sbatch_args)
     if plan.env_file is not None:
         # The job's environment for --export-file, readable by runbook's user only: it may hold
         # the user's own credentials. The ledger keeps its hash, never its text.
         env_path = str(folder / f"job.{plan.rung}.env")
-        written = ex.run(steps.write_file(env_path, env_file_text(plan.env_file), mode=0o600))
+        written = ex.run(write(env_path, env_file_text(plan.env_file), 0o600))
         if not written.ok:
             return None
         args.append(f"--export-file={env_path}")

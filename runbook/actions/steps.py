@@ -311,6 +311,63 @@ def write_file(path: str, content: str, *, mode: int = 0o755) -> Action:
     )
 
 
+# Run as the job's owner (runbook.identity): the rerun's file in the owner's folder, made mode
+# 700 by the owner, written through a temporary name and linked into place (never over an
+# existing file: the same content is "already written", other content an error).
+_OWNER_WRITE = (
+    "set -e; umask 077; d=$1; f=$2; m=$3; "
+    'mkdir -p -- "$d"; chmod 700 -- "$d"; '
+    't=$(mktemp "$d/.runbook-XXXXXX"); cat >"$t"; chmod "$m" -- "$t"; '
+    'if [ -e "$d/$f" ] || [ -L "$d/$f" ]; then '
+    'if cmp -s -- "$t" "$d/$f"; then rm -f -- "$t"; echo same; exit 0; fi; '
+    'rm -f -- "$t"; echo "$d/$f exists with other content" >&2; exit 3; fi; '
+    'ln -- "$t" "$d/$f"; rm -f -- "$t"; echo wrote'
+)
+
+
+def write_owner_file(actor, path: str, content: str, *, mode: int = 0o600) -> Action:
+    """A new file the job's owner writes (the rerun's script, config copies, environment):
+    readable by the owner and no other user, wherever the owner's folder is. runbook's own
+    account may not be able to read it back: the owner's shell compares, so a second attempt
+    is "already written", never a second file."""
+    digest = hashlib.sha256(content.encode()).hexdigest()[:16]
+    folder, name = os.path.split(path)
+    argv = actor.wrap(["sh", "-c", _OWNER_WRITE, "runbook-write", folder, name, f"{mode:o}"])
+
+    def apply():
+        import subprocess
+
+        try:
+            r = subprocess.run(
+                argv, input=content.encode(), capture_output=True, timeout=60, check=False
+            )
+        except (OSError, subprocess.SubprocessError) as e:
+            raise RunbookError(
+                f"could not write {path} as {actor.owner.name}: {e}",
+                hint="check that the job's working directory exists and is its owner's",
+            ) from None
+        out = r.stdout.decode(errors="replace").strip()
+        if r.returncode != 0:
+            err = r.stderr.decode(errors="replace").strip()
+            return Outcome(
+                r.returncode,
+                err,
+                error=f"{actor.owner.name} could not write {path}: {err or 'exit ' + str(r.returncode)}",
+            )
+        note = "it already held this content" if out == "same" else ""
+        return Outcome(0, f"{out} {len(content)} bytes as {actor.owner.name}", path, note)
+
+    return Action(
+        "write_file",
+        path,
+        ["write", path, f"sha256:{digest}", f"as {actor.owner.name}"],
+        f"write:{path}:{digest}",
+        f"write {path} as {actor.owner.name}",
+        lambda: None,
+        apply,
+    )
+
+
 @record
 class Known:
     """What this incident already read of Slurm for the lineage check: slurmctld's jobs (its
@@ -349,15 +406,16 @@ def submit(
     need: str = "",
     script_args: Sequence[str] = (),
     known: Known | None = None,
+    owner: str = "",
 ) -> Action:
-    """sbatch. A resubmission carries its lineage in the job's comment, signed with the site's
-    lineage secret, so the next incident on it knows which rung was already tried, and is never
-    made twice for one parent and rung. A job whose comment claims that lineage without a valid
-    signature, or that another user submitted, is not taken for runbook's own."""
+    """sbatch. A rerun carries its lineage in its comment, signed with the site's secret and the
+    owner (a rerun is its owner's job), so the next incident knows the rungs tried, and one
+    parent and rung are resubmitted once. A claim without a valid signature, or on another
+    user's job than the one signed, is not believed."""
     from runbook import lineage as tags
 
     if parent:
-        comment = tags.tag(secret, incident, parent, rung or "", failed_step, need)
+        comment = tags.tag(secret, incident, parent, rung or "", failed_step, need, owner)
         # Before a heterogeneous job's first `:`: the comment is the job's, read on its first
         # component (after the `:` it would be a later component's only).
         at = args.index(":") if ":" in args else len(args)

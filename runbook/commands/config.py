@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from runbook import identity
 from runbook.errors import ConfigError
 from runbook.site import effective_values, user_site_dir
 
@@ -34,6 +35,10 @@ def show(app, as_json):
     Origins: default, file PATH, environment VAR (RUNBOOK_<SECTION>_<KEY>), command line.
     Secrets ([hook] secret and token, [state] lineage_secret) are shown as *** when set.
 
+    Then who acts for a job's owner ([identity]): from this account and host, whether runbook
+    can act as another user (root; or `sudo -n -l` allows each command), what is missing, and
+    the sudoers line a site grants. Nothing is changed to find out.
+
     \b
     Example:
       runbook --site prod config show
@@ -44,6 +49,7 @@ def show(app, as_json):
         (k, "***" if _secret(k) and v else v, origin) for k, v, origin in effective_values(site)
     ]
     backend = _backend(site.slurm.backend)
+    ident = identity.host_check(site.identity)
     if as_json:
         click.echo(
             json.dumps(
@@ -51,6 +57,7 @@ def show(app, as_json):
                     "settings": site.source,
                     "values": {k: {"value": v, "origin": o} for k, v, o in rows},
                     "backend": backend,
+                    "identity": ident,
                 },
                 indent=2,
             )
@@ -60,6 +67,7 @@ def show(app, as_json):
     width = max(len(k) for k, _, _ in rows)
     for key, value, origin in rows:
         click.echo(f"{key:<{width}}  {json.dumps(value)}  ({origin})")
+    _echo_identity(ident)
     if site.slurm.backend == "pyslurm":
         ps = backend["pyslurm"]
         if ps["error"]:
@@ -72,6 +80,21 @@ def show(app, as_json):
             click.echo(f"#   {what}: {why}")
         for what, why in backend["not_carried"].items():
             click.echo(f"#   not carried: {what}: {why}")
+
+
+def _echo_identity(ident: dict) -> None:
+    """Who acts for a job's owner, in words (docs/install.md, Running for every user)."""
+    click.echo(
+        f"# identity: runbook runs as {ident['account']} (uid {ident['uid']}); "
+        f"act_as = {ident['act_as']}, node_reads = {ident['node_reads']}"
+    )
+    if ident["acts_for_others"]:
+        click.echo(f"#   acts as a job's owner: yes, {ident['how']}")
+    else:
+        click.echo(f"#   acts as a job's owner: no ({ident['how'] or 'not granted'})")
+    for m in ident["missing"]:
+        click.echo(f"#   missing: {m}")
+    click.echo(f"#   the sudoers line for a service account: {ident['sudoers_line']}")
 
 
 def _backend(name: str) -> dict:

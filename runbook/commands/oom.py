@@ -106,6 +106,7 @@ def run_verb(app, handler, verb, job_arg, job_id, dry_run, yes, force, as_json) 
                     "summary": result.summary,
                     "new_job_id": result.new_job_id,
                     "next_steps": result.next_steps,
+                    "errors": result.errors,
                     "actions": [
                         {k: a[k] for k in ("kind", "target", "argv", "status", "message")}
                         for a in result.actions

@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # node health (Xid, nvidia-smi parsers) loads only where a pr
 from runbook.evidence.log_filter import (
     host_now,
     parse_grep_output,
+    refusals,
     remote_grep_many_argv,
     split_locations,
 )
@@ -138,6 +139,17 @@ def _transport(site, host: str, hosts):
     return LocalTransport() if site.logs.read_on == "local" or not host else hosts[host]
 
 
+def owner_read(site, owner: str, host: str, argv: list[str]) -> list[str]:
+    """`argv`, a read of a job's files, as its owner where the site says the nodes' reads run
+    so ([identity] node_reads = "sudo", over SSH: the SSH account's sudo on the node).
+    Elsewhere the read runs as the reading account and the scan keeps to the owner's files."""
+    if site.identity.node_reads != "sudo" or not owner or owner == "root":
+        return argv  # a root job's files are read as the SSH account (runbook never becomes root)
+    if site.logs.read_on == "local" or not host:
+        return argv  # this host's own reads: the owner's files only (the scan's -user test)
+    return ["sudo", "-n", "-u", owner, "--", *argv]
+
+
 def read_logs_many(
     site,
     jobs: list[tuple[JobInfo, str]],
@@ -147,7 +159,7 @@ def read_logs_many(
 ) -> tuple[dict[str, JobLogs], dict[str, RunbookError]]:
     """Every job's logs, one exec per host, hosts in parallel: ({job id: JobLogs}, {job id: why
     its logs could not be read}). `jobs` holds (job, batch script) pairs."""
-    done = _read_hosts(site, _locations(jobs), hosts)
+    done = _read_hosts(site, _locations(jobs, site.identity.node_reads == "sudo"), hosts)
     g = _Gathered()
     scripts = {job.job_id: script for job, script in jobs}
     for host, items, out, err in done:
@@ -158,14 +170,45 @@ def read_logs_many(
         g.add_host(host, items, out, scripts)
     read: dict[str, JobLogs] = {}
     for job, _ in jobs:
-        if job.job_id not in g.unreadable and job.job_id in g.parts:
-            read[job.job_id] = g.job_logs(job, step_pattern)
+        if job.job_id in g.unreadable or job.job_id not in g.parts:
+            continue
+        if not g.parts[job.job_id] and g.denied.get(job.job_id):
+            # Nothing read, and a folder the account may not enter: never "no failure found".
+            g.unreadable[job.job_id] = _denied(site, job, g.denied[job.job_id])
+            continue
+        read[job.job_id] = g.job_logs(job, step_pattern)
     return read, g.unreadable
 
 
-def _locations(jobs: list[tuple[JobInfo, str]]) -> dict[str, list]:
-    """Where each job's logs are, by the host that holds them: {host: [(job, location)]}."""
-    by_host: dict[str, list] = {}
+def _denied(site, job: JobInfo, where: list[tuple[str, str, str]]) -> RunbookError:
+    """The error of a job whose logs this account may not read: where, as whom, and the grant
+    that reads them as the job's owner."""
+    from runbook.identity import NotPermitted, node_sudoers_line
+
+    said = "; ".join(f"{folder} on {host or 'this host'} as {who}" for host, who, folder in where)
+    owner = job.user or "the job's owner"
+    line = node_sudoers_line(site.ssh.user, site.identity.owners_group)
+    if site.identity.node_reads == "sudo":
+        hint = (
+            f'the node\'s sudo did not let the SSH account read as {owner}: grant it there ("{line}"), '
+            "or make the folder readable to it"
+        )
+    else:
+        hint = (
+            f'set [identity] node_reads = "sudo" and grant the SSH account on the nodes "{line}" '
+            f"(it then reads as {owner}), or give the job's logs a folder the SSH account may read"
+        )
+    return NotPermitted(
+        f"job {job.job_id}'s logs could not be read: permission denied ({said}); nothing of "
+        "them was seen, so no failure can be told apart from none",
+        hint=hint,
+    )
+
+
+def _locations(jobs: list[tuple[JobInfo, str]], as_owner: bool = False) -> dict[tuple, list]:
+    """Where each job's logs are, by the host that holds them (and, where the nodes' reads run
+    as each job's owner, by owner): {(host, owner or ""): [(job, location)]}."""
+    by_host: dict[tuple, list] = {}
     for job, script in jobs:
         for pattern in log_patterns(job, script):
             where = locate(
@@ -177,31 +220,82 @@ def _locations(jobs: list[tuple[JobInfo, str]]) -> dict[str, list]:
                 array_job_id=job.array_job_id,
                 array_task_id=job.array_task_id,
             )
-            by_host.setdefault(log_host(job), []).append((job, where))
+            key = (log_host(job), (job.user or "") if as_owner else "")
+            by_host.setdefault(key, []).append((job, where))
     return by_host
 
 
-def _read_hosts(site, by_host: dict[str, list], hosts) -> list:
-    """One filtering exec per host, in parallel: [(host, items, stdout or None, error)]."""
+def _read_hosts(site, by_owner: dict[tuple, list], hosts) -> list:
+    """One filtering exec per host, hosts in parallel: [(host, items, stdout or None, error)],
+    one row per (host, owner) group. Only the job's owner's files are read; where the nodes'
+    reads run as each owner (sudo), a host's owners are read in the same exec, one after the
+    other (the sweep's one round trip per host holds however many users' jobs it meets)."""
+    by_host: dict[str, list[tuple[str, list]]] = {}
+    for (host, owner), items in by_owner.items():
+        by_host.setdefault(host, []).append((owner, items))
 
-    def read_host(host: str, items: list):
-        argv = remote_grep_many_argv(
-            [(w.directory, w.name_glob) for _, w in items], tail=site.logs.tail_lines
-        )
+    def read_host(host: str, groups: list[tuple[str, list]]) -> list:
+        argvs = [
+            owner_read(
+                site,
+                owner,
+                host,
+                remote_grep_many_argv(
+                    [(w.directory, w.name_glob, job.user or "") for job, w in items],
+                    tail=site.logs.tail_lines,
+                ),
+            )
+            for owner, items in groups
+        ]
+        argv = argvs[0] if len(argvs) == 1 else one_exec(argvs)
         try:
             transport = _transport(site, host, hosts)
             r = transport.run(argv, timeout=max(site.ssh.command_timeout_s, 60))
         except RunbookError as e:
-            return host, items, None, e
-        return host, items, r.stdout, None
+            return [(host, items, None, e) for _, items in groups]
+        outs = [r.stdout] if len(argvs) == 1 else r.stdout.split(_GROUP)
+        rows: list[tuple] = []
+        for n, (owner, items) in enumerate(groups):
+            out = outs[n] if n < len(outs) else ""
+            if owner and not out.lstrip("\n").startswith("@@now "):
+                # The scan never started: the node's sudo refused to run it as the owner.
+                rows.append((host, items, None, _sudo_refused(site, host, owner, r.stderr)))
+            else:
+                rows.append((host, items, out, None))
+        return rows
 
     if len(by_host) <= 1:
-        return [read_host(h, items) for h, items in by_host.items()]
+        return [row for h, groups in by_host.items() for row in read_host(h, groups)]
     for host in by_host:  # connections are made from the pool's threads; entries made here
         if site.logs.read_on != "local" and host:
             hosts[host]
     with ThreadPoolExecutor(max_workers=max(1, site.ssh.max_parallel)) as pool:
-        return list(pool.map(lambda kv: read_host(*kv), by_host.items()))
+        return [
+            row for rows in pool.map(lambda kv: read_host(*kv), by_host.items()) for row in rows
+        ]
+
+
+# Between two owners' scans in one exec (a line no scan prints: its lines start with @@ markers,
+# a path and a NUL, or a tail's text after its @@tail line, and this follows a newline).
+_GROUP = "\n@@owner-group-end\n"
+
+
+def one_exec(argvs: list[list[str]]) -> list[str]:
+    """Several reads as one command line, each quoted whole, their outputs apart by _GROUP."""
+    sep = f"; printf '{_GROUP.encode('unicode_escape').decode()}'; "
+    return ["sh", "-c", sep.join(shlex.join(a) for a in argvs)]
+
+
+def _sudo_refused(site, host: str, owner: str, stderr: str) -> RunbookError:
+    from runbook.identity import NotPermitted, node_sudoers_line
+
+    said = " ".join((stderr or "").split())[:200]
+    return NotPermitted(
+        f"the SSH account could not read as {owner} on {host or 'this host'}"
+        + (f" ({said})" if said else ""),
+        hint=f'grant it on the nodes: "{node_sudoers_line(site.ssh.user, site.identity.owners_group)}"'
+        ', or set [identity] node_reads = "check" (it then reads only what it may itself)',
+    )
 
 
 @record
@@ -215,6 +309,7 @@ class _Gathered:
     quiet: dict = field(default_factory=dict)  # seconds since the log was last written
     unreadable: dict = field(default_factory=dict)
     missing: dict = field(default_factory=dict)  # lines the log does not show to be this run's
+    denied: dict = field(default_factory=dict)  # [(host, account, folder)] it may not enter
 
     def add_host(self, host: str, items: list, out: str, scripts: dict) -> None:
         now = host_now(out)
@@ -224,7 +319,19 @@ class _Gathered:
             self.parts.setdefault(jid, [])
             self.raw.setdefault(jid, []).append(f"@@loc {where.pattern}\n{per_loc.get(n, '')}")
             excerpts = parse_grep_output(per_loc.get(n, ""))
-            if not excerpts:
+            refused = refusals(per_loc.get(n, ""))
+            for who, folder in refused.denied:
+                self.denied.setdefault(jid, []).append((host, who, folder))
+                self.notes.setdefault(jid, []).append(
+                    f"{folder} on {host or 'this host'} could not be read as {who}: "
+                    "permission denied"
+                )
+            for kind, owner, path in refused.skipped:
+                self.notes.setdefault(jid, []).append(
+                    f"{path} left unread: {kind} of {owner or 'an unknown account'}, not a file "
+                    f"of the job's owner {job.user or '?'}"
+                )
+            if not excerpts and not refused.denied:
                 self.notes.setdefault(jid, []).append(
                     f"no log file matched {where.pattern} on {host or 'this host'}"
                 )
@@ -257,7 +364,7 @@ class _Gathered:
                 f"no log of the job was found ({'; '.join(job_notes)}; the job's paths came "
                 f"from {job.source})"
             )
-        launch.incomplete.extend(n for n in job_notes if "cut at" in n)
+        launch.incomplete.extend(n for n in job_notes if "cut at" in n or "denied" in n)
         launch.incomplete.extend(self.missing.get(jid, []))
         last = training_steps(launch.tails, step_pattern) if step_pattern else None
         return JobLogs(
@@ -287,9 +394,20 @@ def fetch_dump(site, job, launch: LaunchReport, hosts) -> tuple[dict | None, str
     mine = [i for i in marks if ff and i.rank in ff.ranks] or marks
     if not mine:
         return None, ""
-    r = _transport(site, log_host(job), hosts).run(
-        ["head", "-c", str(8 << 20), "--", mine[0].fields["path"]]
-    )
+    # The path is the job's own word (its log says it): read only a regular file of the job's
+    # owner, as the logs are, never whatever it names.
+    argv = [
+        "sh",
+        "-c",
+        '[ -f "$2" ] && [ ! -L "$2" ] && { [ -z "$1" ] || [ "$(stat -c %U -- "$2")" = "$1" ]; } '
+        '&& head -c "$3" -- "$2"',
+        "runbook-dump",
+        job.user or "",
+        mine[0].fields["path"],
+        str(8 << 20),
+    ]
+    host = log_host(job)
+    r = _transport(site, host, hosts).run(owner_read(site, job.user or "", host, argv))
     if not r.ok:
         return None, ""
     try:

@@ -157,12 +157,15 @@ _SOURCED = re.compile(
 def _read(name: str, path: Path, **more) -> ConfigFile:
     """One config file as the script names it (`name`), read from `path`, or why it could not
     be (too large, missing, not UTF-8)."""
+    from runbook.evidence import owner_read
+
     try:
-        if path.stat().st_size > MAX_CONFIG_BYTES:
+        if owner_read.size(path) > MAX_CONFIG_BYTES:
             return ConfigFile(
                 name, str(path), None, f"larger than {MAX_CONFIG_BYTES} bytes", **more
             )
-        return ConfigFile(name, str(path), path.read_text(encoding="utf-8"), **more)
+        # As the job's owner could read it: a config copy reaches the rerun and the report.
+        return ConfigFile(name, str(path), owner_read.read_text(path), **more)
     except (OSError, UnicodeDecodeError) as e:
         why = getattr(e, "strerror", None) or str(e)
         return ConfigFile(name, str(path), None, why, **more)

@@ -17,7 +17,7 @@ import stat
 from datetime import datetime
 from pathlib import Path
 
-from runbook.evidence import tfevents
+from runbook.evidence import owner_read, tfevents
 from runbook.evidence.trend import Trend, from_lightning_csv, from_lightning_scalars, lightning_tag
 
 NAME = "metrics.csv"
@@ -70,7 +70,7 @@ def read_head_and_tail(path: str | Path) -> str:
     """The file's first line and its last TAIL_BYTES (from a line start): bounded whatever the
     file's size. A link or anything but a regular file reads as empty."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = owner_read.open_checked(path)
     except OSError:
         return ""
     with os.fdopen(fd, "rb") as f:

@@ -160,14 +160,30 @@ def filter_lines(
     return out
 
 
-# Shell for one (dir, glob) location: matching lines with context, NUL after each file name,
-# capped; then, if asked, the tail of each file after an `@@tail NAME` line.
+# Shell for one (dir, glob, owner) location: matching lines with context, NUL after each file
+# name, capped; then, if asked, the tail of each file after an `@@tail NAME` line.
+# With an owner, only regular files that belong to the job's owner are read: a symbolic link
+# (find never follows one) or a file of another account in the job's folder is left unread and
+# named (`@@skipped`), so nothing the owner did not write reaches the report. A folder this
+# account may not enter says so (`@@denied`): never read as "no failure found".
+_OWNER_TEST = '${owner:+-user "$owner"} '
+_SCAN_GUARD = (
+    'if [ -d "$dir" ]; then '
+    '{ [ -r "$dir" ] && [ -x "$dir" ]; } || printf "@@denied %s\\0%s\\n" "$(id -un)" "$dir"; '
+    'elif ! [ -x "$(dirname -- "$dir")" ]; then '
+    'printf "@@denied %s\\0%s\\n" "$(id -un)" "$(dirname -- "$dir")"; fi; '
+    'if [ -n "$owner" ]; then '
+    'find "$dir" -maxdepth 1 -name "$glob" \\( ! -type f -o ! -user "$owner" \\) '
+    '-printf "@@skipped %y %u\\0%p\\n" 2>/dev/null | head -n 20; fi; '
+)
 _SCAN_ONE_LOCATION = (
-    'find "$dir" -maxdepth 1 -type f -name "$glob" -print0 2>/dev/null | sort -z | '
+    'find "$dir" -maxdepth 1 -type f ' + _OWNER_TEST + '-name "$glob" -print0 2>/dev/null | '
+    "sort -z | "
     'LC_ALL=C xargs -0 -r grep -a -n -H -Z -F -B "$b" -A "$a" -e "$pats" -- 2>/dev/null | '
     'head -c "$cap"; '
     'if [ "$tail" -gt 0 ]; then '
-    'find "$dir" -maxdepth 1 -type f -name "$glob" -print0 2>/dev/null | sort -z | '
+    'find "$dir" -maxdepth 1 -type f ' + _OWNER_TEST + '-name "$glob" -print0 2>/dev/null | '
+    "sort -z | "
     # "@@tail PATH\0MTIME": the file's modification time (epoch s), as its host says it.
     'xargs -0 -r -I{} sh -c \'printf "\\n@@tail %s\\0%s\\n" "$1" "$(stat -c %Y -- "$1")"; '
     # The last line as it is (a live log's may lack its newline yet: parse_grep_output tells).
@@ -178,21 +194,22 @@ _SCAN_ONE_LOCATION = (
 
 
 def remote_grep_many_argv(
-    locations: list[tuple[str, str]], *, cap: int = REMOTE_CAP_BYTES, tail: int = 0
+    locations: list[tuple[str, ...]], *, cap: int = REMOTE_CAP_BYTES, tail: int = 0
 ) -> list[str]:
-    """One exec for many (directory, file glob) pairs: the sweep reads every candidate job's log
-    on a host in one round trip. Each location's output follows an `@@loc N` line."""
+    """One exec for many (directory, file glob[, owner]) locations: the sweep reads every
+    candidate job's log on a host in one round trip. Each location's output follows an
+    `@@loc N` line. With an owner (the job's user), only that account's regular files are
+    read (see _SCAN_GUARD)."""
     script = (
         "b=$1; a=$2; cap=$3; pats=$4; tail=$5; tb=$6; tail_read=$7; shift 7; n=0; "
         # The host's clock, so a log's age is measured on the clock that stamped it.
         'printf "@@now %s\\n" "$(date +%s)"; '
         # The newline before each marker: a log whose last line is still being written ends
         # without one, and must not run into the marker (parse_grep_output drops that line).
-        'while [ "$#" -ge 2 ]; do dir=$1; glob=$2; shift 2; printf "\\n@@loc %s\\n" "$n"; '
-        + _SCAN_ONE_LOCATION
-        + "; n=$((n + 1)); done"
+        'while [ "$#" -ge 3 ]; do dir=$1; glob=$2; owner=$3; shift 3; '
+        'printf "\\n@@loc %s\\n" "$n"; ' + _SCAN_GUARD + _SCAN_ONE_LOCATION + "; n=$((n + 1)); done"
     )
-    flat = [x for loc in locations for x in loc]
+    flat = [x for loc in locations for x in (*loc[:3], *[""] * (3 - len(loc)))]
     return [
         "sh",
         "-c",
@@ -228,6 +245,32 @@ def split_locations(out: str) -> dict[int, str]:
     return {k: "\n".join(v) for k, v in parts.items()}
 
 
+@record
+class Refusals:
+    """What a location's scan could not, or would not, read: folders this account may not
+    enter ((account, folder)), and files left unread ((kind, owner, path): a symbolic link, a
+    file of another account)."""
+
+    denied: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+_KINDS = {"l": "a symbolic link", "d": "a folder", "f": "a file"}
+
+
+def refusals(out: str) -> Refusals:
+    """The `@@denied` and `@@skipped` lines of one location's output."""
+    r = Refusals()
+    for line in out.split("\n"):
+        head, _, path = line.partition("\0")
+        if head.startswith("@@denied ") and path:
+            r.denied.append((head[len("@@denied ") :], path))
+        elif head.startswith("@@skipped ") and path:
+            kind, _, owner = head[len("@@skipped ") :].partition(" ")
+            r.skipped.append((_KINDS.get(kind, "not a regular file"), owner, path))
+    return r
+
+
 def parse_grep_output(out: str, cap: int = REMOTE_CAP_BYTES) -> dict[str, Excerpt]:
     """`grep -n -H -Z -A` output -> one Excerpt per file. Matches read `path\\0N:text`, context
     lines `path\\0N-text`, groups are separated by `--`."""
@@ -243,8 +286,8 @@ def parse_grep_output(out: str, cap: int = REMOTE_CAP_BYTES) -> dict[str, Excerp
         if tail_of is not None:
             tail_of.tail.append(line)
             continue
-        if "\0" not in line:
-            continue  # "--" separators, or a line cut by the cap
+        if "\0" not in line or line.startswith(("@@denied ", "@@skipped ")):
+            continue  # "--" separators, a line cut by the cap, or what was not read
         path, _, rest = line.partition("\0")
         m = re.match(r"(\d{1,18}(?!\d))[:-](.*)", rest, re.S)
         if not m:

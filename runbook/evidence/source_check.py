@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import field
 from pathlib import Path
 
+from runbook.evidence import owner_read
 from runbook.record import record
 
 MAX_FILES = 200
@@ -259,11 +260,11 @@ def check_tree(root: str | Path) -> SourceReport:
             )
             break
         try:
-            size = path.stat().st_size
+            size = owner_read.size(path)
             if size > MAX_FILE_BYTES:
                 report.notes.append(f"{path}: {size} bytes, over {MAX_FILE_BYTES}: not read")
                 continue
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = owner_read.read_text(path, errors="replace")
         except OSError as e:
             report.notes.append(f"{path}: {e.strerror or e}")
             continue
@@ -335,10 +336,10 @@ def job_files(
             continue
         seen.add(path)
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
+            if owner_read.size(path) > MAX_FILE_BYTES:
                 notes.append(f"{path}: over {MAX_FILE_BYTES} bytes, not read")
                 continue
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = owner_read.read_text(path, errors="replace")
         except OSError as e:
             if entry:
                 notes.append(f"{path}: {e.strerror or e}")

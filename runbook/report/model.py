@@ -72,6 +72,9 @@ class Incident:
     finished: float | None = None
     status: str = "running"  # complete | stopped
     stopped_at: str | None = None
+    # The exit code of the error that stopped it, where it is not a failed step's (1): a
+    # refusal to act for the job's owner is a person's to settle (4).
+    stop_exit: int | None = None
     exit_code: int | None = None
     summary: str = ""
     timeline: list[Step] = field(default_factory=list)

@@ -25,7 +25,10 @@ class Recorder:
     def __init__(self, folder: Path, incident: Incident):
         self.folder = folder
         self.incident = incident
-        folder.mkdir(parents=True, exist_ok=True)
+        # runbook's own: an incident holds a user's job's logs and commands, and one user's job
+        # never shows in another's (docs/design.md §4.4). A folder the site made is left as is.
+        folder.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        folder.mkdir(exist_ok=True, mode=0o700)
 
     def raw(self, name: str, text: str) -> None:
         write_atomic(self.folder / "raw" / name, text)
@@ -61,6 +64,7 @@ class Recorder:
             s.status, s.finished, s.detail = "failed", time.time(), str(e).splitlines()[0]
             self.incident.errors.append(f"{name}: {e}")
             self.incident.status, self.incident.stopped_at = "stopped", name
+            self.incident.stop_exit = int(e.exit_code)
             progress(f"{name}: FAILED: {e}")
             self.save(rendered=False)
             raise Stopped(name) from e

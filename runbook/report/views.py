@@ -130,7 +130,9 @@ def conclude(
     verdict = d.verdict if d else "not reached"
     inc.summary = _summary(inc, d, oom_d, plan, results, dry, verdict)
     _next_steps(inc, job, plan, failed, declined, dry, site_flags, site, verb, verdict)
-    if inc.status == "stopped" or failed:
+    if inc.status == "stopped" and inc.stop_exit == ExitCode.NEEDS_HUMAN and not failed:
+        inc.exit_code = int(ExitCode.NEEDS_HUMAN)  # refused before any change: a grant, a person
+    elif inc.status == "stopped" or failed:
         inc.exit_code = int(ExitCode.STEP_FAILED)
     elif (plan and plan.needs_human) or declined:
         inc.exit_code = int(ExitCode.NEEDS_HUMAN)

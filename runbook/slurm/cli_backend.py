@@ -10,6 +10,7 @@ separator, because job names and comments are free text and may hold `|`.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 from collections.abc import Sequence
@@ -85,6 +86,19 @@ class CliSlurm:
         # every command); empty: the local cluster, no -M.
         self.cluster = check_cluster(cluster) if cluster else ""
         self._version: str | None = None
+        # Who the job's commands run as (runbook.identity.Actor); None: runbook's own account,
+        # for a client that reads only, or acts before a job is known.
+        self.actor = None
+
+    def acting_as(self, actor) -> CliSlurm:
+        """This client, its job mutations (scancel, sbatch, scontrol hold/release/update) run
+        as `actor` says: the job's owner. Reads and a node's drain stay runbook's own."""
+        c = copy.copy(self)
+        c.actor = actor
+        return c
+
+    def _as_owner(self, argv: list[str]) -> list[str]:
+        return self.actor.wrap(argv) if self.actor is not None else argv
 
     def _m(self, argv: list[str]) -> list[str]:
         """`argv` with -M <cluster> after the Slurm command's name (after an `env` prefix)."""
@@ -205,8 +219,14 @@ class CliSlurm:
             "line": None if out.line else ["sacct", "-X", "-n", "-P", "-o", "SubmitLine"],
             "env": None if out.env is not None else ["sacct", "-n", "--env-vars"],
         }
+
+        def ask(k: str, argv: list[str]):
+            # The environment is the job's own, shown to its owner (and Slurm's admins) only:
+            # read as the owner, as its batch script is.
+            return self._exec(self._as_owner(self._m(argv)) if k == "env" else argv)
+
         with ThreadPoolExecutor(max_workers=2) as pool:  # two slurmdbd queries, at once
-            got = {k: pool.submit(self._exec, [*a, "-j", job_id]) for k, a in asks.items() if a}
+            got = {k: pool.submit(ask, k, [*a, "-j", job_id]) for k, a in asks.items() if a}
             answers = {k: f.result() for k, f in got.items()}
         if (r := answers.get("line")) is not None:
             # One job, one field: all of it is the line (a --wrap command may hold newlines).
@@ -227,14 +247,31 @@ class CliSlurm:
         return out
 
     def batch_script(self, job_id: str) -> str:
+        """The job's batch script, read as its owner (Slurm shows it to the owner and its
+        admins only: measured on 22.05, `scontrol write batch_script` of another user's job
+        says "Invalid user id" and `sacct -B` prints nothing)."""
         job_id = check_job_id(job_id)
-        r = self._exec(["scontrol", "write", "batch_script", job_id, "-"])
+        r = self.t.run(
+            self._as_owner(self._m(["scontrol", "write", "batch_script", job_id, "-"])),
+            timeout=self.timeout,
+        )
         if r.exit_code == 0 and r.stdout.strip():
             return r.stdout
         # After slurmctld forgets the job: accounting keeps it with AccountingStoreFlags=job_script.
-        r2 = self._run(["sacct", "-B", "-j", job_id], "reading the batch script from accounting")
+        r2 = self.t.run(
+            self._as_owner(self._m(["sacct", "-B", "-j", job_id])), timeout=self.timeout
+        )
+        if r2.exit_code != 0:
+            raise slurm_error("reading the batch script from accounting", r2)
         text = _sacct_script(re.sub(r"\A\s*Batch Script for \S+\s*\n-+\n", "", r2.stdout))
         if not text.strip():
+            said = (r.stderr or "").strip()
+            if re.search(r"Invalid user id|Access.*denied|[Pp]ermission denied", said):
+                raise SlurmError(
+                    f"job {job_id}: Slurm refused its batch script to this account ({said[:200]})",
+                    hint="Slurm shows a job's script to its owner and its admins only: act as the "
+                    "owner ([identity] act_as, `runbook config show`) or as a Slurm operator",
+                )
             raise SlurmError(
                 f"job {job_id}: neither slurmctld nor accounting holds its batch script",
                 hint="set AccountingStoreFlags=job_script in slurm.conf so finished jobs keep it",
@@ -309,13 +346,13 @@ class CliSlurm:
 
     # -- mutations (called by the action executor only) -----------------------------------------
     def cancel_argv(self, job_id: str) -> list[str]:
-        return self._m(["scancel", check_job_id(job_id)])
+        return self._as_owner(self._m(["scancel", check_job_id(job_id)]))
 
     def hold_argv(self, job_id: str) -> list[str]:
-        return self._m(["scontrol", "hold", check_job_id(job_id)])
+        return self._as_owner(self._m(["scontrol", "hold", check_job_id(job_id)]))
 
     def release_argv(self, job_id: str) -> list[str]:
-        return self._m(["scontrol", "release", check_job_id(job_id)])
+        return self._as_owner(self._m(["scontrol", "release", check_job_id(job_id)]))
 
     def depend_argv(self, job_id: str, dependency: str) -> list[str]:
         if not re.fullmatch(r"[a-z_]{1,32}:[0-9_+:?,a-z]{1,2000}", dependency):
@@ -324,8 +361,10 @@ class CliSlurm:
                 "TYPE:ID[:ID...] terms joined by , or ?)",
                 hint=f"set it by hand: scontrol update JobId={job_id} Dependency=...",
             )
-        return self._m(
-            ["scontrol", "update", f"JobId={check_job_id(job_id)}", f"Dependency={dependency}"]
+        return self._as_owner(
+            self._m(
+                ["scontrol", "update", f"JobId={check_job_id(job_id)}", f"Dependency={dependency}"]
+            )
         )
 
     def change(self, argv: list[str], what: str):
@@ -352,11 +391,13 @@ class CliSlurm:
                 f"invalid environment variable name(s) {bad} for sbatch",
                 hint="names are letters, digits and _, not starting with a digit",
             )
-        prefix = ["env", *[f"{k}={v}" for k, v in env.items()]] if env else []
         # sbatch exports the submitting environment (--export=ALL is its default), so `env` sets
         # variables for the job without comma-splitting their values as --export would.
         # The job's own arguments follow the script, as the user gave them ($1..$N).
-        return self._m([*prefix, "sbatch", "--parsable", *args, script, *script_args])
+        sbatch = self._m(["sbatch", "--parsable", *args, script, *script_args])
+        if self.actor is not None:
+            return self.actor.submit(env, sbatch)
+        return [*(["env", *[f"{k}={v}" for k, v in env.items()]] if env else []), *sbatch]
 
     def cancel(self, job_id: str):
         return self._checked(self.cancel_argv(job_id), f"cancelling job {job_id}")

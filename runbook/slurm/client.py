@@ -236,6 +236,10 @@ class SlurmClient(Protocol):
 
     def depend_argv(self, job_id: str, dependency: str) -> list[str]: ...
 
+    def acting_as(self, actor) -> SlurmClient:
+        """This client, the job's mutations run as `actor` (runbook.identity) says."""
+        ...
+
     def change(self, argv: list[str], what: str):
         """Run one of the argvs above (the executor shows it as it runs it)."""
         ...

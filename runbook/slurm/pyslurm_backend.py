@@ -225,6 +225,7 @@ class PyslurmBackend:
         # `module` is pyslurm itself; tests hand in objects of its documented shapes.
         self.ps = module if module is not None else load_pyslurm()
         self.submitter = submitter
+        self.actor = None  # runbook.identity.Actor once acting_as() made this client
 
     def _call(self, what: str, fn, *args, **kwargs):
         try:
@@ -408,9 +409,24 @@ class PyslurmBackend:
         nodes = self._call("reading the nodes", self.ps.Nodes.load)
         return {n: _s(getattr(nodes[n], "state", "")) for n in names if n in nodes}
 
+    def acting_as(self, actor):
+        """This backend, the job's mutations run as `actor` says (the owner): through the
+        Slurm commands, since pyslurm's calls act as this process's own account."""
+        import copy
+
+        c = copy.copy(self)
+        c.submitter = self.submitter.acting_as(actor)
+        c.actor = actor
+        return c
+
+    def _owners(self) -> bool:
+        return self.actor is not None and self.actor.as_owner
+
     def cancel(self, job_id: str):
         job_id = check_job_id(job_id)
-        if "_" in job_id:  # Job(A).cancel() would cancel every task: scancel A_T takes one
+        if "_" in job_id or self._owners():
+            # Job(A).cancel() would cancel every task: scancel A_T takes one; and pyslurm
+            # cancels as this process, never as the job's owner.
             return self.submitter.cancel(job_id)
         return self._call(f"cancelling job {job_id}", self.ps.Job(int(job_id)).cancel)
 
@@ -420,7 +436,7 @@ class PyslurmBackend:
         return self._call(f"draining {node}", self.ps.Node(node).modify, change)
 
     def cancel_argv(self, job_id: str) -> list[str]:
-        if "_" in check_job_id(job_id):
+        if "_" in check_job_id(job_id) or self._owners():
             return self.submitter.cancel_argv(job_id)
         return ["pyslurm", "Job.cancel", job_id]
 

@@ -25,6 +25,13 @@ NET=198.18.0
 CTLD_ADDR=$NET.1
 CLUSTER=devcluster
 SSH_USER=oncall
+# Job owners: ordinary accounts with private home folders (mode 700), members of OWNERS_GROUP;
+# neither runbook's account nor the SSH account. SVC_USER: an unprivileged service account that
+# runs runbook with the sudoers grant a site writes (docs/install.md, Running for every user).
+JOB_USERS=(alice bob)
+OWNERS_GROUP=hpcusers
+SVC_USER=rbsvc
+SECURE=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin  # sudo's secure_path
 GPUS_PER_NODE=4
 CTLD_HOST=$(hostname -s)
 PG_PORT=5433
@@ -70,7 +77,7 @@ stop_pidfile() { # pidfile: TERM, wait, KILL; always removes the file
 
 cmd_install() {
   local pkgs=(slurm-wlm slurmdbd munge mariadb-server openssh-server openssh-client iproute2
-    util-linux procps sudo postgresql)
+    util-linux procps sudo postgresql python3-venv)
   if dpkg-query -W -f='${Status}\n' "${pkgs[@]}" 2>/dev/null | grep -vq 'install ok installed' ||
     [[ $(dpkg-query -W -f='${Status}\n' "${pkgs[@]}" 2>/dev/null | wc -l) -ne ${#pkgs[@]} ]]; then
     log "installing ${pkgs[*]}"
@@ -271,6 +278,68 @@ write_pyspy() {
   mv "$rule.tmp" "$rule"
 }
 
+write_users() {
+  # Accounts are the host's, and every node shares them (and /etc/sudoers.d): a node's mount
+  # namespace binds only /usr/local/bin, /var/log, /etc/hosts and resolv.conf.
+  getent group "$OWNERS_GROUP" >/dev/null || groupadd "$OWNERS_GROUP"
+  local u
+  for u in "${JOB_USERS[@]}"; do
+    id -u "$u" >/dev/null 2>&1 || useradd -m -s /bin/bash -G "$OWNERS_GROUP" "$u"
+    usermod -a -G "$OWNERS_GROUP" "$u"
+    chmod 700 "/home/$u"
+  done
+  id -u "$SVC_USER" >/dev/null 2>&1 || useradd -m -s /bin/bash "$SVC_USER"
+  # The grants a site writes, the text docs/install.md shows: the service account runs a job's
+  # commands as its owner (runbook config show prints this line), and the SSH account reads a
+  # job's files as its owner on the nodes ([identity] node_reads = "sudo"). Both only as a
+  # member of the owners' group: never root, never a daemon's account.
+  local rule=/etc/sudoers.d/runbook-devcluster-owners sb sc sr sa sh
+  # Paths as sudo finds the commands on its secure_path, links not resolved: sudo matches a
+  # command's base name first (sh is not dash).
+  sb=$(PATH=$SECURE command -v sbatch) sc=$(PATH=$SECURE command -v scancel)
+  sr=$(PATH=$SECURE command -v scontrol) sa=$(PATH=$SECURE command -v sacct)
+  sh=$(PATH=$SECURE command -v sh)
+  { printf '%s ALL=(%%%s) NOPASSWD:SETENV: %s, %s, %s, %s, %s\n' \
+      "$SVC_USER" "$OWNERS_GROUP" "$sb" "$sc" "$sr" "$sa" "$sh"
+    printf '%s ALL=(%%%s) NOPASSWD: %s\n' "$SSH_USER" "$OWNERS_GROUP" "$sh"
+  } >"$rule.tmp"
+  chmod 440 "$rule.tmp"
+  visudo -cq -f "$rule.tmp" || die "sudoers rules for the job owners rejected by visudo"
+  mv "$rule.tmp" "$rule"
+}
+
+write_venv() {
+  # A Python every account may run, with torch: the job owners' jobs and runbook as the service
+  # account run from it (the developers' Python lives under root's home, mode 700). runbook is
+  # a copy of the checkout's package (sync_src), refreshed on every 'up', so it is never stale.
+  local v=$STATE/venv
+  if ! "$v/bin/python" -c 'import torch, numpy, click, paramiko, jinja2, yaml' 2>/dev/null; then
+    log "making the job owners' Python in $v"
+    rm -rf "$v"
+    /usr/bin/python3 -m venv "$v"
+    "$v/bin/python" -m pip install -q --disable-pip-version-check torch==2.13.0 numpy \
+      'click>=8.1' 'paramiko>=3.4' 'jinja2>=3.1' 'PyYAML>=6.0' 'waitress>=2.1' \
+      'prometheus_client>=0.17' 2>&1 | grep -v '^WARNING' || true
+  fi
+  "$v/bin/python" -c 'import torch' 2>/dev/null || die "torch could not be installed into $v"
+  local site
+  site=$("$v/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  printf '%s\n' "$STATE/src" >"$site/runbook-devcluster.pth"
+  printf '#!%s\nimport sys\nfrom runbook.entry import main\nsys.exit(main())\n' \
+    "$v/bin/python" >"$v/bin/runbook"
+  chmod 755 "$v/bin/runbook"
+  sync_src
+}
+
+sync_src() {
+  local src=$STATE/src new=$STATE/src.new
+  rm -rf "$new" && mkdir -p "$new"
+  cp -r "$HERE/../../runbook" "$new/runbook"
+  find "$new" -name __pycache__ -prune -exec rm -rf {} +
+  chmod -R a+rX "$new" "$STATE/venv"
+  rm -rf "$src" && mv "$new" "$src"
+}
+
 start_munge() {
   pid_alive "$STATE/run/munged.pid" && return 0
   mkdir -p /run/munge && chown munge:munge /run/munge && chmod 755 /run/munge
@@ -415,7 +484,9 @@ cmd_up() {
     # The Slurm trigger calls the runbook of whoever brings the cluster up: a cluster left up by
     # another checkout or venv would run that one (or one since deleted).
     write_trigger
-    log "already up ($NODES nodes); stand-ins and the Slurm trigger refreshed for $(
+    write_users
+    write_venv
+    log "already up ($NODES nodes); stand-ins, users, the owners' runbook copy and the Slurm trigger refreshed for $(
       python3 -c 'import sys; print(sys.executable)')"
     return 0
   fi
@@ -424,6 +495,8 @@ cmd_up() {
   write_configs
   write_ssh
   write_pyspy
+  write_users
+  write_venv
   start_munge
   start_net  # first: slurmdbd is reached on the bridge address
   start_mariadb
@@ -483,7 +556,7 @@ cmd_down() {
     stop_pidfile "$STATE/run/munged.pid"
     # Job ids restart at 1 with a wiped StateSaveLocation, so the accounting DB goes with it.
     rm -rf "$STATE"
-    rm -f /etc/sudoers.d/runbook-devcluster
+    rm -f /etc/sudoers.d/runbook-devcluster /etc/sudoers.d/runbook-devcluster-owners
     log "down, state purged"
   else
     log "down (state kept in $STATE)"
@@ -521,6 +594,10 @@ RUNBOOK_CLUSTER_KNOWN_HOSTS=$STATE/ssh/known_hosts
 RUNBOOK_CLUSTER_JOBS=$STATE/jobs
 RUNBOOK_CLUSTER_PG_URL=$PG_URL
 RUNBOOK_CLUSTER_HOST_ADDR=$CTLD_ADDR
+RUNBOOK_CLUSTER_JOB_USERS=${JOB_USERS[*]}
+RUNBOOK_CLUSTER_OWNERS_GROUP=$OWNERS_GROUP
+RUNBOOK_CLUSTER_SVC_USER=$SVC_USER
+RUNBOOK_CLUSTER_VENV=$STATE/venv
 EOF
 }
 

@@ -28,8 +28,9 @@ def _record(relpath: str, record_id: str) -> str:
     return next(r["text"] for r in corpus_records(relpath) if r["id"] == record_id)
 
 
-def hung_job(scenario, *sbatch_args):  # noqa: F811
-    s = scenario("hang", long_step=6, extra_args="--hang-node gpu-02")
+def healthy_nodes(s) -> None:
+    """gpu-01 and gpu-02 as the hung job's node health reads them: a clean card, no processes,
+    no Xid (recorded real outputs)."""
     for node in ("gpu-01", "gpu-02"):
         s.health(
             node,
@@ -39,6 +40,11 @@ def hung_job(scenario, *sbatch_args):  # noqa: F811
             ),
             apps=_record("ops/nvidia_smi_apps.jsonl", "apps-gpud-550-h100x8-no-processes"),
         )
+
+
+def hung_job(scenario, *sbatch_args):  # noqa: F811
+    s = scenario("hang", long_step=6, extra_args="--hang-node gpu-02")
+    healthy_nodes(s)
     job = s.submit(*sbatch_args)
     s.wait_failure(job, "loading shard 6")  # rank 3 entered its read; the others block
     return s, job

@@ -63,6 +63,10 @@ STAGE_OF = {
     "evidence.program": "jobfiles",
     "evidence.source_check": "jobfiles",
     "evidence.script_args": "jobfiles",
+    # The job's files read with its owner's rights, by every reader of them.
+    "evidence.owner_read": "jobfiles",
+    # Who acts for a job's owner: settings in, a decision out (runbook.identity).
+    "identity": "site",
     "cause": "rungs",  # the causes' rules: data in, a name out; the playbook names them
     "evidence.framing": "units",  # colour codes and quote markers: text any parser reads
     "state": "errors",

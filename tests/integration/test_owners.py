@@ -1,0 +1,437 @@
+"""Jobs of ordinary users, handled as a site runs runbook (docs/install.md, Running for every
+user), on the real test cluster: alice and bob are accounts of their own with home folders of
+mode 700 (tests/cluster/cluster.sh write_users), neither runbook's account nor the SSH account
+(oncall). Their job is the demo's real 2-node x 2-rank gloo job (examples/train_oom, its GPU
+modelled) run from a Python every account may run (the cluster's venv).
+
+Each test checks the outcome in Slurm and on disk, never in runbook's own JSON alone: the
+rerun's UserId/GroupId from `scontrol show job`, the owner of the files it wrote from stat(2),
+the job's state from squeue/sacct.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import re
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+from runbook.planning.templates import render
+from tests.integration.slurm_helpers import sacct_row, sh, squeue_state, wait_until
+from tests.integration.test_job_shapes import _ended
+from tests.integration.test_oom_scenarios import BASE, TEMPLATE
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+
+
+def as_user(user: str, *argv: str, input: str | None = None, cwd: str | None = None, env=None):
+    """`argv` run as `user` (runuser, as root), its result."""
+    return subprocess.run(
+        ["runuser", "-u", user, "--", *argv],
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd or "/",
+        env=env,
+    )
+
+
+def write_as(user: str, path: Path, text: str, mode: str = "644") -> None:
+    r = as_user(user, "sh", "-c", 'cat >"$1" && chmod "$2" "$1"', "sh", str(path), mode, input=text)
+    assert r.returncode == 0, r.stderr
+
+
+def scontrol_fields(job: str) -> dict[str, str]:
+    out = sh("scontrol", "-o", "show", "job", job)
+    return dict(re.findall(r"(\w+)=(\S*)", out))
+
+
+class OwnerJob:
+    """A job of `user` in a folder of theirs (under their home folder of mode 700, or under the
+    cluster's shared jobs folder), written and submitted as them."""
+
+    def __init__(self, cluster, user: str, name: str, *, private: bool = True, **overrides):
+        self.cluster, self.user = cluster, user
+        self.venv = Path(cluster["RUNBOOK_CLUSTER_VENV"])
+        base = Path(pwd.getpwnam(user).pw_dir) if private else Path(cluster["RUNBOOK_CLUSTER_JOBS"])
+        self.folder = base / f"{name}-{uuid.uuid4().hex[:8]}"
+        r = as_user(user, "mkdir", "-m", "755", str(self.folder))
+        assert r.returncode == 0, r.stderr
+        program = self.folder / "train.py"
+        write_as(user, program, (REPO / "examples" / "train_oom" / "train.py").read_text())
+        self.vars = {**BASE, "name": name, "workdir": str(self.folder), "program": str(program)}
+        self.vars.update(overrides)
+
+    def script(self, *between: str, replace: tuple[str, str] | None = None) -> Path:
+        """The job's sbatch script, as a person writes it, the venv's Python on its srun line;
+        `between`: more #SBATCH lines after its own (a het job's later components)."""
+        lines = render(str(TEMPLATE), self.vars).splitlines()
+        heads = [ln for ln in lines if ln.startswith("#SBATCH")]
+        rest = [ln for ln in lines if not ln.startswith(("#!", "#SBATCH", "# runbook:"))]
+        body = "\n".join(["#!/bin/bash", *heads, *between, *rest])
+        body = body.replace("srun -l python3", f"srun -l {self.venv}/bin/python3")
+        if replace:
+            assert replace[0] in body
+            body = body.replace(*replace)
+        path = self.folder / "train.sbatch"
+        write_as(self.user, path, body + "\n")
+        return path
+
+    def submit(self, script: Path) -> str:
+        r = as_user(
+            self.user,
+            "sbatch",
+            "--parsable",
+            "-p",
+            "debug",
+            "--nodelist=gpu-[01-02]",
+            str(script),
+            cwd=str(self.folder),
+        )
+        assert r.returncode == 0, r.stderr
+        return r.stdout.strip().split(";")[0]
+
+    def log(self, job: str) -> str:
+        logs = list(self.folder.glob(f"*-{job}.out"))
+        return logs[0].read_text(errors="replace") if logs else ""
+
+    def wait_failure(self, job: str) -> None:
+        wait_until(lambda: "Tried to allocate" in self.log(job), 120, f"job {job} to run out")
+
+    def wait_done(self, job: str) -> str:
+        row = wait_until(
+            lambda: (r := sacct_row(job)) and r["state"] not in ("PENDING", "RUNNING", "") and r,
+            180,
+            f"job {job} to end",
+        )
+        log = self.log(job)
+        assert row["state"] == "COMPLETED", f"rerun {job} ended {row}:\n{log[-3000:]}"
+        return log
+
+
+@pytest.fixture
+def owner_job(cluster, scenario):
+    """Makes OwnerJobs (the `scenario` fixture cancels what is left queued); removes their
+    folders afterwards."""
+    made: list[OwnerJob] = []
+
+    def make(user: str, name: str, **kw) -> OwnerJob:
+        j = OwnerJob(cluster, user, name, **kw)
+        made.append(j)
+        return j
+
+    yield make
+    for j in made:
+        subprocess.run(["rm", "-rf", str(j.folder)], check=False)
+
+
+def runbook(
+    *args: str, user: str | None = None, env: dict | None = None, site=("--site", "devcluster")
+):
+    """`runbook ... --json` as root (the developers' install), or as `user` from the cluster's
+    venv: (exit code, the JSON document, stdout + stderr)."""
+    extra = {"PYTHONUNBUFFERED": "1", **(env or {})}
+    if user is None:
+        r = subprocess.run(
+            ["runbook", *site, *args, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, **extra},
+        )
+    else:
+        venv = os.environ.get("RUNBOOK_CLUSTER_VENV", "/var/tmp/runbook-devcluster/venv")
+        home = pwd.getpwnam(user).pw_dir
+        r = as_user(
+            user,
+            "env",
+            "-i",
+            f"HOME={home}",
+            "PATH=/usr/local/bin:/usr/bin:/bin",
+            *(f"{k}={v}" for k, v in extra.items()),
+            f"{venv}/bin/runbook",
+            *site,
+            *args,
+            "--json",
+            cwd=home,
+        )
+    try:
+        doc = json.loads(r.stdout)
+    except json.JSONDecodeError:
+        doc = {}
+    return r.returncode, doc, r.stdout + r.stderr
+
+
+def test_root_reruns_alices_job_as_alice_from_her_private_folder(owner_job):
+    """runbook as root (the hook's and the sweep's account at a site), alice's job in her home
+    folder of mode 700, its micro-batch a flag of her program: the logs are read as alice on
+    the node, the job cancelled and its rerun submitted as alice (UserId and GroupId equal to
+    the original's), the rerun's script written by alice into her own folder, and the rerun
+    resumes, completes, and writes its checkpoints as alice."""
+    j = owner_job("alice", "own", long_factor=2.5)  # micro-batch 8 runs out, 4 fits
+    original = j.script()
+    before = original.read_text()
+    job = j.submit(original)
+    j.wait_failure(job)
+    first = scontrol_fields(job)
+    assert first["UserId"].startswith("alice(")
+
+    code, out, text = runbook("oom", "--job", job, "--yes")
+    assert code == 0, text
+    assert out["verdict"] == "true_oom" and out["new_job_id"], text
+    new = out["new_job_id"]
+    rerun = scontrol_fields(new)
+    assert (rerun["UserId"], rerun["GroupId"]) == (first["UserId"], first["GroupId"]), rerun
+    # The cancelled job, read back from Slurm's own accounting.
+    assert wait_until(lambda: (r := sacct_row(job)) and r["state"].startswith("CANCELLED"), 30)
+
+    report = json.loads((Path(out["folder"]) / "report.json").read_text())
+    assert report["evidence"]["identity"]["owner"] == "alice"
+    assert report["evidence"]["identity"]["mode"] == "runuser"
+    assert report["plan"]["rung"] == "halve_micro_batch"
+    # The rerun's script: alice's, in her folder, mode 700 folder; her own script untouched.
+    own = j.folder / ".runbook" / out["incident"]
+    script = own / "job.halve_micro_batch.sbatch"
+    st_dir, st_script = own.stat(), script.stat()
+    uid = pwd.getpwnam("alice").pw_uid
+    assert st_dir.st_uid == uid and st_dir.st_mode & 0o777 == 0o700
+    assert st_script.st_uid == uid and st_script.st_mode & 0o077 == 0
+    assert rerun["Command"] == str(script)
+    assert original.read_text() == before
+    submit = next(a for a in report["actions"] if a["kind"] == "submit")
+    assert submit["argv"][:4] == ["runuser", "-u", "alice", "--"], submit["argv"]
+
+    log = j.wait_done(new)
+    assert "resumed from" in log and "step_4.pt at step 4" in log
+    assert "training finished at step 10" in log
+    ckpts = sorted((j.folder / "checkpoints").glob("step_*.pt"))
+    written_by_rerun = [c for c in ckpts if c.name in ("step_8.pt",)]
+    assert written_by_rerun and all(c.stat().st_uid == uid for c in written_by_rerun), ckpts
+    code, v, text = runbook("verify", "--incident", out["incident"])
+    assert code == 0 and v["state"] == "passed", text
+
+
+def test_the_service_account_acts_for_alice_through_sudo_and_her_config_copy_is_hers(
+    owner_job, tmp_path
+):
+    """runbook as an unprivileged service account (rbsvc) with the sudoers grant a site writes
+    ([identity] act_as = "sudo"; the line cluster.sh writes is the one `runbook config show`
+    prints): alice's recipe file keeps her micro-batch, its copy with the halved value is
+    written by alice in her folder (mode 600, hers), her recipe untouched, and the rerun, hers,
+    completes."""
+    j = owner_job("alice", "svc", long_factor=2.5)
+    recipe = j.folder / "recipe.yaml"
+    original = "per_device_train_batch_size: 8\ngradient_accumulation_steps: 2\n"
+    write_as("alice", recipe, original)
+    script = j.script(replace=("--micro-batch-size 8 --grad-accum 2", "--config recipe.yaml"))
+    job = j.submit(script)
+    j.wait_failure(job)
+
+    svc = "rbsvc"
+    home = Path(pwd.getpwnam(svc).pw_dir)
+    site = home / f"site-{uuid.uuid4().hex[:6]}"
+    r = as_user(svc, "mkdir", "-m", "700", str(site))
+    assert r.returncode == 0, r.stderr
+    key = site / "id_ed25519"
+    state = Path(os.environ.get("RUNBOOK_CLUSTER_STATE", "/var/tmp/runbook-devcluster"))
+    write_as(svc, key, (state / "ssh" / "id_ed25519").read_text(), "600")
+    conf = (REPO / "site_config" / "devcluster.toml").read_text()
+    conf = conf.replace(f'"{state}/runbook-state"', f'"{site}/state"')
+    conf = conf.replace(f'"{state}/ssh/id_ed25519"', f'"{key}"')
+    conf = conf.replace("[identity]\n", '[identity]\nact_as = "sudo"\n', 1)
+    write_as(svc, site / "site.toml", conf, "600")
+    try:
+        code, shown, text = runbook(
+            "config", "show", user=svc, site=("--config", f"{site}/site.toml")
+        )
+        assert code == 0, text
+        ident = shown["identity"]
+        assert ident["acts_for_others"] is True and not ident["missing"], ident
+        granted = (Path("/etc/sudoers.d") / "runbook-devcluster-owners").read_text()
+        assert ident["sudoers_line"] in granted.splitlines(), (ident["sudoers_line"], granted)
+
+        code, out, text = runbook(
+            "oom", "--job", job, "--yes", user=svc, site=("--config", f"{site}/site.toml")
+        )
+        assert code == 0, text
+        assert out["verdict"] == "true_oom" and out["new_job_id"], text
+        rerun = scontrol_fields(out["new_job_id"])
+        assert rerun["UserId"].startswith("alice(") and rerun["GroupId"].startswith("alice("), rerun
+        own = j.folder / ".runbook" / out["incident"]
+        copy = own / "recipe.runbook-halve_micro_batch.yaml"
+        uid = pwd.getpwnam("alice").pw_uid
+        assert copy.stat().st_uid == uid and copy.stat().st_mode & 0o777 == 0o600
+        assert copy.read_text() == original.replace(": 8", ": 4").replace(": 2", ": 4")
+        assert recipe.read_text() == original
+        assert f"--config {copy}" in (own / "job.halve_micro_batch.sbatch").read_text()
+        log = j.wait_done(out["new_job_id"])
+        assert "micro-batch 4 x grad-accum 4" in log and "training finished at step 10" in log
+    finally:
+        subprocess.run(["rm", "-rf", str(site)], check=False)
+
+
+def test_runbook_as_another_user_or_without_read_rights_stops_before_any_change(owner_job):
+    """An account that may not act as alice (bob, with runbook's defaults) is refused before
+    any scancel, exit 4, with the sudoers line it needs; and where the SSH account may not
+    read her private folder ([identity] node_reads = "check"), the logs are said unreadable
+    with the grant, exit 4, never "no failure found", and nothing is cancelled either."""
+    j = owner_job("alice", "refused", long_factor=2.5)
+    job = j.submit(j.script())
+    j.wait_failure(job)
+
+    home = Path(pwd.getpwnam("bob").pw_dir)
+    site = home / f"site-{uuid.uuid4().hex[:6]}"
+    assert as_user("bob", "mkdir", "-m", "700", str(site)).returncode == 0
+    state = Path(os.environ.get("RUNBOOK_CLUSTER_STATE", "/var/tmp/runbook-devcluster"))
+    conf = (REPO / "site_config" / "devcluster.toml").read_text()
+    conf = conf.replace(f'"{state}/runbook-state"', f'"{site}/state"')
+    write_as("bob", site / "site.toml", conf, "600")
+    try:
+        code, out, text = runbook(
+            "oom", "--job", job, "--yes", user="bob", site=("--config", f"{site}/site.toml")
+        )
+        assert code == 4, text
+        assert "bob" in text and "alice" in text and "NOPASSWD:SETENV:" in text, text
+        assert "sbatch" in text and "scancel" in text
+    finally:
+        subprocess.run(["rm", "-rf", str(site)], check=False)
+    assert squeue_state(job) == "RUNNING"  # nothing was cancelled
+
+    code, out, text = runbook(
+        "oom", "--job", job, "--yes", env={"RUNBOOK_IDENTITY_NODE_READS": "check"}
+    )
+    assert code == 4, text
+    # The folder the SSH account may not enter: her home, above the job's own folder.
+    assert "permission denied" in text and "/home/alice on gpu-01 as oncall" in text, text
+    assert 'node_reads = \\"sudo\\"' in text and "oncall ALL=(%hpcusers) NOPASSWD:" in text, text
+    assert "no failure found" not in text
+    assert squeue_state(job) == "RUNNING"
+    assert not [a for a in out.get("actions", []) if a["kind"] == "cancel"]
+
+
+def test_a_log_linked_to_a_file_its_owner_may_not_read_never_reaches_anything_runbook_writes(
+    owner_job, tmp_path
+):
+    """alice's log replaced by a symbolic link to a file that the SSH account may read and
+    alice may not (oncall's own, mode 600): with [identity] node_reads = "check" (the scan runs
+    as oncall), none of that file's lines appear in runbook's output, its incident folder or
+    its state, and the report names the link as left unread."""
+    j = owner_job("alice", "link", private=False, long_factor=2.5)
+    job = j.submit(j.script())
+    j.wait_failure(job)
+    sh("scancel", job)
+    wait_until(lambda: squeue_state(job) == "", 60, f"job {job} to leave the queue")
+    marker = f"SECRET-{uuid.uuid4().hex}"
+    home = Path(pwd.getpwnam("oncall").pw_dir)
+    secret = home / f"secret-{uuid.uuid4().hex[:6]}.log"
+    write_as(
+        "oncall",
+        secret,
+        f"[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 99.00 GiB {marker}\n"
+        f"step 9 {marker}\n",
+        "600",
+    )
+    try:
+        log = next(j.folder.glob(f"*-{job}.out"))
+        assert as_user("alice", "ln", "-sf", str(secret), str(log)).returncode == 0
+        assert log.is_symlink()
+        code, out, text = runbook(
+            "oom", "--job", job, "--yes", env={"RUNBOOK_IDENTITY_NODE_READS": "check"}
+        )
+        assert marker not in text
+        folder = Path(out["folder"])
+        for f in folder.rglob("*"):
+            if f.is_file():
+                assert marker not in f.read_text(errors="replace"), f
+        db = state_db()
+        assert marker.encode() not in db.read_bytes()
+        notes = json.loads((folder / "report.json").read_text())["evidence"].get("notes", [])
+        assert any(str(log) in n and "symbolic link" in n for n in notes), notes
+    finally:
+        secret.unlink(missing_ok=True)
+
+
+def state_db() -> Path:
+    from runbook.site import load_site
+
+    site = load_site("devcluster", environ={})
+    return site.path(site.state.dir) / "runbook.db"
+
+
+def test_alices_het_job_and_the_job_waiting_on_it_are_handled_as_hers(owner_job):
+    """A heterogeneous job of alice's (2 nodes x 2 ranks with GPUs, beside a 1-task evaluation
+    server) and her evaluation job waiting on it (afterok): runbook as root holds and re-points
+    her dependant as alice, and resubmits both components as alice, each with its own
+    resources, as Slurm shows them."""
+    j = owner_job("alice", "hetchain", frag_mib_per_step=6000, long_step=1)
+    script = j.script(
+        "#SBATCH --nodelist=gpu-[01-02]",
+        "#SBATCH hetjob",
+        "#SBATCH --ntasks=1 --cpus-per-task=1 --mem=300M --nodelist=gpu-03",
+    )
+    r = as_user("alice", "sbatch", "--parsable", "-p", "debug", str(script), cwd=str(j.folder))
+    assert r.returncode == 0, r.stderr
+    job = r.stdout.strip().split(";")[0]
+    waits = as_user(
+        "alice",
+        "sbatch",
+        "--parsable",
+        "-p",
+        "debug",
+        f"--dependency=afterok:{job}",
+        f"--chdir={j.folder}",
+        "--mem=50M",
+        "--wrap=true",
+        cwd=str(j.folder),
+    )
+    assert waits.returncode == 0, waits.stderr
+    dependant = waits.stdout.strip()
+    j.wait_failure(job)
+
+    code, out, text = runbook("oom", "--job", job, "--yes")
+    assert code == 0 and out["verdict"] == "fragmentation" and out["new_job_id"], text
+    new = out["new_job_id"]
+    comps = [c for c in re.split(r"\n\s*\n", sh("scontrol", "show", "job", new)) if "JobId=" in c]
+    assert len(comps) == 2, comps
+    for c in comps:
+        assert re.search(r"UserId=alice\(\d+\) GroupId=alice\(", c), c
+    assert any("NumTasks=4" in c and "gres/gpu=4" in c for c in comps), comps
+    assert any("NumTasks=1" in c and "gres/gpu" not in c for c in comps), comps
+    shown = sh("scontrol", "show", "job", dependant)
+    assert f"Dependency=afterok:{new}" in shown and "JobHeld" not in shown, shown
+    # Every change to alice's jobs ran as alice: the cancel, the dependant's update, the rerun.
+    for a in out["actions"]:
+        if a["kind"] in ("cancel", "hold", "release", "depend", "submit"):
+            assert a["argv"][:4] == ["runuser", "-u", "alice", "--"], a
+    assert any(a["kind"] == "depend" and a["status"] == "applied" for a in out["actions"]), out
+    assert _ended(new) == ["COMPLETED", "COMPLETED"], j.log(new)[-3000:]
+    code, v, text = runbook("verify", "--incident", out["incident"])
+    assert code == 0 and v["state"] == "passed", text
+
+
+def test_alices_hung_job_is_captured_and_resubmitted_as_hers(owner_job, scenario):
+    """runbook hang as root on alice's hung job (rank 3 blocks in a data read on gpu-02): the
+    stacks are read through the site's py-spy grant, the job is cancelled as alice and resubmitted
+    as alice without gpu-02, and the rerun finishes."""
+    from tests.integration.test_hang_scenario import healthy_nodes
+
+    healthy_nodes(scenario("owner-hang-health"))
+    j = owner_job("alice", "hang", long_step=6, extra_args="--hang-node gpu-02")
+    job = j.submit(j.script())
+    wait_until(lambda: "loading shard 6" in j.log(job), 120, f"job {job} to hang")
+    code, out, text = runbook("hang", job, "--yes")
+    assert code == 0 and out["verdict"] == "straggler_rank", text
+    new = out["new_job_id"]
+    rerun = scontrol_fields(new)
+    assert rerun["UserId"].startswith("alice(") and rerun["ExcNodeList"] == "gpu-02", rerun
+    cancel = next(a for a in out["actions"] if a["kind"] == "cancel")
+    assert cancel["argv"][:4] == ["runuser", "-u", "alice", "--"], cancel
+    log = j.wait_done(new)
+    assert "resumed from" in log and "training finished at step 10" in log
