@@ -378,6 +378,12 @@ def _without_oom(ev: Evidence, oom: OomMessage | None, ff, t: Thresholds) -> Dia
             + "."
         )
         return Diagnosis("not_oom", reasons, None, ev)
+    said = ev.node_health.read_sentences() if ev.node_health is not None else []
+    if said and ev.launch is None:
+        # Node health given alone: a result, said as read (never denied), but no job failure.
+        reasons.extend(f"{x}." for x in said)
+        reasons.append("No job log or Slurm record was given: there is no job failure to classify.")
+        return Diagnosis("unknown", reasons, None, ev)
     reasons.append("Nothing in the input names an OOM or any other failure.")
     return Diagnosis("unknown", reasons, None, ev)
 

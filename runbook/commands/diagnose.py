@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING
 
 import click
@@ -116,8 +117,10 @@ def diagnose(
       runbook diagnose --log slurm-123456.out --source ~/project/train.py
       runbook diagnose --log slurm-123456.out --metrics lightning_logs/run/version_0/metrics.csv
     Exit codes: 0 a diagnosis was made (not_oom too, and unknown where a failure was found
-    whose kind cannot be told); 3 nothing in the input names a failure runbook reads, or an
-    input could not be read (the others are still used); 2 usage error.
+    whose kind cannot be told), or node health given alone was read (--dmesg, --gpu-health,
+    --compute-apps: what it shows, an Xid, a remap or a healthy GPU, is said); 3 nothing in
+    the input names a failure runbook reads and no node health was read, or an input could not
+    be read (the others are still used); 2 usage error.
     """
     if not (logs or slurm_file or dmesg or gpu_health or compute_apps):
         raise click.UsageError("give at least one input file (--log, --slurm, --dmesg, ...)")
@@ -145,9 +148,12 @@ def diagnose(
         click.echo(render(diagnosis))
     launched = diagnosis.evidence.launch
     found = diagnosis.oom is not None or (launched is not None and launched.first_failure)
-    if errors or (diagnosis.verdict == "unknown" and not found):
+    # A kernel log, `nvidia-smi -q` or a process list that was read is a result (an Xid, a
+    # remap, a healthy GPU), exit 0, as an OOM whose kind cannot be told is.
+    health_read = launched is None and health is not None and bool(health.read_sentences())
+    if errors or (diagnosis.verdict == "unknown" and not found and not health_read):
         # Nothing in the input named a failure runbook reads: no result a script should take
-        # as one (an OOM whose kind cannot be told is a result: unknown, exit 0).
+        # as one.
         raise SystemExit(int(ExitCode.INPUT))
 
 
@@ -243,6 +249,31 @@ def _fit(diagnosis, micro_batch: int, grad_accum, params, margin):
     )
 
 
+# A kernel log's line in the shapes the tools print it: `[  12.345678]` (dmesg), `[Sat Nov 28
+# 10:00:00 2026]` (dmesg -T), `2026-11-28T10:00:00,123456+00:00` (--time-format=iso),
+# `Nov 28 10:00:00 host kernel:` (syslog, journalctl -k).
+_KERNEL_SHAPE = re.compile(
+    r"(?m)^(?:\[\s*\d{1,10}\.\d{1,9}\]|\[\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\]"
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+[+-]\d\d:?\d\d"
+    r"|\w{3} [ \d]\d \d\d:\d\d:\d\d \S{1,255} kernel:)"
+)
+
+
+def looks_like_kernel_log(path: str) -> bool:
+    """Whether the file's first 64 KiB hold a line in a kernel log's shape. Standard input and
+    compressed files, already read, are taken as given."""
+    if path == "-":
+        return True
+    try:
+        with open(path, "rb") as f:
+            head = f.read(65536)
+    except OSError:
+        return True  # read once already: its error was said there
+    if head[:2] in (b"\x1f\x8b", b"\xfd7") or head[:4] == b"\x28\xb5\x2f\xfd":
+        return True
+    return bool(_KERNEL_SHAPE.search(head.decode("utf-8", "replace")))
+
+
 def _node_health(dmesg, gpu_health, compute_apps, errors):
     """Offline node health from captured files (assumed to come from the failing node)."""
     if not (dmesg or gpu_health or compute_apps):
@@ -273,6 +304,16 @@ def _node_health(dmesg, gpu_health, compute_apps, errors):
             health.framing[part] = (hosts, multihost.tool_messages(plain(text)))
         if what == "--dmesg":
             health.kernel = xid.parse(text)
+            if not health.kernel.events and not looks_like_kernel_log(path):
+                health.kernel = None  # not a kernel log: nothing was read of the node
+                errors.append(
+                    InputError(
+                        f"--dmesg {path}: no kernel log line found (no NVRM or Xid line, and no "
+                        "line in the shape of dmesg, dmesg -T, --time-format=iso, journalctl -k "
+                        "or syslog)",
+                        hint="give the node's kernel log as one of those prints it",
+                    )
+                )
         elif what == "--gpu-health":
             health.memory = nvsmi.parse_memory_health(text)
             if not health.memory.gpus:

@@ -230,6 +230,57 @@ class NodeHealth:
                 )
         return reasons
 
+    def read_sentences(self) -> list[str]:
+        """What was read of this node, in words, for input that names no job failure (a kernel
+        log, `nvidia-smi -q`, a process list given alone): each part read says what it shows,
+        the healthy as healthy; a part not given is not mentioned."""
+        out: list[str] = []
+        if self.kernel is not None:
+            events = self._events(self.kernel.gpu_events())
+            if not events:
+                out.append("The kernel log shows no Xid of a GPU")
+            for e in events[:5]:
+                entry = xid.lookup(e.xid)
+                what = entry.meaning.split(";")[0].split(":")[0] if entry else "not in the catalog"
+                who = f" (pid {e.pid})" if e.pid is not None else ""
+                at = f" at {e.time}" if e.time else ""
+                out.append(
+                    f"The kernel log shows Xid {e.xid} on {e.pci or 'a GPU'}{who}{at}: {what} "
+                    f"(category {e.category} per NVIDIA's catalog)"
+                )
+            if len(events) > 5:
+                out.append(f"and {len(events) - 5} more Xid line(s)")
+        if self.memory is not None:
+            remap, ecc = self.memory.row_remap(), self.memory.ecc()
+            n = len(self.memory.gpus)
+            remaps = (
+                "row remapping not shown"
+                if remap["pending"] is None and remap["failure"] is None
+                else "a row remap pending"
+                if remap["pending"]
+                else "a row remapping failure"
+                if remap["failure"]
+                else f"no row remap pending or failed ({remap['uncorrectable'] or 0} rows remapped "
+                "for uncorrectable errors)"
+            )
+            errors = (
+                "ECC not shown (disabled or N/A)"
+                if ecc["volatile_uncorrectable"] is None
+                else f"{ecc['volatile_uncorrectable']} volatile uncorrectable ECC errors"
+            )
+            out.append(f"nvidia-smi -q shows {n} GPU{'s' if n != 1 else ''}: {remaps}; {errors}")
+        if self.apps is not None:
+            if not self.apps:
+                out.append("The process list shows no process on the GPUs")
+            else:
+                shown = ", ".join(
+                    f"pid {a.pid}" + (f" {a.used_mib:g} MiB" if a.used_mib is not None else "")
+                    for a in self.apps[:8]
+                )
+                more = f" and {len(self.apps) - 8} more" if len(self.apps) > 8 else ""
+                out.append(f"The process list shows {len(self.apps)} on the GPUs: {shown}{more}")
+        return out
+
     def fabric_notes(self) -> list[str]:
         """NVSwitch SXid errors on this node: fabric, not a GPU fault; said, never drained for."""
         if not self.kernel:
