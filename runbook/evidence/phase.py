@@ -492,6 +492,12 @@ _TRAIN_START = lazy(
     r"^\s*Epoch\s*0\s*[:/|]",
     re.IGNORECASE,
 )
+# The training's own announcement that its loop begins: whatever counted before it (workers,
+# loaders, an index, compiled layers) was the set-up, never a step (issue 55).
+_TRAIN_BEGINS = lazy(
+    r"\*{3,}\s*Running training\s*\*{3,}|\bStart(?:ing|ed)? training\b|\bTraining started\b",
+    re.IGNORECASE,
+)
 
 
 @record
@@ -534,6 +540,8 @@ def _walk(lines: list[str], end: int, pattern: re.Pattern) -> _Walk:
             w.marker = None
         if _TRAIN_START.search(text):
             w.started = True
+            if _TRAIN_BEGINS.search(text):
+                w.steps, w.step = False, None
         for kind, rx in _MARKERS:
             if rx.search(text) and not _MARKER_DONE.search(text):
                 w.marker = (kind, text.strip()[:200])

@@ -93,19 +93,23 @@ _NUMBER = re.compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?![\d,]*\d)(\.\d+(?:[eE][-+]?\d+)?|[eE][-+]?\d+)?"
     r"(\s*(?:%|[KMGT]i?B\b|[kMG]?B\b|ms\b|s\b|sec|it/s|s/it|[KMG]\b|x\b|h\b|m\b|min\b))?"
 )
+# Start-up work counts too, before any step: an index being built ("Building index: sorted 4000
+# entries"), layers compiled ("Compiling layer 4 of 24"), a loss scaler's scale (512 .. 4096).
 _NOT_A_LOOP = lazy(
     r'(?i)^\s*File "|\bline \d|download|loading|load(?:ed)? |token|shard|eval|valid|test|'
-    r"predict|generat|\bsaving\b|\bsaved\b|warn"
+    r"predict|generat|\bsaving\b|\bsaved\b|warn|\bbuild(?:ing)?\b|\bindexing\b|compil|"
+    r"initiali[sz]|loss.?scal|grad.?scal|\bscal(?:e|er|ing)\b"
 )
 _WORD = re.compile(r"[A-Za-z]{2}")
 MIN_RISING = 3  # counts a shape must show rising before the failure: two could be anything
 
 
-# A number that names who printed the line (a rank, a process, a device) is no count: each rank's
-# start-up line says its own rank, and four of them in a shared log rise 0, 1, 3 by chance.
+# A number that names who printed the line (a rank, a process, a device, a data loader's worker,
+# a layer being built) is no count: each rank's start-up line says its own rank, and four of
+# them in a shared log rise 0, 1, 3 by chance ("Worker-3 started", "[dataloader #5] ready").
 _WHO = re.compile(
     r"(?i)(?:\b(?:local_|global_|world_)?rank|\bpid|\bgpu|\bdevice|cuda:|\bnode|\bworker|"
-    r"\bprocess|\bproc|\bthread|\btask)\s*[=:#]?\s*\[?$"
+    r"\bprocess|\bproc|\bthread|\btask|loader|\blayer)\s*[=:#_-]?\s*\[?$"
 )
 
 

@@ -481,3 +481,50 @@ def test_static_sizing_needs_a_sized_phase_or_no_traceback_at_all():
     assert causes.cause_of(causes.Facts(verdict="true_oom", phase=p)).name == "unknown"
     bare = phase.Phase(where="unknown", when="first_step")  # a message without its traceback
     assert causes.cause_of(causes.Facts(verdict="true_oom", phase=bare)).name == "static_sizing"
+
+
+STARTUP_COUNTERS = {
+    "workers": [f"Worker-{i} started" for i in range(6)],
+    "loaders": [f"[dataloader #{i}] ready" for i in range(6)],
+    "index": [f"Building index: sorted {n} entries" for n in (1000, 2000, 3000, 4000)],
+    "compile": [f"Compiling layer {i} of 24" for i in range(1, 5)],
+    "scaler": [f"loss scale: {n}" for n in (512, 1024, 2048, 4096)],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(STARTUP_COUNTERS))
+@pytest.mark.parametrize("marker", [True, False], ids=["with-start-marker", "no-marker"])
+def test_a_start_up_counter_is_never_a_step(kind, marker):
+    """Issue 55: counts printed before the loop begins (workers, loaders, an index built, layers
+    compiled, a loss scale) are no steps: the real first-step optimizer OOM (phase-002) after
+    them is never mid-run: a first step after a "Starting training" line, unknown without one
+    (as the record alone reads), and its cause (Adam's state) is kept either way."""
+    from runbook.evidence import progress
+
+    lines = STARTUP_COUNTERS[kind]
+    assert progress.rising_counts(lines) == {}, kind
+    rec = next(r for r in RECORDS if r["id"] == "phase-002")
+    head = "\n".join([*lines, *(["Starting training"] if marker else [])]) + "\n"
+    text = head + rec["text"]
+    msg = parse_all(text)[0]
+    p = phase.phase_of(log_lines(text), msg.line, msg.rank)
+    # Without the marker nothing says the loop began: "unknown", as phase-002 alone reads.
+    when = "first_step" if marker else "unknown"
+    assert (p.where, p.when, p.step) == ("optimizer_step", when, None), p
+    assert causes.cause_of(causes.Facts(verdict="true_oom", phase=p)).name == "optimizer_state"
+
+
+def test_a_training_start_marker_resets_the_counts_before_it():
+    """A loop of the job's own shape that rose before "***** Running training *****" (a warm-up
+    pass, say) is set-up: the OOM after the marker with no step since is a first step."""
+    rec = next(r for r in RECORDS if r["id"] == "phase-002")
+    before = [f"prefetch pass {i} done loss 0.{i}" for i in range(1, 6)]
+    text = "\n".join([*before, "***** Running training *****"]) + "\n" + rec["text"]
+    msg = parse_all(text)[0]
+    p = phase.phase_of(log_lines(text), msg.line, msg.rank)
+    assert p.when == "first_step" and p.step is None, p
+    # Without the marker, the same loop is the training's: mid-run at its last count.
+    text = "\n".join(before) + "\n" + rec["text"]
+    msg = parse_all(text)[0]
+    p = phase.phase_of(log_lines(text), msg.line, msg.rank)
+    assert p.when == "mid_run" and p.step == 5, p
