@@ -1,17 +1,20 @@
 """What an incident cost, from its own record (report.json): values in, values out.
 
 Every time comes from what Slurm or the job itself recorded, never from a projection:
-- the failure: the job's end as Slurm records it for a job in a final state; for a job still
-  wedged (RUNNING: its EndTime is only start + time limit, a projection) the first failure's own
-  stamp in the logs, else unknown;
+- the failure: runbook.instrument's dump of the failing rank (the time it ran out, on its own
+  clock) where the job wrote one, within the job's run; else the job's end as Slurm records it
+  for a job in a final state; for a job still wedged (RUNNING: its EndTime is only start + time
+  limit, a projection) the first failure's own stamp in the logs; else unknown;
 - detection: from the failure to the incident's start (never negative: a failure stamped after
   the incident began means the clocks disagree, and the figure is unknown);
 - diagnosis and resubmission: from the incident's start to the end of its diagnosis step and to
   the applied `sbatch`;
 - GPU-hours lost: the job's GPUs (Slurm's TRES) x the time from the last valid checkpoint (the
-  job's start when there is none) to when the GPUs were freed: the end Slurm recorded for the
-  cancel (read back), else the job's own end in a final state. A job that was not stopped still
-  holds its GPUs: its loss is unknown, never counted to its projected end;
+  job's start when there is none, or when the checkpoint is older than the job: a rerun that
+  resumed from its parent's checkpoint and ran out before writing its own lost only its own
+  run, the parent's loss being the parent's incident's) to when the GPUs were freed: the end
+  Slurm recorded for the cancel (read back), else the job's own end in a final state. A job that
+  was not stopped still holds its GPUs: its loss is unknown, never counted to its projected end;
 - once `runbook verify` has judged the rerun: its queue wait (Slurm's submit and start times) and
   the time from the failure to when runbook saw it past the failed step.
 A number runbook cannot read from the record is None ("unknown"), never guessed; `basis` says
@@ -49,7 +52,27 @@ def _final(job: dict) -> bool:
     return str(job.get("state") or "").split(" ")[0] in TERMINAL_STATES
 
 
+def _dump_time(report: dict, job: dict) -> float | None:
+    """When the failing rank ran out, as runbook.instrument's dump of it says: the job's own
+    (its SLURM_JOB_ID) and within its run, else None."""
+    dump = (report.get("evidence") or {}).get("dump") or {}
+    at = _ts(dump.get("time"))
+    if at is None:
+        return None
+    ids = {str(report.get("job_id") or ""), str(job.get("job_id") or ""), str(job.get("raw") or "")}
+    if dump.get("job_id") and str(dump["job_id"]) not in ids - {""}:
+        return None
+    start, end = _ts(job.get("start")), _ts(job.get("end")) if _final(job) else None
+    slack = 120.0  # the nodes' and slurmctld's clocks
+    if (start is not None and at < start - slack) or (end is not None and at > end + slack):
+        return None
+    return at
+
+
 def _failure(report: dict, job: dict, basis: list[str]) -> float | None:
+    if (at := _dump_time(report, job)) is not None:
+        basis.append("failure: runbook.instrument's dump of the failing rank (its own clock)")
+        return at
     if _final(job) and _ts(job.get("end")) is not None:
         basis.append(f"failure: the job's end in Slurm ({job.get('state')})")
         return _ts(job.get("end"))
@@ -125,10 +148,18 @@ def incident_cost(report: dict) -> dict:
     resubmitted = applied("submit")
     freed = _freed(actions, job, basis)
     ckpt = (plan.get("checkpoint") or {}).get("mtime")
-    if ckpt:
+    began = _ts(job.get("start"))
+    if ckpt and began is not None and ckpt < began:
+        # Resumed from an older job's checkpoint: this job's loss is its own run only.
+        ckpt = began
+        basis.append(
+            "lost work: since the job's start (its last valid checkpoint was written before it "
+            "began, by an earlier job: that loss is the earlier job's incident's)"
+        )
+    elif ckpt:
         basis.append("lost work: since the last valid checkpoint")
     else:
-        ckpt = _ts(job.get("start"))
+        ckpt = began
         if ckpt is not None:
             basis.append("lost work: since the job's start (no valid checkpoint)")
     gpus = _gpus(job.get("tres", ""))
@@ -148,7 +179,8 @@ def incident_cost(report: dict) -> dict:
         (label, t)
         for label, t in (
             ("failure", failure_at),
-            ("detected", started),
+            # Drawn only where the delay is known: a point the report calls unknown is not drawn.
+            ("detected", started if detection is not None else None),
             ("GPUs freed", freed),
             ("diagnosed", diagnosed),
             ("resubmitted", resubmitted),

@@ -178,3 +178,57 @@ def test_a_loss_under_a_thousandth_of_a_gpu_hour_is_not_rounded_to_nothing():
 
     assert _gpu_hours(4 * 0.42 / 3600) == 0.00047
     assert _gpu_hours(4 * 612.4 / 3600) == round(4 * 612.4 / 3600, 3) and _gpu_hours(0) == 0
+
+
+def test_a_rerun_resumed_from_an_older_jobs_checkpoint_is_charged_from_its_own_start():
+    """Issue 55: a rerun of 10 minutes on 8 GPUs that resumed from a checkpoint written 2.5 hours
+    before it started, and ran out before writing its own, lost 8 x 10 min = 1.333 GPU-hours,
+    not 8 x 2h40 = 21.3; and `runbook stats` over the parent's incident and the rerun's counts
+    each loss once."""
+    t0 = 2_000_000.0
+    parent = report(
+        job={"start": t0 - 4 * 3600, "end": t0, "state": "FAILED", "tres": "gres/gpu=8"},
+        plan={"rung": "halve_micro_batch", "checkpoint": {"mtime": t0 - 2.5 * 3600}},
+        started=t0 + 60,
+        actions=[],
+    )
+    rerun_start = t0 + 120
+    rerun = report(
+        job={
+            "start": rerun_start,
+            "end": rerun_start + 600,
+            "state": "FAILED",
+            "tres": "gres/gpu=8",
+        },
+        plan={"rung": "max_split_size", "checkpoint": {"mtime": t0 - 2.5 * 3600}},
+        started=rerun_start + 660,
+        actions=[],
+    )
+    pc, rc = incident_cost(parent), incident_cost(rerun)
+    assert pc["lost_gpu_hours"] == 20.0  # 8 GPUs x 2.5 h, from its checkpoint to its end
+    assert rc["lost_gpu_hours"] == 1.333, rc
+    assert any("written before it began" in b for b in rc["basis"]), rc["basis"]
+    total = aggregate([{**parent, "cost": pc}, {**rerun, "cost": rc}])
+    assert abs(total["lost_gpu_hours"] - 21.333) < 0.01, total
+
+
+def test_the_failure_time_from_runbooks_own_dump_and_only_the_jobs_own():
+    """The demo's job is wedged (RUNNING: Slurm's end is a projection) and its log carries no
+    stamp: runbook.instrument's dump of the failing rank says when it ran out. A dump of another
+    job, or from outside the job's run, is not this failure's."""
+    job = {
+        "job_id": "42",
+        "start": 1_000_000.0,
+        "end": None,
+        "state": "RUNNING",
+        "tres": "gres/gpu=4",
+    }
+    base = dict(job_id="42", job=job, started=1_000_600.0)
+    c = incident_cost(report(**base, evidence={"dump": {"time": 1_000_590.0, "job_id": "42"}}))
+    assert c["failure_at"] == 1_000_590.0 and c["detection_s"] == 10.0, c
+    assert any("dump" in b for b in c["basis"])
+    for dump in ({"time": 1_000_590.0, "job_id": "41"}, {"time": 900_000.0, "job_id": "42"}):
+        c = incident_cost(report(**base, evidence={"dump": dump}))
+        assert c["failure_at"] is None and c["detection_s"] is None, (dump, c)
+        # Nothing is drawn at a time the report calls unknown.
+        assert "detected" not in [m["label"] for m in c["marks"]], c["marks"]
