@@ -19,6 +19,20 @@ traceback is in the log: the wedged job is handled in seconds, not at the next s
 while torchrun still has restarts left (it restarts the workers itself). `push()` does the same
 for a job that catches the OOM and exits or waits on its own.
 
+Checkpoint on request (issue 56): `checkpoint_on("USR1")` (or RUNBOOK_CHECKPOINT_SIGNAL=USR1 in
+the job's environment, read by install()) installs a handler for that signal and prints a line
+saying the job handles it, which is how runbook knows it may ask (Slurm's convention:
+`scancel --signal=USR1 --batch`/`--full`, as the job's owner). The loop calls
+`checkpoint_requested()` once a step; when it is True the loop saves a checkpoint at once and
+calls `checkpoint_written(step, path)`, whose line runbook reads back:
+
+    instrument.checkpoint_on("USR1")
+    for step in range(start, steps):
+        train_step()
+        if instrument.checkpoint_requested():
+            path = save_checkpoint(step)
+            instrument.checkpoint_written(step, path)
+
 When the job enables PyTorch's flight recorder (TORCH_FR_BUFFER_SIZE, or TORCH_NCCL_TRACE_BUFFER_SIZE
 for NCCL), a daemon thread serves `runbook hang`: when the request file in
 /tmp/runbook-fr-<job id>/ changes, it writes this rank's recorder as JSON beside it
@@ -393,6 +407,51 @@ def _answer(status: int, raw: bytes) -> str:
     return f"status={status}" + (f" error={str(error)[:160]!r}" if error else "")
 
 
+_requested = threading.Event()
+
+
+def checkpoint_on(signal_name: str = "USR1") -> bool:
+    """Handle `signal_name` (USR1, USR2, SIGUSR1...) as a request to checkpoint now, and say so
+    in the log. From the main thread (Python runs signal handlers there); False where it cannot
+    be installed (another thread, an unknown signal), said on stderr."""
+    import signal as signals
+
+    name = signal_name.upper()
+    name = name if name.startswith("SIG") else f"SIG{name}"
+    signum = getattr(signals, name, None)
+    if not isinstance(signum, int) or threading.current_thread() is not threading.main_thread():
+        print(
+            f"{MARKER} checkpoint-signal rank={_rank()} refused: {signal_name!r} (an unknown "
+            "signal, or not called from the main thread)",
+            file=sys.stderr,
+            flush=True,
+        )
+        return False
+    signals.signal(signum, lambda _n, _f: _requested.set())
+    print(
+        f"{MARKER} checkpoint-signal rank={_rank()} signal={name[3:]}", file=sys.stderr, flush=True
+    )
+    return True
+
+
+def checkpoint_requested() -> bool:
+    """True once for each request since the last call: the loop checkpoints now."""
+    if _requested.is_set():
+        _requested.clear()
+        return True
+    return False
+
+
+def checkpoint_written(step: int, path: str) -> None:
+    """Say the checkpoint a request asked for is written (runbook reads it back, and checks
+    the file itself)."""
+    print(
+        f"{MARKER} checkpoint rank={_rank()} step={int(step)} path={path}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def install(model=None) -> None:
     """Print the allocator settings in force; dump on an uncaught OOM; print the peak at exit."""
     import torch
@@ -427,3 +486,5 @@ def install(model=None) -> None:
     sys.excepthook = hook
     atexit.register(_peak_line)
     _serve_flight_recorder()
+    if sig := os.environ.get("RUNBOOK_CHECKPOINT_SIGNAL"):
+        checkpoint_on(sig)

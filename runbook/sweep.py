@@ -219,8 +219,9 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
                     r.exit_code,
                 )
             )
-        elif pressed := _thrashing(site, j, launch):  # before it dies: said, nothing changed
-            res.lines.append(Line(j.job_id, j.user, j.state, "thrashing", pressed))
+        elif seen := trend.watch(launch.trends, site.ladder.fit_margin):
+            # Before it dies: its worst rank said, nothing changed (issue 56: report only).
+            res.lines.append(Line(j.job_id, j.user, j.state, seen.kind, _pressure(site, j, seen)))
         return  # a healthy running job is none of the sweep's business
     verdict = classify(
         gather(launch=launch, slurm=collect.slurm_text(j), job_id=j.raw),
@@ -253,13 +254,11 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
         )
 
 
-def _thrashing(site, j, launch) -> str | None:
-    """A running job whose allocator thrashes (evidence.trend.thrashing), said with the
-    micro-batch runbook would fit from its own series (planning.fit.from_series): the OOM it is
-    heading for, before it happens. Report only."""
-    t = next((t for t in launch.trends if trend.thrashing(t)), None)
-    if t is None:
-        return None
+def _pressure(site, j, seen) -> str:
+    """A running job's worst rank heading for an OOM (evidence.trend.watch), said with the
+    micro-batch runbook would fit from that rank's own series (planning.fit.from_series), before
+    it happens. Report only."""
+    t = seen.trend
     f = None
     if fitting.fittable(t):  # the script (its micro-batch) is read only where it can serve
         try:
@@ -268,8 +267,9 @@ def _thrashing(site, j, launch) -> str | None:
             script = ""
         m, a = failing_batch(script, site.knobs)
         f = fitting.from_series(t, micro_batch=m, grad_accum=a, margin=site.ladder.fit_margin)
+    rank = f"rank {seen.rank}: " if seen.rank is not None else ""
     return (
-        f"report only: {trend.thrashing(t)}: likely to run out of GPU memory ({_would(f)}); "
+        f"report only: {rank}{seen.why}: likely to run out of GPU memory ({_would(f)}); "
         f"nothing changed, `runbook oom --job {j.job_id}` when it does"
     )
 

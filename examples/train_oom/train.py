@@ -240,6 +240,13 @@ def main() -> int:
     ap.add_argument("--mem-lines", action="store_true")
     ap.add_argument("--retries-per-step", type=int, default=0)
     ap.add_argument(
+        "--thrash-rank",
+        type=int,
+        default=-1,
+        help="only this rank's retries rise (-1: every rank's): the rank heading for an OOM "
+        "need not be rank 0",
+    )
+    ap.add_argument(
         "--oom-exits",
         action="store_true",
         help="the OOM rank exits (as under torchrun's teardown) instead of wedging",
@@ -283,8 +290,12 @@ def main() -> int:
         # when the job states it: what the fitted micro-batch rests on).
         instrument.install(_Weights(args.param_mib) if args.report_params else None)
         watch = instrument.watch
+        # RUNBOOK_CHECKPOINT_SIGNAL=USR1 in the job's environment: install() handles it, and
+        # the loop checkpoints at once when asked (runbook's prevention, issue 56).
+        requested, written = instrument.checkpoint_requested, instrument.checkpoint_written
     except ImportError:  # the job runs without runbook installed too
         watch = contextlib.nullcontext
+        requested, written = (lambda: False), (lambda _step, _path: None)
 
     def instrument_line(step: int, allocated_mib: float, peak_mib: float) -> None:
         """runbook.instrument's per-step line, with the modelled numbers (no CUDA here): the
@@ -292,7 +303,8 @@ def main() -> int:
         from runbook.instrument import memory_line
 
         b, p = int(allocated_mib * 2**20), int(peak_mib * 2**20)
-        retries = max(step, 0) * args.retries_per_step
+        thrashes = args.thrash_rank < 0 or args.thrash_rank == rank
+        retries = max(step, 0) * args.retries_per_step if thrashes else 0
         memory_line(step, allocated=b, peak=p, reserved=p, retries=retries, total=int(card * 2**20))
 
     def lightning_row(step: int, allocated_mib: float, peak_mib: float) -> None:
@@ -455,13 +467,16 @@ def main() -> int:
             dist.all_reduce(grad)  # a real collective: where the survivors wedge
         weights += grad / world
         time.sleep(args.step_seconds)
+        asked = requested()  # every rank clears its request; rank 0 writes the checkpoint
         if rank == 0:
             print(f"step {step}/{args.steps} loss {1.0 / step:.4f}", flush=True)
-            if step % args.ckpt_every == 0:
+            if step % args.ckpt_every == 0 or asked:
                 os.makedirs(args.ckpt_dir, exist_ok=True)
                 path = os.path.join(args.ckpt_dir, f"step_{step}.pt")
                 torch.save({"step": step, "weights": weights}, path + ".tmp")
                 os.replace(path + ".tmp", path)
+                if asked:
+                    written(step, path)
         if args.eval_every and step % args.eval_every == 0:
             if rank == 0:
                 print("***** Running Evaluation *****", flush=True)

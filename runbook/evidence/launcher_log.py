@@ -64,14 +64,17 @@ class FirstFailure:
 class InstrumentLine:
     """A line printed by runbook.instrument inside the job."""
 
-    kind: str  # start | oom-dump | peak
+    # start | oom-dump | peak | checkpoint-signal (the job handles that signal as a request
+    # to checkpoint) | checkpoint (the checkpoint a request asked for is written)
+    kind: str
     rank: int | None
     fields: dict[str, str]
     line: str
 
 
 _INSTRUMENT = lazy(
-    r"RUNBOOK_INSTRUMENT (start|oom-dump|peak) rank=(\S+)(.*)$", needs="RUNBOOK_INSTRUMENT"
+    r"RUNBOOK_INSTRUMENT (start|oom-dump|peak|checkpoint-signal|checkpoint) rank=(\S+)(.*)$",
+    needs="RUNBOOK_INSTRUMENT",
 )
 
 
@@ -541,8 +544,14 @@ def _ooms(report: LaunchReport, raw: list[str], file_rank, owners, recs):
     # than the rest: the cluster's modelled job, rank 3 of 4).
     ranks = [file_rank] if file_rank is not None else [m.rank for m in ooms[:PHASES_PER_PART]]
     seen = {(t.series, t.rank) for t in report.trends}
-    for r in list(dict.fromkeys(ranks))[:TRENDS_PER_PART] or [None]:
-        series = trend.trend_of(raw, r)
+    # No OOM (a running job the sweep watches): every rank's series, since the rank heading for
+    # one need not be rank 0 nor the one with the most lines.
+    found = (
+        [trend.trend_of(raw, r) for r in list(dict.fromkeys(ranks))[:TRENDS_PER_PART]]
+        if ranks
+        else trend.every_rank(raw)
+    )
+    for series in found:
         if series is not None and (series.series, series.rank) not in seen:
             seen.add((series.series, series.rank))
             report.trends.append(series)

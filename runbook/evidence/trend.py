@@ -116,9 +116,9 @@ def _point(text: str) -> _Point | None:
     return None
 
 
-def trend_of(lines: list[str], rank: int | None = None, end: int | None = None) -> Trend | None:
-    """The memory trend of `rank` (else of the rank with the most points) in lines[:end];
-    None when no memory series is in the lines."""
+def _gather(lines: list[str], end: int | None):
+    """Every memory series in lines[:end] by (series, rank), the last MAX_POINTS points each,
+    with the largest retry count seen and torchtitan's retry warnings."""
     series: dict[tuple[str, int | None], deque[tuple]] = {}
     retries: int | None = None
     warnings: list[int] = []
@@ -140,13 +140,11 @@ def trend_of(lines: list[str], rank: int | None = None, end: int | None = None) 
         # The last MAX_POINTS of each series: the points nearest the OOM tell its trend.
         kept = series.setdefault((name, r), deque(maxlen=MAX_POINTS))
         kept.append((step, mib, text.strip()[:200], retr, peak, total))
-    if not series:
-        return None
-    key = next((k for k in series if rank is not None and k[1] == rank), None)
-    if key is None:
-        key = max(series, key=lambda k: len(series[k]))
-    pts = list(series[key])
     del warnings[:-MAX_POINTS]
+    return series, retries, warnings
+
+
+def _trend(key: tuple[str, int | None], pts: list, retries, warnings: list[int]) -> Trend:
     t = Trend(
         series=key[0],
         rank=key[1],
@@ -163,6 +161,29 @@ def trend_of(lines: list[str], rank: int | None = None, end: int | None = None) 
     t.kind, t.why = classify(t.values_mib)
     t.evidence = [pts[0][2], *([pts[-1][2]] if len(pts) > 1 else [])][:MAX_EVIDENCE]
     return t
+
+
+def trend_of(lines: list[str], rank: int | None = None, end: int | None = None) -> Trend | None:
+    """The memory trend of `rank` (else of the rank with the most points) in lines[:end];
+    None when no memory series is in the lines."""
+    series, retries, warnings = _gather(lines, end)
+    if not series:
+        return None
+    key = next((k for k in series if rank is not None and k[1] == rank), None)
+    if key is None:
+        key = max(series, key=lambda k: len(series[k]))
+    return _trend(key, list(series[key]), retries, warnings)
+
+
+MAX_RANKS = 64  # a running job's series read per log part (the sweep's watch of every rank)
+
+
+def every_rank(lines: list[str], end: int | None = None) -> list[Trend]:
+    """One trend per (series, rank) in lines[:end], by rank, at most MAX_RANKS: a running job's
+    every rank, where the one heading for an OOM need not be rank 0 (issue 56)."""
+    series, retries, warnings = _gather(lines, end)
+    keys = sorted(series, key=lambda k: (k[1] is None, k[1] or 0, k[0]))[:MAX_RANKS]
+    return [_trend(k, list(series[k]), retries, warnings) for k in keys]
 
 
 def _peaks(t: Trend, peaks: list) -> None:
@@ -225,6 +246,69 @@ def thrashing(t: Trend | None) -> str | None:
             f"times, the count rising ({w[0]} -> {w[-1]})"
         )
     return None
+
+
+@record
+class Watch:
+    """A running job's worst rank, before any OOM (issue 56): `thrashing` (the allocator's
+    retries rising), `near_capacity` (the step's peak within the margin of the card and not
+    falling), or `leak` (memory at step starts rising towards the card), with the numbers."""
+
+    kind: str
+    rank: int | None
+    why: str
+    trend: Trend
+    projected_step: int | None = None  # a leak: the step it reaches the card (None: unknown)
+
+
+def watch(trends: list[Trend], margin: float) -> Watch | None:
+    """The worst rank of a running job from its ranks' series, or None where nothing is seen
+    (which says nothing of health: a job whose telemetry is silent is no healthy job)."""
+    found: list[tuple[int, float, Watch]] = []
+    for t in trends:
+        if why := thrashing(t):
+            rise = [x for x in t.retries_series if x is not None]
+            found.append((0, -(rise[-1] - rise[0]), Watch("thrashing", t.rank, why, t)))
+            continue
+        card, peak = t.total_mib, t.peak_mib
+        if card and peak and peak >= (1 - margin) * card and peak >= 0.99 * (t.max_peak_mib or 0):
+            who = f"rank {t.rank}'s" if t.rank is not None else "the"
+            why = (
+                f"{who} step peaks at {peak / 1024:.1f} of {card / 1024:.1f} GiB "
+                f"({peak / card:.0%}), within the {margin:.0%} margin, and not falling"
+            )
+            found.append((1, -peak / card, Watch("near_capacity", t.rank, why, t)))
+            continue
+        if t.kind == "leak":
+            at = _reaches(t)
+            who = f" of rank {t.rank}" if t.rank is not None else ""
+            when = (
+                f"it reaches the card ({card / 1024:.1f} GiB) at about step {at}"
+                if at is not None and card
+                else "when it reaches the card is unknown (the series names no card size)"
+            )
+            found.append(
+                (
+                    2,
+                    at if at is not None else 1e18,
+                    Watch("leak", t.rank, f"{t.why}{who}: {when}", t, at),
+                )
+            )
+    if not found:
+        return None
+    return min(found, key=lambda x: (x[0], x[1]))[2]
+
+
+def _reaches(t: Trend) -> int | None:
+    """The step at which a rising series reaches the card, on the line through its first and
+    last points (its slope per step); None without a card size or steps."""
+    steps = [s for s in t.steps if s is not None]
+    if not t.total_mib or len(steps) < 2 or len(steps) != len(t.values_mib):
+        return None
+    rate = (t.values_mib[-1] - t.values_mib[0]) / max(1, steps[-1] - steps[0])
+    if rate <= 0:
+        return None
+    return steps[-1] + max(0, int((t.total_mib - t.values_mib[-1]) / rate + 0.999))
 
 
 def _median(values: list[float]) -> float:

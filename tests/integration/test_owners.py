@@ -84,14 +84,14 @@ class OwnerJob:
         write_as(self.user, path, body + "\n")
         return path
 
-    def submit(self, script: Path) -> str:
+    def submit(self, script: Path, nodelist: str = "gpu-[01-02]") -> str:
         r = as_user(
             self.user,
             "sbatch",
             "--parsable",
             "-p",
             "debug",
-            "--nodelist=gpu-[01-02]",
+            f"--nodelist={nodelist}",
             str(script),
             cwd=str(self.folder),
         )
@@ -435,3 +435,45 @@ def test_alices_hung_job_is_captured_and_resubmitted_as_hers(owner_job, scenario
     assert cancel["argv"][:4] == ["runuser", "-u", "alice", "--"], cancel
     log = j.wait_done(new)
     assert "resumed from" in log and "training finished at step 10" in log
+
+
+def test_alices_job_shrunk_on_a_faulty_node_grows_back_as_hers(owner_job, scenario):
+    """runbook as root on alice's 3-node job whose gpu-02 is faulty with no spare node: it
+    resumes as alice on 2 nodes; once gpu-02 is back, `runbook grow` cancels her shrunk job
+    and resubmits it on 3 nodes, both as alice (the batch script read as alice, the grown job
+    hers in Slurm), and it finishes."""
+    from tests.integration.test_oom_scenarios import faulty_gpu02
+
+    health = scenario("owner-grow-health")
+    faulty_gpu02(health)
+    j = owner_job("alice", "grow", nodes=3, steps=24, extra_args="--step-seconds 1")
+    try:
+        job = j.submit(j.script(), nodelist="gpu-[01-03]")
+        j.wait_failure(job)
+        code, out, text = runbook("oom", "--job", job, "--yes")
+        assert code == 0 and out["verdict"] == "gpu_fault" and out["new_job_id"], text
+        shrunk = out["new_job_id"]
+        assert scontrol_fields(shrunk)["UserId"].startswith("alice("), scontrol_fields(shrunk)
+
+        sh("scontrol", "update", "nodename=gpu-02", "state=resume")
+        health.close()  # gpu-02's card is whole again
+        wait_until((j.folder / "checkpoints" / "step_8.pt").exists, 120, "the shrunk job at 8")
+        wait_until(
+            lambda: (
+                sh("sinfo", "-h", "-N", "-n", "gpu-02", "-o", "%T").split()[0]
+                in ("idle", "mixed", "allocated")
+            ),
+            60,
+            "gpu-02 usable again",
+        )
+        code, grown, text = runbook("grow", "--job", shrunk, "--yes")
+        assert code == 0 and grown["verdict"] == "grow" and grown["new_job_id"], text
+        rerun = scontrol_fields(grown["new_job_id"])
+        assert rerun["UserId"].startswith("alice(") and rerun["NumNodes"] == "3", rerun
+        for a in grown["actions"]:
+            if a["kind"] in ("cancel", "submit"):
+                assert a["argv"][:4] == ["runuser", "-u", "alice", "--"], a
+        log = j.wait_done(grown["new_job_id"])
+        assert "training finished at step 24" in log
+    finally:
+        sh("scontrol", "update", "nodename=gpu-02", "state=resume", check=False)

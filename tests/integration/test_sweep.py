@@ -237,3 +237,41 @@ def test_sweep_says_a_running_jobs_allocator_thrashes_before_it_runs_out(
     finally:
         sh("scancel", job, check=False)
         s.close()
+
+
+def test_the_sweep_watches_every_rank_and_names_the_one_that_thrashes(
+    cluster, tmp_path, own_partition
+):
+    """Issue 56: a 2-node x 2-rank running job whose rank 1 (not rank 0) draws the longest inputs
+    and thrashes (its retries rise every step, its step peaking at 78000 of 81559 MiB), while
+    ranks 0, 2 and 3 peak at 68400 MiB with no retries. The sweep reports the job on rank 1,
+    with the kind and the numbers, and changes nothing."""
+    s = Scenario(
+        cluster,
+        "thrash1",
+        param_mib=30000,
+        act_mib_per_sample=3000,
+        steps=400,
+        long_step=1,
+        long_factor=1.0,
+        ckpt_every=100000,
+        extra_args="--long-rank 1 --mem-lines --retries-per-step 5 --thrash-rank 1 "
+        "--step-seconds 0.5",
+    )
+    job = s.submit(f"--partition={own_partition}")
+    try:
+        wait_until(
+            lambda: log_of(s.workdir, job).count("RUNBOOK_INSTRUMENT mem") >= 16,
+            120,
+            "the job's memory lines",
+        )
+        site = site_file(tmp_path, ["fragmentation", "true_oom"], [own_partition])
+        code, out = sweep(site)
+        (line,) = [ln for ln in out["jobs"] if ln["job_id"] == job]
+        assert line["verdict"] == "thrashing" and not line["incident"], line
+        assert "rank 1:" in line["action"] and "of rank 1" in line["action"], line
+        assert "nothing changed" in line["action"]
+        assert squeue_state(job) == "RUNNING"
+    finally:
+        sh("scancel", job, check=False)
+        s.close()

@@ -528,3 +528,55 @@ def test_a_training_start_marker_resets_the_counts_before_it():
     msg = parse_all(text)[0]
     p = phase.phase_of(log_lines(text), msg.line, msg.rank)
     assert p.when == "mid_run" and p.step == 5, p
+
+
+def _mem_lines(per_rank: dict[int, list[tuple[float, float, int]]], card_gib: float = 81.5):
+    """runbook.instrument's per-step lines (`0: ` srun -l prefixes), from (allocated GiB, peak
+    GiB, retries) per rank and step."""
+    g = 2**30
+    out = []
+    steps = len(next(iter(per_rank.values())))
+    for step in range(steps):
+        for rank, points in per_rank.items():
+            a, p, r = points[step]
+            out.append(
+                f"{rank}: RUNBOOK_INSTRUMENT mem rank={rank} step={step + 1} "
+                f"allocated={int(a * g)} peak={int(p * g)} reserved={int(p * g)} retries={r} "
+                f"inactive=0 total={int(card_gib * g)}"
+            )
+    return out
+
+
+def test_the_watch_names_the_worst_rank_of_a_running_job():
+    """Issue 56: every rank's series is read (rank 1 thrashes while rank 0 is calm); the worst
+    rank wins whatever its place: thrashing over near capacity over a leak."""
+    calm = [(50.0, 60.0, 0)] * 8
+    thrash = [(55.0, 76.5, r) for r in (0, 0, 1, 3, 6, 10, 15, 21)]
+    near = [(55.0, 76.0, 0)] * 8
+    leak = [(40.0 + 2 * i, 50.0 + 2 * i, 0) for i in range(8)]
+    lines = _mem_lines({0: calm, 1: thrash, 2: near, 3: leak})
+    trends = trend.every_rank(lines)
+    assert [t.rank for t in trends] == [0, 1, 2, 3]
+    w = trend.watch(trends, margin=0.10)
+    assert (w.kind, w.rank) == ("thrashing", 1) and "10 -> 15 -> 21" in w.why, w
+    w = trend.watch([t for t in trends if t.rank != 1], margin=0.10)
+    assert (w.kind, w.rank) == ("near_capacity", 2) and "76.0 of 81.5 GiB" in w.why, w
+    w = trend.watch([t for t in trends if t.rank in (0, 3)], margin=0.10)
+    assert (w.kind, w.rank) == ("leak", 3), w
+    # 54 GiB at step 8, 2 GiB a step: the 81.5 GiB card at step 8 + ceil(27.5 / 2) = 22.
+    assert w.projected_step == 22 and "about step 22" in w.why, w
+    # Nothing seen is nothing said: no "healthy" line for a job whose telemetry is calm.
+    assert trend.watch([trends[0]], margin=0.10) is None
+    assert trend.watch([], margin=0.10) is None
+
+
+def test_a_running_jobs_scan_keeps_every_ranks_series():
+    """Without an OOM in the log, the scan reads each rank's series (it read only the rank with
+    the most lines: rank 0 of four equal ones, and rank 1's thrashing was never seen)."""
+    from runbook.evidence.launcher_log import scan as scan_log
+
+    calm = [(50.0, 60.0, 0)] * 8
+    thrash = [(55.0, 76.5, r) for r in (0, 0, 1, 3, 6, 10, 15, 21)]
+    report = scan_log("\n".join(_mem_lines({0: calm, 1: thrash, 2: calm, 3: calm})))
+    assert sorted(t.rank for t in report.trends) == [0, 1, 2, 3]
+    assert trend.watch(report.trends, margin=0.10).rank == 1
