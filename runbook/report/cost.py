@@ -121,6 +121,25 @@ def _gpu_hours(hours: float) -> float:
     return round(hours, 3) if hours >= 0.001 or hours == 0 else float(f"{hours:.2g}")
 
 
+def _lost_since(plan: dict, job: dict, basis: list[str]) -> float | None:
+    """Where the lost work starts: the last valid checkpoint, never before the job began."""
+    ckpt = (plan.get("checkpoint") or {}).get("mtime")
+    began = _ts(job.get("start"))
+    if ckpt and began is not None and ckpt < began:
+        # Resumed from an older job's checkpoint: this job's loss is its own run only.
+        basis.append(
+            "lost work: since the job's start (its last valid checkpoint was written before it "
+            "began, by an earlier job: that loss is the earlier job's incident's)"
+        )
+        return began
+    if ckpt:
+        basis.append("lost work: since the last valid checkpoint")
+        return ckpt
+    if began is not None:
+        basis.append("lost work: since the job's start (no valid checkpoint)")
+    return began
+
+
 def incident_cost(report: dict) -> dict:
     job = report.get("job") or {}
     plan = report.get("plan") or {}
@@ -147,21 +166,7 @@ def incident_cost(report: dict) -> dict:
     )
     resubmitted = applied("submit")
     freed = _freed(actions, job, basis)
-    ckpt = (plan.get("checkpoint") or {}).get("mtime")
-    began = _ts(job.get("start"))
-    if ckpt and began is not None and ckpt < began:
-        # Resumed from an older job's checkpoint: this job's loss is its own run only.
-        ckpt = began
-        basis.append(
-            "lost work: since the job's start (its last valid checkpoint was written before it "
-            "began, by an earlier job: that loss is the earlier job's incident's)"
-        )
-    elif ckpt:
-        basis.append("lost work: since the last valid checkpoint")
-    else:
-        ckpt = began
-        if ckpt is not None:
-            basis.append("lost work: since the job's start (no valid checkpoint)")
+    ckpt = _lost_since(plan, job, basis)
     gpus = _gpus(job.get("tres", ""))
     lost = None
     if gpus is not None and freed is not None and ckpt is not None and freed >= ckpt:
