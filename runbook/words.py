@@ -73,15 +73,15 @@ def finding(kind: str) -> str:
 
 
 def seconds(value: float | None, unknown: str = "unknown") -> str:
-    """A duration as a person reads it: 42 s, 12 min 5 s, 3 h 2 min."""
+    """A duration as a person reads it: 42 s, 12 min 5 s, 30 min, 3 h 2 min, 3 h (no "0 s")."""
     if value is None:
         return unknown
     s = round(value)
     if s < 120:
         return f"{value:.1f} s" if value < 10 else f"{s} s"
     if s < 7200:
-        return f"{s // 60} min {s % 60} s"
-    return f"{s // 3600} h {s % 3600 // 60} min"
+        return f"{s // 60} min" + (f" {s % 60} s" if s % 60 else "")
+    return f"{s // 3600} h" + (f" {s % 3600 // 60} min" if s % 3600 // 60 else "")
 
 
 def cost_sentence(cost: dict) -> str:

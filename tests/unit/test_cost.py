@@ -232,3 +232,30 @@ def test_the_failure_time_from_runbooks_own_dump_and_only_the_jobs_own():
         assert c["failure_at"] is None and c["detection_s"] is None, (dump, c)
         # Nothing is drawn at a time the report calls unknown.
         assert "detected" not in [m["label"] for m in c["marks"]], c["marks"]
+
+
+def test_durations_read_as_people_write_them():
+    from runbook.words import seconds
+
+    assert [seconds(x) for x in (4.25, 42, 1800, 725, 7200, 10920, None)] == [
+        "4.2 s",
+        "42 s",
+        "30 min",
+        "12 min 5 s",
+        "2 h",
+        "3 h 2 min",
+        "unknown",
+    ]
+
+
+def test_an_exit_code_of_0_is_shown_as_0_not_unknown():
+    """The report's job row said `exit ?` for a job that exited 0 (`0 or "?"`)."""
+    from pathlib import Path
+
+    from runbook.report.render import render_all
+
+    golden = Path(__file__).parents[1] / "data" / "report" / "golden.report.json"
+    doc = json.loads(golden.read_text())
+    for code, shown in ((0, "exit 0)"), (None, "exit ?)"), ("1:0", "exit 1:0)")):
+        doc["job"]["exit_code"] = code
+        assert shown in render_all(doc)["report.md"], code
