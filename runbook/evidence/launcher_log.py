@@ -197,8 +197,12 @@ class LaunchReport:
 
 # starts like this is never a cut line's tail. Sure starts: a stamp, a bracketed prefix, an
 # indented traceback line, a launcher's or a logger's tag, an upper-case tag ("WARNING:").
+# A line sure to start a record. srun -l's label ("0: ", "12: ") before runbook.instrument's
+# marker or a bracket starts one too: four ranks' lines of one message are of one length
+# (one-digit ranks), which reads as a terminal's cut. A label alone is not sure: a cut can
+# leave a tail that starts "3064: 12 Workers".
 _LINE_SURE = lazy(
-    r"^(?:\x1b\[[0-9;]*m|[ \t]*>[ \t]?)*(?:\s|\[|<\d|\d{4}-\d\d-\d\d|\d\d?:\d\d:\d\d|[A-Z][a-z]{2} [ \d]\d |[EWIF]\d{3,4} "
+    r"^(?:\x1b\[[0-9;]*m|[ \t]*>[ \t]?)*(?:\s|\[|<\d|\d{1,6}: (?:RUNBOOK_INSTRUMENT\b|\[)|\d{4}-\d\d-\d\d|\d\d?:\d\d:\d\d|[A-Z][a-z]{2} [ \d]\d |[EWIF]\d{3,4} "
     r"|(?:srun|slurmstepd[\w-]*|sbatch|mpirun|mpiexec|prterun|torchrun|Traceback|NCCL"
     r"|RUNBOOK_INSTRUMENT)\b"
     r"|[A-Z][A-Z_]+:|[\w.-]+:\s*\[)"

@@ -367,9 +367,10 @@ def state_db() -> Path:
 
 def test_alices_het_job_and_the_job_waiting_on_it_are_handled_as_hers(owner_job):
     """A heterogeneous job of alice's (2 nodes x 2 ranks with GPUs, beside a 1-task evaluation
-    server) and her evaluation job waiting on it (afterok): runbook as root holds and re-points
-    her dependant as alice, and resubmits both components as alice, each with its own
-    resources, as Slurm shows them."""
+    server) and her evaluation job waiting on it (afterok), with the site acting through Slurm's
+    own `sbatch --uid/--gid` ([identity] act_as = "sbatch_uid"): runbook as root holds and
+    re-points her dependant as alice (runuser), and resubmits both components as alice, each with
+    its own resources, as Slurm shows them."""
     j = owner_job("alice", "hetchain", frag_mib_per_step=6000, long_step=1)
     script = j.script(
         "#SBATCH --nodelist=gpu-[01-02]",
@@ -395,7 +396,9 @@ def test_alices_het_job_and_the_job_waiting_on_it_are_handled_as_hers(owner_job)
     dependant = waits.stdout.strip()
     j.wait_failure(job)
 
-    code, out, text = runbook("oom", "--job", job, "--yes")
+    code, out, text = runbook(
+        "oom", "--job", job, "--yes", env={"RUNBOOK_IDENTITY_ACT_AS": "sbatch_uid"}
+    )
     assert code == 0 and out["verdict"] == "fragmentation" and out["new_job_id"], text
     new = out["new_job_id"]
     comps = [c for c in re.split(r"\n\s*\n", sh("scontrol", "show", "job", new)) if "JobId=" in c]
@@ -406,10 +409,14 @@ def test_alices_het_job_and_the_job_waiting_on_it_are_handled_as_hers(owner_job)
     assert any("NumTasks=1" in c and "gres/gpu" not in c for c in comps), comps
     shown = sh("scontrol", "show", "job", dependant)
     assert f"Dependency=afterok:{new}" in shown and "JobHeld" not in shown, shown
-    # Every change to alice's jobs ran as alice: the cancel, the dependant's update, the rerun.
+    # Every change to alice's jobs ran as alice: the cancel and the dependant's update through
+    # runuser, the rerun through sbatch's own --uid/--gid.
+    uid, gid = pwd.getpwnam("alice").pw_uid, pwd.getpwnam("alice").pw_gid
     for a in out["actions"]:
-        if a["kind"] in ("cancel", "hold", "release", "depend", "submit"):
+        if a["kind"] in ("cancel", "hold", "release", "depend"):
             assert a["argv"][:4] == ["runuser", "-u", "alice", "--"], a
+        if a["kind"] == "submit":
+            assert a["argv"][:3] == ["sbatch", f"--uid={uid}", f"--gid={gid}"], a
     assert any(a["kind"] == "depend" and a["status"] == "applied" for a in out["actions"]), out
     assert _ended(new) == ["COMPLETED", "COMPLETED"], j.log(new)[-3000:]
     code, v, text = runbook("verify", "--incident", out["incident"])
@@ -469,7 +476,8 @@ def test_alices_job_shrunk_on_a_faulty_node_grows_back_as_hers(owner_job, scenar
         code, grown, text = runbook("grow", "--job", shrunk, "--yes")
         assert code == 0 and grown["verdict"] == "grow" and grown["new_job_id"], text
         rerun = scontrol_fields(grown["new_job_id"])
-        assert rerun["UserId"].startswith("alice(") and rerun["NumNodes"] == "3", rerun
+        # A pending job's node count reads "3-3" (its range), a running one's "3".
+        assert rerun["UserId"].startswith("alice(") and rerun["NumNodes"] in ("3", "3-3"), rerun
         for a in grown["actions"]:
             if a["kind"] in ("cancel", "submit"):
                 assert a["argv"][:4] == ["runuser", "-u", "alice", "--"], a

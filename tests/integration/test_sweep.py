@@ -267,7 +267,9 @@ def test_the_sweep_watches_every_rank_and_names_the_one_that_thrashes(
         )
         site = site_file(tmp_path, ["fragmentation", "true_oom"], [own_partition])
         code, out = sweep(site)
-        (line,) = [ln for ln in out["jobs"] if ln["job_id"] == job]
+        mine = [ln for ln in out["jobs"] if ln["job_id"] == job]
+        assert len(mine) == 1, (job, out, log_of(s.workdir, job)[-1500:])
+        (line,) = mine
         assert line["verdict"] == "thrashing" and not line["incident"], line
         assert "rank 1:" in line["action"] and "of rank 1" in line["action"], line
         assert "nothing changed" in line["action"]

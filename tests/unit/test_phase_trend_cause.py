@@ -577,6 +577,13 @@ def test_a_running_jobs_scan_keeps_every_ranks_series():
 
     calm = [(50.0, 60.0, 0)] * 8
     thrash = [(55.0, 76.5, r) for r in (0, 0, 1, 3, 6, 10, 15, 21)]
-    report = scan_log("\n".join(_mem_lines({0: calm, 1: thrash, 2: calm, 3: calm})))
+    # As the test cluster's job printed them under srun -l: every rank's start line, all of one
+    # length, which read as a terminal's cut lines and were joined into rank 0's.
+    starts = [
+        f"{r}: RUNBOOK_INSTRUMENT start rank={r} torch=2.13.0+cpu cuda=False allocator "
+        "PYTORCH_ALLOC_CONF= PYTORCH_CUDA_ALLOC_CONF= PYTORCH_HIP_ALLOC_CONF=(unset)"
+        for r in (0, 1, 3, 2)
+    ]
+    report = scan_log("\n".join([*starts, *_mem_lines({0: calm, 1: thrash, 2: calm, 3: calm})]))
     assert sorted(t.rank for t in report.trends) == [0, 1, 2, 3]
     assert trend.watch(report.trends, margin=0.10).rank == 1
