@@ -218,16 +218,7 @@ def test_sweep_says_a_running_jobs_allocator_thrashes_before_it_runs_out(
     )
     job = s.submit(f"--partition={own_partition}")
     try:
-        wait_until(
-            lambda: log_of(s.workdir, job).count("RUNBOOK_INSTRUMENT mem") >= 12,
-            120,
-            "the job's memory lines",
-        )
-        site = site_file(tmp_path, ["fragmentation", "true_oom"], [own_partition])
-        code, out = sweep(site)
-        mine = [ln for ln in out["jobs"] if ln["job_id"] == job]
-        assert len(mine) == 1, (job, out)
-        (line,) = mine
+        line = _swept_running(s, job, tmp_path, own_partition, 12)
         assert line["verdict"] == "thrashing" and not line["incident"], line
         assert "retries rose" in line["action"] and "would fit micro-batch 4" in line["action"]
         assert "nothing changed" in line["action"]
@@ -260,16 +251,7 @@ def test_the_sweep_watches_every_rank_and_names_the_one_that_thrashes(
     )
     job = s.submit(f"--partition={own_partition}")
     try:
-        wait_until(
-            lambda: log_of(s.workdir, job).count("RUNBOOK_INSTRUMENT mem") >= 16,
-            120,
-            "the job's memory lines",
-        )
-        site = site_file(tmp_path, ["fragmentation", "true_oom"], [own_partition])
-        code, out = sweep(site)
-        mine = [ln for ln in out["jobs"] if ln["job_id"] == job]
-        assert len(mine) == 1, (job, out, log_of(s.workdir, job)[-1500:])
-        (line,) = mine
+        line = _swept_running(s, job, tmp_path, own_partition, 16)
         assert line["verdict"] == "thrashing" and not line["incident"], line
         assert "rank 1:" in line["action"] and "of rank 1" in line["action"], line
         assert "nothing changed" in line["action"]
@@ -277,3 +259,16 @@ def test_the_sweep_watches_every_rank_and_names_the_one_that_thrashes(
     finally:
         sh("scancel", job, check=False)
         s.close()
+
+
+def _swept_running(s, job: str, tmp_path, partition: str, lines: int) -> dict:
+    """The sweep's one line for a running job, once its log holds `lines` memory lines."""
+    wait_until(
+        lambda: log_of(s.workdir, job).count("RUNBOOK_INSTRUMENT mem") >= lines,
+        120,
+        "the job's memory lines",
+    )
+    code, out = sweep(site_file(tmp_path, ["fragmentation", "true_oom"], [partition]))
+    mine = [ln for ln in out["jobs"] if ln["job_id"] == job]
+    assert len(mine) == 1, (job, out, log_of(s.workdir, job)[-1500:])
+    return mine[0]
