@@ -70,11 +70,10 @@ def read_job(ctx: Run):
     client runs the job's commands as its owner (runbook.identity), or the run stops with the
     grant it needs (exit 4)."""
     from runbook import identity
+    from runbook.evidence import owner_read
 
     job, ctx.intake_job = ctx.intake_job, None
     job = job if job is not None else ctx.client.job(ctx.rec.incident.job_id)
-    from runbook.evidence import owner_read
-
     actor = identity.for_job(ctx.site.identity, job)
     ctx.actor = actor
     # The job's files on this host are read with its owner's rights from here on.

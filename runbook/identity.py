@@ -116,13 +116,16 @@ def check_settings(section) -> None:
     if section.node_reads not in NODE_READS:
         raise ConfigError(
             f"[identity] node_reads must be one of {', '.join(NODE_READS)}, "
-            f"found {section.node_reads!r}"
+            f"found {section.node_reads!r}",
+            hint='"check" reads only the owner\'s files as the SSH account; "sudo" reads as the '
+            "owner through the SSH account's sudo on the nodes (docs/install.md)",
         )
     d = section.rerun_dir
     if not d or d.startswith("/") or ".." in d.split("/") or any(c in d for c in "\0\n"):
         raise ConfigError(
             f"[identity] rerun_dir must be a relative folder name under the job's working "
-            f"directory, found {d!r}"
+            f"directory, found {d!r}",
+            hint='a name such as ".runbook" (no leading /, no ..)',
         )
 
 
@@ -264,11 +267,11 @@ def host_check(section, tools: dict[str, str] | None = None) -> dict:
         )
     elif mode == "sudo":
         listed = _sudo_lists(tools, _probe_owner(section.owners_group))
-        out["missing"] = [c for c in JOB_COMMANDS if not listed.get(c)]
+        out["missing"] = [
+            f"sudo -n -l does not allow {tools[c]}" for c in JOB_COMMANDS if not listed.get(c)
+        ]
         out["acts_for_others"] = not out["missing"]
         out["how"] = "sudo -n -u OWNER"
-        if out["missing"]:
-            out["missing"] = [f"sudo -n -l does not allow {tools[c]}" for c in out["missing"]]
     elif mode in ("runuser", "sbatch_uid"):
         out["missing"] = [f"act_as = {mode!r} needs root; runbook runs as {who.name}"]
     else:  # auto or self, not root: its own jobs

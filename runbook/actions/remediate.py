@@ -41,7 +41,7 @@ def apply_plan(
         )
         if not r.ok:
             return
-    writer = _writer(ex, site, job, folder, actor)
+    writer = _writer(site, job, plan, folder, actor, ex.incident)
     if writer is None:
         return
     written = _write_job(ex, plan, *writer)
@@ -75,32 +75,22 @@ def apply_plan(
     _read_back(ex, client, job, plan, sub.value)
 
 
-def _writer(ex: Executor, site, job, folder: Path, actor):
+def _writer(site, job, plan: ladder.Plan, folder: Path, actor, incident: str):
     """(where the rerun's files go, how one is written): the incident folder, by runbook, when
     runbook is the job's owner; else a folder of the owner's under the job's working directory
     ([identity] rerun_dir), by the owner, mode 700, so the rerun (and its sbatch) can read them
-    and no other user can. None: there is no such folder (said as a failed step)."""
+    and no other user can. None: there is no such folder (the plan then needs a person)."""
     if actor is None or not actor.as_owner:
         return folder, lambda path, text, mode: steps.write_file(path, text, mode=mode)
     if not job.work_dir or not job.work_dir.startswith("/"):
-        ex.run(
-            steps.Action(
-                "write_file",
-                "",
-                [],
-                f"write-folder:{ex.incident}",
-                "find the owner's folder for the rerun's files",
-                lambda: None,
-                lambda: steps.Outcome(
-                    1,
-                    error=f"Slurm names no working directory for job {job.job_id} "
-                    f"({job.work_dir or 'none'}): runbook has no folder of "
-                    f"{actor.owner.name}'s to write the rerun's files in",
-                ),
-            )
+        plan.needs_human = True
+        plan.human_action = (
+            f"Slurm names no working directory for job {job.job_id} ({job.work_dir or 'none'}): "
+            f"runbook has no folder of {actor.owner.name}'s to write the rerun's files in; "
+            "resubmit it by hand as its owner"
         )
         return None
-    own = Path(job.work_dir) / site.identity.rerun_dir / ex.incident
+    own = Path(job.work_dir) / site.identity.rerun_dir / incident
     return own, lambda path, text, mode: steps.write_owner_file(actor, path, text, mode=mode)
 
 

@@ -352,7 +352,9 @@ def write_owner_file(actor, path: str, content: str, *, mode: int = 0o600) -> Ac
             return Outcome(
                 r.returncode,
                 err,
-                error=f"{actor.owner.name} could not write {path}: {err or 'exit ' + str(r.returncode)}",
+                error=f"{actor.owner.name} could not write {path}: "
+                f"{err or 'exit ' + str(r.returncode)}; check that the job's working directory "
+                f"exists and {actor.owner.name} may write in it, then run runbook again",
             )
         note = "it already held this content" if out == "same" else ""
         return Outcome(0, f"{out} {len(content)} bytes as {actor.owner.name}", path, note)

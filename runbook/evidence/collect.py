@@ -139,7 +139,7 @@ def _transport(site, host: str, hosts):
     return LocalTransport() if site.logs.read_on == "local" or not host else hosts[host]
 
 
-def owner_read(site, owner: str, host: str, argv: list[str]) -> list[str]:
+def on_node_as_owner(site, owner: str, host: str, argv: list[str]) -> list[str]:
     """`argv`, a read of a job's files, as its owner where the site says the nodes' reads run
     so ([identity] node_reads = "sudo", over SSH: the SSH account's sudo on the node).
     Elsewhere the read runs as the reading account and the scan keeps to the owner's files."""
@@ -236,7 +236,7 @@ def _read_hosts(site, by_owner: dict[tuple, list], hosts) -> list:
 
     def read_host(host: str, groups: list[tuple[str, list]]) -> list:
         argvs = [
-            owner_read(
+            on_node_as_owner(
                 site,
                 owner,
                 host,
@@ -407,7 +407,7 @@ def fetch_dump(site, job, launch: LaunchReport, hosts) -> tuple[dict | None, str
         str(8 << 20),
     ]
     host = log_host(job)
-    r = _transport(site, host, hosts).run(owner_read(site, job.user or "", host, argv))
+    r = _transport(site, host, hosts).run(on_node_as_owner(site, job.user or "", host, argv))
     if not r.ok:
         return None, ""
     try:

@@ -109,8 +109,10 @@ class CliSlurm:
                 return [*argv[: i + 1], "-M", self.cluster, *argv[i + 1 :]]
         return argv
 
-    def _exec(self, argv: list[str]):
-        return self.t.run(self._m(argv), timeout=self.timeout)
+    def _exec(self, argv: list[str], *, owner: bool = False):
+        """Run a Slurm command; `owner`: as the job's owner (a read Slurm shows to it only)."""
+        argv = self._m(argv)
+        return self.t.run(self._as_owner(argv) if owner else argv, timeout=self.timeout)
 
     def _run(self, argv: list[str], what: str, *, ok_codes=(0,)):
         r = self._exec(argv)
@@ -220,13 +222,14 @@ class CliSlurm:
             "env": None if out.env is not None else ["sacct", "-n", "--env-vars"],
         }
 
-        def ask(k: str, argv: list[str]):
+        with ThreadPoolExecutor(max_workers=2) as pool:  # two slurmdbd queries, at once
             # The environment is the job's own, shown to its owner (and Slurm's admins) only:
             # read as the owner, as its batch script is.
-            return self._exec(self._as_owner(self._m(argv)) if k == "env" else argv)
-
-        with ThreadPoolExecutor(max_workers=2) as pool:  # two slurmdbd queries, at once
-            got = {k: pool.submit(ask, k, [*a, "-j", job_id]) for k, a in asks.items() if a}
+            got = {
+                k: pool.submit(self._exec, [*a, "-j", job_id], owner=k == "env")
+                for k, a in asks.items()
+                if a
+            }
             answers = {k: f.result() for k, f in got.items()}
         if (r := answers.get("line")) is not None:
             # One job, one field: all of it is the line (a --wrap command may hold newlines).
@@ -251,16 +254,11 @@ class CliSlurm:
         admins only: measured on 22.05, `scontrol write batch_script` of another user's job
         says "Invalid user id" and `sacct -B` prints nothing)."""
         job_id = check_job_id(job_id)
-        r = self.t.run(
-            self._as_owner(self._m(["scontrol", "write", "batch_script", job_id, "-"])),
-            timeout=self.timeout,
-        )
+        r = self._exec(["scontrol", "write", "batch_script", job_id, "-"], owner=True)
         if r.exit_code == 0 and r.stdout.strip():
             return r.stdout
         # After slurmctld forgets the job: accounting keeps it with AccountingStoreFlags=job_script.
-        r2 = self.t.run(
-            self._as_owner(self._m(["sacct", "-B", "-j", job_id])), timeout=self.timeout
-        )
+        r2 = self._exec(["sacct", "-B", "-j", job_id], owner=True)
         if r2.exit_code != 0:
             raise slurm_error("reading the batch script from accounting", r2)
         text = _sacct_script(re.sub(r"\A\s*Batch Script for \S+\s*\n-+\n", "", r2.stdout))

@@ -227,3 +227,22 @@ def test_several_owners_scans_are_one_exec_whose_outputs_come_back_apart():
     assert outs == ["@@now 1\nlast line, no newline", f"@@now 2\n{hostile}\n", ""]
     assert "INJECTED" not in r.stdout.replace(hostile, "")
     assert "password is required" in r.stderr
+
+
+def test_with_no_working_directory_the_rerun_is_a_persons_not_a_folder_guessed():
+    """Acting as the owner, the rerun's files go under the job's working directory; a job
+    Slurm names none for gets no guessed folder: the plan says a person resubmits it."""
+    from types import SimpleNamespace
+
+    from runbook.actions.remediate import _writer
+    from runbook.planning.ladder import Plan
+    from runbook.site import SiteConfig
+
+    actor = Actor("runuser", ALICE, ROOT)
+    plan = Plan(verdict="true_oom")
+    job = SimpleNamespace(job_id="7", work_dir="")
+    assert _writer(SiteConfig(), job, plan, None, actor, "inc1") is None
+    assert plan.needs_human and "no working directory for job 7" in plan.human_action
+    job.work_dir = "/home/alice/run"
+    folder, _ = _writer(SiteConfig(), job, Plan(verdict="true_oom"), None, actor, "inc1")
+    assert str(folder) == "/home/alice/run/.runbook/inc1"
