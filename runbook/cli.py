@@ -41,6 +41,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "grow",
         "Return a job runbook shrank to its lineage's original node count.",
     ),
+    "prevent": (
+        "runbook.commands.grow",
+        "prevent",
+        "Ask a running job heading for an OOM to checkpoint, then rerun it fitted.",
+    ),
     "diagnose": (
         "runbook.commands.diagnose",
         "diagnose",

@@ -312,17 +312,19 @@ def record_plan(ctx: Run, plan: ladder.Plan, s) -> None:
     )
 
 
-def act(ctx: Run, plan: ladder.Plan, diagnosis) -> None:
+def act(ctx: Run, plan: ladder.Plan, diagnosis, *, decided: bool = False) -> None:
     """The actions step both runbooks end with: who may say yes (the verdict's policy, and the
-    rung's: shrinking waits for a person unless the site allows it), then the plan through the
-    executor, and the new job as Slurm reads it back."""
-    ctx.ex.confirm = confirm_policy(
-        ctx.site,
-        diagnosis.verdict,
-        rung=plan.rung,
-        assume_yes=ctx.opts.assume_yes,
-        confirm=ctx.opts.confirm,
-    )
+    rung's: shrinking waits for a person unless the site allows it; `decided`: the runbook
+    settled it already, as the prevention runbook does from its own policy), then the plan
+    through the executor, and the new job as Slurm reads it back."""
+    if not decided:
+        ctx.ex.confirm = confirm_policy(
+            ctx.site,
+            diagnosis.verdict,
+            rung=plan.rung,
+            assume_yes=ctx.opts.assume_yes,
+            confirm=ctx.opts.confirm,
+        )
     inc = ctx.rec.incident
     with ctx.rec.step("actions", ctx.opts.progress) as s:
         if plan.acts:

@@ -21,8 +21,9 @@ for a job that catches the OOM and exits or waits on its own.
 
 Checkpoint on request (issue 56): `checkpoint_on("USR1")` (or RUNBOOK_CHECKPOINT_SIGNAL=USR1 in
 the job's environment, read by install()) installs a handler for that signal and prints a line
-saying the job handles it, which is how runbook knows it may ask (Slurm's convention:
-`scancel --signal=USR1 --batch`/`--full`, as the job's owner). The loop calls
+saying the job handles it, which is how runbook knows it may ask (`scancel --signal=USR1 JOB`,
+as the job's owner: every process of the job's steps, the ranks srun started; not the batch
+shell, which would end of it). Every rank must declare it. The loop calls
 `checkpoint_requested()` once a step; when it is True the loop saves a checkpoint at once and
 calls `checkpoint_written(step, path)`, whose line runbook reads back:
 
@@ -32,6 +33,12 @@ calls `checkpoint_written(step, path)`, whose line runbook reads back:
         if instrument.checkpoint_requested():
             path = save_checkpoint(step)
             instrument.checkpoint_written(step, path)
+
+After a requested checkpoint, checkpoint_written() holds the loop (at most
+RUNBOOK_CHECKPOINT_HOLD_S seconds, default 120; 0: never) for the cancel that follows it, so no
+step runs past the checkpoint and none is lost; when no cancel comes the loop goes on. The job
+says whether runbook may then cancel and resubmit it unattended with RUNBOOK_PREVENT=1 (its
+owner's opt-in, which [policy] unattended_prevent = "opted_in" honours); the signal line says so.
 
 When the job enables PyTorch's flight recorder (TORCH_FR_BUFFER_SIZE, or TORCH_NCCL_TRACE_BUFFER_SIZE
 for NCCL), a daemon thread serves `runbook hang`: when the request file in
@@ -428,28 +435,49 @@ def checkpoint_on(signal_name: str = "USR1") -> bool:
         )
         return False
     signals.signal(signum, lambda _n, _f: _requested.set())
+    prevent = "yes" if _opted_in() else "no"
     print(
-        f"{MARKER} checkpoint-signal rank={_rank()} signal={name[3:]}", file=sys.stderr, flush=True
+        f"{MARKER} checkpoint-signal rank={_rank()} signal={name[3:]} prevent={prevent} "
+        f"hold={_hold_s():g}",
+        file=sys.stderr,
+        flush=True,
     )
     return True
+
+
+def _opted_in() -> bool:
+    return os.environ.get("RUNBOOK_PREVENT", "").strip().lower() in ("1", "yes", "true", "on")
+
+
+def _hold_s() -> float:
+    try:
+        return max(0.0, float(os.environ.get("RUNBOOK_CHECKPOINT_HOLD_S", "120")))
+    except ValueError:
+        return 120.0
 
 
 def checkpoint_requested() -> bool:
     """True once for each request since the last call: the loop checkpoints now."""
     if _requested.is_set():
         _requested.clear()
+        _state["asked"] = True
         return True
     return False
 
 
 def checkpoint_written(step: int, path: str) -> None:
     """Say the checkpoint a request asked for is written (runbook reads it back, and checks
-    the file itself)."""
+    the file itself). After a requested one, hold the loop for the cancel that follows (at most
+    RUNBOOK_CHECKPOINT_HOLD_S seconds): a step run past the checkpoint would be a step lost."""
     print(
         f"{MARKER} checkpoint rank={_rank()} step={int(step)} path={path}",
         file=sys.stderr,
         flush=True,
     )
+    if _state.pop("asked", False) and (hold := _hold_s()) > 0:
+        deadline = time.monotonic() + hold
+        while time.monotonic() < deadline and not _requested.is_set():
+            time.sleep(0.2)
 
 
 def install(model=None) -> None:

@@ -190,6 +190,9 @@ class PlaybooksSection:
     dir: str = ""
 
 
+PREVENT_MODES = ("never", "opted_in", "declared")  # [policy] unattended_prevent
+
+
 @record(frozen=True)
 class PolicySection:
     """[policy]: what runbook may do without a person confirming it."""
@@ -205,6 +208,28 @@ class PolicySection:
     # grow_world cancels a shrunk job that trains well to rerun it at full size: unattended only
     # when the site says so (then `runbook sweep` grows shrunk jobs whose nodes are back).
     unattended_grow: bool = False
+    # Before the OOM (runbook prevent): which running jobs heading for an OOM the sweep asks to
+    # checkpoint, then cancels and resubmits fitted. "opted_in": those whose every rank handles
+    # the request and whose owner set RUNBOOK_PREVENT=1; "declared": every job that handles
+    # it; "never": report only. A job without a handler is only ever reported.
+    unattended_prevent: str = "opted_in"
+    # How long the job is given to write the checkpoint it was asked for (read back from its
+    # log and its folder); past it, nothing else is changed.
+    prevent_wait_s: float = 300.0
+
+    def __post_init__(self):
+        if self.unattended_prevent not in PREVENT_MODES:
+            raise ConfigError(
+                f"[policy] unattended_prevent = {self.unattended_prevent!r} is not one of "
+                f"{', '.join(PREVENT_MODES)}",
+                hint='e.g. unattended_prevent = "opted_in"',
+            )
+        if not isinstance(self.prevent_wait_s, (int, float)) or not 0 < self.prevent_wait_s <= 3600:
+            raise ConfigError(
+                f"[policy] prevent_wait_s = {self.prevent_wait_s!r} is not a number of seconds "
+                "from 1 to 3600",
+                hint="e.g. prevent_wait_s = 300",
+            )
 
 
 @record(frozen=True)

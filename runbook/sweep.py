@@ -220,8 +220,14 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
                 )
             )
         elif seen := trend.watch(launch.trends, site.ladder.fit_margin):
-            # Before it dies: its worst rank said, nothing changed (issue 56: report only).
-            res.lines.append(Line(j.job_id, j.user, j.state, seen.kind, _pressure(site, j, seen)))
+            # Before it dies: its worst rank said; prevented where the job and the site allow
+            # it (runbook prevent), else nothing changed.
+            if _may_prevent(site, launch):
+                res.lines.append(_prevent(site, j, logs, dry_run))
+            else:
+                res.lines.append(
+                    Line(j.job_id, j.user, j.state, seen.kind, _pressure(site, j, seen))
+                )
         return  # a healthy running job is none of the sweep's business
     verdict = classify(
         gather(launch=launch, slurm=collect.slurm_text(j), job_id=j.raw),
@@ -252,6 +258,30 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
                 int(ExitCode.NEEDS_HUMAN),
             )
         )
+
+
+def _may_prevent(site, launch) -> bool:
+    """Whether [policy] unattended_prevent lets the sweep ask this job: every rank declared a
+    checkpoint handler, and (under "opted_in") its owner set RUNBOOK_PREVENT=1. The prevention
+    runbook decides again from its own read; this only spares an incident per reported job."""
+    from runbook.evidence import handler
+    from runbook.prevent import seen_ranks
+
+    mode = site.policy.unattended_prevent
+    if mode == "never":
+        return False
+    h = handler.read(launch.instrument, seen_ranks(launch))
+    return h.signal is not None and (mode == "declared" or h.opted_in)
+
+
+def _prevent(site, j, logs, dry_run) -> Line:
+    from runbook.prevent import handle_prevent
+
+    r = handle_prevent(
+        Trigger(j.job_id, "sweep", "runbook sweep", logs=logs), site, Options(dry_run=dry_run)
+    )
+    action = r.summary.split("; ", 1)[1] if "; " in r.summary else r.summary
+    return Line(j.job_id, j.user, j.state, r.verdict or "unknown", action, r.incident, r.exit_code)
 
 
 def _pressure(site, j, seen) -> str:

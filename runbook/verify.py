@@ -137,7 +137,14 @@ def judge(
         details.append(why)
     ran_past = last is not None and failed_step is not None and last >= failed_step
     if last is not None:
-        details.append(f"last step seen: {last} (the original job failed at step {failed_step})")
+        was = (
+            f"was stopped at step {failed_step} when asked to checkpoint"
+            if plan.get("stopped_when_asked")
+            else f"failed at step {failed_step}"
+            if failed_step is not None
+            else "failed at a step the logs did not say"
+        )
+        details.append(f"last step seen: {last} (the original job {was})")
     applied = _allocator_applied(plan, launch, details)
     peaks = [i for i in launch.instrument if i.kind == "peak"]
     for p in peaks:

@@ -84,13 +84,50 @@ def seconds(value: float | None, unknown: str = "unknown") -> str:
     return f"{s // 3600} h" + (f" {s % 3600 // 60} min" if s % 3600 // 60 else "")
 
 
+def fit_source(source: str | None) -> str:
+    """Where a fit's fixed part came from (planning.fit.Fit.source), in words."""
+    text = source or ""
+    if "telemetry" in text:
+        return "from the job's own memory series: what PyTorch held at a step boundary"
+    if "lineage" in text:
+        return "from the lineage's two attempts"
+    if "params" in text:
+        return "from the parameter count"
+    return f"from {text or 'numbers not recorded'}"
+
+
+def _prevented_words(pre: dict, lost, on: str) -> list[str]:
+    """A prevented OOM's cost: the steps lost, the GPUs' idle time, where the OOM was headed."""
+    n, at = pre.get("steps_lost"), pre.get("checkpoint_step")
+    steps = (
+        f"steps lost: {n}" if n is not None else "steps lost: unknown (the job's log was not read)"
+    )
+    if at is not None:
+        steps += f" (the rerun resumes from the checkpoint the job wrote when asked, at step {at})"
+    parts = [
+        steps,
+        f"GPU-hours from that checkpoint to the cancel: {lost if lost is not None else 'unknown'}{on}",
+    ]
+    to = pre.get("projected_step")
+    parts.append(
+        f"the trend projected the OOM at about step {to}"
+        if to is not None
+        else "no step was projected for the OOM (the allocator thrashing or a step near the "
+        "card: the next longer input may run out)"
+    )
+    return parts
+
+
 def cost_sentence(cost: dict) -> str:
     """The cost in one sentence, every figure with its unit; what is unknown said so."""
     lost = cost.get("lost_gpu_hours")
     gpus = cost.get("gpus")
     on = f" on {gpus} GPUs" if gpus is not None else " (GPU count unknown)"
-    parts = [f"GPU-hours lost: {lost if lost is not None else 'unknown'}{on}"]
-    parts.append(f"detected {seconds(cost.get('detection_s'))} after the failure")
+    if (pre := cost.get("prevented")) is not None:
+        parts = _prevented_words(pre, lost, on)
+    else:
+        parts = [f"GPU-hours lost: {lost if lost is not None else 'unknown'}{on}"]
+        parts.append(f"detected {seconds(cost.get('detection_s'))} after the failure")
     if cost.get("diagnosis_s") is not None:
         parts.append(f"diagnosed {seconds(cost['diagnosis_s'])} into the incident")
     if cost.get("resubmission_s") is not None:

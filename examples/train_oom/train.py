@@ -297,15 +297,22 @@ def main() -> int:
         watch = contextlib.nullcontext
         requested, written = (lambda: False), (lambda _step, _path: None)
 
+    retried = [0]  # the allocator's retries so far (num_alloc_retries)
+
     def instrument_line(step: int, allocated_mib: float, peak_mib: float) -> None:
         """runbook.instrument's per-step line, with the modelled numbers (no CUDA here): the
         allocator's retries rise by --retries-per-step a step (a thrashing allocator)."""
         from runbook.instrument import memory_line
 
         b, p = int(allocated_mib * 2**20), int(peak_mib * 2**20)
+        # The allocator flushes its cache and retries only near the card: a step peaking over
+        # 90% of it (a fitted rerun well under it thrashes no more).
         thrashes = args.thrash_rank < 0 or args.thrash_rank == rank
-        retries = max(step, 0) * args.retries_per_step if thrashes else 0
-        memory_line(step, allocated=b, peak=p, reserved=p, retries=retries, total=int(card * 2**20))
+        if thrashes and peak_mib >= 0.9 * card:
+            retried[0] += args.retries_per_step
+        memory_line(
+            step, allocated=b, peak=p, reserved=p, retries=retried[0], total=int(card * 2**20)
+        )
 
     def lightning_row(step: int, allocated_mib: float, peak_mib: float) -> None:
         """One row of a CSVLogger's metrics.csv with DeviceStatsMonitor's memory columns (their

@@ -197,6 +197,35 @@ def hold(
     )
 
 
+def signal(client, job_id: str, sig: str, incident: str, *, known=None) -> Action:
+    """`scancel --signal=SIG` to the job's ranks, as its owner: the request to checkpoint now
+    that every rank declared it handles (evidence.handler). Once per incident (a resumed
+    incident does not ask twice); its value is when it was sent, from which the checkpoint it
+    asks for is awaited. Slurm shows no effect of a signal: the job's answer is read back from
+    its log by the step after."""
+
+    def check():
+        job = known if known is not None else client.job(job_id)
+        return None if job.state == "RUNNING" else f"job {job_id} is {job.state}: nothing to ask"
+
+    argv = client.signal_argv(job_id, sig)
+
+    def apply():
+        sent = time.time()
+        r = client.change(argv, f"signalling job {job_id}")
+        return Outcome(getattr(r, "exit_code", 0), getattr(r, "stdout", "") or "", value=f"{sent}")
+
+    return Action(
+        "signal",
+        job_id,
+        argv,
+        f"signal:{job_id}:{incident}",
+        f"ask job {job_id} to checkpoint now (SIG{sig} to its ranks, which declared a handler)",
+        check,
+        apply,
+    )
+
+
 def release(client, job_id: str, incident: str, *, readback_s: float = READBACK_S) -> Action:
     def check():
         job = client.job(job_id)

@@ -1,4 +1,6 @@
-"""`runbook grow --job ID`: a job runbook shrank goes back to full size when the nodes are back."""
+"""`runbook grow --job ID`: a job runbook shrank goes back to full size when the nodes are back.
+`runbook prevent --job ID`: a running job heading for an OOM is rerun fitted before it runs out.
+Both act on a job that still trains, from a checkpoint it wrote since it started."""
 
 from __future__ import annotations
 
@@ -38,3 +40,40 @@ def _handler():
     from runbook.grow import handle_grow  # loaded only by this verb
 
     return handle_grow
+
+
+@click.command()
+@incident_options
+def prevent(app, job_arg, job_id, dry_run, yes, force, as_json):
+    """Ask a running job heading for an OOM to checkpoint, then rerun it fitted.
+
+    Reads every rank's memory series in the job's log (runbook.instrument's per-step line) and
+    takes the worst rank: the allocator's retries rising (thrashing), the step's peak within
+    [ladder] fit_margin of the card (near_capacity), or memory at step starts rising towards the
+    card (leak). When every rank declared a checkpoint handler (runbook.instrument's
+    checkpoint_on, or RUNBOOK_CHECKPOINT_SIGNAL=USR1 in the job's environment), it asks the job
+    to checkpoint now (`scancel --signal=USR1 JOB`, as the job's owner), waits for that
+    checkpoint ([policy] prevent_wait_s; read back from the log and the job's folder), cancels
+    the job and resubmits it from that checkpoint with the micro-batch fitted from the worst
+    rank's own series, the global batch kept. No step is lost: the job holds its loop after the
+    requested checkpoint until the cancel.
+
+    Without a handler on every rank, or no checkpoint in time, it reports and changes nothing
+    else. A person confirms (--yes or the terminal); `runbook sweep` does it by itself under
+    [policy] unattended_prevent ("opted_in": jobs with RUNBOOK_PREVENT=1; "declared"; "never").
+
+    \b
+    Examples:
+      runbook --site prod prevent 123456 --dry-run
+      runbook --site prod prevent --job 123456 --yes --json
+    Exit codes: 0 done, or nothing to do (the summary says why: no rank heading for an OOM, no
+    handler), 1 a step failed, 2 usage or configuration error, 3 Slurm does not know the job id,
+    4 a person is needed (declined, no checkpoint in time, no fitted micro-batch applies).
+    """
+    run_verb(app, _prevent(), "prevent", job_arg, job_id, dry_run, yes, force, as_json)
+
+
+def _prevent():
+    from runbook.prevent import handle_prevent  # loaded only by this verb
+
+    return handle_prevent

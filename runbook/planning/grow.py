@@ -14,10 +14,8 @@ from dataclasses import field
 from datetime import datetime
 
 from runbook import rungs
-from runbook.errors import RungNotApplicable
 from runbook.planning import ladder
-from runbook.planning.plan import resubmission
-from runbook.planning.sbatch_patch import patch
+from runbook.planning.plan import resubmission, rung_patch
 from runbook.record import record
 from runbook.slurm.client import ACTIVE
 
@@ -144,19 +142,10 @@ def make_grow_plan(
         p.why = "; ".join(d.reasons[-1:]) or d.verdict
         return p
     assert d.before is not None and d.after is not None
-    resume = (site.checkpoints, checkpoint.path) if checkpoint else None
-    try:
-        p.patch = patch(
-            script, RUNG, site.knobs, resume=resume, configs=configs, world=(d.before, d.after)
-        )
-    except RungNotApplicable as e:
-        p.passed_over = [(RUNG, e.message)]
-        p.needs_human = True
-        p.why = f"{RUNG} cannot apply: {e.message}"
-        p.human_action = f"the job keeps its {d.before} node(s); resize it by hand ({e.message})"
+    by_hand = f"the job keeps its {d.before} node(s); resize it by hand"
+    world = (d.before, d.after)
+    if not rung_patch(p, script, RUNG, site, checkpoint, by_hand, configs=configs, world=world):
         return p
-    p.rung, p.rung_what = RUNG, rungs.REGISTRY[RUNG].setting
     p.world, p.readmit = (d.before, d.after), d.readmit
-    p.checkpoint = checkpoint
     p.why = f"nodes are back: {d.before} -> {d.after} nodes, the global batch kept"
     return resubmission(p, site, job, checkpoint, script, submission)

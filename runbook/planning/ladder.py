@@ -53,6 +53,9 @@ class Plan:
     sbatch_env: dict[str, str] = field(default_factory=dict)
     env_notes: list[str] = field(default_factory=list)
     failed_step: int | None = None
+    # The prevention runbook's: failed_step is the step the job stopped at when asked to
+    # checkpoint (no failure), which its rerun must run past all the same.
+    stopped_when_asked: bool = False
     # Job comments that claimed a runbook lineage and were not believed (unsigned, other user).
     suspicious: list[str] = field(default_factory=list)
     # After sbatch: the original's and the new job's world size and GPUs, as Slurm records them.

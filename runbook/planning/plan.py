@@ -239,6 +239,30 @@ def failing_component(job, node: str | None) -> str:
     return f"the failure is in component {c.het_offset} ({c.node_expr or ', '.join(c.nodes)})"
 
 
+def rung_patch(
+    p: ladder.Plan, script: str, rung: str, site, checkpoint, by_hand: str, **ask
+) -> bool:
+    """`p` given `rung`'s patch of `script` (resuming from `checkpoint`), for a runbook that
+    takes one rung on its own (grow, prevent): True; or, where the rung cannot apply, `p` says
+    a person is needed (`by_hand`, with the reason) and False."""
+    from runbook import rungs
+    from runbook.errors import RungNotApplicable
+    from runbook.planning.sbatch_patch import patch
+
+    resume = (site.checkpoints, checkpoint.path) if checkpoint else None
+    try:
+        p.patch = patch(script, rung, site.knobs, resume=resume, **ask)
+    except RungNotApplicable as e:
+        p.passed_over = [(rung, e.message)]
+        p.needs_human = True
+        p.why = f"{rung} cannot apply: {e.message}"
+        p.human_action = f"{by_hand} ({e.message})"
+        return False
+    p.rung, p.rung_what = rung, rungs.REGISTRY[rung].setting
+    p.checkpoint = checkpoint
+    return True
+
+
 def resubmission(
     p: ladder.Plan,
     site,

@@ -146,7 +146,8 @@ def incident_cost(report: dict) -> dict:
     actions = report.get("actions") or []
     basis: list[str] = []
     started = _ts(report.get("started"))
-    failure_at = _failure(report, job, basis)
+    prevented = _prevented(report, basis)
+    failure_at = None if prevented is not None else _failure(report, job, basis)
     detection = None
     if started is not None and failure_at is not None:
         if started >= failure_at:
@@ -208,6 +209,28 @@ def incident_cost(report: dict) -> dict:
         else None,
         "marks": [{"label": label, "at": t} for label, t in marks],
         "basis": basis,
+        "prevented": prevented,
+    }
+
+
+def _prevented(report: dict, basis: list[str]) -> dict | None:
+    """A prevented OOM (runbook prevent): no failure to date; the steps the job ran past the
+    checkpoint it wrote when asked (its own log), and the step the trend projected for the
+    OOM. None for any other incident."""
+    evidence = report.get("evidence") or {}
+    if evidence.get("runbook") != "prevent":
+        return None
+    p = evidence.get("prevention") or {}
+    basis.append("failure: none (prevented before it ran out; nothing to detect)")
+    if p.get("steps_lost") is not None:
+        basis.append(
+            "steps lost: the last step the job's own memory lines show done, less the step of "
+            "the checkpoint it wrote when asked"
+        )
+    return {
+        "steps_lost": p.get("steps_lost"),
+        "checkpoint_step": p.get("checkpoint_step"),
+        "projected_step": p.get("projected_step"),
     }
 
 

@@ -90,6 +90,7 @@ def _env(autoescape: bool) -> jinja2.Environment:
     env.filters["numbers"] = words.numbers
     env.filters["settings"] = words.settings
     env.filters["costline"] = words.cost_sentence
+    env.filters["fitsource"] = words.fit_source
     env.filters["fitwords"] = lambda c, limit: words.fits_words(
         c["predicted_peak_low_mib"], c["predicted_peak_mib"], limit
     )

@@ -38,6 +38,7 @@ def plan_view(p: ladder.Plan) -> dict:
         "env_notes": p.env_notes,
         "fit": p.fit.contract() if p.fit is not None else None,
         "failed_step": p.failed_step,
+        "stopped_when_asked": p.stopped_when_asked,
         "suspicious": p.suspicious,
         "readback": p.readback,
         "allocator": p.allocator,

@@ -76,6 +76,7 @@ class RungDef:
     allocator: str | None = None
     template_vars: tuple[str, ...] = ()
     shrinks_activations: bool = False
+    fitted: bool = False  # sets the micro-batch a fit solves (planning.fit): the prevention's rung
     drains: bool = False
     continues_with: str | None = None  # CONTINUE: the verdict whose ladder follows
     debug_env: bool = False  # the rerun gets the playbook's debug_env (the hang runbook)

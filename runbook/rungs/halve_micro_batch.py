@@ -364,6 +364,7 @@ RUNG = RungDef(
     "batch instead, only the micro-batch); the global batch stays the same",
     template_vars=("micro_batch", "grad_accum"),
     shrinks_activations=True,
+    fitted=True,
     applies=_applies,
     again=_again,
     script=_script,

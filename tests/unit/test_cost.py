@@ -256,6 +256,10 @@ def test_an_exit_code_of_0_is_shown_as_0_not_unknown():
 
     golden = Path(__file__).parents[1] / "data" / "report" / "golden.report.json"
     doc = json.loads(golden.read_text())
+    doc["job"]["state"] = "FAILED"
     for code, shown in ((0, "exit 0)"), (None, "exit ?)"), ("1:0", "exit 1:0)")):
         doc["job"]["exit_code"] = code
         assert shown in render_all(doc)["report.md"], code
+    # A job that still runs has no exit code yet (Slurm shows 0:0): none is shown.
+    doc["job"]["state"] = "RUNNING"
+    assert "state RUNNING)" in render_all(doc)["report.md"]

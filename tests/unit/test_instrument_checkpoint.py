@@ -17,7 +17,11 @@ assert instrument.checkpoint_on("usr1")
 os.kill(os.getpid(), signal.SIGUSR1)
 time.sleep(0.05)
 print("first", instrument.checkpoint_requested(), "second", instrument.checkpoint_requested())
-instrument.checkpoint_written(7, "/scratch/run/step_7.pt")
+t0 = time.monotonic()
+instrument.checkpoint_written(7, "/scratch/run/step_7.pt")  # requested: held for the cancel
+held = time.monotonic() - t0
+instrument.checkpoint_written(8, "/scratch/run/step_8.pt")  # not requested: no hold
+print("held", held >= 1.0, "then waited", time.monotonic() - t0 - held >= 1.0)
 assert not instrument.checkpoint_on("NOSUCHSIGNAL")
 """
 
@@ -28,11 +32,19 @@ def test_a_signal_asks_the_loop_once_and_the_log_says_the_handler_and_the_checkp
         capture_output=True,
         text=True,
         timeout=60,
-        env={"SLURM_PROCID": "1", "PATH": "/usr/bin:/bin"},
+        env={
+            "SLURM_PROCID": "1",
+            "PATH": "/usr/bin:/bin",
+            "RUNBOOK_CHECKPOINT_HOLD_S": "1",
+            "RUNBOOK_PREVENT": "1",
+        },
     )
     assert r.returncode == 0, r.stderr
     assert "first True second False" in r.stdout
-    assert "RUNBOOK_INSTRUMENT checkpoint-signal rank=1 signal=USR1" in r.stderr
+    # After the requested checkpoint the loop waits for the cancel, then goes on; not after
+    # one nobody asked for.
+    assert "held True then waited False" in r.stdout, r.stdout
+    assert "RUNBOOK_INSTRUMENT checkpoint-signal rank=1 signal=USR1 prevent=yes hold=1" in r.stderr
     assert "RUNBOOK_INSTRUMENT checkpoint rank=1 step=7 path=/scratch/run/step_7.pt" in r.stderr
     assert "refused: 'NOSUCHSIGNAL'" in r.stderr
     # The log scan keeps these lines (the node-side filter passes RUNBOOK_INSTRUMENT lines).
