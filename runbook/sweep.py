@@ -225,9 +225,10 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
             if _may_prevent(site, launch):
                 res.lines.append(_prevent(site, j, logs, dry_run))
             else:
-                res.lines.append(
-                    Line(j.job_id, j.user, j.state, seen.kind, _pressure(site, j, seen))
-                )
+                said = _pressure(site, j, seen)
+                res.lines.append(Line(j.job_id, j.user, j.state, seen.kind, said))
+                if not dry_run:
+                    tell_once(conn, site, j.job_id, seen.kind, said)
         return  # a healthy running job is none of the sweep's business
     verdict = classify(
         gather(launch=launch, slurm=collect.slurm_text(j), job_id=j.raw),
@@ -258,6 +259,21 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
                 int(ExitCode.NEEDS_HUMAN),
             )
         )
+
+
+def tell_once(conn, site, job_id: str, kind: str, said: str) -> bool:
+    """The on-call sink told of a running job heading for an OOM, once per job and kind (the
+    cron's next sweeps see it again: one message, not one every period). True when queued."""
+    from runbook import notify
+
+    key = f"watch-{job_id}-{kind}"
+    with conn.write():
+        if conn.execute("SELECT 1 FROM outbox WHERE incident = ?", (key,)).fetchone():
+            return False
+        queued = notify.queue(conn, site, key, f"job {job_id} {kind}: {said}", None)
+    if queued:
+        notify.flush(conn, site)
+    return bool(queued)
 
 
 def _may_prevent(site, launch) -> bool:

@@ -72,3 +72,28 @@ def test_mail_through_a_recording_sendmail_standin(tmp_path):
 def test_no_sinks_no_messages(tmp_path):
     conn = state.open_db(tmp_path / "runbook.db")
     assert notify.queue(conn, SiteConfig(), "inc", "x", None) == 0
+
+
+def test_a_running_job_heading_for_an_oom_is_told_to_the_sink_once_per_kind(tmp_path):
+    """Issue 56, item 1: the sweep's report-only line reaches the on-call sink, once per job and
+    kind, however many cron periods see it again."""
+    from runbook.sweep import tell_once
+
+    server = http.server.HTTPServer(("127.0.0.1", free_port()), Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    Receiver.got = []
+    cfg = site(webhook_url=f"http://127.0.0.1:{server.server_port}/h", timeout_s=2)
+    conn = state.open_db(tmp_path / "runbook.db")
+    said = "report only: rank 1: the allocator's retries rose (5 -> 10 -> 15)"
+    try:
+        assert tell_once(conn, cfg, "77", "thrashing", said)
+        assert not tell_once(conn, cfg, "77", "thrashing", said)  # the next sweep: not again
+        assert tell_once(conn, cfg, "77", "leak", said)  # another kind is news
+    finally:
+        server.shutdown()
+    texts = [m["text"] for m in Receiver.got]
+    assert texts == [
+        f"runbook watch-77-thrashing: job 77 thrashing: {said}",
+        f"runbook watch-77-leak: job 77 leak: {said}",
+    ], texts
+    assert not tell_once(conn, SiteConfig(), "78", "leak", said)  # no sink: nothing queued
