@@ -1,14 +1,14 @@
-"""Benchmark: the first true-OOM rung on real launch scripts (issue 16).
+"""Benchmark: the first true-OOM rung on launch scripts in public repositories' shapes (issue 16).
 
-For every case of tests/data/plan (real scripts of public training repositories and the configs
-they name; sources in tests/data/plan/SOURCES.md), `runbook plan --rung halve_micro_batch`
+For every case of tests/data/plan (scripts and the configs they name, written here in the shapes
+of public training repositories' files, with their batch figures: tests/data/plan/SOURCES.md), `runbook plan --rung halve_micro_batch`
 against the plan a careful engineer would make (tests/data/plan/expect.json): a correct plan, a
 correct refusal (the rung cannot apply, and the reason names what is missing), or wrong (a
 refusal where a plan was due, other values, or a plan where a refusal was due). The target of
 the issue: at least 80% correct plans among the scripts where the rung applies, every other one
 refused with a reason, no wrong edit.
 
-    python3 bench/plan_corpus.py                 # real scripts (tests/data/plan)
+    python3 bench/plan_corpus.py                 # repositories' shapes (tests/data/plan)
     python3 bench/plan_corpus.py --set families  # fixtures in real repositories' shapes,
                                                  # by where the knob lives (tests/data/plan_families)
 """

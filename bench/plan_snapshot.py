@@ -4,7 +4,7 @@ a refactor of the rungs that must not change a plan (byte-identical before and a
     python3 bench/plan_snapshot.py OUT_DIR      # write the snapshot of this checkout
     diff -r BEFORE_DIR AFTER_DIR               # the check: no output
 
-Scripts: the real launch scripts of tests/data/plan (with the configs and programs beside them),
+Scripts: the launch scripts of tests/data/plan (with the configs and programs beside them),
 tests/data/sbatch's scripts, the examples' and the tests' templates rendered as runbook renders
 them (so the template path of every rung is planned too, and shrink_world on 2 and 4 nodes).
 Each script: `plan_script` with every rung the registry knows (`runbook plan --rung`), and the

@@ -1,5 +1,6 @@
-"""`runbook plan`: knobs in the config files a script names, rung by rung, on real scripts and
-configs (tests/data/plan/SOURCES.md), and the config readers on each format."""
+"""`runbook plan`: knobs in the config files a script names, rung by rung, on fixtures written
+here in the shapes of public projects' scripts and configs (tests/data/plan/SOURCES.md), and the
+config readers on each format."""
 
 from __future__ import annotations
 
@@ -323,8 +324,8 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES)
 def test_real_scripts_get_the_first_rung_an_engineer_would_plan(case):
-    """Issue 16: real launch scripts of public training repositories (tests/data/plan/SOURCES.md)
-    and the configs they name. Each gets the first true-OOM rung exactly as expected, or a
+    """Issue 16: launch scripts in the shapes of public training repositories' (written here:
+    tests/data/plan/SOURCES.md) and the configs they name. Each gets the first true-OOM rung exactly as expected, or a
     refusal naming what is missing; no value is edited that should not be."""
     want = EXPECT[case]
     doc = plan(case, want["script"], "halve_micro_batch")

@@ -1,30 +1,24 @@
 set -x
+# Written for runbook's tests in the shape of a script whose flags live in a here-document read
+# into a variable, run by deepspeed unless the first argument says slurm.
 
-read -r -d '' training_commands <<EOF
+read -r -d '' sft_args <<EOF
 openrlhf.cli.train_sft \
-   --max_len 2048 \
-   --dataset Open-Orca/OpenOrca \
-   --input_key question \
-   --output_key response \
-   --train_batch_size 256 \
+   --pretrain example-org/base-8b \
+   --dataset example-org/instructions \
+   --input_key prompt \
+   --output_key answer \
+   --max_len 4096 \
    --micro_train_batch_size 2 \
-   --max_samples 500000 \
-   --pretrain meta-llama/Meta-Llama-3-8B \
-   --save_path ./checkpoint/llama3-8b-sft \
-   --save_steps -1 \
-   --logging_steps 1 \
-   --eval_steps -1 \
-   --zero_stage 2 \
-   --max_epochs 1 \
+   --train_batch_size 256 \
+   --zero_stage 3 \
+   --max_epochs 2 \
    --bf16 \
-   --flash_attn \
-   --learning_rate 5e-6 \
-   --load_checkpoint \
+   --learning_rate 1e-5 \
+   --save_path ./ckpt/base-8b-sft \
    --gradient_checkpointing
 EOF
-    # --use_wandb [WANDB_TOKENS]
-    # --packing_samples
 
 if [[ ${1} != "slurm" ]]; then
-    deepspeed --module $training_commands
+    deepspeed --module $sft_args
 fi
