@@ -3,10 +3,13 @@ file its script runs (`python train.py`, `torchrun ... train.py`, `accelerate la
 and the modules of the job's tree it imports. A rung adds a flag to the training command only
 where the program is known to take it; where its source cannot be read, that is said.
 
-What counts as an option: argparse's `add_argument("--x", ...)`, click's and typer's
-`option("--x")`, and a Hugging Face program's arguments (`HfArgumentParser`, `TrainingArguments`
-and the TRL configs built on them): TrainingArguments' documented fields, and the fields of the
-program's own dataclasses it hands to HfArgumentParser, each as `--field_name`.
+What counts as an option is what a parser declares (a check is a proof, issue 54): argparse's
+`add_argument("--x", ...)`, click's and typer's `option("--x")`; an `HfArgumentParser` (or TRL's
+`TrlParser`) that parses the command line (`parse_args_into_dataclasses`) takes the fields of the
+dataclasses it is handed, and TrainingArguments' documented fields where one of them is
+TrainingArguments (or a TRL config, or a class built on one); `fire.Fire(fn)` takes `fn`'s
+parameters, and the program's dataclasses' fields only where `fn` hands its **kwargs on. The
+name TrainingArguments appearing in the code proves nothing: a program may build it itself.
 
 Each option's default, where the source states it as a whole number (`default=8`, a dataclass
 field's `= 8` or `field(default=8)`, TrainingArguments' documented defaults), is kept with where
@@ -117,34 +120,76 @@ def option_defaults(tree: ast.AST, name: str) -> dict[str, Default]:
     return out
 
 
-def options_in(tree: ast.AST) -> tuple[set[str], bool, set[str]]:
-    """(option strings, whether the file uses Hugging Face's argument classes, the names of
-    dataclasses it hands to HfArgumentParser) of one parsed file: a pure function of its AST."""
-    flags: set[str] = set()
-    hf = False
-    handed: set[str] = set()
+# The classes whose fields are TrainingArguments' (and the TRL configs built on them).
+_HF_ARGS = _HF_NAMES - {"HfArgumentParser", "TrlParser"}
+# An HfArgumentParser that reads the command line (not only a YAML or JSON file, or a dict).
+_HF_CLI = {"parse_args_into_dataclasses", "parse_args_and_config"}
+
+
+@record
+class Found:
+    """What one parsed file says of the options its program takes (a pure function of its AST)."""
+
+    flags: set[str] = field(default_factory=set)  # argparse/click/typer option strings
+    parsed: set[str] = field(default_factory=set)  # classes handed to an HfArgumentParser
+    hf_cli: bool = False  # an HfArgumentParser parses the command line here
+    hf_subclasses: set[str] = field(default_factory=set)  # local classes on TrainingArguments
+    fired: set[str] = field(default_factory=set)  # functions given to fire.Fire
+
+
+def options_in(tree: ast.AST) -> Found:
+    """The options one parsed file declares. A flag counts only where a parser declares it:
+    `TrainingArguments` named in the code is no parser of `--per_device_train_batch_size`
+    (issue 54: a program that built TrainingArguments itself and parsed only `--model`)."""
+    out = Found()
     for node in nodes(tree):
-        if (
-            isinstance(node, ast.Name)
-            and node.id in _HF_NAMES
-            or isinstance(node, ast.Attribute)
-            and node.attr in _HF_NAMES
+        if isinstance(node, ast.ClassDef) and any(
+            getattr(b, "id", getattr(b, "attr", "")) in _HF_ARGS for b in node.bases
         ):
-            hf = True
+            out.hf_subclasses.add(node.name)
         if not isinstance(node, ast.Call):
             continue
         name = _call_name(node)
         if name in _OPTION_CALLS:
-            flags.update(_option_strings(node))
-        if name == "Fire":
-            # fire.Fire(main) with main(**kwargs) updating the program's config dataclasses
-            # (llama-recipes' update_config(train_config, **kwargs)): each field is `--field`.
-            handed.add(ANY_DATACLASS)
-        if name == "HfArgumentParser" and node.args:
+            out.flags.update(_option_strings(node))
+        if name == "Fire" and node.args and isinstance(node.args[0], ast.Name):
+            out.fired.add(node.args[0].id)
+        if name in ("HfArgumentParser", "TrlParser") and node.args:
             first = node.args[0]
             items = first.elts if isinstance(first, (ast.Tuple, ast.List)) else [first]
-            handed |= {i.id for i in items if isinstance(i, ast.Name)}
-    return flags, hf, handed
+            out.parsed |= {
+                getattr(i, "id", getattr(i, "attr", ""))
+                for i in items
+                if not isinstance(i, ast.Starred)
+            }
+        if name in _HF_CLI:
+            out.hf_cli = True
+    return out
+
+
+def fired_options(tree: ast.AST, functions: set[str], name: str):
+    """`fire.Fire(fn)`'s options: `--param` for each parameter of `fn` (with its whole-number
+    default), and whether `fn` hands its **kwargs on (llama-recipes' `update_config(train_config,
+    **kwargs)`: then the program's dataclasses' fields are options too)."""
+    flags: dict[str, Default | None] = {}
+    forwards = False
+    for node in nodes(tree):
+        if not isinstance(node, ast.FunctionDef) or node.name not in functions:
+            continue
+        args = node.args.args + node.args.kwonlyargs
+        values = [None] * (len(node.args.args) - len(node.args.defaults)) + list(node.args.defaults)
+        values += list(node.args.kw_defaults)
+        for a, v in zip(args, values, strict=False):
+            n = _int_const(v)
+            flag = f"--{a.arg}"
+            where = f"{name}:{node.lineno} (fire: {node.name}'s parameter {a.arg})"
+            flags[flag] = Default(flag, n, where) if n is not None else None
+        if node.args.kwarg is not None:
+            forwards |= any(
+                isinstance(c, ast.Call) and any(k.arg is None for k in c.keywords)
+                for c in ast.walk(node)
+            )
+    return flags, forwards
 
 
 ANY_DATACLASS = "*"
@@ -190,15 +235,25 @@ def program_options(script: str, workdir: str | Path) -> ProgramOptions:
         why = "; ".join(notes) if first is None else f"{first.path} is not Python runbook parses"
         return ProgramOptions(entry, None, why or f"{entry} could not be read")
     trees = [(f.name, f.tree) for f in files if f.tree is not None]
-    flags: set[str] = set()
-    hf, handed = False, set()
+    found = [options_in(t) for _, t in trees]
+    flags: set[str] = set().union(*(f.flags for f in found))
     defaults: dict[str, Default] = {}
     for name, t in trees:
-        found, uses_hf, dataclasses = options_in(t)
-        flags |= found
-        hf |= uses_hf
-        handed |= dataclasses
         defaults |= {k: v for k, v in option_defaults(t, name).items() if k not in defaults}
+    # Hugging Face's arguments are options only where an HfArgumentParser over a
+    # TrainingArguments class parses the command line.
+    training = _HF_ARGS.union(*(f.hf_subclasses for f in found))
+    cli = any(f.hf_cli for f in found)
+    parsed = set().union(*(f.parsed for f in found)) if cli else set()
+    hf = bool(parsed & training)
+    handed = set(parsed)  # their own fields (a subclass's default wins over the documented one)
+    fired = set().union(*(f.fired for f in found))
+    for name, t in trees if fired else ():
+        own_flags, forwards = fired_options(t, fired, name)
+        flags |= set(own_flags)
+        defaults |= {k: v for k, v in own_flags.items() if v is not None and k not in defaults}
+        if forwards:
+            handed.add(ANY_DATACLASS)
     own: dict[str, int | None] = {}
     for name, t in trees:
         for flag, value in _dataclass_fields(t, handed, name).items():

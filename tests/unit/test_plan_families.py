@@ -130,7 +130,7 @@ def test_a_program_s_own_dataclass_default_wins_over_training_arguments(tmp_path
         "from transformers import HfArgumentParser, TrainingArguments\n"
         "@dataclass\nclass MyArgs(TrainingArguments):\n"
         "    per_device_train_batch_size: int = field(default=2)\n"
-        "HfArgumentParser((MyArgs,))\n"
+        "(args,) = HfArgumentParser((MyArgs,)).parse_args_into_dataclasses()\n"
     )
     prog = program_options("srun python sft.py --output_dir out\n", tmp_path)
     assert prog.defaults["--per_device_train_batch_size"].value == 2
@@ -201,3 +201,69 @@ def test_a_hydra_config_name_with_a_folder_is_read_from_that_folder(tmp_path):
         "srun python src/train.py --config-path conf --config-name llama/base "
         "model.micro_batch_size=4"
     ]
+
+
+def _plan_of(tmp_path, program: str, line: str) -> dict:
+    (tmp_path / "train.py").write_text(program)
+    script = f"#!/bin/bash\n#SBATCH --gres=gpu:4\n{line}\n"
+    return plan_script(script, "job.sbatch", tmp_path, KNOBS, only="halve_micro_batch")["rungs"][0]
+
+
+def test_training_arguments_built_in_code_are_no_parser_of_their_flags(tmp_path):
+    """Issue 54, its first case: argparse takes only --model; TrainingArguments(per_device_train_
+    batch_size=32) is built in the code. The plan said "check: train.py takes
+    --per_device_train_batch_size" and added it at half the documented 8: argparse rejects it."""
+    r = _plan_of(
+        tmp_path,
+        "import argparse\nfrom transformers import Trainer, TrainingArguments\n"
+        "ap = argparse.ArgumentParser()\nap.add_argument('--model', default='gpt2')\n"
+        "args = ap.parse_args()\n"
+        "targs = TrainingArguments(output_dir='o', per_device_train_batch_size=32)\n",
+        "torchrun --nproc_per_node 4 train.py --model gpt2",
+    )
+    assert not r["applicable"], r
+    assert "--per_device_train_batch_size" not in " ".join(r.get("checks") or []), r
+    assert "train.py has no micro-batch option" in r["reason"], r["reason"]
+
+
+def test_an_hf_parser_that_reads_only_a_yaml_file_takes_no_flags(tmp_path):
+    prog = _program(
+        tmp_path,
+        "from transformers import HfArgumentParser, TrainingArguments\nimport sys\n"
+        "(t,) = HfArgumentParser((TrainingArguments,)).parse_yaml_file(sys.argv[1])\n",
+    )
+    assert "--per_device_train_batch_size" not in prog.flags
+
+
+def test_fire_takes_the_functions_parameters_not_every_dataclass(tmp_path):
+    """Issue 54, its second case: with fire.Fire(main), every dataclass in the job's files was
+    taken as main's options."""
+    prog = _program(
+        tmp_path,
+        "import fire\nfrom dataclasses import dataclass\n"
+        "@dataclass\nclass EvalConfig:\n    eval_batch: int = 4\n    micro_batch_size: int = 8\n"
+        "def main(model: str = 'm', batch_size: int = 16, lr: float = 1e-4):\n    pass\n"
+        "if __name__ == '__main__':\n    fire.Fire(main)\n",
+    )
+    assert {"--model", "--batch_size", "--lr"} <= prog.flags
+    assert "--micro_batch_size" not in prog.flags and "--eval_batch" not in prog.flags
+    assert prog.defaults["--batch_size"].value == 16
+    assert "fire: main's parameter batch_size" in prog.defaults["--batch_size"].where
+
+
+def test_fire_with_kwargs_handed_to_the_configs_takes_their_fields(tmp_path):
+    """llama-recipes' shape: main(**kwargs) hands its keywords to update_config(cfg, **kwargs)."""
+    prog = _program(
+        tmp_path,
+        "import fire\nfrom dataclasses import dataclass\n"
+        "@dataclass\nclass train_config:\n    batch_size_training: int = 4\n"
+        "def update_config(c, **kw):\n    pass\n"
+        "def main(**kwargs):\n    update_config(train_config(), **kwargs)\n"
+        "fire.Fire(main)\n",
+    )
+    assert prog.defaults["--batch_size_training"].value == 4
+
+
+def _program(tmp_path, text: str):
+    (tmp_path / "train.py").write_text(text)
+    return program_options("srun python train.py\n", tmp_path)

@@ -345,11 +345,14 @@ def test_a_flag_is_added_only_where_the_program_takes_it(tmp_path):
     (tmp_path / "train.py").unlink()
     with pytest.raises(RungNotApplicable, match="cannot tell whether train.py takes"):
         patch(script, "activation_checkpointing", KNOBS, program=program_options(script, tmp_path))
-    # An HF program's own dataclasses handed to HfArgumentParser are options too.
+    # An HF program's own dataclasses handed to HfArgumentParser are options too, and
+    # TrainingArguments' where it is handed one and parses the command line.
     (tmp_path / "train.py").write_text(
-        "from dataclasses import dataclass\nfrom transformers import HfArgumentParser\n"
+        "from dataclasses import dataclass\n"
+        "from transformers import HfArgumentParser, TrainingArguments\n"
         "@dataclass\nclass Extra:\n    micro_batch_size: int = 8\n"
-        "parser = HfArgumentParser((Extra,))\n"
+        "parser = HfArgumentParser((Extra, TrainingArguments))\n"
+        "extra, targs = parser.parse_args_into_dataclasses()\n"
     )
     opts = program_options(script, tmp_path)
     assert {"--micro_batch_size", "--gradient_checkpointing"} <= opts.flags
