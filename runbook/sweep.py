@@ -62,6 +62,10 @@ class SweepResult:
     @property
     def exit_code(self) -> int:
         codes = [ln.exit_code for ln in self.lines]
+        # A rerun whose program refused runbook's change waits for a person.
+        codes += [
+            int(ExitCode.NEEDS_HUMAN) for v in self.verifications if v.get("state") == "refused"
+        ]
         for bad in (int(ExitCode.STEP_FAILED), int(ExitCode.NEEDS_HUMAN)):
             if bad in codes:
                 return bad
@@ -426,7 +430,7 @@ def _verify_pending(site, conn) -> list[dict]:
     rows = conn.execute(
         "SELECT id FROM incidents WHERE new_job_id IS NOT NULL AND status = "
         "'complete' AND (data IS NULL OR data NOT LIKE 'verification passed%' "
-        "AND data NOT LIKE 'verification failed%')"
+        "AND data NOT LIKE 'verification failed%' AND data NOT LIKE 'verification refused%')"
     ).fetchall()
     for row in rows:
         try:

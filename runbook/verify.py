@@ -8,6 +8,7 @@ without getting past it, or failed again: that is a new incident on the lineage)
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -121,6 +122,63 @@ def fit_check(fit: dict | None, peaks: list, oomed_again: bool) -> dict | None:
     }
 
 
+# A program refusing its arguments at start, as each parser words it (what a rerun whose rung
+# added a flag the program does not take dies of): the parser, and the refusal.
+_REFUSALS = (
+    ("argparse", re.compile(r"(?:^|\s)\S+: error: (unrecognized arguments: .+|argument \S+: .+)$")),
+    (
+        "HfArgumentParser",
+        re.compile(r"(Some specified arguments are not used by the HfArgumentParser: .+)$"),
+    ),
+    (
+        "Hydra",
+        re.compile(
+            r"(Could not override '.+|Key '.+' is not in struct.*|Error merging override .+)$"
+        ),
+    ),
+    ("click", re.compile(r"^Error: (No such option:? .+)$")),
+    ("fire", re.compile(r"^ERROR: (Could not consume arg: .+)$")),
+)
+
+
+def refusal(lines) -> tuple[str, str] | None:
+    """(the parser, its words) where the log says the program refused its arguments, else None.
+    A pure function of the log's lines (`srun -l`'s "N: " label allowed)."""
+    for line in lines:
+        text = re.sub(r"^\s*\d{1,6}: ", "", line.rstrip())
+        for parser, pattern in _REFUSALS:
+            if m := pattern.search(text):
+                return parser, m.group(1)[:300]
+    return None
+
+
+def _caused_by(plan: dict, words: str) -> list[str]:
+    """The flags of the refusal that runbook's own change added (its diff's + lines)."""
+    added = [ln for ln in (plan.get("diff") or "").splitlines() if ln.startswith("+")]
+    flags = sorted(set(re.findall(r"--?[A-Za-z][\w.-]*", words)))
+    return [f for f in flags if any(f in ln for ln in added)]
+
+
+def _refused(plan: dict, job, lines, details: list[str]) -> bool:
+    """A rerun that ended before its first step because its program refused its arguments: the
+    change runbook made is named, and a person decides (no second rerun with the same change)."""
+    said = refusal(lines) if job.state in TERMINAL_STATES and job.state != "COMPLETED" else None
+    if said is None:
+        return False
+    parser, words = said
+    ours = _caused_by(plan, words)
+    details.append(
+        f"the rerun's program refused its arguments at start ({parser}: {words})"
+        + (
+            f": {', '.join(ours)} came from runbook's change (rung {plan.get('rung') or '?'}); "
+            "a person must fix it, and runbook will not resubmit with that change"
+            if ours
+            else ": the refused argument is not one runbook's change added; a person must look"
+        )
+    )
+    return True
+
+
 def judge(
     plan: dict,
     job,
@@ -128,7 +186,9 @@ def judge(
     tails: list[str],
     step_pattern: str,
     original: dict | None = None,
+    lines: list[str] | None = None,
 ) -> dict:
+    """`lines`: the rerun's log excerpt (a refusal of its arguments is looked for there too)."""
     failed_step = plan.get("failed_step")
     bound, why = plausible_step(plan, original, job)
     last = training_steps(tails, step_pattern, at_most=bound)
@@ -161,7 +221,9 @@ def judge(
     fitted = fit_check(plan.get("fit"), peaks, oomed and not ran_past)
     if fitted:
         details.append(fitted["said"])
-    if ff is not None and oomed and not ran_past:
+    if not ran_past and _refused(plan, job, [*(lines or []), *tails], details):
+        state = "refused"
+    elif ff is not None and oomed and not ran_past:
         state = "failed"
         details.append(
             f"the rerun failed again ({ff.kind}): a new incident "
@@ -282,7 +344,8 @@ def verify_incident(site, conn, incident_id: str) -> dict:
         job = client.job(rerun)
         script = client.batch_script(rerun)
         with SshHosts(SshSettings.from_site(site)) as hosts:
-            launch = collect.read_logs(site, job, script, hosts).launch
+            logs = collect.read_logs(site, job, script, hosts)
+        launch = logs.launch
         result = judge(
             data.get("plan", {}),
             job,
@@ -290,6 +353,7 @@ def verify_incident(site, conn, incident_id: str) -> dict:
             launch.tails,
             site.logs.step_pattern,
             original=data,
+            lines=logs.raw.splitlines(),
         )
     append(inc["folder"], result)
     conn.execute(

@@ -35,7 +35,9 @@ def verify(app, incident_id, as_json):
     \b
     Example:
       runbook verify --incident 20261121-052259-254
-    Exit codes: 0 passed, 1 failed (a new incident on the lineage), 4 still pending.
+    Exit codes: 0 passed, 1 failed (a new incident on the lineage), 4 still pending, or
+    refused (the rerun's program refused its arguments at start: the change is named, a
+    person fixes it, and runbook resubmits nothing more with it).
     """
     site, conn = _db(app)
     result = verifying.verify_incident(site, conn, incident_id)
@@ -49,6 +51,7 @@ def verify(app, incident_id, as_json):
         "passed": ExitCode.OK,
         "failed": ExitCode.STEP_FAILED,
         "pending": ExitCode.NEEDS_HUMAN,
+        "refused": ExitCode.NEEDS_HUMAN,  # its program refused the change: a person fixes it
     }.get(result["state"], ExitCode.OK)
     raise SystemExit(int(code))
 

@@ -69,6 +69,16 @@ _OWN = [
     "Saving checkpoint",
     "Starting training",
     "Start training",
+    # A program refusing its arguments at start (verify: a rerun's change it does not take):
+    # argparse's "error: unrecognized arguments", HfArgumentParser's unused arguments, Hydra's
+    # overrides, click's and fire's words.
+    "error: unrecognized arguments",
+    "error: argument ",
+    "HfArgumentParser",
+    "Could not override",
+    "is not in struct",
+    "No such option",
+    "Could not consume arg",
     "(MB) |",
     "Max_MA",
     "GiB(",
