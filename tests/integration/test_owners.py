@@ -485,3 +485,55 @@ def test_alices_job_shrunk_on_a_faulty_node_grows_back_as_hers(owner_job, scenar
         assert "training finished at step 24" in log
     finally:
         sh("scontrol", "update", "nodename=gpu-02", "state=resume", check=False)
+
+
+def test_alices_thrashing_job_is_asked_cancelled_and_rerun_as_alice(owner_job, cluster):
+    """Before the OOM, as the owner (issue 56 with issue 53): alice's running job whose rank 1
+    thrashes, every rank handling SIGUSR1. `runbook prevent` as root sends the signal as alice
+    (slurmctld records the request under her uid), her job writes the checkpoint into her folder,
+    is cancelled as alice, and its fitted rerun is hers and starts at the checkpoint's step + 1."""
+    j = owner_job(
+        "alice",
+        "prev",
+        param_mib=30000,
+        act_mib_per_sample=3000,
+        steps=30,
+        long_step=1,
+        long_factor=1.0,
+        ckpt_every=100000,
+        extra_args="--long-rank 1 --mem-lines --retries-per-step 5 --thrash-rank 1 "
+        "--step-seconds 0.5",
+    )
+    script = j.script(
+        replace=(
+            "export RUNBOOK_RESUME_FROM=",
+            "export RUNBOOK_CHECKPOINT_SIGNAL=USR1\nexport RUNBOOK_RESUME_FROM=",
+        )
+    )
+    job = j.submit(script)
+    wait_until(lambda: j.log(job).count("RUNBOOK_INSTRUMENT mem") >= 16, 120, "memory lines")
+    uid = pwd.getpwnam("alice").pw_uid
+    ctld = Path(cluster["RUNBOOK_CLUSTER_STATE"]) / "log" / "slurmctld.log"
+    seen = len(ctld.read_text(errors="replace").splitlines())
+
+    code, out, text = runbook("prevent", "--job", job, "--yes")
+    assert code == 0 and out["verdict"] == "thrashing" and out["new_job_id"], text
+    new = out["new_job_id"]
+    signal = next(a for a in out["actions"] if a["kind"] == "signal")
+    assert signal["argv"][:4] == ["runuser", "-u", "alice", "--"], signal["argv"]
+    assert signal["argv"][4:] == ["scancel", "--signal=USR1", job], signal["argv"]
+    # slurmctld's own record: the signal and the cancel came from alice's uid, not root's.
+    kills = [
+        ln
+        for ln in ctld.read_text(errors="replace").splitlines()[seen:]
+        if f"JobId={job} " in ln + " " and "kill_job" in ln
+    ]
+    assert kills and all(ln.rstrip().endswith(f"uid {uid}") for ln in kills), kills
+    assert scontrol_fields(new)["UserId"].startswith("alice(")
+    asked = re.findall(r"RUNBOOK_INSTRUMENT checkpoint rank=0 step=(\d+) path=(\S+)", j.log(job))
+    assert len(asked) == 1, j.log(job)[-2000:]
+    step = int(asked[0][0])
+    assert (j.folder / asked[0][1]).stat().st_uid == uid
+    log = j.wait_done(new)
+    first = re.findall(r"(?m)^0: step (\d+)/", log)
+    assert int(first[0]) == step + 1 and "training finished at step 30" in log, first
