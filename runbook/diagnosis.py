@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from runbook import words
 from runbook.cause import Facts, cause_of, map_location_load
 from runbook.evidence.gather import Evidence
 from runbook.evidence.launcher_log import HOST_OOM
@@ -19,6 +20,7 @@ from runbook.evidence.trend import at_oom
 from runbook.evidence.units import human_mib, points
 from runbook.playbook import Thresholds
 from runbook.record import record
+from runbook.words import verdict_words
 
 if TYPE_CHECKING:  # node health (Xid, nvidia-smi parsers) loads only where a probe or file is read
     from runbook.evidence.gpu_health import NodeHealth
@@ -132,8 +134,8 @@ def classify(ev: Evidence, t: Thresholds) -> Diagnosis:
         if unknown:
             where = f" of {health.node}" if health.node else ""
             d.reasons.append(
-                f"Node health{where} is unknown ({'; '.join(unknown)}): gpu_fault "
-                "and co_tenant cannot be ruled out."
+                f"Node health{where} is unknown ({'; '.join(unknown)}): a GPU fault "
+                "and another process on the GPU cannot be ruled out."
             )
     if ev.launch is not None and ev.launch.hardware_lines:
         d.log_hardware = list(ev.launch.hardware_lines)
@@ -211,7 +213,9 @@ def _gpu_fault(ev: Evidence, oom: OomMessage | None, ff, t: Thresholds) -> Diagn
     reasons = [f"GPU fault{node}: " + "; ".join(faults) + "."]
     if oom is not None:
         alone = _classify_numbers(oom, t)
-        reasons.append(f"The OOM numbers alone would say {alone.verdict}: {alone.why}")
+        reasons.append(
+            f"The OOM numbers alone would say {verdict_words(alone.verdict)}: {alone.why}"
+        )
     elif ff is not None:
         reasons.append(f"The job's first failure was {ff.kind}.")
     return Diagnosis("gpu_fault", reasons, oom, ev)
@@ -229,7 +233,7 @@ def _host_oom(ev: Evidence, oom: OomMessage | None, ff, t: Thresholds) -> Diagno
         if state == "OUT_OF_MEMORY"
         else f"the first failure is host RAM running out: {host_why}"
     )
-    reasons = [f"{why}; this is host memory (RAM), not GPU memory: host_oom."]
+    reasons = [f"{why}; this is host memory (RAM), not GPU memory."]
     if oom is not None:
         reasons.append("A GPU OOM message is in the log too, but it came later.")
     return Diagnosis("host_oom", reasons, oom, ev)
@@ -266,7 +270,8 @@ def _from_numbers(ev: Evidence, oom: OomMessage, ff, t: Thresholds) -> Diagnosis
     reasons.append(f"{where}: {c.why}" if where else c.why)
     if c.alternatives:
         reasons.append(
-            f"Also possible: {', '.join(c.alternatives)} (its fix would cover this shortfall too)."
+            f"Also possible: {', '.join(map(verdict_words, c.alternatives))} (its fix would "
+            "cover this shortfall too)."
         )
     if launch and launch.timed_out_ranks:
         reasons.append(
@@ -349,7 +354,7 @@ def _without_oom(ev: Evidence, oom: OomMessage | None, ff, t: Thresholds) -> Dia
     slurm, reasons = ev.slurm, []
     code = slurm.exit_code if slurm else None
     if ff is not None and ff.kind == "signal" and ff.signal == "SIGKILL":
-        who = f"rank(s) {_ranks(ff.ranks)}" + (f" on {ff.node}" if ff.node else "")
+        who = words.ranks(ff.ranks) + (f" on {ff.node}" if ff.node else "")
         reasons.append(
             f"No OOM message: {who} died of SIGKILL without a traceback, the signature of the "
             f"kernel's OOM killer (host RAM); the other ranks failed after it. Check `sacct -o "
@@ -363,7 +368,7 @@ def _without_oom(ev: Evidence, oom: OomMessage | None, ff, t: Thresholds) -> Dia
         )
         return Diagnosis("host_oom", reasons, None, ev)
     if ff is not None:
-        who = f" on rank(s) {_ranks(ff.ranks)}" if ff.ranks else ""
+        who = f" on {words.ranks(ff.ranks)}" if ff.ranks else ""
         node = f" ({ff.node})" if ff.node else ""
         when = f" at {ff.time}" if ff.time else ""
         reasons.append(

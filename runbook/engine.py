@@ -31,6 +31,7 @@ from runbook.report.views import conclude, plan_view
 from runbook.slurm.factory import slurm_client
 from runbook.transport.ssh import SshHosts, SshSettings
 from runbook.trigger import Options, Result, Trigger, new_incident_id
+from runbook.words import count
 
 
 @record
@@ -274,7 +275,7 @@ def follow_chain(ctx: Run, plan, dependants, held: set[str]) -> None:
     with ctx.rec.step("chain", ctx.opts.progress) as s:
         rows, person = chain.repoint(ctx.ex, ctx.client, dependants, ctx.job, inc.new_job_id, held)
         inc.evidence["dependants"] = rows
-        s.detail = f"{len(rows)} job(s) wait on {ctx.job.job_id}"
+        s.detail = f"{count(len(rows), 'job')} wait on {ctx.job.job_id}"
         if person:
             s.status = "unknown"
             if plan is not None:

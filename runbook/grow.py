@@ -11,7 +11,7 @@ checkpoint, read back from Slurm at full size) -> report.
 
 from __future__ import annotations
 
-from runbook import engine
+from runbook import engine, words
 from runbook.actions.policy import confirm_policy
 from runbook.evidence import collect
 from runbook.planning.grow import RUNG, WAITING, decide, make_grow_plan
@@ -34,7 +34,9 @@ def _run(ctx: engine.Run) -> None:
         client = ctx.client  # from here on, the job's reads and changes are its owner's
         inc.job = plain(job)
         rec.stage("job", job)
-        s.detail = f"{job.state} on {job.num_nodes or '?'} node(s) {job.node_expr or ''}".strip()
+        s.detail = (
+            f"{job.state} on {words.count(job.num_nodes, 'node')} {job.node_expr or ''}".strip()
+        )
 
     run, usable, saved = _evidence(ctx, job)
 
@@ -118,7 +120,7 @@ def _evidence(ctx: engine.Run, job):
         for note in run.suspicious:
             inc.evidence.setdefault("notes", []).append(f"SUSPICIOUS: {note}")
         s.detail = (
-            f"lineage started on {run.root_nodes or '?'} node(s); "
+            f"lineage started on {words.count(run.root_nodes, 'node')}; "
             f"{len(usable) if usable is not None else '?'} usable in the partition; newest "
             f"checkpoint {saved.chosen.path if saved.chosen else 'none'}"
         )

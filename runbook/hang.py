@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from runbook import engine
+from runbook import engine, words
 from runbook.actions.policy import confirm_policy
 from runbook.errors import RunbookError
 from runbook.evidence import collect, node_history, stacks
@@ -163,7 +163,7 @@ def _capture_stage(ctx: engine.Run, job) -> dict:
                 for n, c in caps.items()
             },
         }
-        s.detail = f"{seen} rank stack(s) from {len(caps)} node(s)"
+        s.detail = f"{words.count(seen, 'rank stack')} from {words.count(len(caps), 'node')}"
         if seen == 0:
             s.status = "unknown"
     return caps

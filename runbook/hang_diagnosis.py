@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import field
 
+from runbook import words
 from runbook.record import record
 
 # Transport errors as NCCL, gloo and the IB stack print them. Watchdog timeouts are the hang's
@@ -218,7 +219,7 @@ def _compare_collectives(d: HangDiagnosis, views: list[RankView]) -> None:
     elif any(v.seq is not None for v in views):
         read = sorted(v.rank for v in views if v.seq is not None and v.rank is not None)
         d.unknown.append(
-            f"flight recorder: read for rank(s) {', '.join(map(str, read))} of {len(views)} only; "
+            f"flight recorder: read for {words.ranks(read)} of {len(views)} only; "
             "collectives not compared"
         )
 
@@ -284,7 +285,7 @@ def _straggler(d: HangDiagnosis, nodes: list[str]) -> bool:
         )
     if d.network_lines:
         d.reasons.append(
-            f"also {len(d.network_lines)} transport error line(s) in the logs (network possible)"
+            f"also {words.count(len(d.network_lines), 'transport error line')} in the logs (network possible)"
         )
     return True
 
@@ -295,8 +296,8 @@ def _network(d: HangDiagnosis, nodes: list[str]) -> bool:
         return False
     d.verdict = "network"
     d.reasons.append(
-        f"every rank waits in the same place and the logs hold {len(d.network_lines)} "
-        f"transport error line(s), first: {d.network_lines[0]}"
+        "every rank waits in the same place and the logs hold "
+        f"{words.count(len(d.network_lines), 'transport error line')}, first: {d.network_lines[0]}"
     )
     named = sorted({n for n in nodes if any(n in ln for ln in d.network_lines)})
     if len(named) == 1:

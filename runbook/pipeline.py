@@ -21,7 +21,7 @@ from runbook.playbook import load as load_playbook
 from runbook.report.model import plain
 from runbook.report.views import health_view
 from runbook.trigger import ACTIVE, OOM_KINDS, Options, Result, Trigger
-from runbook.words import numbers
+from runbook.words import count, numbers
 
 
 def handle_incident(trigger: Trigger, site, opts: Options | None = None) -> Result:
@@ -167,7 +167,7 @@ def _health_stage(ctx: engine.Run, job, node: str | None, own_pids):
         rec.incident.evidence["node_health"] = {
             n: health_view(h, job.raw) for n, h in health.nodes.items()
         }
-        s.detail = f"{len(health.nodes)} node(s) probed"
+        s.detail = f"{count(len(health.nodes), 'node')} probed"
         if health.unknown:  # a probe that failed is not a healthy node
             s.status = "unknown"
             s.detail += "; health unknown on " + "; ".join(

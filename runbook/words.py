@@ -29,8 +29,44 @@ def when_where(where: str | None, when: str | None, step: int | None = None) -> 
     parts = [w for w in (WHERE_WORDS.get(where or ""), WHEN_WORDS.get(when or "")) if w]
     if not parts:
         return None
-    text = ", ".join(parts)
-    return text + (f" (the last step completed: {step})" if step is not None else "")
+    if step is not None and when == "mid_run":
+        parts[-1] = f"mid-run, after step {step} had completed"
+    elif step is not None:
+        parts.append(f"after step {step}")
+    return ", ".join(parts)
+
+
+VERDICT_WORDS = {
+    "true_oom": "a true OOM",
+    "fragmentation": "allocator fragmentation",
+    "co_tenant": "another process on the GPU",
+    "gpu_fault": "a GPU fault",
+    "host_oom": "a host-RAM OOM",
+    "not_oom": "no OOM",
+}
+
+
+def verdict_words(verdict: str) -> str:
+    """A verdict's id as words, for a sentence ("Also possible: a true OOM")."""
+    return VERDICT_WORDS.get(verdict, verdict.replace("_", " "))
+
+
+def count(n: int | None, noun: str, plural: str | None = None) -> str:
+    """ "1 node", "3 nodes", "? nodes" (unknown): never "node(s)"."""
+    many = plural or f"{noun}s"
+    if n is None:
+        return f"? {many}"
+    return f"{n} {noun if n == 1 else many}"
+
+
+def ranks(values: Iterable[object], shown: int = 12) -> str:
+    """ "rank 3", "ranks 0, 1, 2", "ranks 0, 1, ... and 500 more", "rank ?" (unknown): never
+    "rank(s)"."""
+    v = [str(x) for x in values]
+    if not v:
+        return "rank ?"
+    more = f" and {len(v) - shown} more" if len(v) > shown else ""
+    return ("rank " if len(v) == 1 else "ranks ") + ", ".join(v[:shown]) + more
 
 
 def yes_no(value: bool | None) -> str:

@@ -15,6 +15,11 @@ _REPRS = {
     "a Python dict": re.compile(r"\{'|'\w+': "),
     "a Python bool or None as a value": re.compile(r"(?<![=:\w/.-])(?:True|False|None)\b(?![=:])"),
 }
+# "rank(s)", "node(s)": a count said as a person would not (issue 55).
+_EITHER = re.compile(r"\w\(s\)")
+# A verdict's id inside a sentence ("gpu_fault and co_tenant cannot be ruled out"): the words
+# are runbook.words.VERDICT_WORDS'. Ids in backticks, tables' id cells and headings are names.
+_IDS = re.compile(r"(?<![\w*`])(?:true_oom|co_tenant|gpu_fault|host_oom|not_oom)(?![\w*`])")
 # A label naming one unit, then a figure in the other before the sentence ends.
 _UNIT = re.compile(r"\bin MiB\b(?:(?!\.\s)[^\n])*?\d GiB|\bin GiB\b(?:(?!\.\s)[^\n])*?\d MiB", re.I)
 
@@ -30,6 +35,15 @@ def defects(text: str) -> list[str]:
     for what, pattern in _REPRS.items():
         out += [f"{what}: {m.group(0)!r} in {_around(prose, m)!r}" for m in pattern.finditer(prose)]
     out += [f"unit against its label: {_around(prose, m)!r}" for m in _UNIT.finditer(prose)]
+    out += [f"a count with (s): {_around(prose, m)!r}" for m in _EITHER.finditer(prose)]
+    out += [
+        f"an id in a sentence: {_around(prose, m)!r}"
+        for line in prose.splitlines()
+        if not line.lstrip().startswith(("|", "#"))  # a table's cells, a heading: names
+        for m in _IDS.finditer(line)
+        # A value after its label ("verdict: true_oom", "first failure: host_oom") is a name.
+        if not re.search(r"(?:verdict|failure|verdicts):\s*$", line[: m.start()])
+    ]
     seen: set[str] = set()
     for sentence in re.split(r"(?<=[.])\s+|\n+", prose):
         s = re.sub(r"\s+", " ", sentence).strip(" -*|")

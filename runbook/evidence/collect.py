@@ -26,6 +26,7 @@ from runbook.evidence.provenance import this_run
 
 if TYPE_CHECKING:  # node health (Xid, nvidia-smi parsers) loads only where a probe runs
     from runbook.evidence.gpu_health import NodeHealth
+from runbook import words
 from runbook.evidence.log_filter import (
     host_now,
     parse_grep_output,
@@ -98,7 +99,7 @@ def log_appends(job, script: str) -> str | None:
         return None
     restarts = getattr(job, "restarts", 0)
     return "the job appends to its log (--open-mode=append)" + (
-        f" and was requeued {restarts} time(s) (Slurm's Restarts)" if restarts else ""
+        f" and was requeued {words.count(restarts, 'time')} (Slurm's Restarts)" if restarts else ""
     )
 
 
@@ -113,12 +114,12 @@ def attribute(job, script: str, e) -> tuple[list[str], list[str]]:
     notes: list[str] = []
     if got.earlier:
         notes.append(
-            f"{e.path}: {got.earlier} line(s) set aside, written by an earlier run (before this "
+            f"{e.path}: {words.count(got.earlier, 'line')} set aside, written by an earlier run (before this "
             f"run started at {job.start}; {why})"
         )
     if got.unproven:
         notes.append(
-            f"{e.path}: {got.unproven} line(s) set aside that the log does not show to be this "
+            f"{e.path}: {words.count(got.unproven, 'line')} set aside that the log does not show to be this "
             f"run's ({why}; no time stamp or requeue notice marks where this run begins)"
         )
         return notes, [notes[-1] + "; an OOM among them is no verdict for this job"]

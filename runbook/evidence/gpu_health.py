@@ -13,6 +13,7 @@ import re
 from dataclasses import field
 from datetime import datetime
 
+from runbook import words
 from runbook.errors import RunbookError
 from runbook.evidence import nvsmi, xid
 from runbook.evidence.units import small_int
@@ -225,7 +226,7 @@ class NodeHealth:
                 reasons.append("row remapping failure occurred: NVIDIA's RMA criterion")
             if ecc["volatile_uncorrectable"]:
                 reasons.append(
-                    f"{ecc['volatile_uncorrectable']} volatile uncorrectable ECC error(s) "
+                    f"{words.count(ecc['volatile_uncorrectable'], 'volatile uncorrectable ECC error')} "
                     "since the last driver load"
                 )
         return reasons
@@ -249,7 +250,7 @@ class NodeHealth:
                     f"(category {e.category} per NVIDIA's catalog)"
                 )
             if len(events) > 5:
-                out.append(f"and {len(events) - 5} more Xid line(s)")
+                out.append(f"and {words.count(len(events) - 5, 'more Xid line', 'more Xid lines')}")
         if self.memory is not None:
             remap, ecc = self.memory.row_remap(), self.memory.ecc()
             n = len(self.memory.gpus)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import field
 
+from runbook import words
 from runbook.record import record
 from runbook.slurm.client import CHECKPOINT_SIGNALS as SIGNALS
 
@@ -64,11 +65,7 @@ def read(lines, seen_ranks) -> Handler:
         h.why = (
             "no rank declared a checkpoint handler (runbook.instrument's checkpoint_on, or "
             "RUNBOOK_CHECKPOINT_SIGNAL in the job's environment)"
-            + (
-                f"; rank(s) {', '.join(map(str, sorted(set(refused))))} could not install one"
-                if refused
-                else ""
-            )
+            + (f"; {words.ranks(sorted(set(refused)))} could not install one" if refused else "")
         )
         return h
     signals = {f.get("signal", "") for f in declared.values()}
@@ -80,7 +77,7 @@ def read(lines, seen_ranks) -> Handler:
         return h
     if len(signals) != 1 or (sig := signals.pop()) not in SIGNALS:
         h.why = (
-            f"the ranks declared {', '.join(sorted(signals)) or 'no'} signal(s): runbook sends "
+            f"the ranks declared the signals {', '.join(sorted(signals)) or 'none'}: runbook sends "
             f"one of {', '.join(SIGNALS)}, the same to every rank"
         )
         return h

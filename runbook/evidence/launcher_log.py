@@ -23,6 +23,7 @@ from dataclasses import field
 from datetime import datetime
 from typing import Any
 
+from runbook import words
 from runbook.evidence import launchers, oom_message, phase, trend
 from runbook.evidence.events import (  # noqa: F401  (re-exported: the kinds are the contract's)
     EXIT,
@@ -384,9 +385,8 @@ def _out_of_range(report: LaunchReport, world_size: int | None) -> None:
         if e.rank is not None and e.rank >= limit:
             e.rank = None
     if bad:
-        shown = ", ".join(map(str, bad[:5])) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
         report.notes.append(
-            f"rank(s) {shown} in the log are beyond the job's "
+            f"{words.ranks(bad, shown=5)} in the log are beyond the job's "
             f"{'size of ' + str(world_size) if world_size else 'rank cap of ' + str(MAX_RANKS)};"
             " read as no rank"
         )

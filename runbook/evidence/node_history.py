@@ -11,6 +11,7 @@ out.
 from __future__ import annotations
 
 from runbook import record as records  # this module has its own record()
+from runbook import words
 
 XID_BUCKET_S = 600.0
 
@@ -88,7 +89,7 @@ def events_of(
                     node,
                     "ecc",
                     gpu,
-                    f"{n} volatile uncorrectable ECC error(s)",
+                    words.count(n, "volatile uncorrectable ECC error"),
                     incident,
                     now,
                 )

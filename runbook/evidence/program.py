@@ -267,6 +267,8 @@ def program_options(script: str, workdir: str | Path) -> ProgramOptions:
             if flag not in own and flag not in defaults:  # the program's own field wins
                 defaults[flag] = Default(flag, value, "TrainingArguments (documented default)")
     how = f"read from {entry}" + (
-        f" and {len(files) - 1} module(s) it imports" if len(files) > 1 else ""
+        f" and {len(files) - 1} {'module' if len(files) == 2 else 'modules'} it imports"
+        if len(files) > 1
+        else ""
     )
     return ProgramOptions(entry, flags, how + (" (Hugging Face arguments)" if hf else ""), defaults)

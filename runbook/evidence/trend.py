@@ -17,6 +17,7 @@ import dataclasses
 from collections import deque
 from dataclasses import field
 
+from runbook import words
 from runbook.evidence.oom_message import strip_line
 from runbook.evidence.units import small_int
 from runbook.lazyre import lazy
@@ -322,7 +323,10 @@ def classify(values: list[float]) -> tuple[str, str]:
     """The kind of a series of values at step boundaries, and why, in words."""
     n = len(values)
     if n < MIN_POINTS:
-        return "unknown", f"{n} point(s): too few to tell a trend (at least {MIN_POINTS})"
+        return (
+            "unknown",
+            f"{words.count(n, 'point')}: too few to tell a trend (at least {MIN_POINTS})",
+        )
     med = _median(values)
     if med <= 0:
         return "unknown", "the series is empty of memory"
@@ -344,7 +348,7 @@ def classify(values: list[float]) -> tuple[str, str]:
     ups = sum(1 for a, b in zip(post, post[1:], strict=False) if b > a * (1 + 0.002))
     if rise >= LEAK_RISE and late >= LATE_RISE and ups >= 0.6 * (len(post) - 1):
         return "leak", (
-            f"after the first {warm} point(s) it rose {rise:.0%} ({post[0]:.0f} -> {post[-1]:.0f} "
+            f"after the first {words.count(warm, 'point')} it rose {rise:.0%} ({post[0]:.0f} -> {post[-1]:.0f} "
             f"MiB), rising in {ups} of {len(post) - 1} steps and still {late:.1%} over the last "
             f"{len(third)}"
         )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import field
 from datetime import datetime
 
-from runbook import rungs
+from runbook import rungs, words
 from runbook.planning import ladder
 from runbook.planning.plan import resubmission, rung_patch
 from runbook.record import record
@@ -82,11 +82,9 @@ def decide(job, run, usable: set[str] | None, newest) -> GrowDecision:
             ],
         )
     if nodes >= original:
+        runs = f"job {job.job_id} runs on {words.count(nodes, 'node')}"
         return GrowDecision(
-            "not_shrunk",
-            [f"job {job.job_id} runs on {nodes} node(s), its lineage started on {original}"],
-            nodes,
-            original,
+            "not_shrunk", [f"{runs}, its lineage started on {original}"], nodes, original
         )
     d = GrowDecision("grow", [], nodes, original)
     d.reasons.append(
@@ -102,16 +100,15 @@ def decide(job, run, usable: set[str] | None, newest) -> GrowDecision:
         )
         return d
     d.readmit = sorted(n for n in job.excluded if n in usable)
+    has = f"partition {partition} has {words.count(len(usable), 'usable node')}"
     if len(usable) < original:
         d.verdict = "nodes_not_back"
         d.reasons.append(
-            f"partition {partition} has {len(usable)} usable node(s), the lineage needs "
-            f"{original}: the job keeps its size until nodes return"
+            f"{has}, the lineage needs {original}: it keeps its size until nodes return"
         )
         return d
     d.reasons.append(
-        f"partition {partition} has {len(usable)} usable node(s) again"
-        + (f"; {', '.join(d.readmit)} no longer excluded" if d.readmit else "")
+        f"{has} again" + (f"; {', '.join(d.readmit)} no longer excluded" if d.readmit else "")
     )
     if job.state == "RUNNING":
         started = job.start.timestamp() if job.start else None
@@ -142,7 +139,7 @@ def make_grow_plan(
         p.why = "; ".join(d.reasons[-1:]) or d.verdict
         return p
     assert d.before is not None and d.after is not None
-    by_hand = f"the job keeps its {d.before} node(s); resize it by hand"
+    by_hand = f"the job keeps its {words.count(d.before, 'node')}; resize it by hand"
     world = (d.before, d.after)
     if not rung_patch(p, script, RUNG, site, checkpoint, by_hand, configs=configs, world=world):
         return p

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import field
 from typing import Any
 
-from runbook import rungs
+from runbook import rungs, words
 from runbook.checkpoints import Checkpoint
 from runbook.errors import RungNotApplicable
 from runbook.planning import walk
@@ -223,7 +223,7 @@ def _placement(p: Plan, rung_id: str, r, node, nodes, capacity):
         return (
             None,
             None,
-            f"the partition has {capacity} usable node(s) without {node}, the job "
+            f"the partition has {words.count(capacity, 'usable node')} without {node}, the job "
             f"needs {nodes}: the rerun would wait for a node that will not come",
         )
     if r.needs_node:
@@ -265,15 +265,13 @@ def _cannot_shrink(node: str | None, nodes: int | None, capacity: int | None) ->
     if not node:
         return "the failing node is not known"
     if nodes is None or nodes < 2:
-        return f"the job runs on {nodes or '?'} node(s): there is no smaller world"
+        return f"the job runs on {words.count(nodes, 'node')}: there is no smaller world"
     if capacity is None:
         return "the partition's usable nodes are not known: the job keeps its size"
     if capacity >= nodes:
-        return (
-            f"the partition has {capacity} usable node(s) without {node}: the job keeps its {nodes}"
-        )
+        return f"the partition has {words.count(capacity, 'usable node')} without {node}: the job keeps its {nodes}"
     if capacity < nodes - 1:
-        return f"the partition has {capacity} usable node(s), fewer than {nodes - 1}"
+        return f"the partition has {words.count(capacity, 'usable node')}, fewer than {nodes - 1}"
     return None
 
 

@@ -220,7 +220,7 @@ def _plan_rung(r: rungs.RungDef, job: JobFiles, program=None) -> RungPlan:
             return RungPlan(
                 rid,
                 False,
-                f"the script asks for {n if n else 'no fixed number of'} node(s) "
+                f"the script asks for {'1 node' if n == 1 else 'no fixed number of nodes'} "
                 "(#SBATCH --nodes): there is no smaller world to plan",
             )
         world = (n, n - 1)

@@ -31,18 +31,20 @@ def world_text(w: dict | None) -> str:
 
 def component_text(c: dict | None) -> str:
     """A heterogeneous job's component as a person reads it: its size and what each task
-    gets ("1 node(s), 1 task(s), 2 CPU(s) per task, mem 300M, no GPU")."""
+    gets ("1 node, 1 task, 2 CPUs per task, mem 300M, no GPU")."""
     if not c:
         return "unknown"
     parts = [
-        f"{c['nodes']} node(s)" if c.get("nodes") else "nodes unknown",
-        f"{c['ntasks']} task(s)" if c.get("ntasks") else "tasks unknown",
+        words.count(c["nodes"], "node") if c.get("nodes") else "nodes unknown",
+        words.count(c["ntasks"], "task") if c.get("ntasks") else "tasks unknown",
     ]
-    parts += [f"{c['cpus_per_task']} CPU(s) per task"] if c.get("cpus_per_task") else []
+    parts += (
+        [f"{words.count(c['cpus_per_task'], 'CPU')} per task"] if c.get("cpus_per_task") else []
+    )
     parts += [
         f"mem {c[k]}{' per CPU' * (k == 'mem_per_cpu')}" for k in ("mem", "mem_per_cpu") if c.get(k)
     ]
-    parts.append(f"{c['gpus']} GPU(s)" if c.get("gpus") is not None else "no GPU")
+    parts.append(words.count(c["gpus"], "GPU") if c.get("gpus") is not None else "no GPU")
     return ", ".join(parts)
 
 
@@ -91,6 +93,8 @@ def _env(autoescape: bool) -> jinja2.Environment:
     env.filters["settings"] = words.settings
     env.filters["costline"] = words.cost_sentence
     env.filters["fitsource"] = words.fit_source
+    env.filters["rankwords"] = words.ranks
+    env.filters["count"] = words.count
     env.filters["fitwords"] = lambda c, limit: words.fits_words(
         c["predicted_peak_low_mib"], c["predicted_peak_mib"], limit
     )

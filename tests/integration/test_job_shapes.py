@@ -79,7 +79,7 @@ def test_a_heterogeneous_job_is_resubmitted_component_by_component(scenario, tmp
     assert rb["mismatches"] == [] and [c["offset"] for c in rb["components"]] == [0, 1], rb
     assert "the failure is in component 0 (gpu-[01-02])" in report["plan"]["why"]
     md = (Path(out["folder"]) / "report.md").read_text()
-    assert "component 1: original 1 node(s), 1 task(s)" in md, md
+    assert "component 1: original 1 node, 1 task" in md, md
     assert _ended(new) == ["COMPLETED", "COMPLETED"], log_of(s.workdir, new)[-3000:]
 
 

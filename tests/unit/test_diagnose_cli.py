@@ -229,7 +229,7 @@ def test_pending_row_remap_is_a_gpu_fault_and_the_numbers_are_still_said(tmp_pat
         "uncorrectable": 4,
     }
     assert any("row remap pending" in r for r in doc["reasons"])
-    assert any("numbers alone would say fragmentation" in r for r in doc["reasons"])
+    assert any("numbers alone would say allocator fragmentation" in r for r in doc["reasons"])
 
 
 def test_hardware_xid_is_a_gpu_fault(tmp_path):

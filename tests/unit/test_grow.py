@@ -69,7 +69,7 @@ def test_grows_when_the_nodes_are_back_and_a_checkpoint_follows_the_start():
 def test_waits_while_the_partition_cannot_hold_the_original_size():
     d = decide(shrunk_job(), lineage(), {"gpu-01", "gpu-03"}, AFTER)
     assert d.verdict == "nodes_not_back"
-    assert "2 usable node(s), the lineage needs 3" in d.reasons[-1]
+    assert "2 usable nodes, the lineage needs 3" in d.reasons[-1]
 
 
 def test_waits_for_a_checkpoint_written_after_the_job_started():
@@ -155,7 +155,7 @@ def test_accumulation_that_does_not_divide_back_needs_a_person():
     d = decide(job, lineage(), ALL_BACK, AFTER)
     p = make_grow_plan(d, SITE, job=job, script=script, run=lineage(), checkpoint=AFTER)
     assert not p.acts and p.needs_human
-    assert "not a whole number" in p.why and "keeps its 2 node(s)" in p.human_action
+    assert "not a whole number" in p.why and "keeps its 2 nodes" in p.human_action
 
 
 def test_a_waiting_decision_plans_nothing():

@@ -429,7 +429,7 @@ def test_a_flight_record_read_for_some_ranks_only_does_not_split_the_majority():
     d = classify(caps)
     assert d.verdict == "straggler_rank", d.reasons
     assert [(s["rank"], s["node"]) for s in d.suspects] == [(3, "gpu-02")]
-    assert any("flight recorder: read for rank(s) 1, 3 of 4 only" in u for u in d.unknown)
+    assert any("flight recorder: read for ranks 1, 3 of 4 only" in u for u in d.unknown)
 
 
 def test_a_refused_py_spy_says_what_to_grant():

@@ -65,7 +65,9 @@ def test_report_says_unknown_not_no_xid_events():
     md, html = out["report.md"], out["report.html"]
     assert "Xid events: **unknown** (the kernel log could not be read: kernel log exited 97" in md
     assert "No Xid events" not in md and "No Xid events" not in html
-    assert "Health **unknown**: gpu_fault and co_tenant cannot be ruled out." in md
+    assert (
+        "Health **unknown**: a GPU fault and another process on the GPU cannot be ruled out." in md
+    )
     assert "<b>Health unknown</b>" in html and "Xid events: <b>unknown</b>" in html
 
 

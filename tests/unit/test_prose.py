@@ -31,6 +31,8 @@ from tests.unit.test_report_html import crowded_incident
             "would cover it).",
             "said twice",
         ),
+        ("- First failure: **oom** on rank(s) 3 on gpu-02.", "a count with (s)"),
+        ("- Health unknown: gpu_fault and co_tenant cannot be ruled out.", "an id in a sentence"),
     ],
 )
 def test_the_check_finds_what_round_4_shipped(text, found):

@@ -53,6 +53,7 @@ ORDER = [
 # Wiring and shared infrastructure that several stages use on purpose.
 STAGE_OF = {
     "datafiles": "errors",  # where runbook's YAML data lives, read and cached
+    "words": "units",  # values as words: every stage that says something may use it
     "evidence.units": "units",
     # The readers of a job's files (its script, a runbook template, the configs and the program
     # it names): the rungs' inputs, knowing no rung.

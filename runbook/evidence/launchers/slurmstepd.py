@@ -5,6 +5,7 @@ cgroup.` before), host RAM; and `*** JOB 12 ON gpu-01 CANCELLED AT <time> [DUE T
 
 from __future__ import annotations
 
+from runbook import words
 from runbook.evidence.events import HOST_OOM, SIGNAL, TIME_LIMIT, RankEvent
 from runbook.evidence.launchers import Line, Recognizer
 from runbook.lazyre import lazy
@@ -31,7 +32,7 @@ def _oom_kill(ln: Line) -> list[RankEvent] | None:
             line=ln.i,
             time=ln.when,
             node=tag.group(1) if tag else None,
-            detail=f"{m.group(1)} oom-kill event(s) in step {m.group(2)}",
+            detail=f"{words.count(int(m.group(1)), 'oom-kill event')} in step {m.group(2)}",
         )
     ]
 
