@@ -56,7 +56,8 @@ def count(n: int | None, noun: str, plural: str | None = None) -> str:
     many = plural or f"{noun}s"
     if n is None:
         return f"? {many}"
-    return f"{n} {noun if n == 1 else many}"
+    # Slurm's figures often come as text ("1"): one is one either way.
+    return f"{n} {noun if str(n).strip() == '1' else many}"
 
 
 def ranks(values: Iterable[object], shown: int = 12) -> str:

@@ -278,16 +278,36 @@ def check_tree(root: str | Path) -> SourceReport:
 _PY_TOKEN = re.compile(r"""(?P<q>["']?)(?P<path>[^\s"'=;|&<>()$]+\.py)(?P=q)(?=\s|$)""")
 
 
+# `python -m pkg.train`, `torchrun ... -m pkg.train`: a module the job's tree holds as
+# pkg/train.py (launchers' own modules are not the program).
+_PY_MODULE = re.compile(
+    r"\b(?:python[\d.]*|torchrun|deepspeed|launch)\b(?:[ \t]+(?!-m\b)[^\s|;&]+)*?[ \t]+-m[ \t]+"
+    r"(?P<mod>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)"
+)
+_LAUNCHER_MODULES = {
+    "torch.distributed.run",
+    "torch.distributed.launch",
+    "accelerate.commands.launch",
+    "deepspeed.launcher.runner",
+}
+
+
 def named_entry_files(script: str) -> list[str]:
-    """The Python files a job script runs (`python train.py`, `torchrun ... src/train.py`), in
-    order, each once; comment lines skipped."""
+    """The Python files a job script runs (`python train.py`, `torchrun ... src/train.py`, a
+    module `python -m pkg.train` as pkg/train.py), in order, each once; comment lines skipped."""
     out: list[str] = []
     for line in script.splitlines():
         if line.lstrip().startswith("#"):
             continue
-        for m in _PY_TOKEN.finditer(line.split(" #", 1)[0]):
-            if m.group("path") not in out:
-                out.append(m.group("path"))
+        code = line.split(" #", 1)[0]
+        found = [m.group("path") for m in _PY_TOKEN.finditer(code)]
+        if not found:  # a file named on the line is the program; else a module run with -m
+            found = [
+                m.group("mod").replace(".", "/") + ".py"
+                for m in _PY_MODULE.finditer(code)
+                if m.group("mod") not in _LAUNCHER_MODULES
+            ]
+        out += [f for f in found if f not in out]
     return out
 
 
@@ -341,7 +361,10 @@ def job_files(
                 continue
             text = owner_read.read_text(path, errors="replace")
         except OSError as e:
-            if entry:
+            package = path.with_suffix("") / "__main__.py"  # `python -m pkg`: pkg/__main__.py
+            if entry and package not in seen and package.parent.is_dir():
+                queue.insert(0, (package, True))
+            elif entry:
                 notes.append(f"{path}: {e.strerror or e}")
             continue
         used += len(text)

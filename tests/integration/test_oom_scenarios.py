@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import tempfile
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -216,6 +217,24 @@ def test_true_oom_halves_then_fits_from_the_lineages_two_attempts(scenario):
     assert plan2["rung"] == "halve_micro_batch" and "again" in plan2["why"], plan2["why"]
     assert [r for _, r in plan2["tried"]] == ["halve_micro_batch"]
     assert "micro_batch 4 -> 2" in plan2["changes"] and "grad_accum 4 -> 8" in plan2["changes"]
+    # The rerun resumed from the first job's step_4.pt and ran out before writing its own: its
+    # loss is its own run, from its start to its cancel as Slurm's accounting records them,
+    # never from that older checkpoint (issue 55, item 4).
+    cost2 = report2["cost"]
+    assert plan2["checkpoint"]["step"] == 4, plan2["checkpoint"]
+    assert any("since the job's start" in b for b in cost2["basis"]), cost2["basis"]
+    times = wait_until(
+        lambda: (
+            (r := sh("sacct", "-j", second_job, "-X", "-n", "-P", "-o", "Start,End").strip())
+            and "Unknown" not in r
+            and r
+        ),
+        30,
+        "the rerun's start and end in accounting",
+    )
+    start, end = (datetime.fromisoformat(t).timestamp() for t in times.split("|"))
+    want = 4 * (end - start) / 3600
+    assert abs(cost2["lost_gpu_hours"] - want) <= 4 / 3600 + 0.001, (cost2, times)
     log = s.wait_done(again["new_job_id"])
     assert "micro-batch 2 x grad-accum 8" in log and "training finished at step 10" in log
     # The first incident's verification follows the lineage to the rerun of its rerun.

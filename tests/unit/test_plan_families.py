@@ -267,3 +267,30 @@ def test_fire_with_kwargs_handed_to_the_configs_takes_their_fields(tmp_path):
 def _program(tmp_path, text: str):
     (tmp_path / "train.py").write_text(text)
     return program_options("srun python train.py\n", tmp_path)
+
+
+def test_a_module_run_with_dash_m_is_the_program(tmp_path):
+    """Issue 54, item 3: `python -m pkg.train` runs pkg/train.py of the job's tree (and `python
+    -m pkg` its __main__.py); its parser's options are read as a file's would be."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "train.py").write_text(
+        "import argparse\nfrom pkg.args import add\nap = argparse.ArgumentParser()\nadd(ap)\n"
+        "ap.parse_args()\n"
+    )
+    (tmp_path / "pkg" / "args.py").write_text(
+        "def add(ap):\n    ap.add_argument('--micro-batch', type=int, default=16)\n"
+    )
+    prog = program_options("srun python3 -u -m pkg.train --steps 9\n", tmp_path)
+    assert prog.entry == "pkg/train.py" and prog.defaults["--micro-batch"].value == 16, prog
+    (tmp_path / "pkg" / "__main__.py").write_text(
+        "import argparse\nap = argparse.ArgumentParser()\n"
+        "ap.add_argument('--batch', type=int, default=4)\nap.parse_args()\n"
+    )
+    main = program_options("torchrun --nproc_per_node 8 -m pkg\n", tmp_path)
+    assert main.defaults["--batch"].value == 4, main
+    # A launcher's own module is not the program: the file it runs is.
+    (tmp_path / "train.py").write_text("import argparse\n")
+    assert program_options("python -m torch.distributed.run train.py\n", tmp_path).entry == (
+        "train.py"
+    )

@@ -106,3 +106,20 @@ def test_the_report_reads_as_prose(name):
     out = render_all(_reports()[name])
     assert defects(out["report.md"]) == []
     assert defects(_html_text(out["report.html"])) == []
+
+
+def test_counts_are_said_as_people_say_them_from_numbers_and_slurms_text():
+    from runbook.report.render import component_text
+    from runbook.words import count, ranks
+
+    assert [count(1, "node"), count("1", "node"), count(3, "node"), count(None, "node")] == [
+        "1 node",
+        "1 node",
+        "3 nodes",
+        "? nodes",
+    ]
+    assert [ranks([3]), ranks([0, 1]), ranks([])] == ["rank 3", "ranks 0, 1", "rank ?"]
+    assert ranks(range(20), shown=3) == "ranks 0, 1, 2 and 17 more"
+    # Slurm's read-back of a component gives its figures as text.
+    c = {"nodes": "1", "ntasks": "1", "cpus_per_task": "1", "mem": "300M", "gpus": 0}
+    assert component_text(c) == "1 node, 1 task, 1 CPU per task, mem 300M, 0 GPUs"
