@@ -106,17 +106,12 @@ def _logs(ctx: engine.Run, job, script):
     return launch
 
 
-def seen_ranks(launch) -> set[int]:
-    ranks = {m.rank for m in launch.instrument if m.kind == "start" and m.rank is not None}
-    return ranks | {t.rank for t in launch.trends if t.rank is not None}
-
-
 def _decide(ctx: engine.Run, job, script: str, launch):
     site, rec = ctx.site, ctx.rec
     inc = rec.incident
     with rec.step("diagnosis", ctx.opts.progress) as s:
         seen = trend.watch(launch.trends, site.ladder.fit_margin)
-        declared = handler.read(launch.instrument, seen_ranks(launch))
+        declared = handler.read(launch.instrument, handler.seen_ranks(launch))
         f = None
         if seen is not None and fitting.fittable(seen.trend):
             m, a = failing_batch(script, site.knobs)
@@ -135,7 +130,7 @@ def _decide(ctx: engine.Run, job, script: str, launch):
         done = [x for t in launch.trends for x in t.steps if x is not None]
         d.step = max(done) if done else d.step
         inc.diagnosis = d.contract()
-        inc.evidence["handler"] = declared.contract()
+        inc.evidence["handler"] = plain(declared)
         if seen is not None:
             inc.evidence["trend"] = seen.trend.contract()
         rec.stage("diagnosis", inc.diagnosis)

@@ -211,18 +211,7 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
                 site,
                 Options(dry_run=dry_run),
             )
-            action = r.summary.split("; ", 1)[1] if "; " in r.summary else r.summary
-            res.lines.append(
-                Line(
-                    j.job_id,
-                    j.user,
-                    j.state,
-                    r.verdict or "unknown",
-                    f"hung ({why}): {action}",
-                    r.incident,
-                    r.exit_code,
-                )
-            )
+            res.lines.append(_result_line(j, r, "unknown", f"hung ({why}): "))
         elif seen := trend.watch(launch.trends, site.ladder.fit_margin):
             # Before it dies: its worst rank said; prevented where the job and the site allow
             # it (runbook prevent), else nothing changed.
@@ -247,10 +236,7 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
             site,
             Options(dry_run=dry_run, playbook=playbook),
         )
-        action = r.summary.split("; ", 1)[1] if "; " in r.summary else r.summary
-        res.lines.append(
-            Line(j.job_id, j.user, j.state, r.verdict or verdict, action, r.incident, r.exit_code)
-        )
+        res.lines.append(_result_line(j, r, verdict))
     else:
         res.lines.append(
             Line(
@@ -285,12 +271,11 @@ def _may_prevent(site, launch) -> bool:
     checkpoint handler, and (under "opted_in") its owner set RUNBOOK_PREVENT=1. The prevention
     runbook decides again from its own read; this only spares an incident per reported job."""
     from runbook.evidence import handler
-    from runbook.prevent import seen_ranks
 
     mode = site.policy.unattended_prevent
     if mode == "never":
         return False
-    h = handler.read(launch.instrument, seen_ranks(launch))
+    h = handler.read(launch.instrument, handler.seen_ranks(launch))
     return h.signal is not None and (mode == "declared" or h.opted_in)
 
 
@@ -300,8 +285,16 @@ def _prevent(site, j, logs, dry_run) -> Line:
     r = handle_prevent(
         Trigger(j.job_id, "sweep", "runbook sweep", logs=logs), site, Options(dry_run=dry_run)
     )
+    return _result_line(j, r, "unknown")
+
+
+def _result_line(j, r, verdict: str, why: str = "") -> Line:
+    """The sweep's line for a job a runbook handled: its result's verdict (else `verdict`) and
+    what it did (its summary after the verdict and job), after `why`."""
     action = r.summary.split("; ", 1)[1] if "; " in r.summary else r.summary
-    return Line(j.job_id, j.user, j.state, r.verdict or "unknown", action, r.incident, r.exit_code)
+    return Line(
+        j.job_id, j.user, j.state, r.verdict or verdict, why + action, r.incident, r.exit_code
+    )
 
 
 def _pressure(site, j, seen) -> str:
@@ -375,10 +368,7 @@ def _shrunk_jobs(site, client, known, handled, dry_run) -> list[Line]:
         from runbook.grow import handle_grow
 
         r = handle_grow(Trigger(j.job_id, "sweep", "runbook sweep"), site, Options(dry_run=dry_run))
-        action = r.summary.split("; ", 1)[1] if "; " in r.summary else r.summary
-        out.append(
-            Line(j.job_id, j.user, j.state, r.verdict or "unknown", action, r.incident, r.exit_code)
-        )
+        out.append(_result_line(j, r, "unknown"))
     return out
 
 

@@ -29,15 +29,12 @@ class Handler:
     hold_s: float | None = None  # how long rank 0 holds its loop after a requested checkpoint
     why: str = ""
 
-    def contract(self) -> dict:
-        return {
-            "signal": self.signal,
-            "ranks": self.ranks,
-            "missing": self.missing,
-            "opted_in": self.opted_in,
-            "hold_s": self.hold_s,
-            "why": self.why,
-        }
+
+def seen_ranks(launch) -> set[int]:
+    """Every rank a job's log shows running: its instrument start lines and memory series
+    (launcher_log.LaunchReport)."""
+    ranks = {m.rank for m in launch.instrument if m.kind == "start" and m.rank is not None}
+    return ranks | {t.rank for t in launch.trends if t.rank is not None}
 
 
 def _hold(text: str | None) -> float | None:
