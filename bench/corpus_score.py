@@ -63,7 +63,41 @@ def phase_rows() -> dict[str, dict[str, list]]:
                 miss.append(r["id"])
         cell = [len(FRAME_RECORDS) - len(miss), len(FRAME_RECORDS), miss]
         out[f"frames-{key}"] = {"shared": [0, 0, []], "own-tune": cell, "own-measure": [0, 0, []]}
+    out.update(zoo_rows())
     return out
+
+
+def zoo_rows() -> dict[str, dict[str, list]]:
+    """where / when / cause on the framework zoo (tests/data/zoo: real frameworks' logs, each
+    ending in an OOM raised at a phase chosen when it was recorded; bench/zoo/README.md). A
+    cause counts when it is one true of that phase (no false cause)."""
+    from runbook.diagnosis import Evidence, classify
+    from runbook.evidence.launcher_log import scan
+    from runbook.playbook import load
+    from tests.data.zoo.keys import records
+
+    t = load().thresholds
+    miss: dict[str, list[str]] = {"where": [], "when": [], "cause": []}
+    recs = records()
+    for r in recs:
+        d = classify(Evidence(launch=scan(r["text"])), t)
+        p = d.phase.contract() if d.phase is not None else {"where": None, "when": None}
+        cause = d.cause.name if d.cause else "unknown"
+        for key, ok in (
+            ("where", p["where"] == r["answer"]["where"]),
+            ("when", p["when"] == r["answer"]["when"]),
+            ("cause", cause in r["answer"]["causes"]),
+        ):
+            if not ok:
+                miss[key].append(r["id"])
+    return {
+        f"zoo-{key}": {
+            "shared": [0, 0, []],
+            "own-tune": [len(recs) - len(m), len(recs), m],
+            "own-measure": [0, 0, []],
+        }
+        for key, m in miss.items()
+    }
 
 
 def main() -> int:

@@ -301,6 +301,12 @@ WHERE = [
         r"^(?:state_dict|_save_to_state_dict|get_state_dict|full_state_dict)$",
         "a checkpoint writer (a state_dict gathered to be saved)",
     ),
+    (
+        "checkpoint_save",
+        "module_func",
+        r"(?i)checkpoint\w*\.py::_?save\w*$",
+        "a checkpoint module's writer (ignite's Checkpoint._save_func)",
+    ),
     ("checkpoint_load", "module", r"torch[/\\]serialization\.py$", "torch.load"),
     (
         "checkpoint_load",
@@ -370,13 +376,13 @@ WHERE = [
     (
         "model_init",
         "code",
-        r"\bmodel\w*\s*(?:=\s*\S.*)?\.(?:to|cuda)\(",
+        r"\bmodel\w*\s*(?:=\s*\S.*)?\.(?:to|cuda)\(|\bmodule\.(?:to|cuda)\(\s*(?:self\.)?_?device\b",
         "the model moved to the GPU",
     ),
     (
         "model_init",
         "func",
-        r"^(?:_apply|build_model|create_model|init_model|setup_model)$",
+        r"^(?:_apply|build_model|create_model|init_model|setup_model|(?:model|module)_to_device)$",
         "model set-up",
     ),
     (
@@ -408,7 +414,7 @@ PRIORITY = [
 _WHERE = [(phase, what, lazy(pattern), why) for phase, what, pattern, why in WHERE]
 # Loading an optimizer's or a scheduler's state, or anything named resume, is resuming a run.
 _RESUME_FRAME = lazy(
-    r"(?i)resum|optim\w*\.load_state_dict|sched\w*\.load_state_dict|_load_optimizer"
+    r"(?i)resum|^_?restore_checkpoint\b|optim\w*\.load_state_dict|sched\w*\.load_state_dict|_load_optimizer"
 )
 _RESTORE_FRAMES = lazy(r"^(?:default_restore_location|_cuda_deserialize|restore_location)$")
 # An evaluation that keeps its outputs on the GPU across batches: HF Trainer's accumulators
@@ -422,14 +428,28 @@ _KEPT_CODE = lazy(
 _OFF_THE_GPU = lazy(r"\.(?:cpu|item|tolist|numpy)\(|\.to\(\s*['\"]cpu")  # kept, but not there
 
 
+# A model's forward (or its loss) calling its own predict(): ultralytics' DetectionModel.forward ->
+# loss -> forward -> predict -> _predict_once in every training step (tests/data/zoo).
+_MODEL_CALL = lazy(r"^(?:forward|_forward\w*|loss|compute_loss)$")
+
+
+def _frame_value(frame: Frame, what: str) -> str:
+    func = frame.func.split(".")[-1]
+    if what == "module_func":
+        return f"{frame.file}::{func}"
+    return frame.file if what == "module" else func if what == "func" else frame.code
+
+
 def where_from_frames(frames: list[Frame]) -> tuple[str, list[str]]:
     """The phase the traceback names, and the frames that name it."""
     named: dict[str, list[Frame]] = {}
     deepest: dict[str, int] = {}
     for i, frame in enumerate(frames):
         for phase, what, pattern, _why in _WHERE:
-            value = frame.file if what == "module" else frame.func if what == "func" else frame.code
-            if value and pattern.search(value.split(".")[-1] if what == "func" else value):
+            value = _frame_value(frame, what)
+            if phase == "eval" and what == "func" and i and _MODEL_CALL.match(frames[i - 1].func):
+                continue  # a model's own predict(), called by its forward: not an evaluation
+            if value and pattern.search(value):
                 named.setdefault(phase, []).append(frame)
                 deepest[phase] = i
                 break
@@ -451,7 +471,12 @@ _EVAL_MARKER = lazy(
     r"\*{3,}\s*Running (?:Evaluation|Prediction)|\bRunning (?:validation|evaluation)\b|"
     r"^\s*(?:Evaluating|Validating|Validation|Testing)\b|Validation DataLoader|"
     r"[.:!]\s+(?:Evaluating|Validating)\b|"
-    r"\((?:valid|val|eval)\)|^\s*(?:eval|valid|val)\s*[:|(]",
+    r"\((?:valid|val|eval)\)|"
+    # "val: ..." unless it is the validation set being read at start-up (ultralytics' "val:
+    # Scanning .../labels/val... 8 images", "val: Fast image access", "val: New cache created").
+    r"^\s*(?:eval|valid|val)\s*[:|(](?!\s*(?:Scanning|Fast image access|New cache|Cach))|"
+    # YOLO's validation table (ultralytics, YOLOv5/v7): "Class  Images  Instances  Box(P ..."
+    r"^\s*Class\s+Images\s+(?:Instances|Labels|Targets)\b",
     re.IGNORECASE,
 )
 _MARKERS = [
@@ -466,9 +491,19 @@ _MARKERS = [
     ),
     ("checkpoint_save", lazy(r"\bSaving\b.{0,40}\b(?:checkpoint|model)\b", re.IGNORECASE)),
 ]
-_MARKER_DONE = lazy(r"\b(?:Done saving|Saved|Loaded|finished saving)\b", re.IGNORECASE)
+# A line that reports a stage done: "Saved ...", an evaluation's results ("Validation Results -
+# Epoch: 1  Avg accuracy: 0.29", ignite's examples) name no stage in progress.
+_MARKER_DONE = lazy(
+    r"\b(?:Done saving|Saved|Loaded|finished saving)\b|"
+    r"\b(?:Validation|Evaluation|Test|Eval)\s+Results?\b",
+    re.IGNORECASE,
+)
 # An evaluation's results: it ended (HF Trainer's {'eval_loss': ...}, "val_loss: 0.41").
-_EVAL_RESULT = lazy(r"(?i)\b(?:eval|val|valid|validation|test)[_/ ]loss\b['\"]?\s*[:=]")
+_EVAL_RESULT = lazy(
+    r"(?i)\b(?:eval|val|valid|validation|test)[_/ ]loss\b['\"]?\s*[:=]|"
+    r"\b(?:Validation|Evaluation|Test|Eval)\s+Results?\b|"
+    r"^\s*all\s+\d+\s+\d+\s+[\d.]+\s+[\d.]+"  # YOLO's validation result: its "all" row
+)
 # A training loop's own function in the traceback: a forward under it is the training's.
 _TRAIN_FRAME = lazy(r"(?i)train|^_?fit\w*$|\w+_fit$")
 # The set-up before a training loop's first step: a framework building its engine, its
@@ -477,7 +512,14 @@ _TRAIN_FRAME = lazy(r"(?i)train|^_?fit\w*$|\w+_fit$")
 _SETUP_FRAME = lazy(
     r"^(?:initialize|deepspeed_init|_prepare_deepspeed|_prepare_fsdp|_configure_(?:zero_)?optimizer|"
     r"initialize_optimizer_states|setup_model_and_optimizer|_setup_model_and_optimizers?|"
-    r"build_model|create_model|setup_model|init_model)$"
+    r"build_model|create_model|setup_model|init_model|_?setup_train(?:ing|er)?)$"
+)
+# An optimizer making its state (Adam's exp_avg, SGD's momentum_buffer): torch's optimizers do it
+# once, at their first step in the process (a resumed run loads it instead). Seen on timm,
+# mmengine and ignite runs in the zoo (tests/data/zoo), and on apex's FusedAdam (phase-017).
+_STATE_MADE = lazy(
+    r"\bstate\[\s*['\"]\w+['\"]\s*\]\s*=\s*torch\.(?:zeros|zeros_like|full_like|clone|empty_like)\(",
+    needs="state",
 )
 # A resumed run says so before its first new step. Loading a model's weight shards at start-up
 # ("Loading checkpoint shards") is not a resume.
@@ -602,6 +644,8 @@ def _when(where: str, w: _Walk, frames: list[Frame]) -> str:
         return "after_resume"
     if any(_SETUP_FRAME.match(f.func) for f in frames):
         return "first_step"  # inside the set-up: whatever the log printed before was not this run's
+    if any(_STATE_MADE.search(f.code) for f in frames):
+        return "first_step"  # the optimizer makes its state once, at its first step
     if w.steps:
         return "eval_start" if where == "eval" and not w.earlier_eval else "mid_run"
     if w.started or where == "model_init":

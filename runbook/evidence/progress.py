@@ -43,6 +43,15 @@ _OTHER_LABEL = lazy(
 _RICH_BAR = lazy(
     r"^\s*Epoch\s+\d{1,6}(?:/-?\d{1,6})?\s+[━╸╺─\s]*?\s(\d{1,9})/(?:\d{1,9}|\?)\s", needs="/"
 )
+# Ultralytics' (and YOLOv5/v7's) training bar: the epoch "1/2", the GPU memory "0G", the losses,
+# then its bar (tqdm's "|███|" or its own "━━━───") and the batch within the epoch:
+# "        1/2      3.2G      1.295  ...  64: 25% ━━━───────── 3/12 6.2it/s" (ultralytics 8.4,
+# tests/data/zoo). Its validation bar starts "Class  Images  Instances" and is no step.
+_YOLO_BAR = lazy(
+    r"^\s*\d{1,5}/\d{1,5}\s+[\d.]+[GM]?\s+(?:[\d.]+\s+){1,8}.*?:\s*\d{1,3}%\s*"
+    r"(?:\|[^|]*\||[━─╸╺\s]*)\s*(\d{1,9})/\d{1,9}\b",
+    needs="%",
+)
 _HF_LOG = lazy(r"\{'loss':\s*'?[\d.]+", needs="'loss'")
 # HF Trainer's notebook bar: "[ 501/1500 06:35 < 13:11, 1.26 it/s, Epoch 1/3]" (training only:
 # its evaluation bar names no epoch).
@@ -64,6 +73,8 @@ def known_progress(line: str, step_rx: re.Pattern) -> tuple[bool | None, int | N
     (a 0/N bar), None otherwise."""
     if is_slurm_notice(line):
         return None, None
+    if m := _YOLO_BAR.match(line):
+        return _count(small_int(m.group(1)))
     if m := _TQDM.search(line):
         label = m.group(1)
         if _TRAIN_LABEL.search(label) and not _OTHER_LABEL.search(label):
