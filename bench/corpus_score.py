@@ -80,6 +80,7 @@ def zoo_rows() -> dict[str, dict[str, list]]:
     miss: dict[str, list[str]] = {"where": [], "when": [], "cause": []}
     recs = records()
     for r in recs:
+        r["id"] = f"{r['split']}:{r['id']}"
         d = classify(Evidence(launch=scan(r["text"])), t)
         p = d.phase.contract() if d.phase is not None else {"where": None, "when": None}
         cause = d.cause.name if d.cause else "unknown"
@@ -90,14 +91,15 @@ def zoo_rows() -> dict[str, dict[str, list]]:
         ):
             if not ok:
                 miss[key].append(r["id"])
-    return {
-        f"zoo-{key}": {
-            "shared": [0, 0, []],
-            "own-tune": [len(recs) - len(m), len(recs), m],
-            "own-measure": [0, 0, []],
-        }
-        for key, m in miss.items()
-    }
+    out = {}
+    for key, m in miss.items():
+        cells = {"shared": [0, 0, []]}
+        for split in ("tune", "measure"):
+            n = sum(r["split"] == split for r in recs)
+            missed = [i for i in m if i.startswith(split + ":")]
+            cells[f"own-{split}"] = [n - len(missed), n, missed]
+        out[f"zoo-{key}"] = cells
+    return out
 
 
 def main() -> int:

@@ -1,6 +1,7 @@
 """Composer's Trainer on a tiny classifier (CPU): 2 epochs of 20 batches, evaluation and a
 checkpoint after each epoch, its progress bars as by default. `--resume` loads the last one."""
 
+import os
 import sys
 
 import oomshot
@@ -27,5 +28,11 @@ trainer = Trainer(
     save_overwrite=True,
     load_path="checkpoints/latest-rank0.pt" if "--resume" in sys.argv else None,
     seed=0,
+    # ZOO_VARIANT=console: the console logger every 5 batches instead of the progress bars.
+    **(
+        dict(log_to_console=True, console_log_interval="5ba", progress_bar=False)
+        if os.environ.get("ZOO_VARIANT") == "console"
+        else {}
+    ),
 )
 trainer.fit()

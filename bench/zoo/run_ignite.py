@@ -3,6 +3,7 @@ ProgressBar, its logger, an evaluator after each epoch, a Checkpoint after each 
 `--resume` loads the last checkpoint with Checkpoint.load_objects."""
 
 import glob
+import os
 import sys
 
 import oomshot
@@ -17,6 +18,7 @@ from ignite.utils import setup_logger  # noqa: E402
 from tiny import loader, net  # noqa: E402
 
 model = net().to("cpu")
+train, val = loader(80), loader(24)
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 loss = torch.nn.CrossEntropyLoss()
 trainer = create_supervised_trainer(model, optimizer, loss, device="cpu")
@@ -25,9 +27,15 @@ evaluator = create_supervised_evaluator(
     model, metrics={"accuracy": Accuracy(), "loss": Loss(loss)}, device="cpu"
 )
 evaluator.logger = setup_logger("evaluator")
-ProgressBar(persist=True).attach(trainer, output_transform=lambda x: {"loss": x})
+if os.environ.get("ZOO_VARIANT") == "print":
+    # ZOO_VARIANT=print: the loss printed every 5 iterations, as ignite's examples do.
+    @trainer.on(Events.ITERATION_COMPLETED(every=5))
+    def log_training_loss(engine):
+        e = engine.state
+        print(f"Epoch[{e.epoch}] Iteration[{e.iteration}/{len(train)}] Loss: {e.output:.2f}")
 
-train, val = loader(80), loader(24)
+else:
+    ProgressBar(persist=True).attach(trainer, output_transform=lambda x: {"loss": x})
 
 
 @trainer.on(Events.EPOCH_COMPLETED)

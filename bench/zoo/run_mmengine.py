@@ -1,6 +1,7 @@
 """mmengine's Runner on a tiny classifier (CPU): train 2 epochs of 20 iterations, validate after
 each, checkpoint after each. `--resume` resumes from the work dir's last checkpoint."""
 
+import os
 import sys
 
 import oomshot
@@ -12,6 +13,8 @@ from mmengine.evaluator import BaseMetric  # noqa: E402
 from mmengine.model import BaseModel  # noqa: E402
 from mmengine.runner import Runner  # noqa: E402
 from torch.utils.data import Dataset  # noqa: E402
+
+ITER = os.environ.get("ZOO_VARIANT") == "iter"
 
 
 class Tiny(BaseModel):
@@ -65,13 +68,18 @@ runner = Runner(
     work_dir="work_dirs/tiny",
     train_dataloader=loader(80),
     optim_wrapper=dict(optimizer=dict(type="AdamW", lr=0.001)),
-    train_cfg=dict(by_epoch=True, max_epochs=2, val_interval=1),
+    # ZOO_VARIANT=iter: counted in iterations, as mmdetection's and mmsegmentation's
+    # iteration-based schedules are ("Iter(train) [  5/40]").
+    train_cfg=dict(by_epoch=False, max_iters=40, val_interval=20)
+    if ITER
+    else dict(by_epoch=True, max_epochs=2, val_interval=1),
+    log_processor=dict(by_epoch=not ITER),
     val_dataloader=loader(24),
     val_cfg=dict(),
     val_evaluator=dict(type=Accuracy),
     default_hooks=dict(
         logger=dict(type="LoggerHook", interval=5),
-        checkpoint=dict(type="CheckpointHook", interval=1),
+        checkpoint=dict(type="CheckpointHook", interval=20 if ITER else 1, by_epoch=not ITER),
     ),
     resume="--resume" in sys.argv,
     randomness=dict(seed=0),

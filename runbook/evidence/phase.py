@@ -474,9 +474,13 @@ _EVAL_MARKER = lazy(
     r"\((?:valid|val|eval)\)|"
     # "val: ..." unless it is the validation set being read at start-up (ultralytics' "val:
     # Scanning .../labels/val... 8 images", "val: Fast image access", "val: New cache created").
-    r"^\s*(?:eval|valid|val)\s*[:|(](?!\s*(?:Scanning|Fast image access|New cache|Cach))|"
+    r"^\s*(?:eval|valid|val)\s*[:|(](?!\s*(?:Scanning|Fast image access|New cache|Cach|"
+    r"\S+\.\.\. found\b))|"
     # YOLO's validation table (ultralytics, YOLOv5/v7): "Class  Images  Instances  Box(P ..."
-    r"^\s*Class\s+Images\s+(?:Instances|Labels|Targets)\b",
+    r"^\s*Class\s+Images\s+(?:Instances|Labels|Targets)\b|^\s*classes\s+top1_acc\b|"
+    # mmcv's ProgressBar, which mmdetection's and mmsegmentation's tests draw over the evaluation
+    # set: "[>>>>>>>      ] 63/399, 0.2 task/s, elapsed: 277s, ETA:  1479s"
+    r"^\s*\[[>\s]*\]\s*\d+/\d+,\s*[\d.]+\s*task/s",
     re.IGNORECASE,
 )
 _MARKERS = [
@@ -502,7 +506,7 @@ _MARKER_DONE = lazy(
 _EVAL_RESULT = lazy(
     r"(?i)\b(?:eval|val|valid|validation|test)[_/ ]loss\b['\"]?\s*[:=]|"
     r"\b(?:Validation|Evaluation|Test|Eval)\s+Results?\b|"
-    r"^\s*all\s+\d+\s+\d+\s+[\d.]+\s+[\d.]+"  # YOLO's validation result: its "all" row
+    r"^\s*all(?:\s+[\d.]+){2,8}\s*$"  # YOLO's validation result: its "all" row
 )
 # A training loop's own function in the traceback: a forward under it is the training's.
 _TRAIN_FRAME = lazy(r"(?i)train|^_?fit\w*$|\w+_fit$")

@@ -109,7 +109,9 @@ _NUMBER = re.compile(
 _NOT_A_LOOP = lazy(
     r'(?i)^\s*File "|\bline \d|download|loading|load(?:ed)? |token|shard|eval|valid|test|'
     r"predict|generat|\bsaving\b|\bsaved\b|warn|\bbuild(?:ing)?\b|\bindexing\b|compil|"
-    r"initiali[sz]|loss.?scal|grad.?scal|\bscal(?:e|er|ing)\b"
+    r"initiali[sz]|loss.?scal|grad.?scal|\bscal(?:e|er|ing)\b|"
+    # an evaluation's own bars: mmcv's "[>>>  ] 63/399, 0.2 task/s", YOLO's "Class  Images ..."
+    r"task/s|^\s*Class\s+Images\b"
 )
 _WORD = re.compile(r"[A-Za-z]{2}")
 MIN_RISING = 3  # counts a shape must show rising before the failure: two could be anything

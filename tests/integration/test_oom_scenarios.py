@@ -24,6 +24,7 @@ from runbook.slurm.client import usable_state
 from tests.cluster.scenario import node_health
 from tests.conftest import corpus_records
 from tests.integration.slurm_helpers import sacct_row, sh, squeue_state, wait_until
+from tests.prose import defects
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -177,6 +178,12 @@ def test_fragmentation_gets_expandable_segments_under_both_names(scenario):
     cost = report["cost"]
     assert cost["gpus"] == 4 and cost["lost_gpu_hours"] is not None and cost["lost_gpu_hours"] > 0
     assert cost["resubmission_s"] is not None and cost["diagnosis_s"] is not None
+    # The demo's incident (scripts/demo runs this job): the failure's time from runbook's own
+    # dump of the failing rank, so the delay to detection is known, and said once (issue 55).
+    assert cost["detection_s"] is not None and cost["detection_s"] >= 0
+    md = (folder / "report.md").read_text()
+    assert "detected unknown" not in md and md.count("after the failure") == 1
+    assert defects(md) == []
     code, st = runbook("stats", "--json")
     assert code == 0 and st["by_verdict"]["fragmentation"]["incidents"] >= 1
     log = s.wait_done(out["new_job_id"])

@@ -132,3 +132,36 @@ def test_each_rank_s_own_start_up_line_is_no_count():
     assert rising_counts(bare, ranks) == {}
     pids = [f"worker pid {p} ready" for p in (4100, 4101, 4102)]
     assert rising_counts(pids) == {}
+
+
+# The shapes frameworks print for an evaluation's own progress, written here in their shapes
+# (issue 55): mmcv's ProgressBar (mmdetection's and mmsegmentation's single_gpu_test), and a
+# YOLO validation table's tqdm bar after a finished epoch. Neither count is a training step,
+# and an OOM under them is the evaluation's.
+MMCV_EVAL = [
+    "2023-04-02 10:11:12,345 - mmdet - INFO - Epoch [1][50/1200]\tlr: 2.000e-02, loss: 1.20",
+    "2023-04-02 10:12:40,001 - mmdet - INFO - Epoch [1][100/1200]\tlr: 2.000e-02, loss: 1.10",
+    *(
+        f"[{'>' * k}{' ' * (40 - k)}] {n}/600, 11.{k} task/s, elapsed: {n // 10}s, ETA:    80s"
+        for k, n in ((2, 30), (4, 60), (6, 90), (8, 120), (10, 150))
+    ),
+]
+YOLO_VAL = [
+    "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size",
+    "       3/50      7.21G      1.118      1.355      1.201         41        640: 100%|"
+    "██████████| 291/291 [02:10<00:00,  2.23it/s]",
+    *(
+        f"                 Class     Images  Instances      Box(P          R      mAP50  "
+        f"mAP50-95):  {p}%|█         | {n}/157 [00:0{n // 10}<00:40,  3.1it/s]"
+        for p, n in ((6, 10), (13, 20), (19, 31))
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("lines", "step"), [(MMCV_EVAL, 100), (YOLO_VAL, 291)], ids=["mmcv-bar", "yolo-val-tqdm"]
+)
+def test_an_evaluation_s_own_bar_is_no_step_and_names_the_evaluation(lines, step):
+    text = [*lines, "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"]
+    p = phase_of(text, len(text) - 1)
+    assert (p.where, p.when, p.step) == ("eval", "eval_start", step)
