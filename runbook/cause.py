@@ -54,7 +54,7 @@ class Facts:
     verdict: str
     phase: Any = None  # evidence.phase.Phase
     trend: Any = None  # evidence.trend.Trend
-    source: Any = None  # evidence.source_check.SourceReport
+    source: Any = None  # jobfiles.source_check.SourceReport
     tried: tuple[str, ...] = ()  # rungs the lineage already took
     parent_failed_step: int | None = None  # the step this job's parent failed at
     # The co_tenant verdict rests on the message's "Process N has X" alone (no node probe).

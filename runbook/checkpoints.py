@@ -39,7 +39,7 @@ def _step(path: str) -> int | None:
 
 
 def _mtime(path: str) -> float | None:
-    from runbook.evidence import owner_read
+    from runbook.jobfiles import owner_read
 
     try:
         return owner_read.mtime(path)
@@ -118,7 +118,7 @@ def _check_as_owner(path: str, e: OSError) -> tuple[bool, str, str]:
     file's zip end record (its central directory's, which a truncated file lacks) in its last
     bytes. CRCs and torch.load are not tried: the whole file would have to be read through the
     owner's shell."""
-    from runbook.evidence import owner_read
+    from runbook.jobfiles import owner_read
 
     try:
         size = owner_read.size(path)
@@ -140,7 +140,7 @@ def find(
     pattern: str, *, workdir: str, marker: str = "", load_max_mib: float = 256.0
 ) -> list[Checkpoint]:
     """Every checkpoint the site pattern matches, newest step first, each judged."""
-    from runbook.evidence import owner_read
+    from runbook.jobfiles import owner_read
 
     paths = owner_read.listing(pattern.replace("{workdir}", glob.escape(workdir)))
     out = []

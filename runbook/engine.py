@@ -71,7 +71,7 @@ def read_job(ctx: Run):
     client runs the job's commands as its owner (runbook.identity), or the run stops with the
     grant it needs (exit 4)."""
     from runbook import identity
-    from runbook.evidence import owner_read
+    from runbook.jobfiles import owner_read
 
     job, ctx.intake_job = ctx.intake_job, None
     job = job if job is not None else ctx.client.job(ctx.rec.incident.job_id)
@@ -220,7 +220,7 @@ def _run_body(r: Run, body, finish) -> Result:
         inc.status, inc.stopped_at = "stopped", inc.stopped_at or "interrupted"
         raise
     finally:
-        from runbook.evidence import owner_read
+        from runbook.jobfiles import owner_read
 
         owner_read.read_for(None)  # this thread's next incident (the hook's worker) settles its own
         inc.evidence["ssh"] = r.hosts.stats()

@@ -10,8 +10,8 @@ from runbook.actions import steps
 from runbook.actions.executor import Executor
 from runbook.diagnosis import Diagnosis
 from runbook.errors import RunbookError
-from runbook.evidence.configs import point_script_at
 from runbook.hang_diagnosis import HangDiagnosis
+from runbook.jobfiles.configs import point_script_at
 from runbook.planning import ladder, resources
 from runbook.planning.environment import env_file_text
 

@@ -11,8 +11,8 @@ import click
 from runbook.actions import steps
 from runbook.actions.executor import Executor
 from runbook.errors import ExitCode, RunbookError
-from runbook.planning.bash import bash_n
-from runbook.planning.templates import parse_vars, render
+from runbook.jobfiles.bash import bash_n
+from runbook.jobfiles.templates import parse_vars, render
 from runbook.slurm.factory import slurm_client
 from runbook.state import site_db
 

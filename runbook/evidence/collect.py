@@ -628,7 +628,7 @@ def configs_of(job: JobInfo, script: str) -> list:
     """The config files the job script names, read where the job runs (its working folder;
     runbook's host sees it over the shared filesystem, as it sees the checkpoints), with the
     job's own arguments from its sbatch line (a recipe path built from $1..$N)."""
-    from runbook.evidence.configs import read_configs
+    from runbook.jobfiles.configs import read_configs
     from runbook.slurm.submit_line import script_arguments
 
     args = script_arguments(job.submit_line) if job.submit_line else None
@@ -636,8 +636,8 @@ def configs_of(job: JobInfo, script: str) -> list:
 
 
 def program_of(job: JobInfo, script: str):
-    """The options the job's program takes (evidence.program), read where the job runs."""
-    from runbook.evidence.program import program_options
+    """The options the job's program takes (jobfiles.program), read where the job runs."""
+    from runbook.jobfiles.program import program_options
 
     return program_options(script, job.work_dir or ".")
 

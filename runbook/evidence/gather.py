@@ -32,7 +32,7 @@ class Evidence:
     node_health: NodeHealth | None = None  # of the node where the first failure happened
     job_id: str | None = None
     dump: dict | None = None  # runbook.instrument's dump for the failing rank
-    # The static source check of the job's code (evidence.source_check), and the rungs its
+    # The static source check of the job's code (jobfiles.source_check), and the rungs its
     # lineage already took: both feed the cause (docs/design.md §3.1).
     source: Any = None
     tried: tuple[str, ...] = ()
@@ -93,7 +93,7 @@ def gather(
 
 
 def _checked(code: Code):
-    from runbook.evidence import source_check  # the AST walk loads only where code is given
+    from runbook.jobfiles import source_check  # the AST walk loads only where code is given
 
     if code.script is None:
         return source_check.check_tree(code.where)

@@ -17,8 +17,9 @@ import stat
 from datetime import datetime
 from pathlib import Path
 
-from runbook.evidence import owner_read, tfevents
+from runbook.evidence import tfevents
 from runbook.evidence.trend import Trend, from_lightning_csv, from_lightning_scalars, lightning_tag
+from runbook.jobfiles import owner_read
 
 NAME = "metrics.csv"
 MAX_DEPTH = 5  # work_dir/lightning_logs/<name>/version_N/metrics.csv is depth 4

@@ -159,7 +159,7 @@ def scalars(data: bytes, want: Callable[[str], bool]) -> list[Scalar]:
 def read(path: str | Path, want: Callable[[str], bool]) -> list[Scalar]:
     """`scalars` of a file, reading only the records small enough to be scalars. A link or
     anything but a regular file reads as empty; so does a file that cannot be read."""
-    from runbook.evidence import owner_read  # here: the parser itself stays free of runbook
+    from runbook.jobfiles import owner_read  # here: the parser itself stays free of runbook
 
     try:
         fd = owner_read.open_checked(path)

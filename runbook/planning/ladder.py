@@ -16,9 +16,9 @@ from typing import Any
 from runbook import rungs, words
 from runbook.checkpoints import Checkpoint
 from runbook.errors import RungNotApplicable
+from runbook.jobfiles.templates import render
 from runbook.planning import walk
 from runbook.planning.sbatch_patch import Patch, patch
-from runbook.planning.templates import render
 from runbook.record import record
 from runbook.rungs._allocator import set_allocator
 from runbook.rungs.unchanged import RUNG as AS_IT_IS
@@ -115,7 +115,7 @@ def plan(
     micro-batch, and is passed over when none is predicted to fit. `cause` (runbook.cause.Cause,
     docs/design.md §3.1): a cause no batch rung can help stops for a person; an evaluation OOM takes
     halve_eval_batch and nothing else; an optimizer's state passes over the activation rungs.
-    `program` (evidence.program.ProgramOptions): the options the job's program takes, so a flag
+    `program` (jobfiles.program.ProgramOptions): the options the job's program takes, so a flag
     is added only where it takes it. `causes`: the playbook's preference of each cause
     (playbook.Preference)."""
     p = Plan(verdict=verdict, tried=tried, fit=fit)

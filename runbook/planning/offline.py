@@ -15,12 +15,13 @@ from pathlib import Path
 
 from runbook import playbook, rungs
 from runbook.errors import RunbookError, UsageError
-from runbook.evidence import configs as cfg
-from runbook.evidence.program import program_options
-from runbook.planning import bash, walk
+from runbook.jobfiles import bash
+from runbook.jobfiles import configs as cfg
+from runbook.jobfiles.config_patch import KNOB_NAMES, Change, JobFiles, Knob, RungPlan, _line
+from runbook.jobfiles.program import program_options
+from runbook.jobfiles.templates import read_header
 from runbook.planning import sbatch_patch as sp
-from runbook.planning.config_patch import KNOB_NAMES, Change, JobFiles, Knob, RungPlan, _line
-from runbook.planning.templates import read_header
+from runbook.planning import walk
 
 
 def _knob_view(k: Knob | cfg.ConfigKnob | None) -> dict | None:

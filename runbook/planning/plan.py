@@ -47,8 +47,8 @@ def host_request_mib(diagnosis: Diagnosis) -> float | None:
 def failing_batch(script: str, knobs) -> tuple[int | None, int | None]:
     """(micro-batch, accumulation) the failing run used, as its script states them (a runbook
     template's variables, else the knobs); accumulation None where the framework derives it."""
-    from runbook.planning import bash
-    from runbook.planning.templates import read_header
+    from runbook.jobfiles import bash
+    from runbook.jobfiles.templates import read_header
 
     header = read_header(script)
     if header:

@@ -18,9 +18,9 @@ from dataclasses import field
 
 from runbook import rungs
 from runbook.errors import InputError, RungNotApplicable
-from runbook.planning import bash
-from runbook.planning.config_patch import JobFiles
-from runbook.planning.templates import read_header, render, template_variables
+from runbook.jobfiles import bash
+from runbook.jobfiles.config_patch import JobFiles
+from runbook.jobfiles.templates import read_header, render, template_variables
 from runbook.record import record
 from runbook.rungs import ALLOC_VARS, Ask
 from runbook.rungs._allocator import set_allocator
@@ -194,10 +194,10 @@ def patch(
     """The job script for `rung` (the node rungs: "unchanged", a resubmission as is), checked
     (bash -n, global batch) but not written. `resume` (a CheckpointsSection and a path) points
     the rerun at its checkpoint: the template variable, the script's own assignment, or a flag.
-    `configs` (evidence.configs.ConfigFile): where the script holds no knob for the rung, the
+    `configs` (jobfiles.configs.ConfigFile): where the script holds no knob for the rung, the
     config files it names are changed in copies. `world` (nodes before, after) is for the rungs
     that resize the world; `fit` (planning.fit.Fit) for the micro-batch the failure's numbers
-    solve; `program` (evidence.program.ProgramOptions) for a rung that adds a flag the job's
+    solve; `program` (jobfiles.program.ProgramOptions) for a rung that adds a flag the job's
     program must take, and, with `defaults`, for the knob that is only the program's default
     (asked last: the script, then its configs, then the program)."""
     r = _rung(rung)

@@ -15,7 +15,7 @@ A module here holds `RUNG`, a `RungDef`:
 The ladder (verdict -> rungs in order) and each cause's preference are data in the playbook
 (playbooks/oom.yaml); planning.ladder walks them. The read-back checks every edit gets (the
 global batch re-read, `bash -n`) run in one place for every rung: planning.sbatch_patch.patch.
-The readers of the job's files (planning.bash, planning.templates, evidence.configs) know no rung.
+The readers of the job's files (jobfiles.bash, jobfiles.templates, jobfiles.configs) know no rung.
 
 Adding a rung is one module here, its tests, and its place in the playbook; nothing else is
 edited. Loading the registry imports no template engine (`runbook diagnose` loads it).
@@ -58,7 +58,7 @@ class Situation:
 @record
 class Ask:
     """What a rung's edit is asked for: the site's knob names, the world before and after (a
-    resize), the failure's fit, the options the job's program takes (evidence.program)."""
+    resize), the failure's fit, the options the job's program takes (jobfiles.program)."""
 
     knobs: Any
     world: tuple[int, int] | None = None
@@ -96,7 +96,7 @@ class RungDef:
     script: Callable[..., tuple[str, list[str], list[str]]] | None = None
     template: Callable[..., None] | None = None
     configs: Callable[..., Any] | None = None
-    # The edit where the knob is only the job's program's default (evidence.program): the
+    # The edit where the knob is only the job's program's default (jobfiles.program): the
     # program's own flag added to its command line.
     program: Callable[..., tuple[str, list[str], list[str]]] | None = None
 

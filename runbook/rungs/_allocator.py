@@ -4,7 +4,7 @@ job already sets (a plain script's exports, a runbook template's `alloc_conf`)."
 from __future__ import annotations
 
 from runbook.errors import RungNotApplicable
-from runbook.planning import bash
+from runbook.jobfiles import bash
 from runbook.rungs import ALLOC_VARS, ALLOCATOR, Ask, RungDef
 
 

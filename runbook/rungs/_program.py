@@ -1,11 +1,11 @@
-"""A knob that is only the job's program's default (evidence.program): the default, and where a
+"""A knob that is only the job's program's default (jobfiles.program): the default, and where a
 rung adds the program's own flag (after its entry file on the training command), when that
 default is known to be what the job ran with. Shared by the rungs that change a batch."""
 
 from __future__ import annotations
 
 from runbook.errors import RungNotApplicable
-from runbook.planning import bash
+from runbook.jobfiles import bash
 
 
 def program_default(script: str, prog, names: list[str], kind: str):

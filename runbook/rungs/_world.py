@@ -4,7 +4,7 @@ global batch."""
 from __future__ import annotations
 
 from runbook.errors import RungNotApplicable
-from runbook.planning import bash
+from runbook.jobfiles import bash
 from runbook.rungs import Ask, RungDef
 
 

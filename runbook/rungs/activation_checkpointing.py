@@ -1,14 +1,14 @@
 """activation_checkpointing: recompute activations in the backward pass instead of keeping them
 (the site's flag, a runbook template's variable, or a config file's switch); a flag is added only
-where the job's program takes it (evidence.program)."""
+where the job's program takes it (jobfiles.program)."""
 
 from __future__ import annotations
 
 from runbook.errors import RungNotApplicable
-from runbook.evidence import configs as cfg
-from runbook.evidence.program import ProgramOptions
-from runbook.planning import bash
-from runbook.planning.config_patch import Change, JobFiles, RungPlan
+from runbook.jobfiles import bash
+from runbook.jobfiles import configs as cfg
+from runbook.jobfiles.config_patch import Change, JobFiles, RungPlan
+from runbook.jobfiles.program import ProgramOptions
 from runbook.rungs import SCRIPT, Ask, RungDef
 
 _OFF = {"false": "true", "False": "True", "FALSE": "TRUE", "0": "1", "no": "yes", "off": "on"}
@@ -44,7 +44,7 @@ def _script(script: str, ask: Ask) -> tuple[str, list[str], list[str]]:
 
 def _flag_the_program_takes(program: ProgramOptions | None, flags: list[str]) -> tuple[str, str]:
     """The first of the site's activation-checkpointing flags the job's program takes (its own
-    source, read by evidence.program): a flag it does not take would fail the rerun at its
+    source, read by jobfiles.program): a flag it does not take would fail the rerun at its
     argument parser, so none is added on a guess. (the flag, the check that says so)"""
     if program is None or program.flags is None:
         entry = (program and program.entry) or "the job's program"

@@ -5,7 +5,7 @@ CPU after each batch. The `eval_predictions` cause takes it alone (playbooks/oom
 from __future__ import annotations
 
 from runbook.errors import RungNotApplicable
-from runbook.planning import bash
+from runbook.jobfiles import bash
 from runbook.rungs import SCRIPT, Ask, RungDef
 
 # HF TrainingArguments' batch flags: a command line that passes one runs an HF Trainer, whose

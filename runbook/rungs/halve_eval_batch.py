@@ -5,7 +5,7 @@ touched. The `eval_batch` cause takes it alone (playbooks/oom.yaml)."""
 from __future__ import annotations
 
 from runbook.errors import RungNotApplicable
-from runbook.planning import bash
+from runbook.jobfiles import bash
 from runbook.rungs import SCRIPT, Ask, RungDef
 from runbook.rungs._program import program_default
 

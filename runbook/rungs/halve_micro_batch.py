@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 
 from runbook.errors import RunbookError, RungNotApplicable
-from runbook.evidence import configs as cfg
-from runbook.planning import bash
-from runbook.planning.config_patch import Change, JobFiles, RungPlan, copies
+from runbook.jobfiles import bash
+from runbook.jobfiles import configs as cfg
+from runbook.jobfiles.config_patch import Change, JobFiles, RungPlan, copies
 from runbook.rungs import SCRIPT, Ask, RungDef, Situation
 from runbook.rungs._program import program_default
 

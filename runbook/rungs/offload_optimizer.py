@@ -20,9 +20,9 @@ import re
 from pathlib import Path
 
 from runbook.errors import RungNotApplicable
-from runbook.evidence import configs as cfg
-from runbook.planning import bash
-from runbook.planning.config_patch import Change, JobFiles, RungPlan
+from runbook.jobfiles import bash
+from runbook.jobfiles import configs as cfg
+from runbook.jobfiles.config_patch import Change, JobFiles, RungPlan
 from runbook.rungs import SCRIPT, Ask, RungDef
 
 FLAGS = ["--offload_optimizer_device", "--offload-optimizer-device"]  # accelerate launch

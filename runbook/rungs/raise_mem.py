@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from runbook.errors import RungNotApplicable
 from runbook.evidence.units import human_mib
-from runbook.planning import bash
+from runbook.jobfiles import bash
 from runbook.rungs import SCRIPT, Ask, RungDef, Situation
 
 

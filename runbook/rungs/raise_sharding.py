@@ -4,7 +4,7 @@ so each rank holds a smaller share of the parameters, gradients and optimizer st
 from __future__ import annotations
 
 from runbook.errors import RungNotApplicable
-from runbook.planning import bash
+from runbook.jobfiles import bash
 from runbook.rungs import SCRIPT, Ask, RungDef
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from runbook.planning.templates import render
+from runbook.jobfiles.templates import render
 from runbook.site import load_site
 from runbook.slurm.factory import slurm_client
 from tests.integration.slurm_helpers import (

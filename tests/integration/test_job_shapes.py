@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runbook.planning.templates import render
+from runbook.jobfiles.templates import render
 from tests.integration.slurm_helpers import sh, wait_until
 from tests.integration.test_oom_scenarios import TEMPLATE, act, log_of
 

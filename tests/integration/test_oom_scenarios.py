@@ -542,7 +542,7 @@ def test_per_task_logs_of_srun_output_in_a_plain_script(scenario, tmp_path):
     """A plain script (not runbook's template) whose srun writes one file per task
     (`srun --output=%x-%j-%t.out`): the batch log holds only srun's notices; the OOM is in rank
     3's own file, and runbook reads it there, with the rank from the file name."""
-    from runbook.planning.templates import render
+    from runbook.jobfiles.templates import render
 
     s = scenario("pertask", frag_mib_per_step=6000, long_step=1)
     text = render(str(TEMPLATE), s.vars)
@@ -572,7 +572,7 @@ def test_options_on_the_sbatch_command_line_come_back_on_the_rerun(scenario, tmp
     """`sbatch -N2 --ntasks-per-node=2 --gres=gpu:2 --mem=400M --time=30 -J x -o x-%j.log
     job.sh` with a script that states none of it: the rerun has the same nodes, tasks, GPUs,
     memory, time limit, name and log pattern, as Slurm itself records them."""
-    from runbook.planning.templates import render
+    from runbook.jobfiles.templates import render
 
     s = scenario("cmdline", frag_mib_per_step=6000, long_step=1)
     text = render(str(TEMPLATE), s.vars)
@@ -628,7 +628,7 @@ def test_knobs_in_a_recipe_file_change_in_a_copy_and_the_rerun_passes(scenario, 
     """An HF-style job keeps its micro-batch and accumulation in a YAML recipe the script names.
     runbook halves the micro-batch and doubles the accumulation in a copy written beside the new
     script (the user's recipe untouched), points the rerun at it, and the rerun passes."""
-    from runbook.planning.templates import render
+    from runbook.jobfiles.templates import render
 
     s = scenario("recipe", long_factor=2.5)  # micro-batch 8 OOMs, 4 fits
     text = render(str(TEMPLATE), s.vars)

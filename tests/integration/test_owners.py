@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from runbook.planning.templates import render
+from runbook.jobfiles.templates import render
 from tests.integration.slurm_helpers import sacct_row, sh, squeue_state, wait_until
 from tests.integration.test_job_shapes import _ended
 from tests.integration.test_oom_scenarios import BASE, TEMPLATE

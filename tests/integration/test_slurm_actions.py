@@ -17,8 +17,8 @@ import pytest
 from runbook import lineage, state
 from runbook.actions import steps
 from runbook.actions.executor import Executor
+from runbook.jobfiles.templates import parse_vars, render
 from runbook.planning.sbatch_patch import patch
-from runbook.planning.templates import parse_vars, render
 from runbook.site import SiteConfig, load_site
 from runbook.slurm.factory import slurm_client
 from tests.integration.slurm_helpers import (

@@ -11,9 +11,9 @@ from pathlib import Path
 from runbook.actions.policy import confirm_policy
 from runbook.checkpoints import Checkpoint
 from runbook.evidence.collect import LineageEvidence
+from runbook.jobfiles.templates import render
 from runbook.planning import resources
 from runbook.planning.grow import decide, make_grow_plan
-from runbook.planning.templates import render
 from runbook.site import SiteConfig
 from runbook.slurm.client import JobInfo
 

@@ -106,14 +106,14 @@ def test_more_ram_is_passed_over_when_one_refused_allocation_outgrows_it():
 
 
 def test_job_mem_reads_slurm_units_and_runbook_templates():
-    from runbook.planning.bash import job_mem_mib
+    from runbook.jobfiles.bash import job_mem_mib
 
     assert job_mem_mib("#!/bin/bash\n#SBATCH --mem=64G\n") == 64 * 1024
     assert job_mem_mib("#!/bin/bash\n#SBATCH --mem=4000\n") == 4000  # Slurm's default unit: MB
     assert job_mem_mib("#!/bin/bash\n#SBATCH --mem=2T\n") == 2 * 1024**2
     assert job_mem_mib("#!/bin/bash\nsrun python train.py\n") is None
     assert job_mem_mib("#SBATCH --mem=" + "9" * 5000 + "\n") is None  # noise, not a size
-    from runbook.planning.templates import render
+    from runbook.jobfiles.templates import render
 
     variables = {"nodes": 1, "ranks_per_node": 2, "micro_batch": 8, "grad_accum": 2}
     variables.update(workdir="/scratch/run", alloc_conf="")
@@ -200,7 +200,7 @@ def test_accumulation_that_does_not_divide_stops_with_the_reason():
 
 
 def test_a_template_job_gets_its_nodes_and_accumulation_from_the_variables():
-    from runbook.planning.templates import render
+    from runbook.jobfiles.templates import render
 
     template = str(DATA / "train.sbatch.j2")
     variables = {

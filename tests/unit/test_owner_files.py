@@ -15,8 +15,6 @@ import pytest
 
 from runbook import checkpoints
 from runbook.actions import steps
-from runbook.evidence import owner_read
-from runbook.evidence.configs import read_configs
 from runbook.evidence.log_filter import (
     parse_grep_output,
     refusals,
@@ -24,6 +22,8 @@ from runbook.evidence.log_filter import (
     split_locations,
 )
 from runbook.identity import Account, Actor
+from runbook.jobfiles import owner_read
+from runbook.jobfiles.configs import read_configs
 from runbook.transport.local import LocalTransport
 
 pytestmark = pytest.mark.skipif(

@@ -16,7 +16,7 @@ from runbook import cause as causes
 from runbook.evidence import phase, trend
 from runbook.evidence.launcher_log import scan
 from runbook.evidence.oom_message import log_lines, parse_all
-from runbook.evidence.source_check import check_text
+from runbook.jobfiles.source_check import check_text
 from tests.data.phase.frames import FRAME_RECORDS
 from tests.data.phase.records import RECORDS
 
@@ -254,7 +254,7 @@ def test_source_check_reads_code_it_cannot_parse_as_nothing():
 
 
 def test_check_job_reads_the_entry_file_and_the_job_s_own_imports_only(tmp_path):
-    from runbook.evidence.source_check import check_job
+    from runbook.jobfiles.source_check import check_job
 
     (tmp_path / "pkg").mkdir()
     (tmp_path / "train.py").write_text(

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from runbook.cli import cli
-from runbook.evidence import configs as cfg
+from runbook.jobfiles import configs as cfg
 from runbook.planning.offline import plan_script
 from runbook.site import SiteConfig
 
@@ -197,7 +197,7 @@ def test_named_configs_follow_simple_variables_only():
 
 def test_runbook_oom_plans_the_same_config_change():
     """The ladder (what `runbook oom` acts on) takes the knob from the configs, as plan shows."""
-    from runbook.evidence.configs import read_configs
+    from runbook.jobfiles.configs import read_configs
     from runbook.planning import ladder
     from runbook.playbook import load
 
@@ -348,7 +348,7 @@ def test_real_scripts_get_the_first_rung_an_engineer_would_plan(case):
 
 
 def test_a_here_document_read_into_a_variable_runs_but_one_fed_to_cat_does_not():
-    from runbook.planning.bash import find as _find
+    from runbook.jobfiles.bash import find as _find
 
     live = "read -r -d '' cmd <<EOF\ntrain --micro_batch_size 4\nEOF\ndeepspeed $cmd\n"
     inert = "cat > notes.txt <<EOF\ntrain --micro_batch_size 4\nEOF\npython t.py\n"

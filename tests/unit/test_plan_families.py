@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from runbook.cli import cli
-from runbook.evidence.configs import config_tokens
-from runbook.evidence.program import option_defaults, program_options
-from runbook.evidence.script_args import bind
+from runbook.jobfiles.configs import config_tokens
+from runbook.jobfiles.program import option_defaults, program_options
+from runbook.jobfiles.script_args import bind
 from runbook.planning.offline import plan_script
 from runbook.site import SiteConfig
 
@@ -169,7 +169,7 @@ def test_an_evaluation_batch_that_is_only_the_default_is_halved_by_the_program_s
 
 
 def test_a_hydra_key_is_named_by_its_path_and_only_the_job_s_own_sourced_files_are_read(tmp_path):
-    from runbook.evidence import configs as cfg
+    from runbook.jobfiles import configs as cfg
 
     text = (
         "trainer:\n  devices: 1\nmodel:\n  # limited by memory\n  optim:\n    micro_batch_size: 4\n"
@@ -184,7 +184,7 @@ def test_a_hydra_key_is_named_by_its_path_and_only_the_job_s_own_sourced_files_a
 def test_a_hydra_config_name_with_a_folder_is_read_from_that_folder(tmp_path):
     """A variant: `--config-name llama/base` names conf/llama/base.yaml under the program's
     folder, and the override is added after that token."""
-    from runbook.evidence import configs as cfg
+    from runbook.jobfiles import configs as cfg
 
     (tmp_path / "src" / "conf" / "llama").mkdir(parents=True)
     (tmp_path / "src" / "conf" / "llama" / "base.yaml").write_text(

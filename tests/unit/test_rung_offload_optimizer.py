@@ -16,7 +16,7 @@ import pytest
 
 from runbook import cause, rungs
 from runbook.errors import RungNotApplicable
-from runbook.evidence.configs import read_configs
+from runbook.jobfiles.configs import read_configs
 from runbook.planning import ladder, walk
 from runbook.planning.offline import plan_script
 from runbook.planning.sbatch_patch import patch

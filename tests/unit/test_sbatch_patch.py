@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from runbook.errors import InputError, RungNotApplicable, UsageError
-from runbook.evidence.program import HF_TRAINING_FLAGS, ProgramOptions
+from runbook.jobfiles.program import HF_TRAINING_FLAGS, ProgramOptions
+from runbook.jobfiles.templates import parse_vars, read_header, render
 from runbook.planning.sbatch_patch import patch
-from runbook.planning.templates import parse_vars, read_header, render
 from runbook.site import SiteConfig
 from tests.golden import check_golden
 
@@ -100,7 +100,7 @@ def test_an_original_that_already_fails_bash_n_is_reported_as_the_originals_faul
 
 
 def test_a_patch_that_breaks_the_script_is_refused():
-    from runbook.planning.bash import bash_n
+    from runbook.jobfiles.bash import bash_n
 
     good = "#!/bin/bash\nsrun t.py --micro-batch-size 8\n"
     with pytest.raises(InputError, match="does not parse"):
@@ -328,7 +328,7 @@ def test_a_flag_is_added_only_where_the_program_takes_it(tmp_path):
     """activation_checkpointing adds the spelling the job's own program parses (its argparse,
     or HF's TrainingArguments), and refuses where the program takes none, or where its source
     cannot be read: a flag it does not take would fail the rerun at its argument parser."""
-    from runbook.evidence.program import program_options
+    from runbook.jobfiles.program import program_options
 
     script = "#!/bin/bash\n#SBATCH -N 1\ntorchrun train.py --micro-batch-size 8 --grad-accum 2\n"
     (tmp_path / "train.py").write_text(

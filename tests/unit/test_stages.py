@@ -56,16 +56,8 @@ STAGE_OF = {
     "words": "units",  # values as words: every stage that says something may use it
     "evidence.units": "units",
     # The readers of a job's files (its script, a runbook template, the configs and the program
-    # it names): the rungs' inputs, knowing no rung.
-    "planning.bash": "jobfiles",
-    "planning.templates": "jobfiles",
-    "planning.config_patch": "jobfiles",
-    "evidence.configs": "jobfiles",
-    "evidence.program": "jobfiles",
-    "evidence.source_check": "jobfiles",
-    "evidence.script_args": "jobfiles",
-    # The job's files read with its owner's rights, by every reader of them.
-    "evidence.owner_read": "jobfiles",
+    # it names) and the editing tools the rungs use are the package runbook.jobfiles (its own
+    # stage, below the rungs): they know no rung.
     # Who acts for a job's owner: settings in, a decision out (runbook.identity).
     "identity": "site",
     "cause": "rungs",  # the causes' rules: data in, a name out; the playbook names them

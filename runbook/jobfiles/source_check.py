@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import field
 from pathlib import Path
 
-from runbook.evidence import owner_read
+from runbook.jobfiles import owner_read
 from runbook.record import record
 
 MAX_FILES = 200

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 
 from runbook.errors import InputError, RungNotApplicable
-from runbook.planning.templates import read_header
+from runbook.jobfiles.templates import read_header
 from runbook.record import record
 
 
@@ -242,7 +242,7 @@ def replace(script: str, edits: list[tuple[Hit, str]]) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _config_keys() -> dict[str, tuple[str, ...]]:
-    from runbook.evidence.configs import catalogue
+    from runbook.jobfiles.configs import catalogue
 
     cat = catalogue()
     kinds = ("micro_batch", "grad_accum", "global_batch", "eval_batch", "eval_accumulation")

@@ -1,6 +1,6 @@
 """A job's knobs where it keeps them, and a rung's edit of its config files: the knobs found in
 the script (flags, variables) and in the config files it names (a YAML, JSON or TOML the
-training reads, evidence.configs finds), and the copies of those configs with a knob changed,
+training reads, jobfiles.configs finds), and the copies of those configs with a knob changed,
 each re-read from what was written, the script pointed at the copies. Knows no rung: a rung's
 `configs` edit (runbook.rungs) calls `copies`."""
 
@@ -11,8 +11,8 @@ import re
 from dataclasses import field
 from typing import Any
 
-from runbook.evidence import configs as cfg
-from runbook.planning import bash
+from runbook.jobfiles import bash
+from runbook.jobfiles import configs as cfg
 from runbook.record import record
 
 KNOB_NAMES = ("micro_batch", "grad_accum", "global_batch")

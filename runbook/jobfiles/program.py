@@ -22,7 +22,7 @@ import ast
 from dataclasses import field
 from pathlib import Path
 
-from runbook.evidence.source_check import job_files, named_entry_files, nodes
+from runbook.jobfiles.source_check import job_files, named_entry_files, nodes
 from runbook.record import record
 
 # TrainingArguments' documented defaults for the knobs a rung changes (transformers'

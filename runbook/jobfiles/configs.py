@@ -17,7 +17,7 @@ from dataclasses import field
 from pathlib import Path
 
 from runbook.datafiles import packaged_dir, read_yaml
-from runbook.evidence.script_args import bind, from_arguments, positional
+from runbook.jobfiles.script_args import bind, from_arguments, positional
 from runbook.record import record
 
 MAX_CONFIG_BYTES = 4 << 20
@@ -84,7 +84,7 @@ def named_configs(script: str, args: Sequence[str] | None = None) -> list[str]:
 def config_tokens(script: str, args: Sequence[str] | None = None) -> list[tuple[str, str]]:
     """(as written, resolved) for each config file path the script names, with its own simple
     variables substituted (`CONFIG=recipes/x.yaml ... --config $CONFIG`) and those the job's
-    own arguments `args` set (evidence.script_args), in order, each once. A path that still
+    own arguments `args` set (jobfiles.script_args), in order, each once. A path that still
     holds a variable (set from the environment, or from arguments not known) is kept as
     written: it names a config runbook cannot read from here."""
     # A variable assigned once, to a literal, is known; one assigned empty, from the job's
@@ -157,7 +157,7 @@ _SOURCED = re.compile(
 def _read(name: str, path: Path, **more) -> ConfigFile:
     """One config file as the script names it (`name`), read from `path`, or why it could not
     be (too large, missing, not UTF-8)."""
-    from runbook.evidence import owner_read
+    from runbook.jobfiles import owner_read
 
     try:
         if owner_read.size(path) > MAX_CONFIG_BYTES:
@@ -193,7 +193,7 @@ def hydra_configs(script: str, workdir: str | Path) -> list[ConfigFile]:
     """The Hydra config a script chooses by name (`--config-path=conf --config-name=gpt`: NeMo's
     examples): conf/gpt.yaml, relative to the entry file's folder (Hydra resolves a relative
     config path against the program that declares it), else the job's folder."""
-    from runbook.evidence.source_check import named_entry_files
+    from runbook.jobfiles.source_check import named_entry_files
 
     code = "\n".join(ln for ln in script.splitlines() if not ln.lstrip().startswith("#"))
     name_m, path_m = _HYDRA_NAME.search(code), _HYDRA_PATH.search(code)
