@@ -201,15 +201,101 @@ def flag_present(script: str, names: list[str]) -> str | None:
 _DEFAULTED = re.compile(r"\$\{([A-Za-z_]\w*):?[-=](\d{1,9})\}")
 
 
-def int_value(script: str, hit: Hit) -> int | None:
+def int_value(script: str, hit: Hit, depth: int = 0) -> int | None:
     """The integer a knob holds: a literal, a shell variable assigned a literal, or the default
     of `${VAR:-N}` / `${VAR:=N}` when the script assigns VAR nothing (the job's environment
-    could, which runbook cannot see from here: said in the checks)."""
+    could, which runbook cannot see from here: said in the checks); or shell arithmetic of such
+    variables (`GRADIENT_ACC=$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))`, InternVL's
+    scripts), computed as bash computes it."""
     site = literal_site(script, hit)
     v = site.value.strip("\"'")
     if re.fullmatch(r"\d{1,9}", v):
         return int(v)
-    return None
+    m = _ARITH.fullmatch(v)
+    return _arith(script, m.group(1), depth) if m and depth < 8 else None
+
+
+_ARITH = re.compile(r"\$\(\(([\w\s$+*/()-]{1,200})\)\)")
+_TOKEN = re.compile(r"\s*(?:(\d{1,9})|\$?\{?([A-Za-z_]\w*)\}?|([-+*/()]))")
+
+
+def _arith(script: str, expr: str, depth: int) -> int | None:
+    """bash's $(( )) over whole numbers and variables the script assigns: + - * / and
+    parentheses, / truncating toward zero. None for anything else (a variable with no number, a
+    division by zero)."""
+    out: list[str] = []
+    pos = 0
+    while pos < len(expr.rstrip()):
+        m = _TOKEN.match(expr, pos)
+        if m is None:
+            return None
+        pos = m.end()
+        if m.group(2):
+            hits = find(script, [m.group(2)])
+            n = int_value(script, hits[0], depth + 1) if hits else None
+            if n is None:
+                return None
+            out.append(str(n))
+        else:
+            out.append(m.group(1) or m.group(3))
+    return _evaluate(out)
+
+
+def _evaluate(tokens: list[str]) -> int | None:
+    """Integer arithmetic of + - * / ( ) by precedence (no eval of the job's text)."""
+    pos = 0
+
+    def atom() -> int | None:
+        nonlocal pos
+        if pos >= len(tokens):
+            return None
+        t = tokens[pos]
+        pos += 1
+        if t == "(":
+            v = expr()
+            if pos >= len(tokens) or tokens[pos] != ")":
+                return None
+            pos += 1
+            return v
+        if t == "-":
+            v = atom()
+            return None if v is None else -v
+        return int(t) if t.isdigit() else None
+
+    def level(sub, ops: str) -> int | None:
+        nonlocal pos
+        v = sub()
+        while v is not None and pos < len(tokens) and tokens[pos] in ops:
+            op = tokens[pos]
+            pos += 1
+            v = _apply(op, v, sub())
+        return v
+
+    def term() -> int | None:
+        return level(atom, "*/")
+
+    def expr() -> int | None:
+        return level(term, "+-")
+
+    v = expr()
+    return v if pos == len(tokens) else None
+
+
+def _apply(op: str, v: int, w: int | None) -> int | None:
+    if w is None or (op == "/" and w == 0) or max(abs(v), abs(w)) >= 2**52:
+        return None
+    return v + w if op == "+" else v - w if op == "-" else v * w if op == "*" else int(v / w)
+
+
+def defining_text(script: str, hit: Hit, depth: int = 0) -> str:
+    """The text a knob's value comes from: its own, or that of the variable it names, followed
+    to the assignment that holds something other than another variable."""
+    v = hit.value.strip("\"'")
+    m = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", v)
+    if m and depth < 8:
+        for a in find(script, [m.group(1)]):
+            return defining_text(script, a, depth + 1)
+    return v
 
 
 def literal_site(script: str, hit: Hit, depth: int = 0) -> Hit:

@@ -19,6 +19,7 @@ runs at by default (`--batch_size 4` added where the program's default is 8)."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import field
 from pathlib import Path
 
@@ -58,12 +59,26 @@ class Default:
     aliases: tuple[str, ...] = ()  # every option string of the same option
 
 
+@record(frozen=True)
+class Role:
+    """What an option is, in the program's own words: its help text says so."""
+
+    kind: str  # micro_batch, grad_accum or global_batch
+    flags: tuple[str, ...]  # every option string of the option
+    help: str  # the help text, as the program states it
+    where: str  # `main.py:51`
+
+
 @record
 class ProgramOptions:
     entry: str | None  # the entry file the script runs, as the script names it
     flags: set[str] | None = None  # None: not known (the source was not read)
     why: str = ""  # why the options are not known, or where they came from
     defaults: dict[str, Default] = field(default_factory=dict)  # by each option string
+    roles: list[Role] = field(default_factory=list)  # options whose help says what they are
+
+    def proven(self, kind: str) -> list[Role]:
+        return [r for r in self.roles if r.kind == kind]
 
     def default_of(self, names) -> Default | None:
         """The default of the first option the program defines under one of `names` (`-` and
@@ -117,6 +132,53 @@ def option_defaults(tree: ast.AST, name: str) -> dict[str, Default]:
             kind = "argparse" if _call_name(node) == "add_argument" else "click/typer option"
             d = Default(strings[0], value, f"{name}:{node.lineno} ({kind} default)", strings)
             out.update({s: d for s in strings})
+    return out
+
+
+# An option's role from its help text (issue 54: the program's own flags, not only a global list
+# of spellings). A batch size is the micro-batch only where its help says it is each GPU's (or
+# device's, process's); one of all GPUs is the global batch; accumulation is named as such.
+# ConvNeXt: --batch_size 'Per GPU batch size', --update_freq 'gradient accumulation steps'; MAE:
+# --batch_size 'Batch size per GPU (effective batch size is ...)', --accum_iter 'Accumulate
+# gradient iterations ...'; pytorch/examples' imagenet: -b 'this is the total batch size of all
+# GPUs on the current node'.
+_BATCH_NAME = re.compile(r"(?i)^-{1,2}(?:b|bs|batch[-_]?size|(?:train|training)[-_]batch[-_]size)$")
+_PER_GPU = re.compile(
+    r"(?i)\b(?:per|each|one|single|a)[- ](?:gpu|device|process|rank|card|worker|core)\b|"
+    r"\bper[- ]gpu\b|\bmicro[- ]?batch"
+)
+_ALL_GPUS = re.compile(r"(?i)\btotal batch size\b|\ball (?:the )?gpus\b|\bglobal batch\b")
+_ACCUM_HELP = re.compile(
+    r"(?i)\bgrad(?:ient)?s? accumulation\b|\baccumulat\w* (?:the )?grad(?:ient)?s?\b|"
+    r"\baccumulation steps\b"
+)
+
+
+def _help(node: ast.Call) -> str:
+    h = next((k.value for k in node.keywords if k.arg == "help"), None)
+    if isinstance(h, ast.Constant) and isinstance(h.value, str):
+        return " ".join(h.value.split())
+    return ""
+
+
+def option_roles(tree: ast.AST, name: str) -> list[Role]:
+    """The options of one parsed file whose help text says they are the micro-batch, the
+    accumulation or the global batch: a pure function of its AST."""
+    out = []
+    for node in nodes(tree):
+        if not isinstance(node, ast.Call) or _call_name(node) != "add_argument":
+            continue
+        strings, text = _option_strings(node), _help(node)
+        if not strings or not text:
+            continue
+        where = f"{name}:{node.lineno}"
+        batch = any(_BATCH_NAME.match(f) for f in strings)
+        if batch and _PER_GPU.search(text) and not _ALL_GPUS.search(text.split("(")[0]):
+            out.append(Role("micro_batch", strings, text, where))
+        elif batch and _ALL_GPUS.search(text):
+            out.append(Role("global_batch", strings, text, where))
+        elif _ACCUM_HELP.search(text) and not batch:
+            out.append(Role("grad_accum", strings, text, where))
     return out
 
 
@@ -238,8 +300,10 @@ def program_options(script: str, workdir: str | Path) -> ProgramOptions:
     found = [options_in(t) for _, t in trees]
     flags: set[str] = set().union(*(f.flags for f in found))
     defaults: dict[str, Default] = {}
+    roles: list[Role] = []
     for name, t in trees:
         defaults |= {k: v for k, v in option_defaults(t, name).items() if k not in defaults}
+        roles += option_roles(t, name)
     # Hugging Face's arguments are options only where an HfArgumentParser over a
     # TrainingArguments class parses the command line.
     training = _HF_ARGS.union(*(f.hf_subclasses for f in found))
@@ -271,4 +335,5 @@ def program_options(script: str, workdir: str | Path) -> ProgramOptions:
         if len(files) > 1
         else ""
     )
-    return ProgramOptions(entry, flags, how + (" (Hugging Face arguments)" if hf else ""), defaults)
+    why = how + (" (Hugging Face arguments)" if hf else "")
+    return ProgramOptions(entry, flags, why, defaults, roles)

@@ -53,9 +53,54 @@ def plan_script(
     """The `runbook plan --json` document for one script: every rung that changes a job's files
     in the order of the playbook `book` (None: the packaged one), or `only` that rung. `args`:
     the words after the script on its sbatch line ($1..$N; None: not given)."""
+    inner = cfg.run_script(script, workdir)
+    if inner is not None:  # the training command is in a script the job runs: plan that one
+        doc = _plan(inner.text, inner.path, workdir, knobs, only, cat, book, inner.args)
+        doc["rungs"] = [_through(p, inner, script, name).view() for p in doc.pop("plans")]
+        return {**doc, "script": name, "runs": inner.path, "arguments": args}
+    doc = _plan(script, name, workdir, knobs, only, cat, book, args)
+    doc["rungs"] = [p.view() for p in doc.pop("plans")]
+    return doc
+
+
+def _through(p: RungPlan, inner: cfg.RunScript, script: str, name: str) -> RungPlan:
+    """A rung planned on the script the job runs, as the job's change: the patched script in a
+    copy beside it (the original stays for other jobs), the job's script pointed at the copy.
+    A knob the job's line sets in the script's environment (`MICRO=8 bash run.sh`) is not the
+    script's default to change: refused."""
+    if not p.applicable:
+        return dataclasses.replace(p, reason=f"in {inner.path}, which {name} runs: {p.reason}")
+    own = p.changes[0]
+    if own.file != inner.path:
+        return RungPlan(p.id, False, f"the plan for {inner.path} changed {own.file} first")
+    edited = {ln[1:] for ln in own.view()["diff"].splitlines() if ln.startswith("-")}
+    for var, value in inner.env.items():
+        # The script's own value of a variable the job's line sets (`GPUS=${GPUS:-8}` under
+        # `GPUS=16 sh run.sh`): the plan read the script's, so it holds only where they agree.
+        hits = bash.find(inner.text, [var])
+        said = bash.int_value(inner.text, hits[0]) if hits else None
+        if any(re.search(rf"\b{re.escape(var)}\b", ln) for ln in edited) or (
+            hits and str(said) != value
+        ):
+            return RungPlan(
+                p.id,
+                False,
+                f"{name} sets {var}={value} for {inner.path}, which reads it as "
+                f"{hits[0].value if hits else var}: the plan is made from the script's own values",
+            )
+    copy = cfg.copy_name(inner.path, p.id)
+    new_script = script[: inner.start] + copy + script[inner.end :]
+    changes = [Change(name, name, script, new_script), Change(inner.path, copy, own.old, own.new)]
+    lands = [f"{inner.path} (which {name} runs) in a copy, {copy}", *p.lands]
+    checks = [*p.checks, f"{name}: {bash.bash_n(new_script, original=script)}"]
+    return dataclasses.replace(p, changes=changes + p.changes[1:], lands=lands, checks=checks)
+
+
+def _plan(script, name, workdir, knobs, only, cat, book, args) -> dict:
+    program = program_options(script, workdir)  # the flags a rung may add must be its own
+    knobs = sp.with_program_roles(knobs, program)  # and the options it says are the batch's
     job = JobFiles.read(script, name, cfg.read_configs(script, workdir, args), knobs, cat)
     files = job.files
-    program = program_options(script, workdir)  # the flags a rung may add must be its own
     found: dict[str, Knob | cfg.ConfigKnob] = {**job.in_configs, **job.in_script}
     header = read_header(script)
     if header:
@@ -96,6 +141,7 @@ def plan_script(
             )
         plans.append(_plan_rung(rungs.REGISTRY[rid], job, program))
     return {
+        "plans": plans,
         "script": name,
         "workdir": str(workdir),
         "arguments": list(args) if args is not None else None,
@@ -105,7 +151,6 @@ def plan_script(
         "knobs": {k: _knob_view(found.get(k)) for k in KNOB_NAMES}
         | {"data_parallel": dp.view() if dp else None},
         "global_batch": formula,
-        "rungs": [p.view() for p in plans],
     }
 
 

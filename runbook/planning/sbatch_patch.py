@@ -12,6 +12,7 @@ unified diff and the checks that passed, and writes through the action executor.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import shlex
 from dataclasses import field
@@ -71,9 +72,51 @@ def set_resume(script: str, env_name: str, flag: str, path: str, knobs):
     return script, None
 
 
-def check_global_batch(old: str, new: str, knobs) -> str:
-    """The global batch of the patched script, recomputed from it, equals the original's."""
+_ROLE_KINDS = ("micro_batch", "grad_accum", "global_batch")
+
+
+def with_program_roles(knobs, program):
+    """The site's knob spellings and the job's program's own options whose help text says what
+    they are (jobfiles.program.option_roles): `--batch_size` is a micro-batch where the program
+    says 'Per GPU batch size', `--update_freq` an accumulation where it says 'gradient
+    accumulation steps'. The site's lists come first."""
+    if program is None or not getattr(program, "roles", None):
+        return knobs
+    more = {}
+    for kind in _ROLE_KINDS:
+        own = list(getattr(knobs, kind))
+        # What the program says an option is wins over the site's spellings: imagenet's
+        # --batch-size is in [knobs] micro_batch, and its help says it is all GPUs' batch.
+        other = {f for k in _ROLE_KINDS if k != kind for r in program.proven(k) for f in r.flags}
+        mine = [f for r in program.proven(kind) for f in r.flags]
+        new = [f for f in own if f not in other] + [f for f in mine if f not in own]
+        if new != own:
+            more[kind] = new
+    return dataclasses.replace(knobs, **more) if more else knobs
+
+
+def role_checks(program, changes: list[str]) -> list[str]:
+    """The proof of each program option a change used for its role: the program's own words."""
+    out = []
+    for r in getattr(program, "roles", None) or ():
+        used = [f for f in r.flags if any(f"({f}" in c or f" {f} " in c for c in changes)]
+        if used:
+            what = r.kind.replace("_", "-").replace("grad-accum", "gradient accumulation")
+            out.append(f"{used[0]} is the {what}: {r.where} says {r.help[:80]!r} (its help)")
+    return out
+
+
+def check_global_batch(old: str, new: str, knobs, program=None) -> str:
+    """The global batch of the patched script, recomputed from it, equals the original's. An
+    accumulation the original does not set is the program's default, where it states one (the
+    flag the patch added is then read back against it)."""
     a, b = bash.effective_batch(old, knobs), bash.effective_batch(new, knobs)
+    basis = ""
+    if a["accum_text"] is None and b["accum_text"] is not None and program is not None:
+        d = program.default_of(bash.names(knobs, "grad_accum"))
+        if d is not None:
+            a = {**a, "accum": d.value}
+            basis = f" ({d.flag} {d.value} before: the program's default, {d.where})"
     if a == b:
         return "global batch: micro-batch, accumulation and global batch unchanged"
     if a["global"] is not None or b["global"] is not None:
@@ -88,7 +131,7 @@ def check_global_batch(old: str, new: str, knobs) -> str:
         if before == after:
             return (
                 f"global batch re-read from the patched script: {b['micro']} x {b['accum']} "
-                f"= {a['micro']} x {a['accum']} = {before} per data-parallel rank"
+                f"= {a['micro']} x {a['accum']} = {before} per data-parallel rank{basis}"
             )
         raise InputError(
             f"the patched script's micro-batch x accumulation is {after}, the "
@@ -201,6 +244,7 @@ def patch(
     program must take, and, with `defaults`, for the knob that is only the program's default
     (asked last: the script, then its configs, then the program)."""
     r = _rung(rung)
+    knobs = with_program_roles(knobs, program)
     ask = Ask(knobs, world=world, fit=fit, program=program)
     header = read_header(script)
     # The template variable carries the resume path only on a runbook-rendered job whose
@@ -228,10 +272,11 @@ def patch(
         )
         if how:
             p.changes.append(f"resume from {resume[1]} ({how})")
+    p.checks += role_checks(program, p.changes)
     if p.new == p.old and r.kind != rungs.NODE:  # a node rung resubmits the job as it is
         raise RungNotApplicable(f"rung {rung} would not change the script")
     p.checks.append(bash.bash_n(p.new, original=script))
     if not header and not p.files and not p.from_program and not rungs.resizes_world(rung):
         # a config patch checked the batch on its copies; a resize checks with the nodes
-        p.checks.append(check_global_batch(script, p.new, knobs))
+        p.checks.append(check_global_batch(script, p.new, knobs, program))
     return p

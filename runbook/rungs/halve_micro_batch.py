@@ -11,7 +11,7 @@ from runbook.jobfiles import bash
 from runbook.jobfiles import configs as cfg
 from runbook.jobfiles.config_patch import Change, JobFiles, RungPlan, copies
 from runbook.rungs import SCRIPT, Ask, RungDef, Situation
-from runbook.rungs._program import program_default
+from runbook.rungs._program import program_default, unset_default
 
 
 def _target(fit) -> int | None:
@@ -88,10 +88,14 @@ def _script(script: str, ask: Ask) -> tuple[str, list[str], list[str]]:
     elif accum is not None:
         a = bash.int_value(script, accum)
         var_names = [n for n in (micro.name, site.name) if re.fullmatch(r"[A-Za-z_]\w*", n)]
-        if a is None and any(re.search(rf"\b{v}\b", accum.value) for v in var_names):
+        source = bash.defining_text(script, accum)  # ${GRADIENT_ACC} -> $((BATCH / MICRO / GPUS))
+        if any(re.search(rf"\b{v}\b", source) for v in var_names) and (
+            a is None or not re.fullmatch(r"\d+", source)
+        ):
             checks = [
-                f"accumulation {accum.name}={accum.value} is computed from the micro-batch: "
-                "it follows by itself"
+                f"accumulation {accum.name}={accum.value} is computed from the micro-batch"
+                + (f" ({source})" if source != accum.value else "")
+                + ": it follows by itself"
             ]
         elif a is None:
             raise RungNotApplicable(
@@ -106,6 +110,18 @@ def _script(script: str, ask: Ask) -> tuple[str, list[str], list[str]]:
                 f"global batch: {m} x {a} = {new} x {a2} = {m * a} per data-parallel "
                 "rank, unchanged"
             ]
+    elif (unset := unset_default(script, ask.program, bash.names(knobs, "grad_accum"))) is not None:
+        # The program's accumulation option, unset by the script: its default is in force, and
+        # the flag is added after the entry file at default x m / new.
+        d, entry = unset
+        a2 = d.value * m // new
+        edits.append((entry, f" {d.flag} {a2}"))
+        changes.append(
+            f"gradient accumulation {d.value} -> {a2} ({d.flag} added: the default, {d.where})"
+        )
+        checks = [
+            f"global batch: {m} x {d.value} = {new} x {a2} = {m * d.value} per data-parallel rank, unchanged"
+        ]
     else:
         raise RungNotApplicable(
             "the script states neither a global batch nor gradient accumulation: halving the "

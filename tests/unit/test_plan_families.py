@@ -294,3 +294,31 @@ def test_a_module_run_with_dash_m_is_the_program(tmp_path):
     assert program_options("python -m torch.distributed.run train.py\n", tmp_path).entry == (
         "train.py"
     )
+
+
+def test_shell_arithmetic_is_computed_as_bash_does_and_nothing_else():
+    from runbook.jobfiles import bash
+
+    script = "G=${G:-8}\nB=${B:-128}\nM=4\nACC=$((B / M / G))\nODD=$((B / (M - 4)))\nX=$(nproc)\n"
+    value = {n: bash.int_value(script, bash.find(script, [n])[0]) for n in ("ACC", "ODD", "X")}
+    assert value == {"ACC": 4, "ODD": None, "X": None}  # a division by zero, a command: unknown
+    assert bash.int_value("A=$((-7 / 2))\n", bash.find("A=$((-7 / 2))\n", ["A"])[0]) == -3
+
+
+def test_an_option_s_role_is_read_from_its_help_only():
+    from runbook.jobfiles.program import option_roles
+
+    tree = ast.parse(
+        "p.add_argument('--batch_size', default=64, help='Batch size per GPU (effective batch "
+        "size is batch_size * accum_iter * # gpus')\n"
+        "p.add_argument('--accum_iter', default=1, help='Accumulate gradient iterations')\n"
+        "p.add_argument('-b', '--batch-size', default=256, help='the total batch size of all GPUs')\n"
+        "p.add_argument('--bs', default=8)\n"  # no help: no role
+        "p.add_argument('--eval_batch_size', default=8, help='batch size per GPU for eval')\n"
+    )
+    roles = [(r.kind, r.flags) for r in option_roles(tree, "main.py")]
+    assert roles == [
+        ("micro_batch", ("--batch_size",)),
+        ("grad_accum", ("--accum_iter",)),
+        ("global_batch", ("-b", "--batch-size")),
+    ]
