@@ -142,7 +142,10 @@ def option_defaults(tree: ast.AST, name: str) -> dict[str, Default]:
 # --batch_size 'Batch size per GPU (effective batch size is ...)', --accum_iter 'Accumulate
 # gradient iterations ...'; pytorch/examples' imagenet: -b 'this is the total batch size of all
 # GPUs on the current node'.
-_BATCH_NAME = re.compile(r"(?i)^-{1,2}(?:b|bs|batch[-_]?size|(?:train|training)[-_]batch[-_]size)$")
+_BATCH_NAME = re.compile(
+    r"(?i)^-{1,2}(?:b|bs|batch[-_]?size(?:[-_]per[-_](?:gpu|device))?|"
+    r"(?:train|training)[-_]batch[-_]size)$"
+)
 _PER_GPU = re.compile(
     r"(?i)\b(?:per|each|one|single|a)[- ](?:gpu|device|process|rank|card|worker|core)\b|"
     r"\bper[- ]gpu\b|\bmicro[- ]?batch"
@@ -179,6 +182,86 @@ def option_roles(tree: ast.AST, name: str) -> list[Role]:
             out.append(Role("global_batch", strings, text, where))
         elif _ACCUM_HELP.search(text) and not batch:
             out.append(Role("grad_accum", strings, text, where))
+    return out
+
+
+# What the program's code does with an option proves its role too (issue 54, a check is a proof):
+# - `DataLoader(..., batch_size=args.train_batch_size)`: each process's loader batch, the
+#   micro-batch, unless the program rewrites that option (imagenet divides its -b by the GPUs);
+# - `gradient_accumulation_steps = batch_size // micro_batch_size` (alpaca-lora, TinyLlama): the
+#   dividend is the global batch, the divisor the micro-batch, and the accumulation follows.
+_ACCUM_NAME = re.compile(r"(?i)^(?:grad\w*accum\w*|accum\w*|update_freq)$")
+
+
+_HANDED = {
+    "per_device_train_batch_size": "micro_batch",
+    "train_micro_batch_size_per_gpu": "micro_batch",
+    "gradient_accumulation_steps": "grad_accum",
+}
+
+
+def _named(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def code_roles(tree: ast.AST, name: str, options: dict[str, tuple[str, ...]]) -> list[Role]:
+    """Roles of the options (`options`: each one's flags by its name in the code) proven by what
+    the code does with them: a pure function of one parsed file."""
+    out: list[Role] = []
+    rewritten = set()
+    for node in nodes(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(t, ast.Attribute):
+                    rewritten.add(t.attr)
+    for node in nodes(tree):
+        where = f"{name}:{getattr(node, 'lineno', '?')}"
+        if isinstance(node, ast.Call) and _call_name(node).endswith("DataLoader"):
+            for k in node.keywords:
+                key = _named(k.value) if isinstance(k.value, ast.Attribute) else None
+                if k.arg == "batch_size" and key in options and key not in rewritten:
+                    code = f"DataLoader(..., batch_size=...{key}): each process's loader batch"
+                    out.append(Role("micro_batch", options[key], code, where))
+        if isinstance(node, ast.Call):
+            # Handed on under a name that says what it is: TrainingArguments(
+            # per_device_train_batch_size=args.batch_size), a DeepSpeed config's
+            # train_micro_batch_size_per_gpu (starcoder's finetune.py).
+            for k in node.keywords:
+                key = _named(k.value) if isinstance(k.value, ast.Attribute) else None
+                kind = _HANDED.get(k.arg or "")
+                if kind and key in options and key not in rewritten:
+                    code = f"{k.arg}=...{key}"
+                    out.append(Role(kind, options[key], code, where))
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp):
+            target = _named(node.targets[0])
+            v = node.value
+            if target and _ACCUM_NAME.match(target) and isinstance(v.op, (ast.FloorDiv, ast.Div)):
+                a, b = _named(v.left), _named(v.right)
+                code = f"{target} = {a} // {b}: the accumulation follows from them"
+                if a in options:
+                    out.append(Role("global_batch", options[a], code, where))
+                if b in options:
+                    out.append(Role("micro_batch", options[b], code, where))
+    return out
+
+
+def _dests(tree: ast.AST) -> dict[str, tuple[str, ...]]:
+    """Each argparse option's name in the code (its dest: `--batch-size` is args.batch_size)."""
+    out = {}
+    for node in nodes(tree):
+        if isinstance(node, ast.Call) and _call_name(node) == "add_argument":
+            strings = _option_strings(node)
+            long = next((x for x in strings if x.startswith("--")), None)
+            dest = next((k.value.value for k in node.keywords if k.arg == "dest"
+                         and isinstance(k.value, ast.Constant)), None)  # fmt: skip
+            if dest is not None:
+                out[str(dest)] = strings
+            elif long is not None:
+                out[long.lstrip("-").replace("-", "_")] = strings
     return out
 
 
@@ -318,6 +401,11 @@ def program_options(script: str, workdir: str | Path) -> ProgramOptions:
         defaults |= {k: v for k, v in own_flags.items() if v is not None and k not in defaults}
         if forwards:
             handed.add(ANY_DATACLASS)
+    options = {d: f for _, t in trees for d, f in _dests(t).items()}
+    options |= {f[2:]: (f,) for f in flags if f.startswith("--") and f[2:] not in options}
+    said = {f for r in roles for f in r.flags}
+    for name, t in trees:
+        roles += [r for r in code_roles(t, name, options) if not said & set(r.flags)]
     own: dict[str, int | None] = {}
     for name, t in trees:
         for flag, value in _dataclass_fields(t, handed, name).items():

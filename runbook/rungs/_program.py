@@ -8,6 +8,16 @@ from runbook.errors import RungNotApplicable
 from runbook.jobfiles import bash
 
 
+def entry_word(script: str, entry: str):
+    """Where the job's command names its program: the entry file as written, or, for a module
+    run with `-m` (`-m open_clip_train.main`), its dotted name."""
+    hit = bash.word(script, entry)
+    if hit is None and entry.endswith(".py"):
+        dotted = entry[:-3].replace("/", ".").removesuffix(".__main__")
+        hit = bash.word(script, dotted)
+    return hit
+
+
 def program_default(script: str, prog, names: list[str], kind: str):
     """(the program's option among `names` with its default, the Hit to add flags after), or
     RungNotApplicable: no such option with a whole-number default; the script sets it under a
@@ -37,7 +47,7 @@ def program_default(script: str, prog, names: list[str], kind: str):
             f"{kind} does not list",
             hint=f"add {said.name} to [knobs] {kind} in the site config",
         )
-    entry = bash.word(script, prog.entry)
+    entry = entry_word(script, prog.entry)
     if entry is None or script[entry.end : entry.end + 1] in ("'", '"'):
         raise RungNotApplicable(
             f"{prog.entry} is not a word on the command line runbook can add {d.flag} after "
@@ -65,7 +75,7 @@ def unset_default(script: str, prog, names: list[str]):
     d = prog.default_of(names)
     if d is None or bash.maybe(script, list(d.aliases or (d.flag,))) is not None:
         return None
-    entry = bash.word(script, prog.entry)
+    entry = entry_word(script, prog.entry)
     if entry is None or script[entry.end : entry.end + 1] in ("'", '"'):
         return None
     rest = bash.words_after(script, entry.end)
