@@ -69,6 +69,21 @@ class Role:
     where: str  # `main.py:51`
 
 
+@record(frozen=True)
+class Constant:
+    """A module-level whole number of the entry file that the program divides its batch by to
+    derive its accumulation (TinyLlama's `micro_batch_size = 8`, accelerate's example's
+    `MAX_GPU_BATCH_SIZE = 16`): the micro-batch, with no option to set it."""
+
+    name: str
+    value: int
+    file: str  # the entry file, as the job's script names it
+    line: int
+    col: int  # the value's place on its line
+    end_col: int
+    proof: str  # `train.py:51: gradient_accumulation_steps = batch_size // micro_batch_size`
+
+
 @record
 class ProgramOptions:
     entry: str | None  # the entry file the script runs, as the script names it
@@ -76,6 +91,8 @@ class ProgramOptions:
     why: str = ""  # why the options are not known, or where they came from
     defaults: dict[str, Default] = field(default_factory=dict)  # by each option string
     roles: list[Role] = field(default_factory=list)  # options whose help says what they are
+    constants: list[Constant] = field(default_factory=list)  # micro-batches with no option
+    text: str = ""  # the entry file's text, for a copy of it
 
     def proven(self, kind: str) -> list[Role]:
         return [r for r in self.roles if r.kind == kind]
@@ -246,6 +263,45 @@ def code_roles(tree: ast.AST, name: str, options: dict[str, tuple[str, ...]]) ->
                     out.append(Role("global_batch", options[a], code, where))
                 if b in options:
                     out.append(Role("micro_batch", options[b], code, where))
+    return out
+
+
+def batch_constants(tree: ast.AST, name: str) -> list[Constant]:
+    """The entry file's module-level whole numbers named for a batch that an accumulation is
+    derived by dividing by (`ACC = X // C`): each is the micro-batch the program runs at."""
+    module = getattr(tree, "body", [])
+    consts = {}
+    for node in module:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and _int_const(node.value) is not None
+            and node.value.end_col_offset is not None
+        ):
+            consts[node.targets[0].id] = node
+    out = []
+    for node in nodes(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp):
+            target, v = _named(node.targets[0]), node.value
+            divisor = _named(v.right) if isinstance(v.right, ast.Name) else None
+            if not (target and _ACCUM_NAME.match(target) and isinstance(v.op, ast.FloorDiv)):
+                continue
+            if divisor in consts and "batch" in divisor.lower():
+                c = consts[divisor]
+                proof = f"{name}:{node.lineno}: {target} = {_named(v.left)} // {divisor}"
+                value = c.value
+                out.append(
+                    Constant(
+                        divisor,
+                        _int_const(value) or 0,
+                        name,
+                        value.lineno,
+                        value.col_offset,
+                        value.end_col_offset or 0,
+                        proof,
+                    )  # fmt: skip
+                )
     return out
 
 
@@ -424,4 +480,5 @@ def program_options(script: str, workdir: str | Path) -> ProgramOptions:
         else ""
     )
     why = how + (" (Hugging Face arguments)" if hf else "")
-    return ProgramOptions(entry, flags, why, defaults, roles)
+    constants = batch_constants(first.tree, entry)
+    return ProgramOptions(entry, flags, why, defaults, roles, constants, first.text)

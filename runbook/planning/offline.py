@@ -22,6 +22,7 @@ from runbook.jobfiles.program import program_options
 from runbook.jobfiles.templates import read_header
 from runbook.planning import sbatch_patch as sp
 from runbook.planning import walk
+from runbook.rungs._program import entry_word
 
 
 def _knob_view(k: Knob | cfg.ConfigKnob | None) -> dict | None:
@@ -257,6 +258,48 @@ def with_program_names(knobs, program):
     return dataclasses.replace(knobs, **more)
 
 
+def _constant(rid: str, job: JobFiles, program, why: str) -> RungPlan:
+    """The micro-batch that is a module constant of the job's program (jobfiles.program.Constant),
+    halved in a copy of the program beside it (its imports resolve as the original's), the job
+    pointed at the copy; the accumulation the program derives from it follows, the global batch
+    stays. The copy is re-parsed and its constant read back."""
+    import ast
+
+    c = program.constants[0]
+    if c.value < 2 or c.value % 2:
+        return RungPlan(rid, False, f"{why}; {c.name} = {c.value} in {c.file} cannot be halved")
+    entry = entry_word(job.script, program.entry)
+    if entry is None or not program.text:
+        return RungPlan(rid, False, f"{why}; {program.entry} is not a word runbook can repoint")
+    lines = program.text.splitlines(keepends=True)
+    line = lines[c.line - 1]
+    lines[c.line - 1] = line[: c.col] + str(c.value // 2) + line[c.end_col :]
+    new_text = "".join(lines)
+    back = [
+        getattr(n.value, "value", None)
+        for n in ast.parse(new_text).body
+        if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) == c.name
+    ]
+    if back != [c.value // 2]:
+        return RungPlan(rid, False, f"re-reading the copy of {c.file} found {c.name} = {back}")
+    word = job.script[: entry.start].rsplit(None, 1)[-1] if entry.start else ""
+    copy = cfg.copy_name(word or program.entry, rid)
+    new_script = job.script[: entry.start - len(word)] + copy + job.script[entry.start :]
+    checks = [
+        f"{c.name} is the micro-batch: {c.proof} (the accumulation is derived from it, the "
+        "global batch kept)",
+        f"{copy}: {c.name} = {c.value // 2} re-read from the parsed copy",
+        bash.bash_n(new_script, original=job.script),
+    ]
+    changes = [
+        Change(job.name, job.name, job.script, new_script),
+        Change(c.file, copy, program.text, new_text),
+    ]
+    lands = [f"{c.file}:{c.line} in a copy, {copy}: {c.name} {c.value} -> {c.value // 2}"]
+    return RungPlan(rid, True, changes=changes, values_after={"micro_batch": c.value // 2},
+                    checks=checks, lands=lands)  # fmt: skip
+
+
 def _plan_rung(r: rungs.RungDef, job: JobFiles, program=None) -> RungPlan:
     rid, script, name, files, knobs = r.id, job.script, job.name, job.files, job.knobs
     world = None
@@ -286,6 +329,8 @@ def _plan_rung(r: rungs.RungDef, job: JobFiles, program=None) -> RungPlan:
                 why += "; the script names config files runbook could not read: " + "; ".join(
                     unread
                 )
+            if r.fitted and program is not None and program.constants:
+                return _constant(rid, job, program, why)
             return RungPlan(rid, False, why)
     after = bash.effective_batch(
         p.new, with_program_names(knobs, program) if p.from_program else knobs
