@@ -175,20 +175,22 @@ def word(script: str, token: str) -> Hit | None:
     return None
 
 
-def words_after(script: str, at: int) -> list[str]:
-    """The words from `at` to the end of its command (lines joined by a trailing backslash)."""
+def command_end(script: str, at: int) -> int:
+    """Where the command that `at` is in ends (lines joined by a trailing backslash)."""
     end = at
     while True:
         nl = script.find("\n", end)
         if nl < 0:
-            end = len(script)
-            break
+            return len(script)
         if script[end:nl].rstrip(" \t").endswith("\\"):
             end = nl + 1
             continue
-        end = nl
-        break
-    return [w for w in re.split(r"[\s\\]+", script[at:end]) if w]
+        return nl
+
+
+def words_after(script: str, at: int) -> list[str]:
+    """The words from `at` to the end of its command (lines joined by a trailing backslash)."""
+    return [w for w in re.split(r"[\s\\]+", script[at : command_end(script, at)]) if w]
 
 
 def flag_present(script: str, names: list[str]) -> str | None:

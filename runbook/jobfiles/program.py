@@ -22,6 +22,7 @@ import ast
 import re
 from dataclasses import field
 from pathlib import Path
+from typing import Any
 
 from runbook.jobfiles.source_check import job_files, named_entry_files, nodes
 from runbook.record import record
@@ -93,6 +94,7 @@ class ProgramOptions:
     roles: list[Role] = field(default_factory=list)  # options whose help says what they are
     constants: list[Constant] = field(default_factory=list)  # micro-batches with no option
     text: str = ""  # the entry file's text, for a copy of it
+    configurator: Any = None  # jobfiles.configurator.Configurator: globals set by --key=value
 
     def proven(self, kind: str) -> list[Role]:
         return [r for r in self.roles if r.kind == kind]
@@ -481,4 +483,19 @@ def program_options(script: str, workdir: str | Path) -> ProgramOptions:
     )
     why = how + (" (Hugging Face arguments)" if hf else "")
     constants = batch_constants(first.tree, entry)
-    return ProgramOptions(entry, flags, why, defaults, roles, constants, first.text)
+    conf = _configurator(script, workdir, entry, first)
+    return ProgramOptions(entry, flags, why, defaults, roles, constants, first.text, conf)
+
+
+def _configurator(script: str, workdir, entry: str, first):
+    from runbook.jobfiles import bash, configurator, owner_read
+
+    def read(name: str) -> str | None:
+        try:
+            return owner_read.read_text(Path(workdir) / name, limit=1 << 20)
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    hit = bash.word(script, entry)
+    words = bash.words_after(script, hit.end) if hit is not None else []
+    return configurator.read(entry, first.text, first.tree, words, read)
