@@ -149,6 +149,11 @@ def main() -> int:
     }
     due = sum("refused" not in keys[c]["expect"] for c in scored)
     right = n["planned"] + n["refused"]
+    for split in ("tune", "measure"):
+        part = {c: v for c, v in scored.items() if keys[c].get("split", "tune") == split}
+        ok = sum(v in ("planned", "refused") for v in part.values())
+        wrong_here = sum(v == "wrong" for v in part.values())
+        print(f"  {split}: {ok}/{len(part)} right, {wrong_here} wrong edits")
     print(
         f"{len(scored)} real jobs: {right} right ({100 * right / max(len(scored), 1):.0f}%): "
         f"{n['planned']}/{due} planned where a plan was due, {n['refused']} refused for the true "

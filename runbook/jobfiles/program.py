@@ -176,6 +176,14 @@ _ACCUM_HELP = re.compile(
 )
 
 
+# A help that mentions accumulation is not one that says it is the accumulation: timm's
+# --train-batches-per-epoch 'Fixed loader batches (before gradient accumulation) per epoch'.
+_NOT_ACCUM = re.compile(
+    r"(?i)\b(?:before|after|without|per|including|excluding) gradient accumulation"
+)
+_ACCUM_FLAG = re.compile(r"(?i)acc|update|freq")
+
+
 def _help(node: ast.Call) -> str:
     h = next((k.value for k in node.keywords if k.arg == "help"), None)
     if isinstance(h, ast.Constant) and isinstance(h.value, str):
@@ -199,14 +207,19 @@ def option_roles(tree: ast.AST, name: str) -> list[Role]:
             out.append(Role("micro_batch", strings, text, where))
         elif batch and _ALL_GPUS.search(text):
             out.append(Role("global_batch", strings, text, where))
-        elif _ACCUM_HELP.search(text) and not batch:
+        elif (
+            _ACCUM_HELP.search(text)
+            and not _NOT_ACCUM.search(text)
+            and _ACCUM_FLAG.search(" ".join(strings))
+        ):
             out.append(Role("grad_accum", strings, text, where))
     return out
 
 
 # What the program's code does with an option proves its role too (issue 54, a check is a proof):
-# - `DataLoader(..., batch_size=args.train_batch_size)`: each process's loader batch, the
-#   micro-batch, unless the program rewrites that option (imagenet divides its -b by the GPUs);
+# - `DataLoader(..., batch_size=args.train_batch_size)` (or a loader builder: timm's
+#   create_loader): each process's loader batch, the micro-batch, unless the program rewrites
+#   that option (imagenet divides its -b by the GPUs);
 # - `gradient_accumulation_steps = batch_size // micro_batch_size` (alpaca-lora, TinyLlama): the
 #   dividend is the global batch, the divisor the micro-batch, and the accumulation follows.
 _ACCUM_NAME = re.compile(r"(?i)^(?:grad\w*accum\w*|accum\w*|update_freq)$")
@@ -239,7 +252,7 @@ def code_roles(tree: ast.AST, name: str, options: dict[str, tuple[str, ...]]) ->
                     rewritten.add(t.attr)
     for node in nodes(tree):
         where = f"{name}:{getattr(node, 'lineno', '?')}"
-        if isinstance(node, ast.Call) and _call_name(node).endswith("DataLoader"):
+        if isinstance(node, ast.Call) and _call_name(node).lower().endswith("loader"):
             for k in node.keywords:
                 key = _named(k.value) if isinstance(k.value, ast.Attribute) else None
                 if k.arg == "batch_size" and key in options and key not in rewritten:

@@ -55,6 +55,16 @@ def plan_script(
     in the order of the playbook `book` (None: the packaged one), or `only` that rung. `args`:
     the words after the script on its sbatch line ($1..$N; None: not given)."""
     inner = cfg.run_script(script, workdir)
+    if inner is not None and (passed := _passed(inner, script)) is not None:
+        # The script hands the job's own words to its program ("$@"): plan the program's line
+        # with them in place, and change them where the job writes them.
+        virtual, prefix, suffix, rest = passed
+        doc = _plan(virtual, inner.path, workdir, knobs, only, cat, book, inner.args)
+        doc["rungs"] = [
+            _own_words(p, inner, script, name, prefix, suffix, rest).view()
+            for p in doc.pop("plans")
+        ]
+        return {**doc, "script": name, "runs": inner.path, "arguments": args}
     if inner is not None:  # the training command is in a script the job runs: plan that one
         doc = _plan(inner.text, inner.path, workdir, knobs, only, cat, book, inner.args)
         doc["rungs"] = [_through(p, inner, script, name).view() for p in doc.pop("plans")]
@@ -62,6 +72,48 @@ def plan_script(
     doc = _plan(script, name, workdir, knobs, only, cat, book, args)
     doc["rungs"] = [p.view() for p in doc.pop("plans")]
     return doc
+
+
+_ALL_ARGS = re.compile(r"""(?<![\w$])"?\$(?:@|\{@\})"?(?![\w])""")
+
+
+def _passed(inner: cfg.RunScript, script: str):
+    """(the script the program's line would be with the job's words in place of its one "$@",
+    the text before them, the text after them, (start, end) of those words in the job's script);
+    None where it has no such line. Words the script takes with `shift` first stay out."""
+    found = list(_ALL_ARGS.finditer(inner.text))
+    if len(found) != 1:
+        return None
+    shifts = len(re.findall(r"(?m)^[ \t]*shift[ \t]*$", inner.text[: found[0].start()]))
+    end = len(script[: bash.command_end(script, inner.end)].rstrip())
+    start = inner.end
+    for _ in range(shifts):  # past each word the script shifts away
+        m = re.match(r"[ \t\\\n]*\S+", script[start:end])
+        if m is None:
+            return None
+        start += m.end()
+    rest = script[start:end].strip()
+    start = script.index(rest, start) if rest else end
+    prefix, suffix = inner.text[: found[0].start()], inner.text[found[0].end() :]
+    return prefix + rest + suffix, prefix, suffix, (start, start + len(rest))
+
+
+def _own_words(p: RungPlan, inner, script, name, prefix, suffix, rest) -> RungPlan:
+    """A rung planned on the program's line with the job's words in it, as a change of those
+    words where the job's script writes them; a change anywhere else in the run script refuses."""
+    if not p.applicable:
+        return dataclasses.replace(p, reason=f"in {inner.path}, which {name} runs: {p.reason}")
+    new = p.changes[0].new
+    if len(p.changes) > 1 or not (new.startswith(prefix) and new.endswith(suffix)):
+        return RungPlan(p.id, False, f"the change for {inner.path} is not in the words {name} "
+                        "passes it")  # fmt: skip
+    words = new[len(prefix) : len(new) - len(suffix)] if suffix else new[len(prefix) :]
+    new_script = script[: rest[0]] + words + script[rest[1] :]
+    lands = [f'the job\'s own words, which {inner.path} hands its program ("$@")', *p.lands]
+    checks = [*p.checks, f"{name}: {bash.bash_n(new_script, original=script)}"]
+    return dataclasses.replace(
+        p, changes=[Change(name, name, script, new_script)], lands=lands, checks=checks
+    )
 
 
 def _through(p: RungPlan, inner: cfg.RunScript, script: str, name: str) -> RungPlan:

@@ -322,3 +322,17 @@ def test_an_option_s_role_is_read_from_its_help_only():
         ("grad_accum", ("--accum_iter",)),
         ("global_batch", ("-b", "--batch-size")),
     ]
+
+
+def test_a_help_that_mentions_accumulation_is_not_an_accumulation():
+    from runbook.jobfiles.program import option_roles
+
+    tree = ast.parse(
+        "p.add_argument('--train-batches-per-epoch', type=int, help='Fixed loader batches "
+        "(before gradient accumulation) per epoch')\n"
+        "p.add_argument('--grad-accum-steps', type=int, default=1, help='The number of steps "
+        "to accumulate gradients (default: 1)')\n"
+    )
+    assert [(r.kind, r.flags) for r in option_roles(tree, "train.py")] == [
+        ("grad_accum", ("--grad-accum-steps",))
+    ]
