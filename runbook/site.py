@@ -295,6 +295,10 @@ class KnobsSection:
             "actor_rollout_ref.actor.ppo_mini_batch_size",
             "GLOBAL_BATCH_SIZE",
             "GBS",
+            # yacs pairs on the command line: SlowFast's and pycls' TRAIN.BATCH_SIZE and
+            # detectron2's SOLVER.IMS_PER_BATCH are the batch of every GPU together
+            "TRAIN.BATCH_SIZE",
+            "SOLVER.IMS_PER_BATCH",
         ]
     )
     activation_checkpointing: list[str] = field(

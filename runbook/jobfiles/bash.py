@@ -142,12 +142,17 @@ def _inert(spans: list[tuple[int, int]], pos: int) -> bool:
     return any(a <= pos < b for a, b in spans)
 
 
+_YACS = re.compile(r"[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)+")
+
+
 def find(script: str, names: list[str]) -> list[Hit]:
     spans = inert_spans(script)
     hits = []
     for name in names:
         if name.startswith("-"):
             pattern = rf"(?<![\w-]){re.escape(name)}(?:=|[ \t]+)(?P<v>[^\s\\;|&]+)"
+        elif _YACS.fullmatch(name):  # yacs' KEY VALUE pairs after the program (SlowFast, Swin)
+            pattern = rf"(?<![\w.$-]){re.escape(name)}[ \t]+(?P<v>[^\s\\;|&]+)"
         elif "." in name:  # a Hydra-style override anywhere on the command line (+, ++ too)
             pattern = rf"(?<![\w.-])\+{{0,2}}{re.escape(name)}=(?P<v>[^\s\\;|&\"']+)"
         else:
@@ -349,8 +354,16 @@ def maybe(script: str, names: list[str]) -> Hit | None:
     return hits[0] if hits else None
 
 
-def one(script: str, names: list[str], what: str) -> Hit:
+def one(
+    script: str, names: list[str], what: str, globals_: tuple[str, ...] | list[str] = ()
+) -> Hit:
     hit = maybe(script, names)
+    only = maybe(script, list(globals_)) if hit is None and globals_ else None
+    if only is not None:
+        raise RungNotApplicable(
+            f"the script states only the global batch ({only.name} {only.value}, the batch of "
+            f"all GPUs): there is no {what} to halve with it kept, and no accumulation"
+        )
     if hit is None:
         raise RungNotApplicable(
             f"the job script has no {what} knob (looked for {', '.join(names)})",

@@ -56,7 +56,9 @@ def _script(script: str, ask: Ask) -> tuple[str, list[str], list[str]]:
     accumulation (scaled here by old / new); an accumulation computed from the micro-batch in the
     script follows by itself."""
     knobs, target = ask.knobs, _target(ask.fit)
-    micro = bash.one(script, bash.names(knobs, "micro_batch"), "micro-batch")
+    micro = bash.one(
+        script, bash.names(knobs, "micro_batch"), "micro-batch", bash.names(knobs, "global_batch")
+    )
     m = bash.int_value(script, micro)
     if m is None:
         raise RungNotApplicable(
@@ -110,18 +112,10 @@ def _script(script: str, ask: Ask) -> tuple[str, list[str], list[str]]:
                 f"global batch: {m} x {a} = {new} x {a2} = {m * a} per data-parallel "
                 "rank, unchanged"
             ]
-    elif (unset := unset_default(script, ask.program, bash.names(knobs, "grad_accum"))) is not None:
-        # The program's accumulation option, unset by the script: its default is in force, and
-        # the flag is added after the entry file at default x m / new.
-        d, entry = unset
-        a2 = d.value * m // new
-        edits.append((entry, f" {d.flag} {a2}"))
-        changes.append(
-            f"gradient accumulation {d.value} -> {a2} ({d.flag} added: the default, {d.where})"
-        )
-        checks = [
-            f"global batch: {m} x {d.value} = {new} x {a2} = {m * d.value} per data-parallel rank, unchanged"
-        ]
+    elif (added := _accum_added(script, ask, m, new)) is not None:
+        edits.append(added[0])
+        changes.append(added[1])
+        checks = [added[2]]
     else:
         raise RungNotApplicable(
             "the script states neither a global batch nor gradient accumulation: halving the "
@@ -129,6 +123,22 @@ def _script(script: str, ask: Ask) -> tuple[str, list[str], list[str]]:
             hint="add the script's accumulation knob to [knobs] grad_accum",
         )
     return bash.replace(script, edits), changes, checks
+
+
+def _accum_added(script: str, ask: Ask, m: int, new: int):
+    """The program's accumulation option, unset by the script: its default is in force, and the
+    flag is added after the entry file at default x m / new. (edit, change, check), or None."""
+    unset = unset_default(script, ask.program, bash.names(ask.knobs, "grad_accum"))
+    if unset is None:
+        return None
+    d, entry = unset
+    a2 = d.value * m // new
+    return (
+        (entry, f" {d.flag} {a2}"),
+        f"gradient accumulation {d.value} -> {a2} ({d.flag} added: the default, {d.where})",
+        f"global batch: {m} x {d.value} = {new} x {a2} = {m * d.value} per data-parallel rank, "
+        "unchanged",
+    )
 
 
 def _template(vars2: dict, ask: Ask, changes: list, checks: list) -> None:
