@@ -351,6 +351,7 @@ class Found:
     hf_cli: bool = False  # an HfArgumentParser parses the command line here
     hf_subclasses: set[str] = field(default_factory=set)  # local classes on TrainingArguments
     fired: set[str] = field(default_factory=set)  # functions given to fire.Fire
+    looped: set[str] = field(default_factory=set)  # dataclasses whose fields a loop adds
 
 
 def options_in(tree: ast.AST) -> Found:
@@ -380,6 +381,28 @@ def options_in(tree: ast.AST) -> Found:
             }
         if name in _HF_CLI:
             out.hf_cli = True
+    out.looped = _field_loops(tree)
+    return out
+
+
+def _field_loops(tree: ast.AST) -> set[str]:
+    """Dataclasses a parser takes field by field: `for f in fields(Args):
+    parser.add_argument(f"--{f.name}", ...)` adds one option per field of Args."""
+    out = set()
+    for node in nodes(tree):
+        it = node.iter if isinstance(node, ast.For) else None
+        if not (isinstance(it, ast.Call) and _call_name(it) == "fields" and it.args):
+            continue
+        cls = getattr(it.args[0], "id", None)
+        var = getattr(getattr(node, "target", None), "id", None)
+        for call in ast.walk(node):
+            if not (isinstance(call, ast.Call) and _call_name(call) in _OPTION_CALLS):
+                continue
+            first = call.args[0] if call.args else None
+            if isinstance(first, ast.JoinedStr) and cls and var:
+                text = ast.unparse(first)
+                if "--" in text and f"{{{var}.name}}" in text:
+                    out.add(cls)
     return out
 
 
@@ -465,6 +488,7 @@ def program_options(script: str, workdir: str | Path) -> ProgramOptions:
     parsed = set().union(*(f.parsed for f in found)) if cli else set()
     hf = bool(parsed & training)
     handed = set(parsed)  # their own fields (a subclass's default wins over the documented one)
+    handed |= set().union(*(f.looped for f in found))
     fired = set().union(*(f.fired for f in found))
     for name, t in trees if fired else ():
         own_flags, forwards = fired_options(t, fired, name)

@@ -12,7 +12,7 @@ import pytest
 
 from runbook.jobfiles.templates import render
 from tests.integration.slurm_helpers import sh, wait_until
-from tests.integration.test_oom_scenarios import TEMPLATE, act, log_of
+from tests.integration.test_oom_scenarios import TEMPLATE, act, log_of, runbook
 
 pytestmark = pytest.mark.integration
 
@@ -227,3 +227,123 @@ def test_a_recipe_chosen_by_the_job_s_arguments_is_patched_in_its_copy(scenario,
     )
     assert line.endswith(" small full"), line  # the same arguments: the same recipe's copy
     assert "micro-batch 4 x grad-accum 4" in log_of(s.workdir, new)
+
+
+def _module_job(s, path: Path, program: str, body: str) -> Path:
+    """The example job, its batch left to the program, run as `python3 -m pkg.<program>` (the
+    module written into the job's folder as `body`, with the example's own train.py behind it)."""
+    pkg = s.workdir / "pkg"
+    pkg.mkdir(exist_ok=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / f"{program}.py").write_text(body.replace("EXAMPLE", repr(s.vars["program"])))
+    for p in (pkg, *pkg.iterdir()):
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    script = _without_batch_flags(s, path, f"export PYTHONPATH={s.workdir}")
+    text = script.read_text().replace(f" {s.vars['program']} ", f" -m pkg.{program} ", 1)
+    script.write_text(text)
+    return script
+
+
+# A program whose batch is only its arguments dataclass's default, parsed field by field (issue
+# 54's done-when); it hands the example its batch under the example's own flags.
+DATACLASS_PROGRAM = '''"""Training with its batch in a dataclass (a test program of runbook's)."""
+import argparse
+import runpy
+import sys
+from dataclasses import dataclass, fields
+
+
+@dataclass
+class BatchArgs:
+    micro_batch_size: int = 8
+    grad_accum: int = 1
+
+
+parser = argparse.ArgumentParser()
+for f in fields(BatchArgs):
+    parser.add_argument(f"--{f.name}", type=int, default=f.default)
+
+if __name__ == "__main__":
+    args, rest = parser.parse_known_args()
+    batch = ["--micro-batch-size", str(args.micro_batch_size), "--grad-accum", str(args.grad_accum)]
+    sys.argv = [EXAMPLE, *batch, *rest]
+    runpy.run_path(EXAMPLE, run_name="__main__")
+'''
+
+
+def test_a_module_run_with_dash_m_whose_batch_is_its_dataclass_default_gets_the_flag(
+    scenario, tmp_path
+):
+    """`srun python3 -m pkg.train ...`: pkg/train.py of the job's folder is the program; its
+    parser adds one option per field of BatchArgs (micro_batch_size 8, grad_accum 1). runbook
+    adds `--micro_batch_size 4 --grad_accum 2` after the module, and the rerun trains at that
+    batch, its own log says, to the end."""
+    s = scenario("dash-m", long_factor=2.5)  # micro-batch 8 OOMs, 4 fits
+    script = _module_job(s, tmp_path / "train.sbatch", "train", DATACLASS_PROGRAM)
+    job = sh("sbatch", "--parsable", str(script)).strip()
+    _wait_oom(s, job)
+    assert "micro-batch 8 x grad-accum 1" in log_of(s.workdir, job)
+    out = act(job)
+    assert out["verdict"] == "true_oom" and out["new_job_id"], out
+    changes = " ".join(
+        json.loads((Path(out["folder"]) / "report.json").read_text())["plan"]["changes"]
+    )
+    assert "--micro_batch_size added: the default" in changes, changes
+    rerun = (Path(out["folder"]) / "job.halve_micro_batch.sbatch").read_text()
+    assert "-m pkg.train --micro_batch_size 4 --grad_accum 2 --steps" in rerun, rerun
+    assert _ended(out["new_job_id"]) == ["COMPLETED"]
+    log = log_of(s.workdir, out["new_job_id"])
+    assert "micro-batch 4 x grad-accum 2" in log and "training finished at step" in log
+
+
+# A program whose static reading is wrong: a parser it never runs declares the batch flags, the
+# one it runs does not take them (issue 54's done-when for verify: the rerun dies at start).
+STRICT_PROGRAM = '''"""Training behind a strict parser (a test program of runbook's)."""
+import argparse
+import runpy
+import sys
+
+
+def _old_parser():  # kept from an earlier version; nothing calls it
+    p = argparse.ArgumentParser()
+    p.add_argument("--micro-batch-size", type=int, default=8)
+    p.add_argument("--grad-accum", type=int, default=1)
+    return p
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    for name in OPTIONS:
+        p.add_argument(name)
+    p.parse_args()  # exits 2 on an option it does not take
+    sys.argv = [EXAMPLE, *sys.argv[1:]]
+    runpy.run_path(EXAMPLE, run_name="__main__")
+'''
+
+
+def test_a_rerun_whose_program_rejects_the_added_flag_is_caught_by_verify(scenario, tmp_path):
+    """The plan believed a flag the running parser does not take: the rerun dies before its
+    first step with argparse's 'unrecognized arguments'. `runbook verify` names the change that
+    caused it and asks a person (exit 4, state refused); no second rerun is made."""
+    s = scenario("strict", long_factor=2.5)
+    example = Path(s.vars["program"]).read_text()
+    taken = re.findall(r'ap\.add_argument\("(--[\w-]+)"', example)
+    options = [o for o in taken if o not in ("--micro-batch-size", "--grad-accum")]
+    body = STRICT_PROGRAM.replace("OPTIONS", repr(options))
+    script = _module_job(s, tmp_path / "train.sbatch", "strict", body)
+    job = sh("sbatch", "--parsable", str(script)).strip()
+    _wait_oom(s, job)
+    out = act(job)
+    assert out["verdict"] == "true_oom" and out["new_job_id"], out
+    new = out["new_job_id"]
+    assert _ended(new) == ["FAILED"]
+    assert "unrecognized arguments: --micro-batch-size 4 --grad-accum 2" in log_of(s.workdir, new)
+    code, v = runbook("verify", "--incident", out["incident"], "--json")
+    assert code == 4 and v["state"] == "refused", v
+    said = json.dumps(v)
+    assert "--micro-batch-size" in said, said
+    code, again = runbook("verify", "--incident", out["incident"], "--json")
+    assert code == 4 and again["state"] == "refused"
+    since = sh("sacct", "-n", "-X", "-P", "-S", "now-1hour", "-o", "JobID").split()
+    later = [j for j in since if j.isdigit() and int(j) > int(new)]
+    assert not later, later  # no third job: nobody resubmitted the refused change
