@@ -19,6 +19,7 @@ runs at by default (`--batch_size 4` added where the program's default is 8)."""
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from dataclasses import field
 from pathlib import Path
@@ -354,6 +355,84 @@ class Found:
     looped: set[str] = field(default_factory=set)  # dataclasses whose fields a loop adds
 
 
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Methods Python calls without naming them: a parser built in one is live with its class.
+_IMPLICIT = re.compile(r"^__\w+__$|^forward$")
+
+
+def _top(body: list[ast.stmt]) -> list[ast.AST]:
+    """What runs when a body runs: its statements but the functions it defines (their
+    decorators and defaults do run), a class's own body included."""
+    out: list[ast.AST] = []
+    for stmt in body:
+        if isinstance(stmt, _DEFS):
+            kw = [d for d in stmt.args.kw_defaults if d is not None]
+            out += [*stmt.decorator_list, *stmt.args.defaults, *kw]
+        elif isinstance(stmt, ast.ClassDef):
+            out += [*stmt.decorator_list, *stmt.bases, *_top(stmt.body)]
+        else:
+            out.append(stmt)
+    return [n for n in out if n is not None]
+
+
+def live_trees(trees: list[tuple[str, ast.AST]]) -> list[tuple[str, ast.AST]]:
+    """The job's files without the functions nothing that runs refers to (issue 54: a flag is
+    taken only where a parser that runs declares it; a parser in a function never called
+    proves nothing). What runs: each file's top level, then every function named by what runs
+    (called, or handed on: `fire.Fire(main)`), until nothing more is named. Copies: the parsed
+    trees stay as read."""
+    defs: dict[str, list[ast.AST]] = {}
+    for _, t in trees:
+        for node in nodes(t):
+            if isinstance(node, _DEFS):
+                defs.setdefault(node.name, []).append(node)
+    live: set[int] = set()
+    todo: list[ast.AST] = [n for _, t in trees for n in _top(getattr(t, "body", []))]
+    todo += [d for name, ds in defs.items() if _IMPLICIT.match(name) for d in ds]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, _DEFS):
+            if id(node) in live:
+                continue
+            live.add(id(node))
+            todo += node.body
+            continue
+        for sub in ast.walk(node):
+            name = sub.id if isinstance(sub, ast.Name) else getattr(sub, "attr", None)
+            for d in defs.get(name or "", ()):
+                if id(d) not in live:
+                    todo.append(d)
+    dead = {id(d) for ds in defs.values() for d in ds if id(d) not in live}
+    if not dead:
+        return trees
+    out = []
+    for name, t in trees:
+        marks = {
+            (d.lineno, d.col_offset) for d in nodes(t) if isinstance(d, _DEFS) and id(d) in dead
+        }
+        out.append((name, _Prune(marks).visit(copy.deepcopy(t)) if marks else t))
+    return out
+
+
+class _Prune(ast.NodeTransformer):
+    """A copy of a tree without the functions at `marks` (line, column)."""
+
+    def __init__(self, marks: set[tuple[int, int]]):
+        self.marks = marks
+
+    def generic_visit(self, node):
+        for field_name, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                kept = [
+                    v
+                    for v in value
+                    if not (isinstance(v, _DEFS) and (v.lineno, v.col_offset) in self.marks)
+                ]
+                if len(kept) != len(value):
+                    setattr(node, field_name, kept or [ast.Pass()])
+        return super().generic_visit(node)
+
+
 def options_in(tree: ast.AST) -> Found:
     """The options one parsed file declares. A flag counts only where a parser declares it:
     `TrainingArguments` named in the code is no parser of `--per_device_train_batch_size`
@@ -473,7 +552,7 @@ def program_options(script: str, workdir: str | Path) -> ProgramOptions:
     if first is None or first.tree is None:
         why = "; ".join(notes) if first is None else f"{first.path} is not Python runbook parses"
         return ProgramOptions(entry, None, why or f"{entry} could not be read")
-    trees = [(f.name, f.tree) for f in files if f.tree is not None]
+    trees = live_trees([(f.name, f.tree) for f in files if f.tree is not None])
     found = [options_in(t) for _, t in trees]
     flags: set[str] = set().union(*(f.flags for f in found))
     defaults: dict[str, Default] = {}

@@ -336,3 +336,29 @@ def test_a_help_that_mentions_accumulation_is_not_an_accumulation():
     assert [(r.kind, r.flags) for r in option_roles(tree, "train.py")] == [
         ("grad_accum", ("--grad-accum-steps",))
     ]
+
+
+def test_only_a_parser_that_runs_proves_a_flag(tmp_path):
+    """Issue 54: a parser in a function nothing that runs refers to declares nothing; one at top
+    level, one called from __main__, and one handed to fire.Fire do."""
+    (tmp_path / "train.py").write_text(
+        "import argparse\nimport fire\n\n"
+        "def _old_parser():\n"
+        "    p = argparse.ArgumentParser()\n"
+        "    p.add_argument('--micro-batch-size', type=int, default=8)\n"
+        "    return p\n\n"
+        "def make_parser():\n"
+        "    p = argparse.ArgumentParser()\n"
+        "    p.add_argument('--steps', type=int, default=10)\n"
+        "    return p\n\n"
+        "def main(lr: float = 0.1, grad_accum: int = 1):\n"
+        "    pass\n\n"
+        "top = argparse.ArgumentParser()\n"
+        "top.add_argument('--seed', type=int, default=0)\n\n"
+        "if __name__ == '__main__':\n"
+        "    make_parser().parse_args()\n"
+        "    fire.Fire(main)\n"
+    )
+    p = program_options("python train.py\n", tmp_path)
+    assert p.flags == {"--steps", "--seed", "--lr", "--grad_accum"}
+    assert p.default_of(["--micro-batch-size"]) is None
