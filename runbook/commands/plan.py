@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import click
 
-from runbook.errors import ExitCode, InputError
+from runbook.errors import ExitCode, InputError, UsageError
 from runbook.words import settings
 
 
@@ -22,6 +23,14 @@ from runbook.words import settings
 )
 @click.option("--rung", metavar="ID", help="Plan only this rung (e.g. halve_micro_batch).")
 @click.option(
+    "--env",
+    "env",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A variable of the environment the job is submitted with (`CONFIG_FILE=x.yaml sbatch "
+    "job.sh`): read as the job would; repeatable. A knob that is one of them is not changed.",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -30,7 +39,7 @@ from runbook.words import settings
     "checks, or reason).",
 )
 @click.pass_obj
-def plan(app, script, args, workdir, rung, as_json):
+def plan(app, script, args, workdir, rung, env, as_json):
     """Show what each rung of the ladder would change in a job script.
 
     ARGS are the words that followed the script on its sbatch line (the job reads them as
@@ -49,6 +58,7 @@ def plan(app, script, args, workdir, rung, as_json):
       runbook plan jobs/sft.sbatch --workdir /scratch/me/run1 --rung halve_micro_batch --json
       runbook plan recipes/launch.slurm zephyr-7b-beta sft full deepspeed_zero3
       runbook plan recipes/launch.slurm --json -- --model qwen --task sft --config demo
+      runbook plan train.sh --env CONFIG_FILE=configs/sft.yaml
     Exit codes: 0 at least one rung applies, 4 none does (a person decides), 3 the script
     cannot be read, 2 usage error.
     """
@@ -63,6 +73,15 @@ def plan(app, script, args, workdir, rung, as_json):
             f"job script {script}: cannot be read ({getattr(e, 'strerror', None) or e})",
             hint="give the path of the sbatch script the job was submitted with",
         ) from None
+    pairs = {}
+    for item in env:
+        key, eq, value = item.partition("=")
+        if not eq or not re.fullmatch(r"[A-Za-z_]\w*", key):
+            raise UsageError(
+                f"--env {item!r}: expected NAME=VALUE (a shell variable's name, then =)",
+                hint="for example --env CONFIG_FILE=configs/sft.yaml",
+            )
+        pairs[key] = value
     doc = plan_script(
         text,
         path.name,
@@ -71,6 +90,7 @@ def plan(app, script, args, workdir, rung, as_json):
         only=rung,
         book=load_playbook(app.site().playbooks.dir),
         args=list(args) if args else None,
+        env=pairs or None,
     )
     if as_json:
         click.echo(json.dumps(doc, indent=2))

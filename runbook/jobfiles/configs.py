@@ -154,6 +154,11 @@ _SOURCED = re.compile(
 )
 
 
+def read_one(name: str, path: Path, **more) -> ConfigFile:
+    """One file of the job's tree as the script names it, read as its owner could."""
+    return _read(name, path, **more)
+
+
 def _read(name: str, path: Path, **more) -> ConfigFile:
     """One config file as the script names it (`name`), read from `path`, or why it could not
     be (too large, missing, not UTF-8)."""
@@ -183,50 +188,6 @@ def sourced_scripts(script: str, workdir: str | Path) -> list[ConfigFile]:
         if f.text is not None:
             out.append(f)
     return out
-
-
-# A script the job runs (not sources): `bash train/run_1.3b.sh out 2`, `GPUS=8 sh shell/ft.sh`,
-# `./scripts/train.sh`. Its training command is the job's, with the words after it as $1..$N and
-# the assignments before it in its environment.
-_RUN = re.compile(
-    r"""(?m)^[ \t]*(?P<env>(?:[A-Za-z_]\w*=[^\s;&|]*[ \t]+)*)(?:(?:bash|sh)[ \t]+)?"""
-    r"""(?P<path>\.?/?[\w.][\w./-]*\.sh)(?P<args>[ \t]+[^\n;&|#]*)?[ \t]*(?:#.*)?$"""
-)
-
-
-@record
-class RunScript:
-    """The one script a job runs for its training command, as the job's script names it."""
-
-    path: str  # as written (`training_scripts/opt/single_node/run_1.3b.sh`)
-    text: str
-    args: list[str]  # the words after it: its $1..$N
-    env: dict[str, str]  # the assignments before it, in its environment
-    start: int  # where the path is written in the job's script
-    end: int
-
-
-def run_script(script: str, workdir: str | Path) -> RunScript | None:
-    """The script of the job's tree that the job's script runs as its training command, where
-    the job's script names no program itself and runs exactly one such script (a path under its
-    folder, read as its owner could); else None."""
-    from runbook.jobfiles.source_check import named_entry_files
-
-    if named_entry_files(script):
-        return None
-    found = []
-    for m in _RUN.finditer(script):
-        name = m.group("path")
-        if Path(name).is_absolute() or ".." in Path(name).parts:
-            continue
-        f = _read(name, Path(workdir) / name)
-        if f.text is not None:
-            found.append((m, f.text))
-    if len(found) != 1:
-        return None
-    m, text = found[0]
-    env = dict(w.split("=", 1) for w in m.group("env").split())
-    return RunScript(m.group("path"), text, (m.group("args") or "").split(), env, *m.span("path"))
 
 
 _HYDRA_PATH = re.compile(r"""(?<![\w-])--config-path[= ]["']?(?P<v>[\w./-]+)""")

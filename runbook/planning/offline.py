@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shlex
 from pathlib import Path
 
 from runbook import playbook, rungs
@@ -19,6 +20,7 @@ from runbook.jobfiles import bash
 from runbook.jobfiles import configs as cfg
 from runbook.jobfiles.config_patch import KNOB_NAMES, Change, JobFiles, Knob, RungPlan, _line
 from runbook.jobfiles.program import program_options
+from runbook.jobfiles.run_script import RunScript, run_script
 from runbook.jobfiles.templates import read_header
 from runbook.planning import sbatch_patch as sp
 from runbook.planning import walk
@@ -50,34 +52,75 @@ def plan_script(
     cat: cfg.Catalogue | None = None,
     book: playbook.Playbook | None = None,
     args: list[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> dict:
     """The `runbook plan --json` document for one script: every rung that changes a job's files
     in the order of the playbook `book` (None: the packaged one), or `only` that rung. `args`:
-    the words after the script on its sbatch line ($1..$N; None: not given)."""
-    inner = cfg.run_script(script, workdir)
+    the words after the script on its sbatch line ($1..$N; None: not given). `env`: the
+    environment the job is submitted with (`CONFIG_FILE=... sbatch job.sh`): read as
+    assignments before the script's first command; a rung that would change one of them is
+    refused (it is the job's submission, not its script)."""
+    head = ""
+    if env:
+        # After the header (#!, #SBATCH and comment lines): sbatch reads no directive after a
+        # command, so the assignments (and any the rerun keeps) must come below it.
+        cut = 0
+        for line in script.splitlines(keepends=True):
+            if line.strip() and not line.lstrip().startswith("#"):
+                break
+            cut += len(line)
+        head = "".join(f"{k}={shlex.quote(v)}\n" for k, v in env.items())
+        script = script[:cut] + head + script[cut:]
+    doc, plans = _planned(script, name, workdir, knobs, only, cat, book, args)
+    doc["rungs"] = [_without_env(p, name, script, head).view() for p in plans]
+    return doc | ({"environment": dict(env)} if env else {})
+
+
+def _without_env(p: RungPlan, name: str, script: str, head: str) -> RungPlan:
+    """The plan with the submission's environment taken back out of the job's script; a value
+    of it the rung changed (a config's path pointed at its copy, a knob the environment set)
+    becomes an assignment in the script, where the rerun reads it, saying what it was."""
+    if not head or not p.applicable:
+        return p
+    at, n = script.index(head), head.count("\n")
+    changes = []
+    for c in p.changes:
+        if c.file != name:
+            changes.append(c)
+            continue
+        lines = c.new[at:].split("\n", n)
+        moved = [
+            f"{new}  # runbook: the job's environment had {old}\n"
+            for new, old in zip(lines[:n], head.splitlines(), strict=True)
+            if new != old
+        ]
+        new = c.new[:at] + "".join(moved) + (lines[n] if len(lines) > n else "")
+        old = script[:at] + script[at + len(head) :]
+        changes.append(dataclasses.replace(c, old=old, new=new))
+    return dataclasses.replace(p, changes=changes)
+
+
+def _planned(script, name, workdir, knobs, only, cat, book, args) -> tuple[dict, list[RungPlan]]:
+    inner = run_script(script, workdir)
     if inner is not None and (passed := _passed(inner, script)) is not None:
         # The script hands the job's own words to its program ("$@"): plan the program's line
         # with them in place, and change them where the job writes them.
         virtual, prefix, suffix, rest = passed
         doc = _plan(virtual, inner.path, workdir, knobs, only, cat, book, inner.args)
-        doc["rungs"] = [
-            _own_words(p, inner, script, name, prefix, suffix, rest).view()
-            for p in doc.pop("plans")
-        ]
-        return {**doc, "script": name, "runs": inner.path, "arguments": args}
+        plans = [_own_words(p, inner, script, name, prefix, suffix, rest) for p in doc.pop("plans")]
+        return {**doc, "script": name, "runs": inner.path, "arguments": args}, plans
     if inner is not None:  # the training command is in a script the job runs: plan that one
         doc = _plan(inner.text, inner.path, workdir, knobs, only, cat, book, inner.args)
-        doc["rungs"] = [_through(p, inner, script, name).view() for p in doc.pop("plans")]
-        return {**doc, "script": name, "runs": inner.path, "arguments": args}
+        plans = [_through(p, inner, script, name) for p in doc.pop("plans")]
+        return {**doc, "script": name, "runs": inner.path, "arguments": args}, plans
     doc = _plan(script, name, workdir, knobs, only, cat, book, args)
-    doc["rungs"] = [p.view() for p in doc.pop("plans")]
-    return doc
+    return doc, doc.pop("plans")
 
 
 _ALL_ARGS = re.compile(r"""(?<![\w$])"?\$(?:@|\{@\})"?(?![\w])""")
 
 
-def _passed(inner: cfg.RunScript, script: str):
+def _passed(inner: RunScript, script: str):
     """(the script the program's line would be with the job's words in place of its one "$@",
     the text before them, the text after them, (start, end) of those words in the job's script);
     None where it has no such line. Words the script takes with `shift` first stay out."""
@@ -116,7 +159,7 @@ def _own_words(p: RungPlan, inner, script, name, prefix, suffix, rest) -> RungPl
     )
 
 
-def _through(p: RungPlan, inner: cfg.RunScript, script: str, name: str) -> RungPlan:
+def _through(p: RungPlan, inner: RunScript, script: str, name: str) -> RungPlan:
     """A rung planned on the script the job runs, as the job's change: the patched script in a
     copy beside it (the original stays for other jobs), the job's script pointed at the copy.
     A knob the job's line sets in the script's environment (`MICRO=8 bash run.sh`) is not the

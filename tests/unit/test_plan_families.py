@@ -362,3 +362,33 @@ def test_only_a_parser_that_runs_proves_a_flag(tmp_path):
     p = program_options("python train.py\n", tmp_path)
     assert p.flags == {"--steps", "--seed", "--lr", "--grad_accum"}
     assert p.default_of(["--micro-batch-size"]) is None
+
+
+def test_the_environment_the_job_is_submitted_with_is_read_and_never_edited():
+    """`CONFIG_FILE=configs/sft.yaml sbatch train.sh`: runbook plan --env reads the recipe the
+    job would (patched in a copy, the job's script pointed at it with the variable's use kept
+    out of the diff); a knob that only the environment sets is refused, not edited."""
+    d = DATA / "env-config"
+    text = (d / "train.sh").read_text()
+    with_env = plan_script(
+        text,
+        "train.sh",
+        d,
+        KNOBS,
+        only="halve_micro_batch",
+        env={"CONFIG_FILE": "configs/sft.yaml"},
+    )
+    r = with_env["rungs"][0]
+    assert r["applicable"] and r["values_after"] == {"micro_batch": 4, "grad_accum": 4}, r
+    script_diff = r["changes"][0]["diff"]
+    assert _edited(script_diff) == [
+        "CONFIG_FILE=configs/sft.runbook-halve_micro_batch.yaml  # runbook: the job's "
+        "environment had CONFIG_FILE=configs/sft.yaml"
+    ], script_diff
+    micro = plan_script(text, "train.sh", d, KNOBS, only="halve_micro_batch", env={"MICRO": "16"})
+    assert not micro["rungs"][0]["applicable"]  # MICRO is no knob of the site: nothing to set
+    assert with_env["environment"] == {"CONFIG_FILE": "configs/sft.yaml"}
+    without = plan_script(text, "train.sh", d, KNOBS, only="halve_micro_batch")
+    assert not without["rungs"][0]["applicable"]  # the recipe is known only with the variable
+    result = CliRunner().invoke(cli, ["plan", str(d / "train.sh"), "--env", "CONFIG_FILE"])
+    assert result.exit_code == 2 and "expected NAME=VALUE" in result.output
