@@ -61,8 +61,11 @@ def _int(node: ast.AST) -> int | None:
         a, b = _int(node.left), _int(node.right)
         if a is None or b is None or (isinstance(node.op, ast.FloorDiv) and b == 0):
             return None
-        ops = {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}
-        return ops.get(type(node.op), a // b if b else None)
+        if isinstance(node.op, ast.Add):
+            return a + b
+        if isinstance(node.op, ast.Sub):
+            return a - b
+        return a * b if isinstance(node.op, ast.Mult) else a // b
     return None
 
 
@@ -108,7 +111,9 @@ def read(
         if w.startswith("--") and "=" in w:
             key, _, val = w[2:].partition("=")
             if key in values:
-                values[key] = (int(val), "the command line") if val.isdigit() else (-1, "?")
+                if not val.isdigit():
+                    return None  # set to what runbook does not read as a number: unknown
+                values[key] = (int(val), "the command line")
         elif w.endswith(".py"):
             more = read_file(w)
             if more is None:

@@ -166,7 +166,7 @@ _BATCH_NAME = re.compile(
     r"(?i)^-{1,2}(?:b|bs|batch[-_]?size(?:[-_]per[-_](?:gpu|device))?|"
     r"(?:train|training)[-_]batch[-_]size)$"
 )
-_PER_GPU = re.compile(
+PER_GPU = re.compile(
     r"(?i)\b(?:per|each|one|single|a)[- ](?:gpu|device|process|rank|card|worker|core)\b|"
     r"\bper[- ]gpu\b|\bmicro[- ]?batch"
 )
@@ -204,7 +204,7 @@ def option_roles(tree: ast.AST, name: str) -> list[Role]:
             continue
         where = f"{name}:{node.lineno}"
         batch = any(_BATCH_NAME.match(f) for f in strings)
-        if batch and _PER_GPU.search(text) and not _ALL_GPUS.search(text.split("(")[0]):
+        if batch and PER_GPU.search(text) and not _ALL_GPUS.search(text.split("(")[0]):
             out.append(Role("micro_batch", strings, text, where))
         elif batch and _ALL_GPUS.search(text):
             out.append(Role("global_batch", strings, text, where))
@@ -223,7 +223,7 @@ def option_roles(tree: ast.AST, name: str) -> list[Role]:
 #   that option (imagenet divides its -b by the GPUs);
 # - `gradient_accumulation_steps = batch_size // micro_batch_size` (alpaca-lora, TinyLlama): the
 #   dividend is the global batch, the divisor the micro-batch, and the accumulation follows.
-_ACCUM_NAME = re.compile(r"(?i)^(?:grad\w*accum\w*|accum\w*|update_freq)$")
+ACCUM_NAME = re.compile(r"(?i)^(?:grad\w*accum\w*|accum\w*|update_freq)$")
 
 
 _HANDED = {
@@ -272,7 +272,7 @@ def code_roles(tree: ast.AST, name: str, options: dict[str, tuple[str, ...]]) ->
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp):
             target = _named(node.targets[0])
             v = node.value
-            if target and _ACCUM_NAME.match(target) and isinstance(v.op, (ast.FloorDiv, ast.Div)):
+            if target and ACCUM_NAME.match(target) and isinstance(v.op, (ast.FloorDiv, ast.Div)):
                 a, b = _named(v.left), _named(v.right)
                 code = f"{target} = {a} // {b}: the accumulation follows from them"
                 if a in options:
@@ -301,7 +301,7 @@ def batch_constants(tree: ast.AST, name: str) -> list[Constant]:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp):
             target, v = _named(node.targets[0]), node.value
             divisor = _named(v.right) if isinstance(v.right, ast.Name) else None
-            if not (target and _ACCUM_NAME.match(target) and isinstance(v.op, ast.FloorDiv)):
+            if not (target and ACCUM_NAME.match(target) and isinstance(v.op, ast.FloorDiv)):
                 continue
             if divisor in consts and "batch" in divisor.lower():
                 c = consts[divisor]

@@ -19,7 +19,7 @@ from runbook.errors import RunbookError, UsageError
 from runbook.jobfiles import bash
 from runbook.jobfiles import configs as cfg
 from runbook.jobfiles.config_patch import KNOB_NAMES, Change, JobFiles, Knob, RungPlan, _line
-from runbook.jobfiles.program import program_options
+from runbook.jobfiles.program import ACCUM_NAME, PER_GPU, program_options
 from runbook.jobfiles.run_script import RunScript, run_script
 from runbook.jobfiles.templates import read_header
 from runbook.planning import sbatch_patch as sp
@@ -141,11 +141,15 @@ def _passed(inner: RunScript, script: str):
     return prefix + rest + suffix, prefix, suffix, (start, start + len(rest))
 
 
+def _refused_in(p: RungPlan, inner: RunScript, name: str) -> RungPlan:
+    return dataclasses.replace(p, reason=f"in {inner.path}, which {name} runs: {p.reason}")
+
+
 def _own_words(p: RungPlan, inner, script, name, prefix, suffix, rest) -> RungPlan:
     """A rung planned on the program's line with the job's words in it, as a change of those
     words where the job's script writes them; a change anywhere else in the run script refuses."""
     if not p.applicable:
-        return dataclasses.replace(p, reason=f"in {inner.path}, which {name} runs: {p.reason}")
+        return _refused_in(p, inner, name)
     new = p.changes[0].new
     if len(p.changes) > 1 or not (new.startswith(prefix) and new.endswith(suffix)):
         return RungPlan(p.id, False, f"the change for {inner.path} is not in the words {name} "
@@ -165,7 +169,7 @@ def _through(p: RungPlan, inner: RunScript, script: str, name: str) -> RungPlan:
     A knob the job's line sets in the script's environment (`MICRO=8 bash run.sh`) is not the
     script's default to change: refused."""
     if not p.applicable:
-        return dataclasses.replace(p, reason=f"in {inner.path}, which {name} runs: {p.reason}")
+        return _refused_in(p, inner, name)
     own = p.changes[0]
     if own.file != inner.path:
         return RungPlan(p.id, False, f"the plan for {inner.path} changed {own.file} first")
@@ -353,17 +357,13 @@ def with_program_names(knobs, program):
     return dataclasses.replace(knobs, **more)
 
 
-_MICRO_WORDS = re.compile(r"(?i)\bmicro[- ]?batch|\bper[- ](?:gpu|device)\b")
-_ACCUM_GLOBAL = re.compile(r"(?i)^(?:gradient_accumulation_steps|grad_accum\w*|accum\w*)$")
-
-
 def _configured(rid: str, job: JobFiles, program, why: str) -> RungPlan:
     """The micro-batch a self-configuring program (jobfiles.configurator) keeps in a global that
     its own comment calls the micro-batch, with its accumulation global: both set on the command
     line by `--key=value` after the config files (the last word wins), the global batch kept."""
     conf = program.configurator
-    micro = next((k for k, c in conf.comments.items() if _MICRO_WORDS.search(c)), None)
-    accum = next((k for k in conf.values if _ACCUM_GLOBAL.match(k)), None)
+    micro = next((k for k, c in conf.comments.items() if PER_GPU.search(c)), None)
+    accum = next((k for k in conf.values if ACCUM_NAME.match(k)), None)
     if micro is None or accum is None or micro not in conf.values:
         return RungPlan(rid, False, f"{why}; {conf.file} sets globals, but no global is said to "
                         "be the micro-batch with an accumulation beside it")  # fmt: skip

@@ -392,3 +392,10 @@ def test_the_environment_the_job_is_submitted_with_is_read_and_never_edited():
     assert not without["rungs"][0]["applicable"]  # the recipe is known only with the variable
     result = CliRunner().invoke(cli, ["plan", str(d / "train.sh"), "--env", "CONFIG_FILE"])
     assert result.exit_code == 2 and "expected NAME=VALUE" in result.output
+
+
+def test_a_configurator_override_that_is_no_number_leaves_the_batch_unknown():
+    d = DATA / "configurator"
+    text = (d / "train.sbatch").read_text().replace("--eval_interval=1000", "--batch_size=auto")
+    r = plan_script(text, "train.sbatch", d, KNOBS, only="halve_micro_batch")["rungs"][0]
+    assert not r["applicable"] and "-1" not in r["reason"], r
