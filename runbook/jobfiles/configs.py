@@ -81,12 +81,8 @@ def named_configs(script: str, args: Sequence[str] | None = None) -> list[str]:
     return [resolved for _, resolved in config_tokens(script, args)]
 
 
-def config_tokens(script: str, args: Sequence[str] | None = None) -> list[tuple[str, str]]:
-    """(as written, resolved) for each config file path the script names, with its own simple
-    variables substituted (`CONFIG=recipes/x.yaml ... --config $CONFIG`) and those the job's
-    own arguments `args` set (jobfiles.script_args), in order, each once. A path that still
-    holds a variable (set from the environment, or from arguments not known) is kept as
-    written: it names a config runbook cannot read from here."""
+def _assigns(script: str, args: Sequence[str] | None) -> dict[str, str]:
+    """The script's variables runbook knows the value of."""
     # A variable assigned once, to a literal, is known; one assigned empty, from the job's
     # arguments, or several times (`MODEL=""` then `MODEL="$2"`) is not.
     seen: dict[str, set[str]] = {}
@@ -99,6 +95,25 @@ def config_tokens(script: str, args: Sequence[str] | None = None) -> list[tuple[
     }
     if args is not None:
         assigns |= positional(args) | bind(script, args)
+    return assigns
+
+
+def resolve_word(script: str, word: str, args: Sequence[str] | None = None) -> str | None:
+    """`word` with the script's simple variables and the job's arguments substituted (as
+    config_tokens does); None where a variable is still in it."""
+    assigns = _assigns(script, args)
+    for _ in range(4):
+        word = _VAR.sub(lambda v: assigns.get(v.group(1), v.group(0)), word.strip("\"'"))
+    return None if "$" in word else word
+
+
+def config_tokens(script: str, args: Sequence[str] | None = None) -> list[tuple[str, str]]:
+    """(as written, resolved) for each config file path the script names, with its own simple
+    variables substituted (`CONFIG=recipes/x.yaml ... --config $CONFIG`) and those the job's
+    own arguments `args` set (jobfiles.script_args), in order, each once. A path that still
+    holds a variable (set from the environment, or from arguments not known) is kept as
+    written: it names a config runbook cannot read from here."""
+    assigns = _assigns(script, args)
     out: list[tuple[str, str]] = []
     for line in script.splitlines():
         code = line.split(" #", 1)[0] if not line.lstrip().startswith("#") else ""

@@ -25,6 +25,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from runbook.jobfiles import mmconfig
 from runbook.jobfiles.source_check import job_files, named_entry_files, nodes
 from runbook.record import record
 
@@ -96,6 +97,8 @@ class ProgramOptions:
     constants: list[Constant] = field(default_factory=list)  # micro-batches with no option
     text: str = ""  # the entry file's text, for a copy of it
     configurator: Any = None  # jobfiles.configurator.Configurator: globals set by --key=value
+    mm: Any = None  # jobfiles.mmconfig.MMProgram: a Python config under --cfg-options
+    mm_config: Any = None  # jobfiles.mmconfig.MMConfig: the config the job names, merged
 
     def proven(self, kind: str) -> list[Role]:
         return [r for r in self.roles if r.kind == kind]
@@ -538,7 +541,9 @@ def _dataclass_fields(tree: ast.AST, names: set[str], name: str) -> dict[str, in
     return out
 
 
-def program_options(script: str, workdir: str | Path) -> ProgramOptions:
+def program_options(
+    script: str, workdir: str | Path, args: list[str] | None = None
+) -> ProgramOptions:
     """The options of the program the job script runs: its first entry file and the modules of
     the job's tree it imports (source_check.job_files), read where the job runs (its working
     folder, over the shared filesystem, as configs and checkpoints are)."""
@@ -600,11 +605,15 @@ def program_options(script: str, workdir: str | Path) -> ProgramOptions:
     why = how + (" (Hugging Face arguments)" if hf else "")
     constants = batch_constants(first.tree, entry)
     conf = _configurator(script, workdir, entry, first)
-    return ProgramOptions(entry, flags, why, defaults, roles, constants, first.text, conf)
+    mm = mmconfig.program(trees, options)
+    mm_config = _mm_config(script, workdir, entry, mm, args) if mm is not None else None
+    return ProgramOptions(
+        entry, flags, why, defaults, roles, constants, first.text, conf, mm, mm_config
+    )
 
 
-def _configurator(script: str, workdir, entry: str, first):
-    from runbook.jobfiles import bash, configurator, owner_read
+def _reader(workdir):
+    from runbook.jobfiles import owner_read
 
     def read(name: str) -> str | None:
         try:
@@ -612,6 +621,32 @@ def _configurator(script: str, workdir, entry: str, first):
         except (OSError, UnicodeDecodeError):
             return None
 
+    return read
+
+
+def _mm_config(script: str, workdir, entry: str, mm, args):
+    """The config an OpenMMLab program's first argument names: the first bare word after its
+    entry file, its variables resolved as the job's script and arguments set them."""
+    from runbook.jobfiles import bash
+    from runbook.jobfiles.configs import resolve_word
+
+    hit = bash.word(script, entry)
+    words = bash.words_after(script, hit.end) if hit is not None else []
+    first = next((w for w in words if not w.startswith("-")), None)
+    path = resolve_word(script, first, args) if first else None
+    if path is None or not path.endswith(".py") or ".." in path.split("/") or path[:1] == "/":
+        return mmconfig.MMConfig(
+            str(first),
+            [],
+            mmconfig.Unknown(f"the config word {first!r} is not a path runbook reads"),
+        )
+    return mmconfig.read(path, _reader(workdir))
+
+
+def _configurator(script: str, workdir, entry: str, first):
+    from runbook.jobfiles import bash, configurator
+
+    read = _reader(workdir)
     hit = bash.word(script, entry)
     words = bash.words_after(script, hit.end) if hit is not None else []
     return configurator.read(entry, first.text, first.tree, words, read)

@@ -300,6 +300,10 @@ def named_entry_files(script: str) -> list[str]:
         if line.lstrip().startswith("#"):
             continue
         code = line.split(" #", 1)[0]
+        # A script's arguments are its own (`bash tools/dist_train.sh configs/net.py 8`: a
+        # config file, not a program the job runs).
+        ran = re.search(r"""(?:^|\s)["']?[^\s"']+\.sh["']?(?=\s|$)""", code)
+        code = code[: ran.start()] if ran else code
         found = [m.group("path") for m in _PY_TOKEN.finditer(code)]
         if not found:  # a file named on the line is the program; else a module run with -m
             found = [

@@ -10,6 +10,7 @@ Reads the script and its configs; writes nothing.
 from __future__ import annotations
 
 import dataclasses
+import posixpath
 import re
 import shlex
 from pathlib import Path
@@ -22,8 +23,8 @@ from runbook.jobfiles.config_patch import KNOB_NAMES, Change, JobFiles, Knob, Ru
 from runbook.jobfiles.program import ACCUM_NAME, PER_GPU, program_options
 from runbook.jobfiles.run_script import RunScript, run_script
 from runbook.jobfiles.templates import read_header
+from runbook.planning import mm_plan, walk
 from runbook.planning import sbatch_patch as sp
-from runbook.planning import walk
 from runbook.rungs._program import entry_word
 
 
@@ -117,17 +118,26 @@ def _planned(script, name, workdir, knobs, only, cat, book, args) -> tuple[dict,
     return doc, doc.pop("plans")
 
 
-_ALL_ARGS = re.compile(r"""(?<![\w$])"?\$(?:@|\{@\})"?(?![\w])""")
+_ALL_ARGS = re.compile(r"""(?<![\w$])"?\$(?:@|\{@(?::(?P<from>[1-9]))?\})"?(?![\w])""")
+# The folder of the running script (`$(dirname "$0")/train.py`): the run script's own folder.
+_DIRNAME = re.compile(
+    r"""(["']?)\$\([ \t]*dirname[ \t]+["']?\$(?:0|\{0\}|\{BASH_SOURCE\[0\]\})["']?[ \t]*\)\1"""
+)
 
 
 def _passed(inner: RunScript, script: str):
     """(the script the program's line would be with the job's words in place of its one "$@",
     the text before them, the text after them, (start, end) of those words in the job's script);
-    None where it has no such line. Words the script takes with `shift` first stay out."""
-    found = list(_ALL_ARGS.finditer(inner.text))
+    None where it has no such line. Words the script takes with `shift` first stay out, and
+    those before `${@:N}`'s Nth."""
+    inert = bash.inert_spans(inner.text)  # a comment that says `${@:3}` runs nothing
+    found = [
+        m for m in _ALL_ARGS.finditer(inner.text) if not any(a <= m.start() < b for a, b in inert)
+    ]
     if len(found) != 1:
         return None
     shifts = len(re.findall(r"(?m)^[ \t]*shift[ \t]*$", inner.text[: found[0].start()]))
+    shifts += int(found[0].group("from") or 1) - 1
     end = len(script[: bash.command_end(script, inner.end)].rstrip())
     start = inner.end
     for _ in range(shifts):  # past each word the script shifts away
@@ -137,7 +147,9 @@ def _passed(inner: RunScript, script: str):
         start += m.end()
     rest = script[start:end].strip()
     start = script.index(rest, start) if rest else end
+    folder = posixpath.dirname(inner.path.removeprefix("./")) or "."
     prefix, suffix = inner.text[: found[0].start()], inner.text[found[0].end() :]
+    prefix, suffix = _DIRNAME.sub(folder, prefix), _DIRNAME.sub(folder, suffix)
     return prefix + rest + suffix, prefix, suffix, (start, start + len(rest))
 
 
@@ -154,7 +166,9 @@ def _own_words(p: RungPlan, inner, script, name, prefix, suffix, rest) -> RungPl
     if len(p.changes) > 1 or not (new.startswith(prefix) and new.endswith(suffix)):
         return RungPlan(p.id, False, f"the change for {inner.path} is not in the words {name} "
                         "passes it")  # fmt: skip
-    words = new[len(prefix) : len(new) - len(suffix)] if suffix else new[len(prefix) :]
+    words = (new[len(prefix) : len(new) - len(suffix)] if suffix else new[len(prefix) :]).strip()
+    if rest[0] == rest[1] and words:  # the job passed no words there: the new ones follow its last
+        words = " " + words
     new_script = script[: rest[0]] + words + script[rest[1] :]
     lands = [f'the job\'s own words, which {inner.path} hands its program ("$@")', *p.lands]
     checks = [*p.checks, f"{name}: {bash.bash_n(new_script, original=script)}"]
@@ -197,7 +211,7 @@ def _through(p: RungPlan, inner: RunScript, script: str, name: str) -> RungPlan:
 
 
 def _plan(script, name, workdir, knobs, only, cat, book, args) -> dict:
-    program = program_options(script, workdir)  # the flags a rung may add must be its own
+    program = program_options(script, workdir, args)  # the flags a rung may add must be its own
     knobs = sp.with_program_roles(knobs, program)  # and the options it says are the batch's
     job = JobFiles.read(script, name, cfg.read_configs(script, workdir, args), knobs, cat)
     files = job.files
@@ -468,6 +482,8 @@ def _plan_rung(r: rungs.RungDef, job: JobFiles, program=None) -> RungPlan:
                 return _constant(rid, job, program, why)
             if r.fitted and program is not None and program.configurator is not None:
                 return _configured(rid, job, program, why)
+            if r.fitted and program is not None and program.mm is not None:
+                return mm_plan.plan(rid, job, program, why)
             return RungPlan(rid, False, why)
     after = bash.effective_batch(
         p.new, with_program_names(knobs, program) if p.from_program else knobs

@@ -399,3 +399,97 @@ def test_a_configurator_override_that_is_no_number_leaves_the_batch_unknown():
     text = (d / "train.sbatch").read_text().replace("--eval_interval=1000", "--batch_size=auto")
     r = plan_script(text, "train.sbatch", d, KNOBS, only="halve_micro_batch")["rungs"][0]
     assert not r["applicable"] and "-1" not in r["reason"], r
+
+
+# --- OpenMMLab Python configs (issue 54, item 3) ---
+
+_SCHED = "configs/_base_/schedules/sgd_90e.py"
+
+
+def _mm_plan(edit: str | None = None, files: dict[str, str] | None = None) -> dict:
+    """The mm-config fixture planned with its job's words after the GPU count, or some of its
+    files, changed."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        shutil.copytree(DATA / "mm-config", d, dirs_exist_ok=True)
+        for name, text in (files or {}).items():
+            (d / name).write_text(text)
+        text = (d / "train.sbatch").read_text()
+        if edit is not None:
+            text = text.replace("--work-dir work/net", edit)
+        return plan_script(text, "train.sbatch", d, KNOBS, only="halve_micro_batch")["rungs"][0]
+
+
+def _sched(old: str, new: str) -> dict[str, str]:
+    text = (DATA / "mm-config" / _SCHED).read_text()
+    assert old in text
+    return {_SCHED: text.replace(old, new)}
+
+
+def test_mm_the_job_s_own_cfg_options_are_the_value_in_force_and_changed_in_place():
+    r = _mm_plan("--cfg-options train_dataloader.batch_size=16 model.backbone.depth=101")
+    assert r["applicable"] and r["values_after"] == {"micro_batch": 8, "grad_accum": 2}, r
+    added = _edited(r["changes"][0]["diff"])
+    assert added == [
+        "bash tools/launch.sh configs/classifier/net_4xb48_images.py 4 --cfg-options "
+        "optim_wrapper.accumulative_counts=2 train_dataloader.batch_size=8 model.backbone.depth=101"
+    ], added
+    assert any("in force 16 (the job's --cfg-options)" in c for c in r["checks"]), r["checks"]
+
+
+def test_mm_auto_scale_lr_is_refused_it_would_halve_the_learning_rate():
+    r = _mm_plan("--auto-scale-lr")
+    assert not r["applicable"] and "halve the learning rate" in r["reason"], r
+    r = _mm_plan(files=_sched("base_batch_size=384)", "base_batch_size=384, enable=True)"))
+    assert not r["applicable"] and f"auto_scale_lr.enable ({_SCHED}:3" in r["reason"], r
+
+
+def test_mm_a_stated_accumulation_is_doubled_and_another_wrapper_refused():
+    r = _mm_plan(
+        files=_sched("optim_wrapper = dict(", "optim_wrapper = dict(accumulative_counts=3, ")
+    )
+    assert r["applicable"] and r["values_after"] == {"micro_batch": 24, "grad_accum": 6}, r
+    r = _mm_plan(
+        files=_sched("optim_wrapper = dict(", "optim_wrapper = dict(type='DeepSpeedOptimWrapper', ")
+    )
+    assert not r["applicable"] and "'DeepSpeedOptimWrapper'" in r["reason"], r
+
+
+def test_mm_a_config_that_does_more_than_assign_or_a_variable_word_is_refused():
+    cfg = "configs/classifier/net_4xb48_images.py"
+    text = (DATA / "mm-config" / cfg).read_text()
+    r = _mm_plan(
+        files={cfg: "from mmengine.config import read_base\nwith read_base():\n    pass\n" + text}
+    )
+    assert not r["applicable"] and "does more than assign" in r["reason"], r
+    r = _mm_plan("$EXTRA")
+    assert not r["applicable"] and "not all words runbook reads" in r["reason"], r
+
+
+def test_mm_an_mmcv_1x_program_is_refused_with_its_reason():
+    prog = (
+        (DATA / "mm-config/tools/train.py").read_text().replace("from mmengine.config", "from mmcv")
+    )
+    r = _mm_plan(files={"tools/train.py": prog})
+    assert not r["applicable"] and "mmcv 1.x" in r["reason"], r
+
+
+def test_mm_config_merges_bases_in_order_and_a_delete_replaces():
+    from runbook.jobfiles import mmconfig
+
+    texts = {
+        "c/a.py": "d = dict(batch_size=8, workers=2)\nopt = dict(lr=1)\n",
+        "c/b.py": "d = dict(batch_size=16)\n",
+        "c/x.py": "_base_ = ['a.py', './b.py']\nn = 4\nopt = dict(_delete_=True, momentum=n * 2)\n",
+    }
+    c = mmconfig.read("c/x.py", texts.get)
+    assert mmconfig.get(c.values, "d.batch_size") == (16, "c/b.py:1")
+    assert mmconfig.get(c.values, "d.workers") == (2, "c/a.py:1")
+    assert mmconfig.get(c.values, "opt.lr") == (None, None)
+    assert mmconfig.get(c.values, "opt.momentum") == (8, "c/x.py:3")
+    assert c.chain == ["c/a.py", "c/b.py", "c/x.py"]
+    broken = mmconfig.read("c/y.py", {"c/y.py": "_base_ = 'mmdet::x.py'\n"}.get)
+    assert isinstance(broken.values, mmconfig.Unknown) and "mmdet::x.py" in broken.values.why
