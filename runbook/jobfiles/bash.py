@@ -180,6 +180,16 @@ def word(script: str, token: str) -> Hit | None:
     return None
 
 
+def entry_word(script: str, entry: str) -> Hit | None:
+    """Where the job's command names its program: the entry file as written, or, for a module
+    run with `-m` (`-m open_clip_train.main`), its dotted name."""
+    hit = word(script, entry)
+    if hit is None and entry.endswith(".py"):
+        dotted = entry[:-3].replace("/", ".").removesuffix(".__main__")
+        hit = word(script, dotted)
+    return hit
+
+
 def command_end(script: str, at: int) -> int:
     """Where the command that `at` is in ends (lines joined by a trailing backslash)."""
     end = at

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import ast
 import copy
+import posixpath
 import re
 from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from runbook.jobfiles import mmconfig
+from runbook.jobfiles import bash, lightning_cli, mmconfig
 from runbook.jobfiles.source_check import job_files, named_entry_files, nodes
 from runbook.record import record
 
@@ -99,6 +100,7 @@ class ProgramOptions:
     configurator: Any = None  # jobfiles.configurator.Configurator: globals set by --key=value
     mm: Any = None  # jobfiles.mmconfig.MMProgram: a Python config under --cfg-options
     mm_config: Any = None  # jobfiles.mmconfig.MMConfig: the config the job names, merged
+    cli: Any = None  # jobfiles.lightning_cli.CLIJob: a LightningCLI and what the job gives it
 
     def proven(self, kind: str) -> list[Role]:
         return [r for r in self.roles if r.kind == kind]
@@ -607,9 +609,22 @@ def program_options(
     conf = _configurator(script, workdir, entry, first)
     mm = mmconfig.program(trees, options)
     mm_config = _mm_config(script, workdir, entry, mm, args) if mm is not None else None
-    return ProgramOptions(
-        entry, flags, why, defaults, roles, constants, first.text, conf, mm, mm_config
-    )
+    return ProgramOptions(entry, flags, why, defaults, roles, constants, first.text, conf,
+                          mm, mm_config, _lightning(script, workdir, entry, trees, files))  # fmt: skip
+
+
+def _lightning(script: str, workdir, entry: str, trees, files):
+    """The LightningCLI job (jobfiles.lightning_cli.CLIJob) where the running program (`trees`,
+    live) is one. Its classes are read whole (`files`): Lightning calls their methods, the
+    program does not."""
+    found = lightning_cli.program(trees)
+    if found is None:
+        return None
+    hit = bash.entry_word(script, entry)
+    words = bash.words_after(script, hit.end) if hit is not None else []
+    roots = [posixpath.dirname(entry) or ".", "."]
+    whole = [(f.name, f.tree) for f in files if f.tree is not None]
+    return lightning_cli.read_job(found, words, whole, roots, _reader(workdir))
 
 
 def _reader(workdir):

@@ -23,7 +23,7 @@ from runbook.jobfiles.config_patch import KNOB_NAMES, Change, JobFiles, Knob, Ru
 from runbook.jobfiles.program import ACCUM_NAME, PER_GPU, program_options
 from runbook.jobfiles.run_script import RunScript, run_script
 from runbook.jobfiles.templates import read_header
-from runbook.planning import mm_plan, walk
+from runbook.planning import lightning_plan, mm_plan, walk
 from runbook.planning import sbatch_patch as sp
 from runbook.rungs._program import entry_word
 
@@ -484,6 +484,8 @@ def _plan_rung(r: rungs.RungDef, job: JobFiles, program=None) -> RungPlan:
                 return _configured(rid, job, program, why)
             if r.fitted and program is not None and program.mm is not None:
                 return mm_plan.plan(rid, job, program, why)
+            if r.fitted and program is not None and program.cli is not None:
+                return lightning_plan.plan(rid, job, program, why)
             return RungPlan(rid, False, why)
     after = bash.effective_batch(
         p.new, with_program_names(knobs, program) if p.from_program else knobs

@@ -7,15 +7,7 @@ from __future__ import annotations
 from runbook.errors import RungNotApplicable
 from runbook.jobfiles import bash
 
-
-def entry_word(script: str, entry: str):
-    """Where the job's command names its program: the entry file as written, or, for a module
-    run with `-m` (`-m open_clip_train.main`), its dotted name."""
-    hit = bash.word(script, entry)
-    if hit is None and entry.endswith(".py"):
-        dotted = entry[:-3].replace("/", ".").removesuffix(".__main__")
-        hit = bash.word(script, dotted)
-    return hit
+entry_word = bash.entry_word  # where the job's command names its program
 
 
 def program_default(script: str, prog, names: list[str], kind: str):

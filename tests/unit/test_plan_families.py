@@ -493,3 +493,74 @@ def test_mm_config_merges_bases_in_order_and_a_delete_replaces():
     assert c.chain == ["c/a.py", "c/b.py", "c/x.py"]
     broken = mmconfig.read("c/y.py", {"c/y.py": "_base_ = 'mmdet::x.py'\n"}.get)
     assert isinstance(broken.values, mmconfig.Unknown) and "mmdet::x.py" in broken.values.why
+
+
+# --- LightningCLI (issue 54, item 3) ---
+
+
+def _cli_plan(line: str | None = None, files: dict[str, str] | None = None) -> dict:
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        shutil.copytree(DATA / "lightning-cli", d, dirs_exist_ok=True)
+        for name, text in (files or {}).items():
+            (d / name).write_text(text)
+        text = (d / "train.sbatch").read_text()
+        if line is not None:
+            text = text.replace(
+                "srun python train.py fit -c config.yaml --trainer.max_epochs 30", line
+            )
+        return plan_script(text, "train.sbatch", d, KNOBS, only="halve_micro_batch")["rungs"][0]
+
+
+def test_lightning_the_job_s_own_words_are_in_force_and_changed_where_written():
+    r = _cli_plan("srun python train.py fit -c config.yaml --data.train_loader.batch_size=8")
+    assert r["applicable"] and r["values_after"] == {"micro_batch": 4, "grad_accum": 6}, r
+    assert _edited(r["changes"][0]["diff"]) == [
+        "srun python train.py fit -c config.yaml --data.train_loader.batch_size=4 "
+        "--trainer.accumulate_grad_batches 6"
+    ]
+
+
+def test_lightning_manual_optimization_another_subcommand_or_an_unread_config_is_refused():
+    model = (DATA / "lightning-cli/speech/model.py").read_text()
+    manual = model.replace(
+        "        self.lr = lr\n",
+        "        self.lr = lr\n        self.automatic_optimization = False\n",
+    )
+    r = _cli_plan(files={"speech/model.py": manual})
+    assert (
+        not r["applicable"]
+        and "speech/model.py:" in r["reason"]
+        and "automatic optimization" in r["reason"]
+    ), r
+    r = _cli_plan("srun python train.py validate -c config.yaml")
+    assert not r["applicable"] and "'validate', not fit" in r["reason"], r
+    r = _cli_plan("srun python train.py fit -c $CFG")
+    assert not r["applicable"] and "could not be read" in r["reason"], r
+
+
+def test_lightning_a_loader_batch_that_is_no_init_parameter_is_refused():
+    data = (DATA / "lightning-cli/speech/data.py").read_text()
+    fixed = data.replace("batch_size=cfg.batch_size", "batch_size=16")
+    r = _cli_plan(files={"speech/data.py": fixed})
+    assert not r["applicable"] and "passes no one self.X as batch_size" in r["reason"], r
+
+
+def test_lightning_a_datamodule_given_in_code_with_its_default():
+    from runbook.jobfiles import lightning_cli
+
+    src = (
+        "import lightning.pytorch as pl\n"
+        "class Shards(pl.LightningDataModule):\n"
+        "    def __init__(self, root: str, batch_size: int = 32):\n"
+        "        super().__init__()\n"
+        "        self.save_hyperparameters()\n"
+        "    def train_dataloader(self):\n"
+        "        return DataLoader(self.ds, batch_size=self.hparams.batch_size)\n"
+    )
+    found = lightning_cli.data_class(ast.parse(src), "shards.py", "Shards")
+    assert found.micro == "batch_size" and found.default == 32, found
+    assert "shards.py:7" in found.proof
