@@ -26,7 +26,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from runbook.jobfiles import bash, lightning_cli, mmconfig
+from runbook.jobfiles import bash, lightning_cli, mmconfig, yacs_defaults
 from runbook.jobfiles.source_check import job_files, named_entry_files, nodes
 from runbook.record import record
 
@@ -587,6 +587,8 @@ def program_options(
     said = {f for r in roles for f in r.flags}
     for name, t in trees:
         roles += [r for r in code_roles(t, name, options) if not said & set(r.flags)]
+    whole = [(f.name, f.tree) for f in files if f.tree is not None]
+    defaults |= _yacs(script, workdir, entry, trees, whole, options, defaults)
     own: dict[str, int | None] = {}
     for name, t in trees:
         for flag, value in _dataclass_fields(t, handed, name).items():
@@ -611,6 +613,42 @@ def program_options(
     mm_config = _mm_config(script, workdir, entry, mm, args) if mm is not None else None
     return ProgramOptions(entry, flags, why, defaults, roles, constants, first.text, conf,
                           mm, mm_config, _lightning(script, workdir, entry, trees, files))  # fmt: skip
+
+
+def _yacs(script: str, workdir, entry: str, trees, whole, options, defaults) -> dict:
+    """Defaults of options that have none of their own but are routed into a yacs config
+    (jobfiles.yacs_defaults): the value in force where the job does not give the option."""
+    routed = yacs_defaults.routes(trees, set(options))
+    yd = yacs_defaults.defaults(whole) if routed else {}
+    hit = bash.entry_word(script, entry)
+    words = bash.words_after(script, hit.end) if hit is not None else []
+    files = [words[i + 1] for i, w in enumerate(words[:-1]) if w in _CONFIG_FLAGS]
+    files = [f for f in files if f.endswith((".yaml", ".yml"))]
+    out: dict[str, Default] = {}
+    for dest, (key, at) in routed.items():
+        flags = options.get(dest, ())
+        if key not in yd or not flags or any(f in defaults for f in flags) or len(files) > 1:
+            continue
+        value, where = yd[key]
+        if files:
+            got, in_file, why = yacs_defaults.in_yaml(key, files[0], _reader(workdir))
+            if why or (in_file and type(got) is not int):
+                continue
+            if in_file:
+                value, where = got, f"{in_file}, over {where}"  # type: ignore[assignment]
+        said = yacs_defaults.opts_value(words, key)
+        if said is not None:
+            if not said.isdigit():
+                continue
+            value, where = int(said), "the job's --opts"
+        unset = f", which {files[0]} does not set" if files and where == yd[key][1] else ""
+        where = f"{where} (yacs {key}{unset}; {at} sets it from {flags[-1]} only when given)"
+        out |= {f: Default(f, value, where, tuple(flags)) for f in flags}
+    return out
+
+
+# The options a yacs program's config file is given by.
+_CONFIG_FLAGS = ("--cfg", "--config-file", "--config", "--config_file")
 
 
 def _lightning(script: str, workdir, entry: str, trees, files):

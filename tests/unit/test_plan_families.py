@@ -564,3 +564,38 @@ def test_lightning_a_datamodule_given_in_code_with_its_default():
     found = lightning_cli.data_class(ast.parse(src), "shards.py", "Shards")
     assert found.micro == "batch_size" and found.default == 32, found
     assert "shards.py:7" in found.proof
+
+
+# --- an option routed into a yacs config (issue 54, item 3) ---
+
+
+def _yacs_plan(line: str | None = None, base: str | None = None, cfg: str = "") -> dict:
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        shutil.copytree(DATA / "yacs-default", d, dirs_exist_ok=True)
+        if base is not None:
+            (d / "configs/base.yaml").write_text(base)
+        text = (d / "train.sbatch").read_text()
+        if line is not None:
+            text = text.replace("--batch-size 96", line)
+        text = text.replace("configs/large.yaml", cfg or "configs/large.yaml")
+        return plan_script(text, "train.sbatch", d, KNOBS, only="halve_micro_batch")["rungs"][0]
+
+
+def test_yacs_the_yaml_base_and_the_job_s_opts_are_the_value_in_force():
+    r = _yacs_plan(base="TRAIN:\n  ACCUMULATION_STEPS: 3\n")
+    assert r["applicable"] and r["values_after"] == {"micro_batch": 48, "grad_accum": 6}, r
+    assert any("configs/base.yaml, over config.py:17" in c for c in r["checks"]), r["checks"]
+    r = _yacs_plan("--batch-size 96 --opts TRAIN.ACCUMULATION_STEPS 4")
+    assert r["applicable"] and r["values_after"] == {"micro_batch": 48, "grad_accum": 8}, r
+
+
+def test_yacs_a_value_that_is_no_whole_number_or_an_unread_yaml_adds_nothing():
+    r = _yacs_plan(base="TRAIN:\n  ACCUMULATION_STEPS: auto\n")
+    assert not r["applicable"], r
+    r = _yacs_plan(cfg="configs/missing.yaml")
+    assert not r["applicable"], r
+    assert _yacs_plan()["applicable"]
