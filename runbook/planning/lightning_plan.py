@@ -12,6 +12,7 @@ import re
 from runbook.jobfiles import bash
 from runbook.jobfiles.config_patch import Change, RungPlan
 from runbook.rungs._program import entry_word
+from runbook.rungs.halve_micro_batch import new_sizes
 
 ACCUM = "trainer.accumulate_grad_batches"
 
@@ -37,7 +38,7 @@ def _in_force(job, key: str, default, default_at: str):
     return default, default_at
 
 
-def plan(rid: str, job_files, program, why: str) -> RungPlan:
+def plan(rid: str, job_files, program, why: str, target: int | None = None) -> RungPlan:
     cli = program.cli
     script = job_files.script
 
@@ -53,24 +54,25 @@ def plan(rid: str, job_files, program, why: str) -> RungPlan:
     key = cli.prefix + data.micro
     m, m_at = _in_force(cli, key, data.default, f"{data.name}'s default")
     a, a_at = _in_force(cli, ACCUM, 1, "not set: Lightning's Trainer default")
-    m, a = _int(m), _int(a)
-    if m is None or a is None or m < 2 or m % 2 or a < 1:
-        return refuse(f"{key} {m!r} ({m_at}) with accumulation {a!r} cannot be halved exactly")
+    sizes = new_sizes(_int(m), _int(a), target)
+    if isinstance(sizes, str):
+        return refuse(f"{key} {m!r} ({m_at}), accumulation {a!r} ({a_at}): {sizes}")
+    (m, a), (m2, a2) = (_int(m), _int(a)), sizes
     entry = entry_word(script, program.entry)
     if entry is None:
         return refuse(f"{program.entry} is not a word runbook can add options after")
-    new_script, lands = _edited(script, entry.end, cli, {key: m // 2, ACCUM: a * 2})
+    new_script, lands = _edited(script, entry.end, cli, {key: m2, ACCUM: a2})
     checks = [
         f"{cli.program.proof}: {'fit ' if cli.program.run else ''}reads "
         f"{', '.join(cli.configs) or 'no config'}, then the job's words in order (the last wins)",
         data.proof + f": {key} is the micro-batch, in force {m} ({m_at})",
         f"{ACCUM} in force {a} ({a_at})",
-        f"global batch per rank: {m} x {a} = {m // 2} x {a * 2}, unchanged",
+        f"global batch per rank: {m} x {a} = {m2} x {a2}, unchanged",
         "the model keeps automatic optimization (no automatic_optimization = False read)",
         bash.bash_n(new_script, original=script),
     ]
     return RungPlan(rid, True, changes=[Change(job_files.name, job_files.name, script, new_script)],
-                    values_after={"micro_batch": m // 2, "grad_accum": a * 2}, checks=checks,
+                    values_after={"micro_batch": m2, "grad_accum": a2}, checks=checks,
                     lands=lands)  # fmt: skip
 
 

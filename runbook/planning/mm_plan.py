@@ -11,6 +11,7 @@ import re
 from runbook.jobfiles import bash, mmconfig
 from runbook.jobfiles.config_patch import Change, RungPlan
 from runbook.rungs._program import entry_word
+from runbook.rungs.halve_micro_batch import new_sizes
 
 BATCH = "train_dataloader.batch_size"
 ACCUM = "optim_wrapper.accumulative_counts"
@@ -34,7 +35,7 @@ def _int(v) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def plan(rid: str, job, program, why: str) -> RungPlan:
+def plan(rid: str, job, program, why: str, target: int | None = None) -> RungPlan:
     mm, conf = program.mm, program.mm_config
     entry = entry_word(job.script, program.entry)
     words = bash.words_after(job.script, entry.end) if entry else []
@@ -68,23 +69,24 @@ def plan(rid: str, job, program, why: str) -> RungPlan:
         said = "--auto-scale-lr" if "--auto-scale-lr" in words else f"auto_scale_lr.enable ({s_at})"
         return refuse(f"{said} scales the learning rate by world size x {BATCH}, without the "
                       "accumulation: halving the micro-batch would halve the learning rate")  # fmt: skip
-    m, a = _int(m), _int(a)
-    if m is None or a is None or m < 2 or m % 2 or a < 1:
-        return refuse(f"{BATCH} {m!r} ({m_at}) with accumulation {a!r} cannot be halved exactly")
-    new_script, added = _edited(job.script, entry.end, over, {BATCH: m // 2, ACCUM: a * 2})
+    sizes = new_sizes(_int(m), _int(a), target)
+    if isinstance(sizes, str):
+        return refuse(f"{BATCH} {m!r} ({m_at}), accumulation {a!r} ({a_at}): {sizes}")
+    (m, a), (m2, a2) = (_int(m), _int(a)), sizes
+    new_script, added = _edited(job.script, entry.end, over, {BATCH: m2, ACCUM: a2})
     checks = [
         mm.proof + "; its parser defines --cfg-options",
         f"{BATCH} is the micro-batch (mmengine builds each rank's DataLoader with it): in force "
         f"{m} ({m_at})",
         f"{ACCUM} in force {a} ({a_at})",
-        f"global batch per rank: {BATCH} x {ACCUM} {m} x {a} = {m // 2} x {a * 2}, unchanged "
+        f"global batch per rank: {BATCH} x {ACCUM} {m} x {a} = {m2} x {a2}, unchanged "
         "(--cfg-options merges after the config files)",
         "learning rate unchanged: no --auto-scale-lr, and auto_scale_lr.enable "
         + (f"{scale!r} ({s_at})" if s_at else "not set"),
         bash.bash_n(new_script, original=job.script),
     ]
     return RungPlan(rid, True, changes=[Change(job.name, job.name, job.script, new_script)],
-                    values_after={"micro_batch": m // 2, "grad_accum": a * 2}, checks=checks,
+                    values_after={"micro_batch": m2, "grad_accum": a2}, checks=checks,
                     lands=[added])  # fmt: skip
 
 

@@ -20,11 +20,11 @@ from runbook.errors import RunbookError, UsageError
 from runbook.jobfiles import bash
 from runbook.jobfiles import configs as cfg
 from runbook.jobfiles.config_patch import KNOB_NAMES, Change, JobFiles, Knob, RungPlan, _line
-from runbook.jobfiles.program import ACCUM_NAME, PER_GPU, program_options
+from runbook.jobfiles.program import program_options
 from runbook.jobfiles.run_script import RunScript, run_script
 from runbook.jobfiles.templates import read_header
-from runbook.planning import lightning_plan, mm_plan, walk
 from runbook.planning import sbatch_patch as sp
+from runbook.planning import walk
 from runbook.rungs._program import entry_word
 
 
@@ -371,42 +371,6 @@ def with_program_names(knobs, program):
     return dataclasses.replace(knobs, **more)
 
 
-def _configured(rid: str, job: JobFiles, program, why: str) -> RungPlan:
-    """The micro-batch a self-configuring program (jobfiles.configurator) keeps in a global that
-    its own comment calls the micro-batch, with its accumulation global: both set on the command
-    line by `--key=value` after the config files (the last word wins), the global batch kept."""
-    conf = program.configurator
-    micro = next((k for k, c in conf.comments.items() if PER_GPU.search(c)), None)
-    accum = next((k for k in conf.values if ACCUM_NAME.match(k)), None)
-    if micro is None or accum is None or micro not in conf.values:
-        return RungPlan(rid, False, f"{why}; {conf.file} sets globals, but no global is said to "
-                        "be the micro-batch with an accumulation beside it")  # fmt: skip
-    (m, m_at), (a, a_at) = conf.values[micro], conf.values[accum]
-    if m < 2 or m % 2 or a < 1:
-        return RungPlan(rid, False, f"{why}; {micro} = {m} ({m_at}) cannot be halved exactly")
-    entry = entry_word(job.script, program.entry)
-    words = bash.words_after(job.script, entry.end) if entry else []
-    if entry is None or any(w.lstrip("\"'").startswith("$") for w in words):
-        return RungPlan(
-            rid, False, f"{why}; the command's arguments are not all words runbook reads"
-        )
-    end = len(job.script[: bash.command_end(job.script, entry.end)].rstrip())
-    added = f" --{micro}={m // 2} --{accum}={a * 2}"
-    new_script = job.script[:end] + added + job.script[end:]
-    checks = [
-        conf.proof,
-        f"{micro} is the micro-batch: {program.entry} says {conf.comments[micro]!r}; in force "
-        f"{m} ({m_at}), {accum} {a} ({a_at})",
-        f"global batch: micro-batch x accumulation {m} x {a} = {m // 2} x {a * 2}, unchanged "
-        "(the last --key=value wins over the config files)",
-        bash.bash_n(new_script, original=job.script),
-    ]
-    lands = [f"{added.strip()} at the end of the training command"]
-    return RungPlan(rid, True, changes=[Change(job.name, job.name, job.script, new_script)],
-                    values_after={"micro_batch": m // 2, "grad_accum": a * 2}, checks=checks,
-                    lands=lands)  # fmt: skip
-
-
 def _constant(rid: str, job: JobFiles, program, why: str) -> RungPlan:
     """The micro-batch that is a module constant of the job's program (jobfiles.program.Constant),
     halved in a copy of the program beside it (its imports resolve as the original's), the job
@@ -480,17 +444,11 @@ def _plan_rung(r: rungs.RungDef, job: JobFiles, program=None) -> RungPlan:
                 )
             if r.fitted and program is not None and program.constants:
                 return _constant(rid, job, program, why)
-            if r.fitted and program is not None and program.configurator is not None:
-                return _configured(rid, job, program, why)
-            if r.fitted and program is not None and program.mm is not None:
-                return mm_plan.plan(rid, job, program, why)
-            if r.fitted and program is not None and program.cli is not None:
-                return lightning_plan.plan(rid, job, program, why)
             return RungPlan(rid, False, why)
     after = bash.effective_batch(
         p.new, with_program_names(knobs, program) if p.from_program else knobs
     )
-    values = {
+    values = p.values_after or {
         k: after[s]
         for k, s in (("micro_batch", "micro"), ("grad_accum", "accum"), ("global_batch", "global"))
         if after[s] is not None

@@ -22,6 +22,7 @@ from runbook.errors import InputError, RungNotApplicable
 from runbook.jobfiles import bash
 from runbook.jobfiles.config_patch import JobFiles
 from runbook.jobfiles.templates import read_header, render, template_variables
+from runbook.planning import families
 from runbook.record import record
 from runbook.rungs import ALLOC_VARS, Ask
 from runbook.rungs._allocator import set_allocator
@@ -43,6 +44,9 @@ class Patch:
     # The knob was the program's default: the rung re-read the flags it added against it (the
     # script alone states no batch to compare).
     from_program: bool = False
+    # The values after, where the plan read them where the script cannot state them (a program's
+    # own config under its command-line overrides: planning.families).
+    values_after: dict | None = None
 
     def diff(self, name: str = "job.sbatch") -> str:
         return "".join(
@@ -218,7 +222,17 @@ def from_program(script: str, r: rungs.RungDef, ask: Ask, configs, *, why: str) 
     try:
         new, changes, checks = r.program(script, ask)
     except RungNotApplicable as e:
-        raise RungNotApplicable(f"{why}; and in its program: {e.message}", hint=e.hint) from None
+        why = f"{why}; and in its program: {e.message}"
+        fit = ask.fit.micro_batch if ask.fit is not None and ask.fit.known else None
+        job = families.ScriptOnly(script, "job script")
+        plan = families.script_family(r.id, job, prog, why, fit) if r.fitted else None
+        if plan is None:
+            raise RungNotApplicable(why, hint=e.hint) from None
+        if not plan.applicable:
+            raise RungNotApplicable(plan.reason) from None
+        checks = [c for c in plan.checks if not c.startswith("bash -n")]  # patch() runs it
+        return Patch(r.id, script, plan.changes[0].new, list(plan.lands), checks,
+                     from_program=True, values_after=dict(plan.values_after))  # fmt: skip
     return Patch(r.id, script, new, changes, checks, from_program=True)
 
 

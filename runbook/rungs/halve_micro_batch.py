@@ -50,6 +50,18 @@ def new_micro_batch(m: int, target: int | None, accum: int | None) -> int:
     return target
 
 
+def new_sizes(m, a, target: int | None = None) -> tuple[int, int] | str:
+    """(micro-batch, accumulation) after the rung, the global batch kept: m / 2 (or the fit's
+    `target`) and a x m / new; or why there are none."""
+    if type(m) is not int or type(a) is not int or a < 1:
+        return f"micro-batch {m!r} with accumulation {a!r} is not a pair of whole numbers"
+    try:
+        new = new_micro_batch(m, target, a)
+    except RungNotApplicable as e:
+        return e.message
+    return new, a * m // new
+
+
 def _script(script: str, ask: Ask) -> tuple[str, list[str], list[str]]:
     """micro-batch / 2 (or the fitted `target`) with the global batch unchanged: Megatron-style
     scripts state the global batch (the framework derives accumulation), HF-style ones state

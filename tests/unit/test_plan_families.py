@@ -599,3 +599,58 @@ def test_yacs_a_value_that_is_no_whole_number_or_an_unread_yaml_adds_nothing():
     r = _yacs_plan(cfg="configs/missing.yaml")
     assert not r["applicable"], r
     assert _yacs_plan()["applicable"]
+
+
+# --- the same families in an incident (sbatch_patch.patch, as `runbook oom` calls it) ---
+
+
+def _incident_patch(case: str, micro: int | None):
+    from runbook.planning import sbatch_patch as sp
+    from runbook.planning.fit import Fit
+
+    d = DATA / case
+    text = (d / EXPECT[case]["script"]).read_text()
+    fit = None
+    if micro is not None:  # a fit from the failure's numbers that names this micro-batch
+        fit = Fit(24, 81559.0, 80000.0, 90000.0, (1000.0, 1000.0), "oom_message", micro)
+    return sp.patch(text, "halve_micro_batch", KNOBS, program=program_options(text, d),
+                    configs=[], fit=fit)  # fmt: skip
+
+
+def test_incident_a_lightning_job_gets_the_fit_s_micro_batch_with_the_global_batch_kept():
+    p = _incident_patch("lightning-cli", 6)
+    assert (
+        "--data.init_args.train_loader.batch_size 6 --trainer.accumulate_grad_batches 12" in p.new
+    )
+    assert p.from_program and any("24 x 3 = 6 x 12" in c for c in p.checks), p.checks
+    halved = _incident_patch("lightning-cli", None)
+    assert (
+        "--data.init_args.train_loader.batch_size 12 --trainer.accumulate_grad_batches 6"
+        in halved.new
+    )
+
+
+def test_incident_a_fit_that_breaks_the_global_batch_is_refused_not_rounded():
+    from runbook.errors import RungNotApplicable
+
+    with pytest.raises(RungNotApplicable, match="does not keep micro-batch 24 x accumulation 3"):
+        _incident_patch("lightning-cli", 7)
+
+
+def test_incident_an_openmmlab_job_run_directly_gets_its_cfg_options():
+    from runbook.planning import sbatch_patch as sp
+
+    d = DATA / "mm-config"
+    text = (
+        (d / "train.sbatch")
+        .read_text()
+        .replace(
+            "bash tools/launch.sh configs/classifier/net_4xb48_images.py 4 --work-dir work/net",
+            "srun python tools/train.py configs/classifier/net_4xb48_images.py --launcher slurm",
+        )
+    )
+    p = sp.patch(text, "halve_micro_batch", KNOBS, program=program_options(text, d), configs=[])
+    assert p.new.rstrip().endswith(
+        "--launcher slurm --cfg-options train_dataloader.batch_size=24 "
+        "optim_wrapper.accumulative_counts=2"
+    ), p.new
