@@ -31,6 +31,15 @@ from runbook.words import settings
     "job.sh`): read as the job would; repeatable. A knob that is one of them is not changed.",
 )
 @click.option(
+    "--ask",
+    "ask",
+    metavar="PYTHON",
+    help="The job's interpreter (its venv's bin/python): runbook runs the job's program with it "
+    "to check each plan against the program's own answer (LightningCLI --print_config, --help "
+    "for the flags a plan adds), as you, in the job's folder, with no GPU and a 120 s limit. "
+    "Only for your own job script.",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -39,7 +48,7 @@ from runbook.words import settings
     "checks, or reason).",
 )
 @click.pass_obj
-def plan(app, script, args, workdir, rung, env, as_json):
+def plan(app, script, args, workdir, rung, env, ask, as_json):
     """Show what each rung of the ladder would change in a job script.
 
     ARGS are the words that followed the script on its sbatch line (the job reads them as
@@ -59,6 +68,7 @@ def plan(app, script, args, workdir, rung, env, as_json):
       runbook plan recipes/launch.slurm zephyr-7b-beta sft full deepspeed_zero3
       runbook plan recipes/launch.slurm --json -- --model qwen --task sft --config demo
       runbook plan train.sh --env CONFIG_FILE=configs/sft.yaml
+      runbook plan train.sbatch --ask /shared/envs/train/bin/python
     Exit codes: 0 at least one rung applies, 4 none does (a person decides), 3 the script
     cannot be read, 2 usage error.
     """
@@ -91,6 +101,7 @@ def plan(app, script, args, workdir, rung, env, as_json):
         book=load_playbook(app.site().playbooks.dir),
         args=list(args) if args else None,
         env=pairs or None,
+        ask=_asker(ask, path, workdir or str(path.parent or "."), pairs) if ask else None,
     )
     if as_json:
         click.echo(json.dumps(doc, indent=2))
@@ -128,3 +139,46 @@ def render(doc: dict) -> str:
         for ch in r["changes"]:
             lines.append(ch["diff"].rstrip("\n"))
     return "\n".join(lines)
+
+
+def _asker(python: str, script: Path, workdir: str, env: dict[str, str]):
+    """(the interpreter, how it is run): as the invoking user, who must own the job script (a
+    program is asked only as its job's owner), in the job's folder, with no GPU, no input, no
+    bytecode written into the user's tree, and a time limit."""
+    import os
+    import shutil
+    import subprocess
+    import time
+
+    from runbook.identity import NotPermitted
+
+    owner = script.stat().st_uid
+    if owner != os.geteuid():
+        import pwd
+
+        try:
+            name = pwd.getpwuid(owner).pw_name
+        except KeyError:
+            name = str(owner)
+        raise NotPermitted(
+            f"--ask runs the job's program as you, and {script} is {name}'s: runbook asks a "
+            "program only as its job's owner; nothing was run",
+            hint=f"run runbook plan --ask as {name}, or plan without --ask",
+        )
+    exe = shutil.which(python) if "/" not in python else python
+    if exe is None or not os.access(exe, os.X_OK):
+        raise UsageError(f"--ask {python}: not an interpreter runbook can run",
+                         hint="give the job's interpreter, e.g. /shared/envs/train/bin/python")  # fmt: skip
+    keep = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "USER") if k in os.environ}
+    run_env = {**keep, **env, "CUDA_VISIBLE_DEVICES": "", "PYTHONDONTWRITEBYTECODE": "1"}
+
+    def run(argv: list[str]) -> tuple[int, str, str, float]:
+        t0 = time.monotonic()
+        try:
+            r = subprocess.run([exe, *argv[1:]], cwd=workdir, env=run_env, capture_output=True,
+                               text=True, stdin=subprocess.DEVNULL, timeout=120)  # fmt: skip
+        except subprocess.TimeoutExpired:
+            return 124, "", "no answer within 120 s", time.monotonic() - t0
+        return r.returncode, r.stdout, r.stderr, time.monotonic() - t0
+
+    return python, run

@@ -23,6 +23,7 @@ from runbook.jobfiles.config_patch import KNOB_NAMES, Change, JobFiles, Knob, Ru
 from runbook.jobfiles.program import program_options
 from runbook.jobfiles.run_script import RunScript, run_script
 from runbook.jobfiles.templates import read_header
+from runbook.planning import ask as ask_program
 from runbook.planning import sbatch_patch as sp
 from runbook.planning import walk
 from runbook.rungs._program import entry_word
@@ -54,13 +55,16 @@ def plan_script(
     book: playbook.Playbook | None = None,
     args: list[str] | None = None,
     env: dict[str, str] | None = None,
+    ask: tuple[str, ask_program.Run] | None = None,
 ) -> dict:
     """The `runbook plan --json` document for one script: every rung that changes a job's files
     in the order of the playbook `book` (None: the packaged one), or `only` that rung. `args`:
     the words after the script on its sbatch line ($1..$N; None: not given). `env`: the
     environment the job is submitted with (`CONFIG_FILE=... sbatch job.sh`): read as
     assignments before the script's first command; a rung that would change one of them is
-    refused (it is the job's submission, not its script)."""
+    refused (it is the job's submission, not its script). `ask`: (the job's interpreter, how to
+    run it as the job's owner in its folder): each plan the program can answer for is checked
+    against its own answer (planning.ask)."""
     head = ""
     if env:
         # After the header (#!, #SBATCH and comment lines): sbatch reads no directive after a
@@ -72,7 +76,7 @@ def plan_script(
             cut += len(line)
         head = "".join(f"{k}={shlex.quote(v)}\n" for k, v in env.items())
         script = script[:cut] + head + script[cut:]
-    doc, plans = _planned(script, name, workdir, knobs, only, cat, book, args)
+    doc, plans = _planned(script, name, workdir, knobs, only, cat, book, args, ask)
     doc["rungs"] = [_without_env(p, name, script, head).view() for p in plans]
     return doc | ({"environment": dict(env)} if env else {})
 
@@ -101,20 +105,20 @@ def _without_env(p: RungPlan, name: str, script: str, head: str) -> RungPlan:
     return dataclasses.replace(p, changes=changes)
 
 
-def _planned(script, name, workdir, knobs, only, cat, book, args) -> tuple[dict, list[RungPlan]]:
+def _planned(script, name, workdir, knobs, only, cat, book, args, ask=None):
     inner = run_script(script, workdir)
     if inner is not None and (passed := _passed(inner, script)) is not None:
         # The script hands the job's own words to its program ("$@"): plan the program's line
         # with them in place, and change them where the job writes them.
         virtual, prefix, suffix, rest = passed
-        doc = _plan(virtual, inner.path, workdir, knobs, only, cat, book, inner.args)
+        doc = _plan(virtual, inner.path, workdir, knobs, only, cat, book, inner.args, ask)
         plans = [_own_words(p, inner, script, name, prefix, suffix, rest) for p in doc.pop("plans")]
         return {**doc, "script": name, "runs": inner.path, "arguments": args}, plans
     if inner is not None:  # the training command is in a script the job runs: plan that one
-        doc = _plan(inner.text, inner.path, workdir, knobs, only, cat, book, inner.args)
+        doc = _plan(inner.text, inner.path, workdir, knobs, only, cat, book, inner.args, ask)
         plans = [_through(p, inner, script, name) for p in doc.pop("plans")]
         return {**doc, "script": name, "runs": inner.path, "arguments": args}, plans
-    doc = _plan(script, name, workdir, knobs, only, cat, book, args)
+    doc = _plan(script, name, workdir, knobs, only, cat, book, args, ask)
     return doc, doc.pop("plans")
 
 
@@ -210,7 +214,7 @@ def _through(p: RungPlan, inner: RunScript, script: str, name: str) -> RungPlan:
     return dataclasses.replace(p, changes=changes + p.changes[1:], lands=lands, checks=checks)
 
 
-def _plan(script, name, workdir, knobs, only, cat, book, args) -> dict:
+def _plan(script, name, workdir, knobs, only, cat, book, args, ask=None) -> dict:
     program = program_options(script, workdir, args)  # the flags a rung may add must be its own
     knobs = sp.with_program_roles(knobs, program)  # and the options it says are the batch's
     job = JobFiles.read(script, name, cfg.read_configs(script, workdir, args), knobs, cat)
@@ -253,7 +257,8 @@ def _plan(script, name, workdir, knobs, only, cat, book, args) -> dict:
             raise UsageError(
                 f"--rung {rid}: not a rung runbook knows", hint=f"one of {', '.join(shown)}"
             )
-        plans.append(_plan_rung(rungs.REGISTRY[rid], job, program))
+        planned = _plan_rung(rungs.REGISTRY[rid], job, program)
+        plans.append(ask_program.asked(planned, program, *ask) if ask else planned)
     return {
         "plans": plans,
         "script": name,

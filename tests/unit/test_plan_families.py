@@ -654,3 +654,74 @@ def test_incident_an_openmmlab_job_run_directly_gets_its_cfg_options():
         "--launcher slurm --cfg-options train_dataloader.batch_size=24 "
         "optim_wrapper.accumulative_counts=2"
     ), p.new
+
+
+# --- asking the program itself (issue 54, item 2): real processes of the job's interpreter ---
+
+
+def _ask(*more: str):
+    import sys
+
+    script = str(DATA / "ask-help" / "train.sbatch")
+    args = ["plan", script, "--rung", "halve_micro_batch", "--json", "--ask", sys.executable]
+    result = CliRunner().invoke(cli, [*args, *more])
+    return result, (
+        json.loads(result.output)["rungs"][0] if result.output.startswith("{") else None
+    )
+
+
+def test_ask_the_program_s_help_lists_the_flag_the_plan_adds():
+    result, r = _ask()
+    assert result.exit_code == 0 and r["applicable"], result.output
+    asked = [c for c in r["checks"] if c.startswith("asked the program")]
+    assert len(asked) == 1 and "train.py --help" in asked[0], r["checks"]
+    assert asked[0].endswith("its --help lists --grad_accum"), asked
+
+
+def test_ask_a_parser_that_does_not_take_the_flag_at_run_time_refuses_showing_both():
+    # The static reading sees --grad_accum in the parser; the job's environment (TRAINER_V2=0,
+    # an older version of the trainer) leaves it out, and the program's own --help says so.
+    result, r = _ask("--env", "TRAINER_V2=0")
+    assert result.exit_code == 4 and not r["applicable"], result.output
+    assert "it does not list --grad_accum" in r["reason"], r
+    assert "--grad_accum added: the default, train.py:12" in r["reason"], r
+
+
+def test_ask_a_program_that_cannot_answer_leaves_the_reading_and_says_so(tmp_path):
+    import shutil
+
+    d = tmp_path / "job"
+    shutil.copytree(DATA / "ask-help", d)
+    text = (d / "train.py").read_text()
+    (d / "train.py").write_text("import a_module_this_venv_lacks  # noqa\n" + text)
+    import sys
+
+    result = CliRunner().invoke(cli, ["plan", str(d / "train.sbatch"), "--rung", "halve_micro_batch",
+                                      "--json", "--ask", sys.executable])  # fmt: skip
+    r = json.loads(result.output)["rungs"][0]
+    assert r["applicable"], r
+    note = [c for c in r["checks"] if c.startswith("asked the program")]
+    assert "no answer (exit 1: ModuleNotFoundError" in note[0] and "the plan stands" in note[0], (
+        note
+    )
+    assert not list(d.rglob("__pycache__")), "asking wrote bytecode into the job's folder"
+
+
+def test_ask_only_as_the_job_script_s_owner(tmp_path):
+    import os
+    import shutil
+    import sys
+
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another account needs root (CI runs as root)")
+    d = tmp_path / "job"
+    shutil.copytree(DATA / "ask-help", d)
+    os.chown(d / "train.sbatch", 65534, 65534)  # nobody's script
+    result = CliRunner().invoke(cli, ["plan", str(d / "train.sbatch"), "--ask", sys.executable])
+    assert (
+        result.exit_code == 4 and "runbook asks a program only as its job's owner" in result.output
+    )
+    result = CliRunner().invoke(
+        cli, ["plan", str(DATA / "ask-help/train.sbatch"), "--ask", "/no/python"]
+    )
+    assert result.exit_code == 2 and "--ask /no/python: not an interpreter" in result.output
