@@ -52,6 +52,10 @@ def _run(ctx: engine.Run) -> None:
     health = _health_stage(ctx, job, node, own_pids)
     diagnosis, history, run = _diagnosis_stage(ctx, launch, dump, script, health, node)
     with ctx.rec.step("plan", ctx.opts.progress) as s:
+        # The environment the job stage did not wait for: accounting has had the stages since
+        # to store it (asked again only when it still lacks it).
+        submission = collect.submission_of(ctx.client, job, have=submission)
+        program = collect.program_of(job, script)
         plan = ctx.plan = make_plan(
             diagnosis,
             ctx.playbook,
@@ -61,14 +65,13 @@ def _run(ctx: engine.Run) -> None:
             run=run,
             checkpoints=collect.checkpoints_of(ctx.site, job, run),
             configs=collect.configs_of(job, script),
-            program=collect.program_of(job, script),
+            program=program,
+            ask=collect.program_asker(ctx.site, ctx.actor, job, submission, script, program),
             node=node,
             failed_step=failed_step,
             node_events=history,
             capacity=collect.capacity_later(ctx.client, job, node),
-            # The environment the job stage did not wait for: accounting has had the stages
-            # since to store it (asked again only when it still lacks it).
-            submission=collect.submission_of(ctx.client, job, have=submission),
+            submission=submission,
         )
         if plan.fit is not None:  # the fitted micro-batch joins the diagnosis (docs/design.md §4.1)
             diagnosis.fit = plan.fit

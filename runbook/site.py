@@ -90,6 +90,11 @@ class IdentitySection:
     # The group whose members runbook may act for through sudo (the sudoers line it prints
     # names it, `(%GROUP)`, rather than every account but root); empty: every account but root.
     owners_group: str = ""
+    # In an incident, check each plan against the job's program's own answer (its --help, a
+    # LightningCLI's --print_config), run as the owner on runbook's host with the interpreter of
+    # the job's recorded environment (VIRTUAL_ENV, CONDA_PREFIX, PATH), no GPU and 120 s. Off
+    # by default: it runs the user's code on this host (as the user).
+    ask_program: bool = False
 
 
 @record(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import shlex
 import time
@@ -633,6 +634,67 @@ def configs_of(job: JobInfo, script: str) -> list:
 
     args = script_arguments(job.submit_line) if job.submit_line else None
     return read_configs(script, job.work_dir or ".", args)
+
+
+def interpreter(
+    env: dict[str, str], script: str = "", entry: str | None = None, exists=os.path.exists
+) -> str | None:
+    """The job's Python: the one its training command names by full path
+    (`srun /shared/venv/bin/python3 train.py`), else its recorded environment's (its
+    virtualenv's, its conda environment's, the first python3 or python on its PATH); one this
+    host sees (a shared filesystem), else None."""
+    if entry:
+        for m in re.finditer(r"(?<![\w/.-])(/[\w./-]*/python[\d.]*)(?=[ \t])", script):
+            tail = script[m.end() : m.end() + 400].split("\n", 1)[0]
+            if entry in tail or entry.removesuffix(".py").replace("/", ".") in tail:
+                return m.group(1) if exists(m.group(1)) else None
+    dirs = [f"{env[k]}/bin" for k in ("VIRTUAL_ENV", "CONDA_PREFIX") if env.get(k)]
+    dirs += [d for d in env.get("PATH", "").split(":") if d.startswith("/")]
+    for d in dirs:
+        for name in ("python3", "python"):
+            if exists(f"{d}/{name}"):
+                return f"{d}/{name}"
+    return None
+
+
+def program_asker(site, actor, job: JobInfo, submission, script: str = "", program=None):
+    """(the job's interpreter, how to run it, how it is asked) for planning.ask: as the job's
+    owner (the actor's `sh`), in the job's folder, with the job's recorded environment and no
+    GPU, for 120 s at most. Where accounting shows no environment (Slurm 22.05 shows a job's
+    `--env-vars` to an administrator only, never to its owner: measured on the test cluster),
+    only an interpreter the training command names by full path is asked, with PATH alone, and
+    the check says so. None where the site does not ask ([identity] ask_program) or no
+    interpreter is known here."""
+    import subprocess
+
+    if not site.identity.ask_program or actor is None:
+        return None
+    env = submission.env if submission is not None else None
+    entry = getattr(program, "entry", None)
+    python = interpreter(env or {}, script, entry)  # no environment: a full path, or none
+    how = f"as {actor.owner.name}"
+    if not env:
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin"}
+        how += (
+            ", with PATH only (the job's environment is not recorded where its owner may read it)"
+        )
+    if python is None:
+        return None
+    own = {**env, "CUDA_VISIBLE_DEVICES": "", "PYTHONDONTWRITEBYTECODE": "1"}
+    assign = [f"{k}={v}" for k, v in own.items() if re.fullmatch(r"[A-Za-z_]\w*", k)]
+    shell = 'cd -- "$1" || exit 126; shift; exec timeout 120 env -i "$@"'
+
+    def run(argv: list[str]) -> tuple[int, str, str, float]:
+        t0 = time.monotonic()
+        words = actor.wrap(["sh", "-c", shell, "runbook-ask", job.work_dir or ".", *assign, *argv])
+        try:
+            r = subprocess.run(words, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                               timeout=150, check=False)  # fmt: skip
+        except subprocess.TimeoutExpired:
+            return 124, "", "no answer within 150 s", time.monotonic() - t0
+        return r.returncode, r.stdout, r.stderr, time.monotonic() - t0
+
+    return python, run, how
 
 
 def program_of(job: JobInfo, script: str):

@@ -51,18 +51,18 @@ def _command(new_script: str, entry: str) -> tuple[list[str], list[str]] | None:
     return ([hit.name] if hit.name.endswith(".py") else ["-m", hit.name]), words
 
 
-def question(plan: RungPlan, program) -> Question | None:
-    """The question for an applicable plan of the job's script, or None where the program is not
-    one the static reading proved can answer, or the plan adds nothing to ask about."""
-    if not plan.applicable or not plan.changes or program is None or program.entry is None:
+def question(old: str, new: str, values_after: dict, program) -> Question | None:
+    """The question for a change of the job's script from `old` to `new`, or None where the
+    program is not one the static reading proved can answer, or the change adds nothing to ask
+    about."""
+    if program is None or program.entry is None or old == new:
         return None
-    old, new = plan.changes[0].old, plan.changes[0].new
     cmd = _command(new, program.entry)
     if cmd is None:
         return None
     head, words = cmd
-    if program.cli is not None and not program.cli.why:
-        return _lightning(plan, program, head, words)
+    if program.cli is not None and not program.cli.why and program.cli.data is not None:
+        return _lightning(values_after, program, head, words)
     before = _command(old, program.entry)
     added = [w.split("=", 1)[0] for w in words if w.startswith("--")]
     added = [f for f in added if before is None or f not in [x.split("=", 1)[0] for x in before[1]]]
@@ -71,11 +71,11 @@ def question(plan: RungPlan, program) -> Question | None:
     return None
 
 
-def _lightning(plan: RungPlan, program, head, words) -> Question:
+def _lightning(values_after: dict, program, head, words) -> Question:
     cli = program.cli
     key = cli.prefix + cli.data.micro
-    want = {key: plan.values_after.get("micro_batch"),
-            "trainer.accumulate_grad_batches": plan.values_after.get("grad_accum")}  # fmt: skip
+    want = {key: values_after.get("micro_batch"),
+            "trainer.accumulate_grad_batches": values_after.get("grad_accum")}  # fmt: skip
 
     def judge(out: str) -> str | None:
         try:
@@ -100,29 +100,44 @@ def _help(head: list[str], flags: list[str]) -> Question:
     return Question([*head, "--help"], judge, f"its --help lists {', '.join(flags)}")
 
 
-def asked(plan: RungPlan, program, python: str, run: Run) -> RungPlan:
-    """The plan with the program's answer: a check line where it agrees (or could not answer),
-    a refusal showing both where it disagrees."""
-    q = question(plan, program)
+def verdict(
+    old: str,
+    new: str,
+    values_after: dict,
+    lands: list[str],
+    program,
+    python: str,
+    run: Run,
+    how: str = "",
+) -> tuple[str | None, str | None]:
+    """(a check line, or None where nothing was asked; a refusal where the answer disagrees).
+    `how`: how it was asked, said with the question (`as alice, with PATH only`)."""
+    q = question(old, new, values_after, program)
     if q is None:
-        return plan
-    shown = " ".join(shlex.quote(w) for w in [python, *q.argv])
+        return None, None
+    shown = " ".join(shlex.quote(w) for w in [python, *q.argv]) + (f"; {how}" if how else "")
     try:
         rc, out, err, secs = run([python, *q.argv])
     except OSError as e:
-        return dataclasses.replace(
-            plan, checks=[*plan.checks, f"asked the program ({shown}): it could not be run ({e})"]
-        )
+        return f"asked the program ({shown}): it could not be run ({e})", None
     if rc != 0:
         tail = (err.strip().splitlines() or ["no message"])[-1][:200]
-        note = f"asked the program ({shown}): no answer (exit {rc}: {tail}); the plan stands on the reading above"
-        return dataclasses.replace(plan, checks=[*plan.checks, note])
+        return (f"asked the program ({shown}): no answer (exit {rc}: {tail}); the plan stands "
+                "on the reading above"), None  # fmt: skip
     differs = q.judge(out)
     if differs:
-        return RungPlan(plan.id, False, f"the program's own answer disagrees with the plan: "
-                        f"asked `{shown}`, {differs}; the plan had read: "
-                        f"{'; '.join(plan.lands)}")  # fmt: skip
-    return dataclasses.replace(
-        plan,
-        checks=[*plan.checks, f"asked the program ({shown}, {secs:.1f} s): {q.what}"],
-    )
+        return None, (f"the program's own answer disagrees with the plan: asked ({shown}), "
+                      f"{differs}; the plan had read: {'; '.join(lands)}")  # fmt: skip
+    return f"asked the program ({shown}, {secs:.1f} s): {q.what}", None
+
+
+def asked(plan: RungPlan, program, python: str, run: Run) -> RungPlan:
+    """The plan with the program's answer: a check line where it agrees (or could not answer),
+    a refusal showing both where it disagrees."""
+    if not plan.applicable or not plan.changes:
+        return plan
+    c = plan.changes[0]
+    check, refusal = verdict(c.old, c.new, plan.values_after, plan.lands, program, python, run)
+    if refusal:
+        return RungPlan(plan.id, False, refusal)
+    return dataclasses.replace(plan, checks=[*plan.checks, check]) if check else plan

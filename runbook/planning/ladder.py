@@ -17,6 +17,7 @@ from runbook import rungs, words
 from runbook.checkpoints import Checkpoint
 from runbook.errors import RungNotApplicable
 from runbook.jobfiles.templates import render
+from runbook.planning import ask as ask_program
 from runbook.planning import walk
 from runbook.planning.sbatch_patch import Patch, patch
 from runbook.record import record
@@ -102,6 +103,7 @@ def plan(
     fit=None,
     cause=None,
     program=None,
+    ask=None,
 ) -> Plan:
     """Choose the rung and build the patched script; raise nothing for a rung that does not
     apply, say why instead. `only_sharding` (a reason) passes over the activation rungs;
@@ -149,7 +151,7 @@ def plan(
             p.passed_over.append((rung.id, why_not))
             continue
         edit = {"resume": resume, "configs": configs, "world": world, "fit": fit}
-        if why_not := _patched(p, script, script_rung, knobs, program=program, **edit):
+        if why_not := _patched(p, script, script_rung, knobs, program=program, ask=ask, **edit):
             p.passed_over.append((rung.id, why_not))
             continue
         return _chosen(p, rung, r, world, with_allocator, again=again and rung.id in done)
@@ -160,14 +162,25 @@ def plan(
     )
 
 
-def _patched(p: Plan, script: str, rung_id: str, knobs, **how) -> str | None:
+def _patched(p: Plan, script: str, rung_id: str, knobs, ask=None, **how) -> str | None:
     """The rung's edit of the job's files into the plan; why it does not apply, else None (the
-    node to exclude or drain goes with an edit that is not made)."""
+    node to exclude or drain goes with an edit that is not made). `ask` (the job's interpreter,
+    how to run it as its owner): the edit checked against the program's own answer
+    (planning.ask); a disagreement passes the rung over."""
     try:
         p.patch = patch(script, rung_id, knobs, **how)
     except RungNotApplicable as e:
         p.exclude, p.drain = [], None
         return e.message
+    if ask is not None:
+        pt = p.patch
+        check, refusal = ask_program.verdict(pt.old, pt.new, pt.values_after or {}, pt.changes,
+                                             how.get("program"), *ask)  # fmt: skip
+        if refusal:
+            p.patch, p.exclude, p.drain = None, [], None
+            return refusal
+        if check:
+            pt.checks.append(check)
     return None
 
 

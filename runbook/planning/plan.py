@@ -116,6 +116,7 @@ def make_plan(
     submission: Submission | None = None,
     own_env: dict[str, str] | None = None,
     program=None,
+    ask=None,
 ) -> ladder.Plan:
     """`node_events`: events in the failing node's history within the site's window (runbook
     nodes); at [nodes] drain_after_events or more, a rung that only excludes the node drains it.
@@ -134,6 +135,7 @@ def make_plan(
         with_allocator=diagnosis.with_allocator,
         configs=configs,
         program=program,
+        ask=ask,
         nodes=job.num_nodes,
         capacity=capacity,
         host_request_mib=host_request_mib(diagnosis),

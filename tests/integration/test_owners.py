@@ -235,18 +235,7 @@ def test_the_service_account_acts_for_alice_through_sudo_and_her_config_copy_is_
     j.wait_failure(job)
 
     svc = "rbsvc"
-    home = Path(pwd.getpwnam(svc).pw_dir)
-    site = home / f"site-{uuid.uuid4().hex[:6]}"
-    r = as_user(svc, "mkdir", "-m", "700", str(site))
-    assert r.returncode == 0, r.stderr
-    key = site / "id_ed25519"
-    state = Path(os.environ.get("RUNBOOK_CLUSTER_STATE", "/var/tmp/runbook-devcluster"))
-    write_as(svc, key, (state / "ssh" / "id_ed25519").read_text(), "600")
-    conf = (REPO / "site_config" / "devcluster.toml").read_text()
-    conf = conf.replace(f'"{state}/runbook-state"', f'"{site}/state"')
-    conf = conf.replace(f'"{state}/ssh/id_ed25519"', f'"{key}"')
-    conf = conf.replace("[identity]\n", '[identity]\nact_as = "sudo"\n', 1)
-    write_as(svc, site / "site.toml", conf, "600")
+    site = _service_site(svc, 'act_as = "sudo"')
     try:
         code, shown, text = runbook(
             "config", "show", user=svc, site=("--config", f"{site}/site.toml")
@@ -537,3 +526,88 @@ def test_alices_thrashing_job_is_asked_cancelled_and_rerun_as_alice(owner_job, c
     log = j.wait_done(new)
     first = re.findall(r"(?m)^0: step (\d+)/", log)
     assert int(first[0]) == step + 1 and "training finished at step 30" in log, first
+
+
+def _service_site(svc: str, *lines: str) -> Path:
+    """A site config of the service account `svc` (its own state and key, mode 700), with
+    `lines` added to [identity]."""
+    home = Path(pwd.getpwnam(svc).pw_dir)
+    site = home / f"site-{uuid.uuid4().hex[:6]}"
+    r = as_user(svc, "mkdir", "-m", "700", str(site))
+    assert r.returncode == 0, r.stderr
+    key = site / "id_ed25519"
+    state = Path(os.environ.get("RUNBOOK_CLUSTER_STATE", "/var/tmp/runbook-devcluster"))
+    write_as(svc, key, (state / "ssh" / "id_ed25519").read_text(), "600")
+    conf = (REPO / "site_config" / "devcluster.toml").read_text()
+    conf = conf.replace(f'"{state}/runbook-state"', f'"{site}/state"')
+    conf = conf.replace(f'"{state}/ssh/id_ed25519"', f'"{key}"')
+    conf = conf.replace("[identity]\n", "[identity]\n" + "".join(f"{x}\n" for x in lines), 1)
+    write_as(svc, site / "site.toml", conf, "600")
+    return site
+
+
+# runbook's test program behind a versioned parser (test_job_shapes.STRICT_PROGRAM), which also
+# notes who ran its --help: the question runbook asks must be the job owner's.
+def _asked_program(j, version: int, marker: Path) -> Path:
+    from tests.integration.test_job_shapes import STRICT_PROGRAM
+
+    example = j.folder / "train.py"
+    taken = re.findall(r'ap\.add_argument\("(--[\w-]+)"', example.read_text())
+    options = [o for o in taken if o not in ("--micro-batch-size", "--grad-accum")]
+    body = STRICT_PROGRAM.replace("OPTIONS", repr(options)).replace("EXAMPLE", repr(str(example)))
+    body = body.replace('int("1")', f'int("{version}")')
+    note = f'if "--help" in sys.argv:\n    open({str(marker)!r}, "a").write(str(__import__("os").getuid()) + "\\n")\n\n'
+    body = body.replace('if __name__ == "__main__":', note + 'if __name__ == "__main__":')
+    r = as_user(j.user, "mkdir", "-m", "755", str(j.folder / "pkg"))
+    assert r.returncode == 0, r.stderr
+    write_as(j.user, j.folder / "pkg" / "__init__.py", "")
+    write_as(j.user, j.folder / "pkg" / "asked.py", body)
+    flags = f" --micro-batch-size {j.vars['micro_batch']} --grad-accum {j.vars['grad_accum']}"
+    path = j.script(
+        f"export PYTHONPATH={j.folder}", replace=(f" {j.vars['program']} ", " -m pkg.asked ")
+    )
+    text = path.read_text()
+    assert flags in text
+    write_as(j.user, path, text.replace(flags, ""))
+    return path
+
+
+@pytest.mark.parametrize("version", [2, 1])
+def test_the_program_is_asked_as_alice_and_its_answer_overrules_the_reading(owner_job, version):
+    """[identity] ask_program: alice's job runs `python3 -m pkg.asked` with its batch left to
+    the program, whose parser defines --micro-batch-size/--grad-accum under `if version >= 2`
+    (the static reading sees both). The service account asks the program itself, as alice
+    (sudo), with the job's own interpreter: version 2 lists the flags, the plan says so and the
+    rerun trains at the new batch; version 1 does not, so halve_micro_batch is refused with
+    both readings before anything is submitted with a flag the program would reject."""
+    j = owner_job("alice", f"ask{version}", long_factor=2.5)
+    marker = j.folder / "asked.uid"
+    write_as("alice", marker, "", "666")
+    job = j.submit(_asked_program(j, version, marker))
+    j.wait_failure(job)
+    site = _service_site("rbsvc", 'act_as = "sudo"', "ask_program = true")
+    try:
+        code, out, text = runbook(
+            "oom", "--job", job, "--yes", user="rbsvc", site=("--config", f"{site}/site.toml")
+        )
+        assert out.get("verdict") == "true_oom", text
+        report = json.loads((Path(out["folder"]) / "report.json").read_text())
+    finally:
+        subprocess.run(["rm", "-rf", str(site)], check=False)
+    plan = report["plan"]
+    assert marker.read_text().split() == [str(pwd.getpwnam("alice").pw_uid)], (plan["checks"], report.get("evidence", {}).get("submission"))
+    if version == 2:
+        assert code == 0 and plan["rung"] == "halve_micro_batch", text
+        asked = [c for c in plan["checks"] if c.startswith("asked the program")]
+        assert asked and asked[0].endswith("its --help lists --micro-batch-size, --grad-accum")
+        assert f"{j.venv}/bin/python3 -m pkg.asked --help; as alice" in asked[0], asked
+        log = j.wait_done(out["new_job_id"])
+        assert "micro-batch 4 x grad-accum 2" in log and "training finished at step" in log
+        return
+    over = dict(map(tuple, plan["passed_over"]))
+    said = over.get("halve_micro_batch", "")
+    assert "it does not list --micro-batch-size, --grad-accum" in said, plan["passed_over"]
+    assert "--micro-batch-size added: the default" in said, said
+    if out.get("new_job_id"):
+        rerun = sh("scontrol", "show", "job", out["new_job_id"])
+        assert "--micro-batch-size" not in rerun, rerun

@@ -1,0 +1,78 @@
+"""Asking the job's program in an incident (issue 54, item 2): which interpreter is the job's,
+and how it is run (as the owner's `sh`, in the job's folder, with the job's recorded
+environment only, no GPU). The runner is exercised with real processes."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+from runbook.evidence.collect import interpreter, program_asker
+from runbook.identity import Account, Actor
+from runbook.site import SiteConfig
+from runbook.slurm.client import JobInfo, Submission
+
+
+def test_the_interpreter_the_training_command_names_wins_over_the_environment():
+    script = "export PYTHONPATH=$PWD\nsrun -l /shared/venv/bin/python3 -m pkg.train --steps 3\n"
+    seen = {"/shared/venv/bin/python3", "/usr/bin/python3"}
+    env = {"PATH": "/usr/bin:/bin"}
+    assert (
+        interpreter(env, script, "pkg/train.py", exists=seen.__contains__)
+        == "/shared/venv/bin/python3"
+    )
+    assert (
+        interpreter(env, "python3 train.py\n", "train.py", exists=seen.__contains__)
+        == "/usr/bin/python3"
+    )
+    conda = {"CONDA_PREFIX": "/opt/envs/t", "PATH": "/usr/bin"}
+    assert (
+        interpreter(conda, "", None, exists=lambda p: p.startswith("/opt"))
+        == "/opt/envs/t/bin/python3"
+    )
+    # Named by full path but not visible from here: not asked, never another Python instead.
+    assert (
+        interpreter(env, script, "pkg/train.py", exists=lambda p: p == "/usr/bin/python3") is None
+    )
+    assert interpreter({"PATH": "relative:bin"}, "", None, exists=lambda p: True) is None
+
+
+def _site(on: bool):
+    site = SiteConfig()
+    return dataclasses.replace(site, identity=dataclasses.replace(site.identity, ask_program=on))
+
+
+def test_the_program_runs_in_the_job_s_folder_with_its_recorded_environment_and_no_gpu(tmp_path):
+    me = Account("me", 1000, 1000)
+    actor = Actor("self", me, me)
+    job = JobInfo(job_id="7", name="t", user="me", state="FAILED", work_dir=str(tmp_path))
+    env = {"PATH": "/usr/bin:/bin", "TRAINER_V2": "0", "CUDA_VISIBLE_DEVICES": "0,1"}
+    sub = Submission("sbatch train.sbatch", env)
+    prog = type("P", (), {"entry": "train.py"})
+    script = f"srun {sys.executable} train.py\n"
+    assert program_asker(_site(False), actor, job, sub, script, prog) is None  # the site's choice
+    python, run, how = program_asker(_site(True), actor, job, sub, script, prog)
+    assert python == sys.executable and how == "as me"
+    probe = (
+        "import os; print(os.getcwd(), os.environ.get('TRAINER_V2'), "
+        "repr(os.environ['CUDA_VISIBLE_DEVICES']), 'HOME' in os.environ)"
+    )
+    rc, out, err, _ = run([python, "-c", probe])
+    assert rc == 0, err
+    assert out.split() == [str(tmp_path), "0", "''", "False"], out
+
+
+def test_without_the_job_s_environment_only_a_named_interpreter_is_asked_with_path_alone(tmp_path):
+    me = Account("me", 1000, 1000)
+    actor = Actor("self", me, me)
+    job = JobInfo(job_id="7", name="t", user="me", state="FAILED", work_dir=str(tmp_path))
+    prog = type("P", (), {"entry": "train.py"})
+    unrecorded = Submission("sbatch x", None)
+    # Slurm 22.05 shows --env-vars to an administrator only: a bare `python3` is not guessed.
+    assert program_asker(_site(True), actor, job, unrecorded, "python3 train.py\n", prog) is None
+    script = f"srun {sys.executable} train.py\n"
+    python, run, how = program_asker(_site(True), actor, job, unrecorded, script, prog)
+    assert python == sys.executable and "with PATH only" in how, how
+    rc, out, _, _ = run([python, "-c", "import os; print(' '.join(sorted(os.environ)))"])
+    seen = set(out.split()) - {"LC_CTYPE"}  # the C library may add it on its own
+    assert rc == 0 and seen == {"CUDA_VISIBLE_DEVICES", "PATH", "PYTHONDONTWRITEBYTECODE"}, out
