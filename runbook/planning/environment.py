@@ -59,6 +59,23 @@ def scrub(env: dict[str, str]) -> tuple[dict[str, str], list[str]]:
     return {k: v for k, v in env.items() if k not in dropped}, dropped
 
 
+# Variables that say whose session runbook runs in: never another account's in a user's rerun.
+_SESSION = re.compile(r"^(SUDO_\w+|MAIL|XDG_\w+|DBUS_SESSION_BUS_ADDRESS|KRB5CCNAME|OLDPWD|PWD)$")
+
+
+def for_owner(env: dict[str, str], owner: str, home: str | None) -> dict[str, str]:
+    """runbook's environment standing in for a job owner's that accounting did not show (Slurm
+    22.05 shows a job's environment to an administrator only): the owner's HOME, USER and
+    LOGNAME, and none of runbook's session's variables (sudo's, the login's)."""
+    out = {k: v for k, v in env.items() if not _SESSION.match(k)}
+    out |= {"USER": owner, "LOGNAME": owner}
+    if home:
+        out["HOME"] = home
+    else:
+        out.pop("HOME", None)
+    return out
+
+
 def rerun_environment(
     line: str, recorded: dict[str, str] | None, rung_env: dict[str, str], own_env: dict[str, str]
 ) -> RerunEnv:

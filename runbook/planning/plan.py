@@ -99,6 +99,25 @@ def fit_of(
     return fitting.refit(f, parent_need, outside_mib=f.outside_mib, grad_accum=a, margin=margin)
 
 
+def _standing_in(job, own: dict[str, str]) -> tuple[dict[str, str], bool]:
+    """runbook's environment as the stand-in for the job's: for another account's job, with the
+    owner's HOME, USER and LOGNAME (environment.for_owner)."""
+    import pwd
+
+    try:
+        me = pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        me = ""
+    user = getattr(job, "user", "")
+    if not user or user == me:
+        return own, False
+    try:
+        home: str | None = pwd.getpwnam(user).pw_dir
+    except KeyError:
+        home = None
+    return environment.for_owner(own, user, home), True
+
+
 def make_plan(
     diagnosis: Diagnosis,
     playbook,
@@ -308,12 +327,13 @@ def resubmission(
         if chosen and site.checkpoints.resume_env:
             p.env = {**p.env, site.checkpoints.resume_env: chosen.path}
         sub = submission or Submission(notes=["Slurm's record of the submission was not read"])
-        rerun = environment.rerun_environment(
-            sub.line, sub.env, p.env, dict(os.environ) if own_env is None else own_env
-        )
+        own, replaced = _standing_in(job, dict(os.environ) if own_env is None else own_env)
+        rerun = environment.rerun_environment(sub.line, sub.env, p.env, own)
         p.sbatch_args.append(f"--export={rerun.export}")
         p.env_file, p.sbatch_env = rerun.file_env, rerun.sbatch_env
         p.env_notes = [*sub.notes, *rerun.notes]
+        if sub.env is None and replaced:
+            p.env_notes.append(f"{job.user}'s HOME, USER and LOGNAME stand in for runbook's own")
         args = script_arguments(sub.line)
         p.script_args = args or []
         if args:

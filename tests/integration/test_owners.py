@@ -253,6 +253,15 @@ def test_the_service_account_acts_for_alice_through_sudo_and_her_config_copy_is_
         assert out["verdict"] == "true_oom" and out["new_job_id"], text
         rerun = scontrol_fields(out["new_job_id"])
         assert rerun["UserId"].startswith("alice(") and rerun["GroupId"].startswith("alice("), rerun
+        # Slurm 22.05 shows a job's --env-vars to no job owner: runbook's environment stands in,
+        # as alice's (accounting, read here as root, shows what the rerun was given).
+        given = wait_until(
+            lambda: sh("sacct", "-n", "--env-vars", "-j", out["new_job_id"]).count("=") > 2 and
+            sh("sacct", "-n", "--env-vars", "-j", out["new_job_id"]), 60, "the rerun's environment"
+        )  # fmt: skip
+        for var in ("HOME=/home/alice", "USER=alice", "LOGNAME=alice"):
+            assert f"\n{var}\n" in given, (var, given)
+        assert "=rbsvc\n" not in given and "HOME=/home/rbsvc" not in given, given
         own = j.folder / ".runbook" / out["incident"]
         copy = own / "recipe.runbook-halve_micro_batch.yaml"
         uid = pwd.getpwnam("alice").pw_uid

@@ -76,3 +76,16 @@ def test_without_the_job_s_environment_only_a_named_interpreter_is_asked_with_pa
     rc, out, _, _ = run([python, "-c", "import os; print(' '.join(sorted(os.environ)))"])
     seen = set(out.split()) - {"LC_CTYPE"}  # the C library may add it on its own
     assert rc == 0 and seen == {"CUDA_VISIBLE_DEVICES", "PATH", "PYTHONDONTWRITEBYTECODE"}, out
+
+
+def test_runbook_s_environment_standing_in_for_another_owner_s_carries_the_owner_s_identity():
+    from runbook.planning.environment import for_owner, rerun_environment
+
+    mine = {"HOME": "/home/rbsvc", "USER": "rbsvc", "LOGNAME": "rbsvc", "PATH": "/usr/bin",
+            "SUDO_USER": "oncall", "XDG_RUNTIME_DIR": "/run/user/990", "RUNBOOK_TOKEN": "x"}  # fmt: skip
+    env = rerun_environment(
+        "sbatch train.sbatch", None, {}, for_owner(mine, "alice", "/home/alice")
+    )
+    got = env.file_env
+    assert got == {"HOME": "/home/alice", "USER": "alice", "LOGNAME": "alice", "PATH": "/usr/bin"}
+    assert "HOME" not in for_owner(mine, "ghost", None)  # no home known: none, never runbook's
