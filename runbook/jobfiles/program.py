@@ -101,6 +101,7 @@ class ProgramOptions:
     mm: Any = None  # jobfiles.mmconfig.MMProgram: a Python config under --cfg-options
     mm_config: Any = None  # jobfiles.mmconfig.MMConfig: the config the job names, merged
     cli: Any = None  # jobfiles.lightning_cli.CLIJob: a LightningCLI and what the job gives it
+    hydra: str = ""  # where the entry's main is a Hydra app (`@hydra.main`, NeMo's hydra_runner)
 
     def proven(self, kind: str) -> list[Role]:
         return [r for r in self.roles if r.kind == kind]
@@ -612,7 +613,21 @@ def program_options(
     mm = mmconfig.program(trees, options)
     mm_config = _mm_config(script, workdir, entry, mm, args) if mm is not None else None
     return ProgramOptions(entry, flags, why, defaults, roles, constants, first.text, conf,
-                          mm, mm_config, _lightning(script, workdir, entry, trees, files))  # fmt: skip
+                          mm, mm_config, _lightning(script, workdir, entry, trees, files),
+                          _hydra_app(first.tree, entry))  # fmt: skip
+
+
+def _hydra_app(tree: ast.AST, entry: str) -> str:
+    """`train.py:12` where a function of the entry file is decorated as a Hydra app (its
+    `--cfg job` prints the configuration in force with the command line's overrides)."""
+    for node in nodes(tree):
+        for d in getattr(node, "decorator_list", []):
+            f = d.func if isinstance(d, ast.Call) else d
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            owner = getattr(getattr(f, "value", None), "id", "")
+            if (name == "main" and owner == "hydra") or name == "hydra_runner":
+                return f"{entry}:{getattr(node, 'lineno', 0)}"
+    return ""
 
 
 def _yacs(script: str, workdir, entry: str, trees, whole, options, defaults) -> dict:

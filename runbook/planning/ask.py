@@ -64,6 +64,10 @@ def question(old: str, new: str, values_after: dict, program) -> Question | None
     if program.cli is not None and not program.cli.why and program.cli.data is not None:
         return _lightning(values_after, program, head, words)
     before = _command(old, program.entry)
+    was = set(before[1]) if before else set()
+    overrides = [w for w in words if _OVERRIDE.fullmatch(w) and w not in was]
+    if program.hydra and overrides:
+        return _hydra(head, words, overrides, program.hydra)
     added = [w.split("=", 1)[0] for w in words if w.startswith("--")]
     added = [f for f in added if before is None or f not in [x.split("=", 1)[0] for x in before[1]]]
     if added and program.flags:
@@ -90,6 +94,28 @@ def _lightning(values_after: dict, program, head, words) -> Question:
 
     shown = ", ".join(f"{k} {v}" for k, v in want.items())
     return Question([*head, *words, "--print_config"], judge, f"it prints {shown}, as planned")
+
+
+_OVERRIDE = re.compile(r"[\w][\w.]*=[^\s=]+")  # a Hydra override `model.micro_batch_size=2`
+
+
+def _hydra(head, words, overrides: list[str], where: str) -> Question:
+    want = {k: yaml.safe_load(v) for k, v in (o.split("=", 1) for o in overrides)}
+
+    def judge(out: str) -> str | None:
+        try:
+            printed = yaml.safe_load(out)
+        except yaml.YAMLError:
+            return "what it prints is not YAML runbook reads"
+        got = {k: dig(printed, k) if isinstance(printed, dict) else None for k in want}
+        wrong = [
+            f"it prints {k} {got[k]!r} (the plan: {v!r})" for k, v in want.items() if got[k] != v
+        ]
+        return "; ".join(wrong) or None
+
+    shown = ", ".join(f"{k} {v}" for k, v in want.items())
+    return Question([*head, *words, "--cfg", "job"], judge,
+                    f"its job config (Hydra app, {where}) has {shown}, as planned")  # fmt: skip
 
 
 def _help(head: list[str], flags: list[str]) -> Question:

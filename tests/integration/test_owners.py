@@ -604,7 +604,10 @@ def test_the_program_is_asked_as_alice_and_its_answer_overrules_the_reading(owne
     finally:
         subprocess.run(["rm", "-rf", str(site)], check=False)
     plan = report["plan"]
-    assert marker.read_text().split() == [str(pwd.getpwnam("alice").pw_uid)], (plan["checks"], report.get("evidence", {}).get("submission"))
+    assert marker.read_text().split() == [str(pwd.getpwnam("alice").pw_uid)], (
+        plan["checks"],
+        report.get("evidence", {}).get("submission"),
+    )
     if version == 2:
         assert code == 0 and plan["rung"] == "halve_micro_batch", text
         asked = [c for c in plan["checks"] if c.startswith("asked the program")]

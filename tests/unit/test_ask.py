@@ -89,3 +89,42 @@ def test_runbook_s_environment_standing_in_for_another_owner_s_carries_the_owner
     got = env.file_env
     assert got == {"HOME": "/home/alice", "USER": "alice", "LOGNAME": "alice", "PATH": "/usr/bin"}
     assert "HOME" not in for_owner(mine, "ghost", None)  # no home known: none, never runbook's
+
+
+def test_a_hydra_app_is_asked_its_job_config_replayed_from_a_recorded_real_answer():
+    """The question is the plan's own command line with `--cfg job`; the answer is what Hydra
+    1.3.8 printed for it (tests/data/ask/README.md), replayed through the real judge."""
+    from pathlib import Path
+
+    from runbook.jobfiles.program import program_options
+    from runbook.planning import ask
+    from runbook.planning.offline import plan_script
+
+    d = Path(__file__).resolve().parents[1] / "data" / "ask" / "hydra-app"
+    text = (d / "job.sbatch").read_text()
+    program = program_options(text, d)
+    assert program.hydra == "train.py:5"
+    recorded = (d / "cfg-job.recorded.yaml").read_text()
+    seen: list[list[str]] = []
+
+    def replay(argv):
+        seen.append(argv)
+        return 0, recorded, "", 0.3
+
+    doc = plan_script(text, "job.sbatch", d, SiteConfig().knobs, only="halve_micro_batch",
+                      ask=("python", replay))  # fmt: skip
+    r = doc["rungs"][0]
+    assert r["applicable"] and r["values_after"] == {"micro_batch": 4}, r
+    assert seen == [["python", "train.py", "--config-path=conf", "--config-name=train",
+                     "model.micro_batch_size=4", "trainer.devices=8", "--cfg", "job"]]  # fmt: skip
+    assert r["checks"][-1].endswith("has model.micro_batch_size 4, as planned"), r["checks"]
+    # The same answer to a plan that set 2 disagrees, and says both.
+    q = ask.question(
+        text,
+        text.replace("--config-name=train", "--config-name=train model.micro_batch_size=2"),
+        {},
+        program,
+    )
+    assert q is not None and "it prints model.micro_batch_size 4 (the plan: 2)" in (
+        q.judge(recorded) or ""
+    )
