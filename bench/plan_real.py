@@ -8,7 +8,12 @@ A job is the command its repository's documents give, run from the folder they g
 as a job script into the cache beside the repository's own files. Scored as bench/plan_corpus.py
 scores: `planned` (the values an engineer would set), `refused` for the true reason, or `wrong`.
 
-    python3 bench/plan_real.py [--mirrors ../.mirror] [--clone] [--only CASE]
+    python3 bench/plan_real.py [--mirrors ../.mirror] [--clone] [--only CASE] [--ask PYTHON]
+
+With `--ask PYTHON` (an interpreter of your own, with whatever the repositories need that you
+could install), each plan is also checked against the program's own answer (runbook plan
+--ask): agreed, disagreed (the rung refused), no answer (the program did not start), or not
+asked (nothing the program can answer for).
 """
 
 from __future__ import annotations
@@ -115,11 +120,51 @@ def _kind(expect: dict, verdict: str, detail: str) -> tuple[str, str]:
     return "wrong", detail
 
 
+def _asked(python: str, keys: dict, results: dict, knobs) -> None:
+    """Each planned job's plan checked against its program's own answer (planning.ask)."""
+    import os
+
+    from runbook.planning.offline import plan_script
+
+    tally: dict[str, list[str]] = {}
+    for case, (verdict, _) in results.items():
+        if verdict != "planned":
+            continue
+        cwd = CACHE / case / keys[case]["cwd"]
+        env = {"PATH": os.environ.get("PATH", ""), "CUDA_VISIBLE_DEVICES": "",
+               "PYTHONDONTWRITEBYTECODE": "1", "HOME": os.environ.get("HOME", "/")}  # fmt: skip
+
+        def run(argv, cwd=cwd, env=env):
+            t0 = time.perf_counter()
+            try:
+                r = subprocess.run([python, *argv[1:]], cwd=cwd, env=env, capture_output=True,
+                                   text=True, timeout=60, stdin=subprocess.DEVNULL)  # fmt: skip
+            except subprocess.TimeoutExpired:
+                return 124, "", "timed out", 60.0
+            return r.returncode, r.stdout, r.stderr, time.perf_counter() - t0
+
+        text = (cwd / "runbook_job.sh").read_text()
+        doc = plan_script(text, "runbook_job.sh", cwd, knobs, only="halve_micro_batch",
+                          ask=(python, run))  # fmt: skip
+        r = doc["rungs"][0]
+        said = [c for c in r.get("checks", []) if c.startswith("asked the program")]
+        kind = (
+            "disagreed" if not r["applicable"] else
+            "not asked" if not said else
+            "no answer" if "no answer" in said[0] or "could not be run" in said[0] else "agreed"
+        )  # fmt: skip
+        tally.setdefault(kind, []).append(case)
+        detail = (said[0] if said else r.get("reason", ""))[:160]
+        print(f"  ask {case:<24} {kind:<10} {detail}")
+    print("  asked: " + ", ".join(f"{k} {len(v)}" for k, v in sorted(tally.items())))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mirrors", type=Path, default=REPO.parent / ".mirror")
     ap.add_argument("--clone", action="store_true", help="clone what no mirror holds")
     ap.add_argument("--only", action="append")
+    ap.add_argument("--ask", metavar="PYTHON", help="check each plan against its program")
     a = ap.parse_args()
     keys = {k: v for k, v in json.loads(KEYS.read_text()).items() if not k.startswith("_")}
     knobs = SiteConfig().knobs
@@ -140,6 +185,8 @@ def main() -> int:
         )
     seconds = time.perf_counter() - t
     results = {c: _kind(keys[c]["expect"], v, d) for c, (v, d) in results.items()}
+    if a.ask:
+        _asked(a.ask, keys, results, knobs)
     for case, (verdict, detail) in results.items():
         print(f"{case:<24} {verdict:<8} {keys[case]['family']}: {detail}")
     scored = {c: v for c, (v, _) in results.items() if v != "missing"}
