@@ -217,15 +217,45 @@ def hydra_configs(script: str, workdir: str | Path) -> list[ConfigFile]:
 
     code = "\n".join(ln for ln in script.splitlines() if not ln.lstrip().startswith("#"))
     name_m, path_m = _HYDRA_NAME.search(code), _HYDRA_PATH.search(code)
-    if name_m is None or path_m is None:
-        return []
     entries = named_entry_files(script)
     base = Path(workdir) / Path(entries[0]).parent if entries else Path(workdir)
-    folder, chosen = path_m.group("v"), name_m.group("v")
+    declared = _hydra_declared(entries[0], Path(workdir)) if entries else {}
+    folder = path_m.group("v") if path_m else declared.get("config_path")
+    chosen = name_m.group("v") if name_m else declared.get("config_name")
+    if folder is None or chosen is None:
+        return []
+    # Overrides go after the word that chose the config, else after the entry file.
+    after = name_m.group(0) if name_m else entries[0]
     # `--config-name gpt/base` names conf/gpt/base.yaml
     file = chosen if chosen.endswith((".yaml", ".yml")) else chosen + ".yaml"
     path = (Path(folder) if Path(folder).is_absolute() else base / folder) / file
-    return [_read(str(Path(folder) / file), path, hydra_after=name_m.group(0))]
+    return [_read(str(Path(folder) / file), path, hydra_after=after)]
+
+
+def _hydra_declared(entry: str, workdir: Path) -> dict[str, str]:
+    """config_path and config_name as the entry file's Hydra decorator declares them
+    (`@hydra.main(config_path="conf", config_name="train")`, NeMo's `@hydra_runner(...)`)."""
+    import ast
+
+    f = _read(entry, workdir / entry)
+    try:
+        tree = ast.parse(f.text or "")
+    except SyntaxError:
+        return {}
+    for node in ast.walk(tree):
+        for d in getattr(node, "decorator_list", []):
+            if not isinstance(d, ast.Call):
+                continue
+            name = getattr(d.func, "attr", getattr(d.func, "id", ""))
+            if name in ("main", "hydra_runner"):
+                return {
+                    k.arg: k.value.value
+                    for k in d.keywords
+                    if k.arg in ("config_path", "config_name")
+                    and isinstance(k.value, ast.Constant)
+                    and isinstance(k.value.value, str)
+                }
+    return {}
 
 
 def dotted_key(text: str, knob: ConfigKnob) -> str:

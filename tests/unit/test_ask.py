@@ -128,3 +128,32 @@ def test_a_hydra_app_is_asked_its_job_config_replayed_from_a_recorded_real_answe
     assert q is not None and "it prints model.micro_batch_size 4 (the plan: 2)" in (
         q.judge(recorded) or ""
     )
+
+
+def test_a_hydra_app_s_own_decorator_chooses_the_config_replayed_from_a_recorded_real_answer():
+    """No --config-path/--config-name on the job's line: the entry's @hydra.main declares them;
+    the override goes after the entry file, and Hydra's recorded answer agrees."""
+    from pathlib import Path
+
+    from runbook.planning.offline import plan_script
+
+    d = Path(__file__).resolve().parents[1] / "data" / "ask" / "hydra-app"
+    text = (d / "job-decorator.sbatch").read_text()
+    recorded = (d / "cfg-job-decorator.recorded.yaml").read_text()
+    seen: list[list[str]] = []
+
+    def replay(argv):
+        seen.append(argv)
+        return 0, recorded, "", 0.2
+
+    doc = plan_script(text, "job-decorator.sbatch", d, SiteConfig().knobs,
+                      only="halve_micro_batch", ask=("python", replay))  # fmt: skip
+    r = doc["rungs"][0]
+    assert r["applicable"] and r["values_after"] == {"micro_batch": 4}, r
+    assert r["lands"] == [
+        "Hydra override model.micro_batch_size=4 after train.py (conf/train.yaml left as it is)"
+    ]
+    assert seen == [
+        ["python", "train.py", "model.micro_batch_size=4", "trainer.devices=8", "--cfg", "job"]
+    ]
+    assert r["checks"][-1].endswith("has model.micro_batch_size 4, as planned"), r["checks"]
