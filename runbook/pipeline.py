@@ -16,6 +16,7 @@ from runbook.actions.policy import confirm_policy
 from runbook.diagnosis import classify
 from runbook.evidence import collect, node_history
 from runbook.evidence.gather import Code, Metrics, gather
+from runbook.planning import environment
 from runbook.planning.plan import make_plan
 from runbook.playbook import load as load_playbook
 from runbook.report.model import plain
@@ -55,18 +56,23 @@ def _run(ctx: engine.Run) -> None:
         # The environment the job stage did not wait for: accounting has had the stages since
         # to store it (asked again only when it still lacks it).
         submission = collect.submission_of(ctx.client, job, have=submission)
-        program = collect.program_of(job, script)
+        # A config the job names through its environment (`CONFIG_FILE=x.yaml sbatch job.sh`)
+        # is read as the job reads it: the recorded value as an assignment in the script.
+        env = submission.env if submission is not None else None
+        planned, head = environment.with_env(script, environment.config_paths(script, env))
+        program = collect.program_of(job, planned)
         plan = ctx.plan = make_plan(
             diagnosis,
             ctx.playbook,
             ctx.site,
             job=job,
-            script=script,
+            script=planned,
+            env_head=(script, head),
             run=run,
             checkpoints=collect.checkpoints_of(ctx.site, job, run),
-            configs=collect.configs_of(job, script),
+            configs=collect.configs_of(job, planned),
             program=program,
-            ask=collect.program_asker(ctx.site, ctx.actor, job, submission, script, program),
+            ask=collect.program_asker(ctx.site, ctx.actor, job, submission, planned, program),
             node=node,
             failed_step=failed_step,
             node_events=history,

@@ -119,3 +119,59 @@ def rerun_environment(
 def env_file_text(env: dict[str, str]) -> str:
     """--export-file's format: NAME=value entries separated by NUL (values may hold newlines)."""
     return "".join(f"{k}={v}\0" for k, v in env.items() if "\0" not in k + v)
+
+
+_CONFIG_VALUE = re.compile(r"^[\w./-]+\.(?:ya?ml|json|toml)$")
+
+
+def config_paths(script: str, env: dict[str, str] | None) -> dict[str, str]:
+    """The variables of the job's environment that name a config file the script reads through
+    them (`CONFIG_FILE=configs/sft.yaml sbatch job.sh`, the script saying `$CONFIG_FILE`) and
+    does not assign itself."""
+    if not env:
+        return {}
+    out = {}
+    for name, value in env.items():
+        if not _CONFIG_VALUE.match(value) or not re.search(rf"\$\{{?{name}\b", script):
+            continue
+        if re.search(rf"(?m)^[ \t]*(?:export[ \t]+)?{name}=", script):
+            continue  # the script's own value is the one its command reads
+        out[name] = value
+    return out
+
+
+def with_env(script: str, env: dict[str, str]) -> tuple[str, str]:
+    """(the script with `env` as assignments below its header, those assignments): sbatch reads
+    no directive after a command, so they come after the #! and #SBATCH lines."""
+    if not env:
+        return script, ""
+    cut = 0
+    for line in script.splitlines(keepends=True):
+        if line.strip() and not line.lstrip().startswith("#"):
+            break
+        cut += len(line)
+    head = "".join(f"{k}={shlex.quote(v)}\n" for k, v in env.items())
+    return script[:cut] + head + script[cut:], head
+
+
+def without_env(new: str, planned: str, head: str) -> str | None:
+    """`new` (a change of `planned`, which with_env made) with the environment's assignments
+    taken back out; one the change rewrote (a config's path pointed at its copy) stays, saying
+    what the environment had. None where the change moved them (nothing safe to say)."""
+    if not head:
+        return new
+    at, n = planned.index(head), head.count("\n")
+    if new[:at] != planned[:at]:
+        return None
+    lines = new[at:].split("\n", n)
+    if len(lines) <= n or any("=" not in ln for ln in lines[:n]):
+        return None
+    olds = head.splitlines()
+    if [ln.split("=", 1)[0] for ln in lines[:n]] != [o.split("=", 1)[0] for o in olds]:
+        return None
+    moved = [
+        f"{ln}  # runbook: the job's environment had {old}\n"
+        for ln, old in zip(lines[:n], olds, strict=True)
+        if ln != old
+    ]
+    return new[:at] + "".join(moved) + lines[n]

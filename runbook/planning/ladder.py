@@ -127,7 +127,7 @@ def plan(
     done = {r for _, r in tried}
     pref = walk.preference(cause, causes)
     if walk.for_a_person(pref):
-        return _for_a_person(p, walk.reasons(cause))
+        return for_a_person(p, walk.reasons(cause))
     if pref is not None and pref.take:
         return _taken_alone(
             p, rungs.REGISTRY[pref.take], script, knobs, resume, configs, done, program
@@ -143,9 +143,7 @@ def plan(
             continue
         if rung.human_only or (r is not None and r.kind == rungs.HUMAN):
             p.rung, p.rung_what = rung.id, rung.what
-            return _for_a_person(
-                p, f"next rung `{rung.id}` is for a person: {rung.what}", rung.what
-            )
+            return for_a_person(p, f"next rung `{rung.id}` is for a person: {rung.what}", rung.what)
         script_rung, world, why_not = _placement(p, rung.id, r, node, nodes, capacity)
         if why_not:
             p.passed_over.append((rung.id, why_not))
@@ -155,7 +153,7 @@ def plan(
             p.passed_over.append((rung.id, why_not))
             continue
         return _chosen(p, rung, r, world, with_allocator, again=again and rung.id in done)
-    return _for_a_person(
+    return for_a_person(
         p,
         "the ladder is exhausted: " + "; ".join(f"{r}: {w}" for r, w in p.passed_over),
         "decide by hand: every automatic rung was tried or cannot apply",
@@ -247,7 +245,7 @@ def _placement(p: Plan, rung_id: str, r, node, nodes, capacity):
     return AS_IT_IS.id, None, None
 
 
-def _for_a_person(p: Plan, why: str, action: str | None = None) -> Plan:
+def for_a_person(p: Plan, why: str, action: str | None = None) -> Plan:
     p.needs_human = True
     p.why = why
     p.human_action = action or "decide by hand: " + why
@@ -260,12 +258,12 @@ def _taken_alone(
     """The rung a cause takes alone (the playbook's `causes`: an evaluation's own batch), or a
     person: never the ladder's rungs, which would not change it (docs/design.md §3.1)."""
     if r.id in done:
-        return _for_a_person(p, r.tried_again)
+        return for_a_person(p, r.tried_again)
     try:
         p.patch = patch(script, r.id, knobs, resume=resume, configs=configs, program=program)
     except RungNotApplicable as e:
         p.passed_over.append((r.id, e.message))
-        return _for_a_person(
+        return for_a_person(
             p, r.refused_because.format(reason=e.message), f"{r.by_hand}, then resubmit"
         )
     p.rung, p.rung_what = r.id, r.setting

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import re
-import shlex
 from pathlib import Path
 
 from runbook import playbook, rungs
@@ -24,8 +23,8 @@ from runbook.jobfiles.program import program_options
 from runbook.jobfiles.run_script import RunScript, run_script
 from runbook.jobfiles.templates import read_header
 from runbook.planning import ask as ask_program
+from runbook.planning import environment, walk
 from runbook.planning import sbatch_patch as sp
-from runbook.planning import walk
 from runbook.rungs._program import entry_word
 
 
@@ -65,17 +64,7 @@ def plan_script(
     refused (it is the job's submission, not its script). `ask`: (the job's interpreter, how to
     run it as the job's owner in its folder): each plan the program can answer for is checked
     against its own answer (planning.ask)."""
-    head = ""
-    if env:
-        # After the header (#!, #SBATCH and comment lines): sbatch reads no directive after a
-        # command, so the assignments (and any the rerun keeps) must come below it.
-        cut = 0
-        for line in script.splitlines(keepends=True):
-            if line.strip() and not line.lstrip().startswith("#"):
-                break
-            cut += len(line)
-        head = "".join(f"{k}={shlex.quote(v)}\n" for k, v in env.items())
-        script = script[:cut] + head + script[cut:]
+    script, head = environment.with_env(script, dict(env or {}))
     doc, plans = _planned(script, name, workdir, knobs, only, cat, book, args, ask)
     doc["rungs"] = [_without_env(p, name, script, head).view() for p in plans]
     return doc | ({"environment": dict(env)} if env else {})
@@ -87,21 +76,17 @@ def _without_env(p: RungPlan, name: str, script: str, head: str) -> RungPlan:
     becomes an assignment in the script, where the rerun reads it, saying what it was."""
     if not head or not p.applicable:
         return p
-    at, n = script.index(head), head.count("\n")
+    at = script.index(head)
     changes = []
     for c in p.changes:
         if c.file != name:
             changes.append(c)
             continue
-        lines = c.new[at:].split("\n", n)
-        moved = [
-            f"{new}  # runbook: the job's environment had {old}\n"
-            for new, old in zip(lines[:n], head.splitlines(), strict=True)
-            if new != old
-        ]
-        new = c.new[:at] + "".join(moved) + (lines[n] if len(lines) > n else "")
-        old = script[:at] + script[at + len(head) :]
-        changes.append(dataclasses.replace(c, old=old, new=new))
+        new = environment.without_env(c.new, script, head)
+        if new is None:
+            return RungPlan(p.id, False, "the change moved the job's environment's assignments: "
+                            "runbook cannot say what the rerun would read")  # fmt: skip
+        changes.append(dataclasses.replace(c, old=script[:at] + script[at + len(head) :], new=new))
     return dataclasses.replace(p, changes=changes)
 
 

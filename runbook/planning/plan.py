@@ -136,10 +136,14 @@ def make_plan(
     own_env: dict[str, str] | None = None,
     program=None,
     ask=None,
+    env_head: tuple[str, str] | None = None,
 ) -> ladder.Plan:
     """`node_events`: events in the failing node's history within the site's window (runbook
     nodes); at [nodes] drain_after_events or more, a rung that only excludes the node drains it.
-    `capacity`: the partition's usable nodes without the failing one (collect.capacity_of)."""
+    `capacity`: the partition's usable nodes without the failing one (collect.capacity_of).
+    `env_head`: (the job's script as submitted, the assignments environment.with_env put in
+    `script`): the job's environment's config paths read as the job reads them; the rerun's
+    script has them taken back out but for one the rung pointed at a copy."""
     chosen = checkpoints.chosen
     resume = (site.checkpoints, chosen.path) if chosen else None
     p = ladder.plan(
@@ -164,6 +168,18 @@ def make_plan(
     )
     p.checkpoint, p.checkpoints_skipped, p.failed_step = chosen, checkpoints.skipped, failed_step
     p.suspicious = run.suspicious
+    if env_head and env_head[1] and p.patch is not None:
+        new = environment.without_env(p.patch.new, script, env_head[1])
+        if new is None:
+            p.patch = None
+            return ladder.for_a_person(
+                p, "the rung's change moved the job's environment's assignments: runbook cannot "
+                "say what the rerun would read", "apply the rung by hand")  # fmt: skip
+        p.patch.old, p.patch.new = env_head[0], new
+        p.patch.changes.append(
+            "read with the job's environment: "
+            + ", ".join(ln.split("=", 1)[0] for ln in env_head[1].splitlines())
+        )
     limit = site.nodes.drain_after_events
     if p.acts and node and p.exclude and not p.drain and limit and node_events >= limit:
         p.drain = node

@@ -229,6 +229,43 @@ def test_a_recipe_chosen_by_the_job_s_arguments_is_patched_in_its_copy(scenario,
     assert "micro-batch 4 x grad-accum 4" in log_of(s.workdir, new)
 
 
+def test_a_recipe_named_by_the_job_s_environment_is_read_from_accounting(scenario, tmp_path):
+    """`CONFIG_FILE=recipes/sft.yaml sbatch train.sbatch`: the script says only `--config
+    $CONFIG_FILE`. runbook reads the value from the environment accounting recorded for the job
+    (AccountingStoreFlags=job_env), patches a copy of the recipe, and sets CONFIG_FILE to the
+    copy below the rerun's #SBATCH lines, saying what the environment had; the rerun, given the
+    job's environment, trains at the new batch; the recipe is untouched."""
+    import os
+    import subprocess
+
+    s = scenario("env-recipe", long_factor=2.5)
+    recipe = s.workdir / "recipes" / "sft.yaml"
+    recipe.parent.mkdir(parents=True)
+    original = "per_device_train_batch_size: 8\ngradient_accumulation_steps: 2\n"
+    recipe.write_text(original)
+    recipe.parent.chmod(0o755)
+    script = _without_batch_flags(s, tmp_path / "train.sbatch")
+    text = script.read_text().replace(" --steps ", " --config $CONFIG_FILE --steps ", 1)
+    script.write_text(text)
+    env = {**os.environ, "CONFIG_FILE": "recipes/sft.yaml"}
+    r = subprocess.run(["sbatch", "--parsable", f"--chdir={s.workdir}", str(script)], env=env,
+                       capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    job = r.stdout.strip().split(";")[0]
+    _wait_oom(s, job)
+    out = act(job)
+    assert out["verdict"] == "true_oom" and out["new_job_id"], out
+    folder = Path(out["folder"])
+    copy = folder / "sft.runbook-halve_micro_batch.yaml"
+    assert copy.read_text() == "per_device_train_batch_size: 4\ngradient_accumulation_steps: 4\n"
+    assert recipe.read_text() == original
+    rerun = (folder / "job.halve_micro_batch.sbatch").read_text()
+    said = f"CONFIG_FILE={copy}  # runbook: the job's environment had CONFIG_FILE=recipes/sft.yaml"
+    assert said in rerun, rerun
+    assert rerun.index(said) > rerun.rindex("#SBATCH"), rerun  # sbatch still reads the header
+    assert _ended(out["new_job_id"]) == ["COMPLETED"]
+    assert "micro-batch 4 x grad-accum 4" in log_of(s.workdir, out["new_job_id"])
+
+
 def _module_job(s, path: Path, program: str, body: str) -> Path:
     """The example job, its batch left to the program, run as `python3 -m pkg.<program>` (the
     module written into the job's folder as `body`, with the example's own train.py behind it)."""
