@@ -266,6 +266,75 @@ def test_a_recipe_named_by_the_job_s_environment_is_read_from_accounting(scenari
     assert "micro-batch 4 x grad-accum 4" in log_of(s.workdir, out["new_job_id"])
 
 
+# A program that configures itself as nanoGPT does (a test program of runbook's): its globals,
+# then a config file given as a bare argument and `--key=value` words (configurator.py, which it
+# exec()s); it hands the example its batch under the example's own flags.
+NANO_PROGRAM = '''"""Training configured by exec() (a test program of runbook's)."""
+import runpy
+import sys
+
+batch_size = 8  # micro-batch size per GPU
+gradient_accumulation_steps = 1
+exec(open("configurator.py").read())  # overrides from a config file or --key=value
+
+if __name__ == "__main__":
+    flags = ["--micro-batch-size", str(batch_size), "--grad-accum", str(gradient_accumulation_steps)]
+    sys.argv = [EXAMPLE, *flags, *REST]
+    runpy.run_path(EXAMPLE, run_name="__main__")
+'''
+
+CONFIGURATOR = '''"""Command-line overrides of the program's globals (nanoGPT's shape, written for runbook's tests)."""
+import sys
+from ast import literal_eval
+
+for arg in sys.argv[1:]:
+    if "=" not in arg:
+        exec(open(arg).read())  # a config file
+    else:
+        key, val = arg[2:].split("=", 1)
+        assert key in globals(), f"unknown config key {key}"
+        globals()[key] = literal_eval(val)
+'''
+
+
+def test_a_program_that_configures_itself_gets_its_overrides_in_an_incident(scenario, tmp_path):
+    """`srun python3 train_nano.py config/small.py`: the micro-batch is a global the program's
+    comment calls the micro-batch, set by the config file it exec()s (8, accumulation 1).
+    `runbook oom` appends `--batch_size=4 --gradient_accumulation_steps=2` after the config
+    (the last word wins), and the rerun trains at that batch to the end."""
+    import shlex
+
+    s = scenario("nano", long_factor=2.5)  # micro-batch 8 OOMs, 4 fits
+    script = _without_batch_flags(s, tmp_path / "train.sbatch")
+    text = script.read_text()
+    program = s.vars["program"]
+    line = next(ln for ln in text.splitlines() if f" {program} " in ln)
+    head, rest = line.split(f" {program} ", 1)
+    body = NANO_PROGRAM.replace("EXAMPLE", repr(program)).replace("REST", repr(shlex.split(rest)))
+    (s.workdir / "train_nano.py").write_text(body)
+    (s.workdir / "configurator.py").write_text(CONFIGURATOR)
+    (s.workdir / "config").mkdir()
+    (s.workdir / "config" / "small.py").write_text(
+        "batch_size = 8\ngradient_accumulation_steps = 1\n"
+    )
+    for f in ("train_nano.py", "configurator.py", "config", "config/small.py"):
+        (s.workdir / f).chmod(0o755 if (s.workdir / f).is_dir() else 0o644)
+    script.write_text(text.replace(line, f"{head} train_nano.py config/small.py"))
+    job = sh("sbatch", "--parsable", f"--chdir={s.workdir}", str(script)).strip()
+    _wait_oom(s, job)
+    assert "micro-batch 8 x grad-accum 1" in log_of(s.workdir, job)
+    out = act(job)
+    assert out["verdict"] == "true_oom" and out["new_job_id"], out
+    rerun = (Path(out["folder"]) / "job.halve_micro_batch.sbatch").read_text()
+    assert "train_nano.py config/small.py --batch_size=4 --gradient_accumulation_steps=2" in rerun
+    report = json.loads((Path(out["folder"]) / "report.json").read_text())
+    checks = " ".join(report["plan"]["checks"])
+    assert "batch_size is the micro-batch: train_nano.py says" in checks, checks
+    assert _ended(out["new_job_id"]) == ["COMPLETED"]
+    log = log_of(s.workdir, out["new_job_id"])
+    assert "micro-batch 4 x grad-accum 2" in log and "training finished at step" in log
+
+
 def _module_job(s, path: Path, program: str, body: str) -> Path:
     """The example job, its batch left to the program, run as `python3 -m pkg.<program>` (the
     module written into the job's folder as `body`, with the example's own train.py behind it)."""
