@@ -35,9 +35,9 @@ from runbook.words import settings
     "ask",
     metavar="PYTHON",
     help="The job's interpreter (its venv's bin/python): runbook runs the job's program with it "
-    "to check each plan against the program's own answer (LightningCLI --print_config, --help "
-    "for the flags a plan adds), as you, in the job's folder, with no GPU and a 120 s limit. "
-    "Only for your own job script.",
+    "to check each plan against the program's own answer (LightningCLI --print_config, Hydra "
+    "--cfg job, --help for the flags a plan adds), as you, in the job's folder, with no GPU and "
+    "a 120 s limit; a disagreement refuses the rung. Only for your own job script (else exit 4).",
 )
 @click.option(
     "--json",
