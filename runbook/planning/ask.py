@@ -68,11 +68,29 @@ def question(old: str, new: str, values_after: dict, program) -> Question | None
     overrides = [w for w in words if _OVERRIDE.fullmatch(w) and w not in was]
     if program.hydra and overrides:
         return _hydra(head, words, overrides, program.hydra)
-    added = [w.split("=", 1)[0] for w in words if w.startswith("--")]
-    added = [f for f in added if before is None or f not in [x.split("=", 1)[0] for x in before[1]]]
+    had = {w.split("=", 1)[0] for w in was}
+    added = [f for f in (w.split("=", 1)[0] for w in words if w.startswith("--")) if f not in had]
     if added and program.flags:
         return _help(head, added)
     return None
+
+
+def _printed(want: dict) -> Callable[[str], str | None]:
+    """The judge of a program that prints its configuration in force as YAML: each dotted key
+    of `want` at the value the plan set, or what it prints instead."""
+
+    def judge(out: str) -> str | None:
+        try:
+            printed = yaml.safe_load(out)
+        except yaml.YAMLError:
+            return "what it prints is not YAML runbook reads"
+        got = {k: dig(printed, k) if isinstance(printed, dict) else None for k in want}
+        wrong = [
+            f"it prints {k} {got[k]!r} (the plan: {v!r})" for k, v in want.items() if got[k] != v
+        ]
+        return "; ".join(wrong) or None
+
+    return judge
 
 
 def _lightning(values_after: dict, program, head, words) -> Question:
@@ -81,19 +99,9 @@ def _lightning(values_after: dict, program, head, words) -> Question:
     want = {key: values_after.get("micro_batch"),
             "trainer.accumulate_grad_batches": values_after.get("grad_accum")}  # fmt: skip
 
-    def judge(out: str) -> str | None:
-        try:
-            printed = yaml.safe_load(out)
-        except yaml.YAMLError:
-            return "what it prints is not YAML runbook reads"
-        got = {k: dig(printed, k) if isinstance(printed, dict) else None for k in want}
-        wrong = [
-            f"it prints {k} {got[k]!r} (the plan: {v!r})" for k, v in want.items() if got[k] != v
-        ]
-        return "; ".join(wrong) or None
-
     shown = ", ".join(f"{k} {v}" for k, v in want.items())
-    return Question([*head, *words, "--print_config"], judge, f"it prints {shown}, as planned")
+    return Question([*head, *words, "--print_config"], _printed(want),
+                    f"it prints {shown}, as planned")  # fmt: skip
 
 
 _OVERRIDE = re.compile(r"[\w][\w.]*=[^\s=]+")  # a Hydra override `model.micro_batch_size=2`
@@ -102,19 +110,8 @@ _OVERRIDE = re.compile(r"[\w][\w.]*=[^\s=]+")  # a Hydra override `model.micro_b
 def _hydra(head, words, overrides: list[str], where: str) -> Question:
     want = {k: yaml.safe_load(v) for k, v in (o.split("=", 1) for o in overrides)}
 
-    def judge(out: str) -> str | None:
-        try:
-            printed = yaml.safe_load(out)
-        except yaml.YAMLError:
-            return "what it prints is not YAML runbook reads"
-        got = {k: dig(printed, k) if isinstance(printed, dict) else None for k in want}
-        wrong = [
-            f"it prints {k} {got[k]!r} (the plan: {v!r})" for k, v in want.items() if got[k] != v
-        ]
-        return "; ".join(wrong) or None
-
     shown = ", ".join(f"{k} {v}" for k, v in want.items())
-    return Question([*head, *words, "--cfg", "job"], judge,
+    return Question([*head, *words, "--cfg", "job"], _printed(want),
                     f"its job config (Hydra app, {where}) has {shown}, as planned")  # fmt: skip
 
 

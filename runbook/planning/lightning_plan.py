@@ -11,16 +11,11 @@ import re
 
 from runbook.jobfiles import bash
 from runbook.jobfiles.config_patch import Change, RungPlan
+from runbook.jobfiles.lightning_cli import dig
 from runbook.rungs._program import entry_word
-from runbook.rungs.halve_micro_batch import new_sizes
+from runbook.rungs.halve_micro_batch import new_sizes, whole
 
 ACCUM = "trainer.accumulate_grad_batches"
-
-
-def _int(v) -> int | None:
-    if isinstance(v, str) and re.fullmatch(r"\d+", v):
-        return int(v)
-    return v if type(v) is int else None
 
 
 def _in_force(job, key: str, default, default_at: str):
@@ -30,8 +25,6 @@ def _in_force(job, key: str, default, default_at: str):
     for k in (key, short):
         if k in job.over:
             return job.over[k][0], f"the job's --{k}"
-    from runbook.jobfiles.lightning_cli import dig
-
     value = dig(job.values, key)
     if value is not None:
         return value, job.at.get(key, "the configs")
@@ -54,10 +47,10 @@ def plan(rid: str, job_files, program, why: str, target: int | None = None) -> R
     key = cli.prefix + data.micro
     m, m_at = _in_force(cli, key, data.default, f"{data.name}'s default")
     a, a_at = _in_force(cli, ACCUM, 1, "not set: Lightning's Trainer default")
-    sizes = new_sizes(_int(m), _int(a), target)
+    sizes = new_sizes(whole(m), whole(a), target)
     if isinstance(sizes, str):
         return refuse(f"{key} {m!r} ({m_at}), accumulation {a!r} ({a_at}): {sizes}")
-    (m, a), (m2, a2) = (_int(m), _int(a)), sizes
+    (m, a), (m2, a2) = (whole(m), whole(a)), sizes
     entry = entry_word(script, program.entry)
     if entry is None:
         return refuse(f"{program.entry} is not a word runbook can add options after")

@@ -11,7 +11,7 @@ import re
 from runbook.jobfiles import bash, mmconfig
 from runbook.jobfiles.config_patch import Change, RungPlan
 from runbook.rungs._program import entry_word
-from runbook.rungs.halve_micro_batch import new_sizes
+from runbook.rungs.halve_micro_batch import new_sizes, whole
 
 BATCH = "train_dataloader.batch_size"
 ACCUM = "optim_wrapper.accumulative_counts"
@@ -27,12 +27,6 @@ def _in_force(conf, over: dict, key: str) -> tuple[object, str | None]:
     if at is not None and conf.chain and not at.startswith(conf.chain[-1] + ":"):
         at += f", a _base_ of {conf.chain[-1]}"
     return value, at
-
-
-def _int(v) -> int | None:
-    if isinstance(v, str) and re.fullmatch(r"\d+", v):
-        return int(v)
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def plan(rid: str, job, program, why: str, target: int | None = None) -> RungPlan:
@@ -69,10 +63,10 @@ def plan(rid: str, job, program, why: str, target: int | None = None) -> RungPla
         said = "--auto-scale-lr" if "--auto-scale-lr" in words else f"auto_scale_lr.enable ({s_at})"
         return refuse(f"{said} scales the learning rate by world size x {BATCH}, without the "
                       "accumulation: halving the micro-batch would halve the learning rate")  # fmt: skip
-    sizes = new_sizes(_int(m), _int(a), target)
+    sizes = new_sizes(whole(m), whole(a), target)
     if isinstance(sizes, str):
         return refuse(f"{BATCH} {m!r} ({m_at}), accumulation {a!r} ({a_at}): {sizes}")
-    (m, a), (m2, a2) = (_int(m), _int(a)), sizes
+    (m, a), (m2, a2) = (whole(m), whole(a)), sizes
     new_script, added = _edited(job.script, entry.end, over, {BATCH: m2, ACCUM: a2})
     checks = [
         mm.proof + "; its parser defines --cfg-options",

@@ -104,12 +104,10 @@ def _standing_in(job, own: dict[str, str]) -> tuple[dict[str, str], bool]:
     owner's HOME, USER and LOGNAME (environment.for_owner)."""
     import pwd
 
-    try:
-        me = pwd.getpwuid(os.geteuid()).pw_name
-    except KeyError:
-        me = ""
+    from runbook.identity import me
+
     user = getattr(job, "user", "")
-    if not user or user == me:
+    if not user or user == me().name:
         return own, False
     try:
         home: str | None = pwd.getpwnam(user).pw_dir

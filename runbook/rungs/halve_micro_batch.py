@@ -50,6 +50,13 @@ def new_micro_batch(m: int, target: int | None, accum: int | None) -> int:
     return target
 
 
+def whole(v) -> int | None:
+    """A whole number, as a config or a command-line word states it (`16`, "16"); else None."""
+    if isinstance(v, str) and re.fullmatch(r"\d+", v):
+        return int(v)
+    return v if type(v) is int else None
+
+
 def new_sizes(m, a, target: int | None = None) -> tuple[int, int] | str:
     """(micro-batch, accumulation) after the rung, the global batch kept: m / 2 (or the fit's
     `target`) and a x m / new; or why there are none."""

@@ -406,21 +406,29 @@ def test_a_configurator_override_that_is_no_number_leaves_the_batch_unknown():
 _SCHED = "configs/_base_/schedules/sgd_90e.py"
 
 
-def _mm_plan(edit: str | None = None, files: dict[str, str] | None = None) -> dict:
-    """The mm-config fixture planned with its job's words after the GPU count, or some of its
-    files, changed."""
+def _plan_copy(case: str, files: dict[str, str] | None, *swaps: tuple[str, str]) -> dict:
+    """halve_micro_batch planned on a copy of fixture `case` with some of its `files` rewritten
+    and each (old, new) of `swaps` made in its train.sbatch."""
     import shutil
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
-        shutil.copytree(DATA / "mm-config", d, dirs_exist_ok=True)
+        shutil.copytree(DATA / case, d, dirs_exist_ok=True)
         for name, text in (files or {}).items():
             (d / name).write_text(text)
         text = (d / "train.sbatch").read_text()
-        if edit is not None:
-            text = text.replace("--work-dir work/net", edit)
+        for old, new in swaps:
+            assert old in text, (old, text)
+            text = text.replace(old, new)
         return plan_script(text, "train.sbatch", d, KNOBS, only="halve_micro_batch")["rungs"][0]
+
+
+def _mm_plan(edit: str | None = None, files: dict[str, str] | None = None) -> dict:
+    """The mm-config fixture planned with its job's words after the GPU count, or some of its
+    files, changed."""
+    swaps = [("--work-dir work/net", edit)] if edit is not None else []
+    return _plan_copy("mm-config", files, *swaps)
 
 
 def _sched(old: str, new: str) -> dict[str, str]:
@@ -499,20 +507,8 @@ def test_mm_config_merges_bases_in_order_and_a_delete_replaces():
 
 
 def _cli_plan(line: str | None = None, files: dict[str, str] | None = None) -> dict:
-    import shutil
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        d = Path(tmp)
-        shutil.copytree(DATA / "lightning-cli", d, dirs_exist_ok=True)
-        for name, text in (files or {}).items():
-            (d / name).write_text(text)
-        text = (d / "train.sbatch").read_text()
-        if line is not None:
-            text = text.replace(
-                "srun python train.py fit -c config.yaml --trainer.max_epochs 30", line
-            )
-        return plan_script(text, "train.sbatch", d, KNOBS, only="halve_micro_batch")["rungs"][0]
+    written = "srun python train.py fit -c config.yaml --trainer.max_epochs 30"
+    return _plan_copy("lightning-cli", files, *([(written, line)] if line is not None else []))
 
 
 def test_lightning_the_job_s_own_words_are_in_force_and_changed_where_written():
@@ -570,19 +566,11 @@ def test_lightning_a_datamodule_given_in_code_with_its_default():
 
 
 def _yacs_plan(line: str | None = None, base: str | None = None, cfg: str = "") -> dict:
-    import shutil
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        d = Path(tmp)
-        shutil.copytree(DATA / "yacs-default", d, dirs_exist_ok=True)
-        if base is not None:
-            (d / "configs/base.yaml").write_text(base)
-        text = (d / "train.sbatch").read_text()
-        if line is not None:
-            text = text.replace("--batch-size 96", line)
-        text = text.replace("configs/large.yaml", cfg or "configs/large.yaml")
-        return plan_script(text, "train.sbatch", d, KNOBS, only="halve_micro_batch")["rungs"][0]
+    swaps = [("--batch-size 96", line)] if line is not None else []
+    swaps += [("configs/large.yaml", cfg)] if cfg else []
+    return _plan_copy(
+        "yacs-default", {"configs/base.yaml": base} if base is not None else None, *swaps
+    )
 
 
 def test_yacs_the_yaml_base_and_the_job_s_opts_are_the_value_in_force():
