@@ -313,11 +313,14 @@ def record_plan(ctx: Run, plan: ladder.Plan, s) -> None:
     )
 
 
-def act(ctx: Run, plan: ladder.Plan, diagnosis, *, decided: bool = False) -> None:
+def act(
+    ctx: Run, plan: ladder.Plan, diagnosis, *, decided: bool = False, held: bool = False
+) -> None:
     """The actions step both runbooks end with: who may say yes (the verdict's policy, and the
     rung's: shrinking waits for a person unless the site allows it; `decided`: the runbook
     settled it already, as the prevention runbook does from its own policy), then the plan
-    through the executor, and the new job as Slurm reads it back."""
+    through the executor, and the new job as Slurm reads it back (`held`: submitted held, the
+    job it replaces still running)."""
     if not decided:
         ctx.ex.confirm = confirm_policy(
             ctx.site,
@@ -344,6 +347,7 @@ def act(ctx: Run, plan: ladder.Plan, diagnosis, *, decided: bool = False) -> Non
                 diagnosis,
                 known,
                 actor=ctx.actor,
+                held=held,
             )
             inc.plan = plan_view(plan)  # with the read-back of the new job
             inc.new_job_id, s.status, s.detail = outcome(ctx.ex.results, plan)

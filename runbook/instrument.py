@@ -19,26 +19,27 @@ traceback is in the log: the wedged job is handled in seconds, not at the next s
 while torchrun still has restarts left (it restarts the workers itself). `push()` does the same
 for a job that catches the OOM and exits or waits on its own.
 
-Checkpoint on request (issue 56): `checkpoint_on("USR1")` (or RUNBOOK_CHECKPOINT_SIGNAL=USR1 in
-the job's environment, read by install()) installs a handler for that signal and prints a line
-saying the job handles it, which is how runbook knows it may ask (`scancel --signal=USR1 JOB`,
-as the job's owner: every process of the job's steps, the ranks srun started; not the batch
-shell, which would end of it). Every rank must declare it. The loop calls
-`checkpoint_requested()` once a step; when it is True the loop saves a checkpoint at once and
-calls `checkpoint_written(step, path)`, whose line runbook reads back:
+Checkpoint on request (docs/design.md §3.3): `checkpoint_on()` (or
+RUNBOOK_CHECKPOINT_ON_REQUEST=1 in the job's environment, read by install()) declares that this
+rank checkpoints when runbook asks, with the figures runbook counts it against (the world size
+and ranks per node its launcher set, Slurm's task and node counts) and the request file it
+polls. runbook asks by writing that file as the job's owner, never by a signal: a signal
+reaches torchrun's agent or a wrapping shell too, which die of it. Every rank calls
+`checkpoint_requested(step)` after each step; the request names one step for every rank; each
+rank saves it and calls `checkpoint_written(step, path)`, whose line runbook reads back:
 
-    instrument.checkpoint_on("USR1")
-    for step in range(start, steps):
+    instrument.checkpoint_on()
+    for step in range(start + 1, steps + 1):
         train_step()
-        if instrument.checkpoint_requested():
-            path = save_checkpoint(step)
+        if instrument.checkpoint_requested(step):
+            path = save_checkpoint(step)          # rank 0's file, or this rank's shard
             instrument.checkpoint_written(step, path)
 
-After a requested checkpoint, checkpoint_written() holds the loop (at most
-RUNBOOK_CHECKPOINT_HOLD_S seconds, default 120; 0: never) for the cancel that follows it, so no
-step runs past the checkpoint and none is lost; when no cancel comes the loop goes on. The job
-says whether runbook may then cancel and resubmit it unattended with RUNBOOK_PREVENT=1 (its
-owner's opt-in, which [policy] unattended_prevent = "opted_in" honours); the signal line says so.
+After a requested checkpoint, checkpoint_written() holds the loop until runbook cancels the job
+(its rerun already in Slurm, held) or withdraws the request (the job goes on), at most
+RUNBOOK_CHECKPOINT_HOLD_S seconds (default 900): no step runs past the checkpoint. The job says
+whether runbook may then cancel and resubmit it unattended with RUNBOOK_PREVENT=1 (its owner's
+opt-in, which [policy] unattended_prevent = "opted_in" honours); the declaration says so.
 
 When the job enables PyTorch's flight recorder (TORCH_FR_BUFFER_SIZE, or TORCH_NCCL_TRACE_BUFFER_SIZE
 for NCCL), a daemon thread serves `runbook hang`: when the request file in
@@ -414,33 +415,93 @@ def _answer(status: int, raw: bytes) -> str:
     return f"status={status}" + (f" error={str(error)[:160]!r}" if error else "")
 
 
-_requested = threading.Event()
+# Checkpoint on request (docs/design.md §3.3): the ranks poll a file runbook writes as the job's
+# owner; no signal is ever sent to the job. A signal from `scancel --signal` reaches every
+# process of the job's steps, launchers included, and torchrun's agent (accelerate's and
+# deepspeed's alike, a shell between srun and the ranks too) dies of one it does not handle,
+# orphaning its ranks: measured on the test cluster (issue 62). A file reaches only the code
+# that reads it.
+REQUEST_PREFIX = ".runbook-checkpoint-"  # + the Slurm job id: the only name runbook writes
+REQUEST_HEAD = "runbook-checkpoint-request"
+HOLD_S = 900.0  # the default of RUNBOOK_CHECKPOINT_HOLD_S (pause and hold, each at most this)
+_POLL_HOLD_S = 0.2  # how often a paused or holding rank reads the request again
+_ON_VARS = ("RUNBOOK_CHECKPOINT_ON_REQUEST", "RUNBOOK_CHECKPOINT_SIGNAL")  # the second: old name
+_requested = threading.Event()  # a person's signal (checkpoint_on("USR1")): "save at once"
+_req: dict = {"path": None, "seen": None, "done": set(), "asked": None, "missed": set()}
 
 
-def checkpoint_on(signal_name: str = "USR1") -> bool:
-    """Handle `signal_name` (USR1, USR2, SIGUSR1...) as a request to checkpoint now, and say so
-    in the log. From the main thread (Python runs signal handlers there); False where it cannot
-    be installed (another thread, an unknown signal), said on stderr."""
-    import signal as signals
+def _env_int(*names: str) -> int | None:
+    for name in names:
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return None
 
-    name = signal_name.upper()
-    name = name if name.startswith("SIG") else f"SIG{name}"
-    signum = getattr(signals, name, None)
-    if not isinstance(signum, int) or threading.current_thread() is not threading.main_thread():
-        print(
-            f"{MARKER} checkpoint-signal rank={_rank()} refused: {signal_name!r} (an unknown "
-            "signal, or not called from the main thread)",
-            file=sys.stderr,
-            flush=True,
-        )
+
+def _launcher() -> str:
+    """What started this rank: torchrun's elastic agent (accelerate's and deepspeed's
+    multi-node launches go through it or set its variables), srun itself (each Slurm task a
+    rank), or unknown (a launcher that says neither)."""
+    if os.environ.get("TORCHELASTIC_RUN_ID") or "LOCAL_WORLD_SIZE" in os.environ:
+        return "torchrun"
+    procid = os.environ.get("SLURM_PROCID")
+    if procid is not None and os.environ.get("RANK", procid) == procid:
+        return "srun"
+    return "unknown"
+
+
+def request_path() -> str | None:
+    """The file this rank polls: $RUNBOOK_CHECKPOINT_DIR (else the working folder)/
+    .runbook-checkpoint-<job id>. It must be on a filesystem runbook's host shares (the job's
+    folder usually is): runbook checks that every rank saw its request."""
+    job = os.environ.get("SLURM_JOB_ID", "")
+    if not _JOB_ID.fullmatch(job):
+        return None
+    folder = os.environ.get("RUNBOOK_CHECKPOINT_DIR") or os.getcwd()
+    return os.path.join(os.path.abspath(folder), REQUEST_PREFIX + job)
+
+
+def _say(kind: str, text: str) -> None:
+    print(f"{MARKER} {kind} rank={_rank()} {text}", file=sys.stderr, flush=True)
+
+
+def checkpoint_on(signal_name: str | None = None) -> bool:
+    """Declare that this rank checkpoints when runbook asks: the loop calls
+    checkpoint_requested(step) after every step. The line printed names the request file,
+    this rank, the world size and ranks per node the launcher set and Slurm's own figures, so
+    runbook asks only when every rank of the job declared. `signal_name` (USR1, USR2) also
+    handles that signal as "save at once", for a person's own `kill`; runbook never sends one.
+    False where nothing could be declared (not in a Slurm job), said on stderr."""
+    if signal_name:
+        import signal as signals
+
+        name = signal_name.upper()
+        name = name if name.startswith("SIG") else f"SIG{name}"
+        signum = getattr(signals, name, None)
+        if not isinstance(signum, int) or threading.current_thread() is not threading.main_thread():
+            _say(
+                "checkpoint-request",
+                f"refused: {signal_name!r} (an unknown signal, or not called from the main thread)",
+            )
+            return False
+        signals.signal(signum, lambda _n, _f: _requested.set())
+    path = request_path()
+    if path is None:
+        _say("checkpoint-request", "refused: SLURM_JOB_ID is not a Slurm job id")
         return False
-    signals.signal(signum, lambda _n, _f: _requested.set())
-    prevent = "yes" if _opted_in() else "no"
-    print(
-        f"{MARKER} checkpoint-signal rank={_rank()} signal={name[3:]} prevent={prevent} "
-        f"hold={_hold_s():g}",
-        file=sys.stderr,
-        flush=True,
+    _req["path"] = path
+    figures = {
+        "world": _env_int("WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"),
+        "local_rank": _env_int("LOCAL_RANK", "SLURM_LOCALID"),
+        "local_world": _env_int("LOCAL_WORLD_SIZE", "LOCAL_SIZE"),
+        "slurm_ntasks": _env_int("SLURM_NTASKS"),
+        "slurm_nnodes": _env_int("SLURM_JOB_NUM_NODES", "SLURM_NNODES"),
+    }
+    said = " ".join(f"{k}={v if v is not None else '-'}" for k, v in figures.items())
+    # The path last: it may hold spaces.
+    _say(
+        "checkpoint-request",
+        f"{said} launcher={_launcher()} host={socket.gethostname()} pid={os.getpid()} "
+        f"prevent={'yes' if _opted_in() else 'no'} hold={_hold_s():g} request={path}",
     )
     return True
 
@@ -451,33 +512,122 @@ def _opted_in() -> bool:
 
 def _hold_s() -> float:
     try:
-        return max(0.0, float(os.environ.get("RUNBOOK_CHECKPOINT_HOLD_S", "120")))
+        value = float(os.environ.get("RUNBOOK_CHECKPOINT_HOLD_S", HOLD_S))
     except ValueError:
-        return 120.0
+        return HOLD_S
+    return max(0.0, value) if value == value else HOLD_S
 
 
-def checkpoint_requested() -> bool:
-    """True once for each request since the last call: the loop checkpoints now."""
+def read_request(text: str) -> tuple[str, str] | None:
+    """(id, what) of a request file's text: what is `next` (pause at the next step boundary
+    and say which step this is), a step number (save after that step), or `withdrawn`."""
+    m = re.fullmatch(
+        rf"{REQUEST_HEAD} id=([\w.:-]{{1,80}}) step=(next|withdrawn|\d{{1,12}})\s*", text
+    )
+    return (m.group(1), m.group(2)) if m else None
+
+
+def _poll() -> tuple[str, str] | None:
+    path = _req["path"]
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return read_request(f.read(512))
+    except OSError:  # no request (the usual case), or one being replaced
+        return None
+
+
+def _wait_change(ident: str, what: str, deadline: float) -> tuple[str, str] | None:
+    """Poll until request `ident` says something other than `what`, or the deadline: the
+    newest reading (None: the file is gone)."""
+    now: tuple[str, str] | None = (ident, what)
+    while time.monotonic() < deadline:
+        time.sleep(_POLL_HOLD_S)
+        now = _poll()
+        if now is None or now != (ident, what):
+            return now
+    return now
+
+
+def checkpoint_requested(step: int | None = None) -> bool:
+    """Called by every rank after each step (`step`: the step just completed). True when this
+    rank must save a checkpoint of this step now, then call checkpoint_written(step, path).
+
+    runbook's request comes in two writes of one file: `next` (each rank says the step it is
+    at and pauses there), then the step every rank saves at (the highest step a rank said, or
+    the one after it when a rank had not answered yet: one blocked in a collective with the
+    paused ones). Ranks that pass that step without having seen the request say so, and
+    runbook withdraws it: nobody saves a mix of steps. Without `step` (an older loop) a
+    request means "now", as a person's signal does."""
+    if _req["asked"] is not None:  # saved on request but never said so: hold here
+        _hold(_req["asked"])
     if _requested.is_set():
         _requested.clear()
-        _state["asked"] = True
+        _req["asked"] = "signal"
         return True
-    return False
+    got = _poll()
+    if got is None or got[0] in _req["done"]:
+        return False
+    ident, what = got
+    if _req["seen"] != ident:
+        _req["seen"] = ident
+        _say("checkpoint-seen", f"id={ident} step={step if step is not None else '-'}")
+    if what == "next":
+        if step is None:
+            what = "now"
+        else:
+            got = _wait_change(ident, what, time.monotonic() + _hold_s())
+            if got is None or got[0] != ident or got[1] in ("next", "withdrawn"):
+                _req["done"].add(ident)
+                _say("checkpoint-resumed", f"id={ident} step={step} why=no-step-named")
+                return False
+            what = got[1]
+    if what == "withdrawn":
+        _req["done"].add(ident)
+        return False
+    if what != "now" and step is not None:
+        target = int(what)
+        if step < target:
+            return False
+        if step > target:
+            if ident not in _req["missed"]:
+                _req["missed"].add(ident)
+                _say("checkpoint-missed", f"id={ident} step={step} asked={target}")
+            return False
+    _req["done"].add(ident)
+    _req["asked"] = ident
+    return True
+
+
+def _hold(ident: str) -> None:
+    """After a requested checkpoint, hold the loop until runbook cancels the job (this process
+    ends) or withdraws its request (it then goes on), at most RUNBOOK_CHECKPOINT_HOLD_S: a step
+    run past the checkpoint would be a step lost."""
+    _req["asked"] = None
+    deadline = time.monotonic() + _hold_s()
+    why = "timeout"
+    while time.monotonic() < deadline:
+        if ident != "signal":
+            now = _poll()
+            if now is None or now[0] != ident or now[1] == "withdrawn":
+                why = "withdrawn"
+                break
+        elif _requested.is_set():
+            why = "asked-again"
+            break
+        time.sleep(_POLL_HOLD_S)
+    _say("checkpoint-resumed", f"id={ident} why={why}")
 
 
 def checkpoint_written(step: int, path: str) -> None:
-    """Say the checkpoint a request asked for is written (runbook reads it back, and checks
-    the file itself). After a requested one, hold the loop for the cancel that follows (at most
-    RUNBOOK_CHECKPOINT_HOLD_S seconds): a step run past the checkpoint would be a step lost."""
-    print(
-        f"{MARKER} checkpoint rank={_rank()} step={int(step)} path={path}",
-        file=sys.stderr,
-        flush=True,
-    )
-    if _state.pop("asked", False) and (hold := _hold_s()) > 0:
-        deadline = time.monotonic() + hold
-        while time.monotonic() < deadline and not _requested.is_set():
-            time.sleep(0.2)
+    """Say the checkpoint a request asked for is written: every rank calls it, with the path of
+    its own part (rank 0's whole file: the same path on every rank). runbook reads the file
+    back before relying on it. Then hold for the cancel (see _hold)."""
+    ident = _req["asked"]
+    _say("checkpoint", f"step={int(step)}" + (f" id={ident}" if ident else "") + f" path={path}")
+    if ident is not None:
+        _hold(ident)
 
 
 def install(model=None) -> None:
@@ -514,5 +664,9 @@ def install(model=None) -> None:
     sys.excepthook = hook
     atexit.register(_peak_line)
     _serve_flight_recorder()
-    if sig := os.environ.get("RUNBOOK_CHECKPOINT_SIGNAL"):
+    # RUNBOOK_CHECKPOINT_ON_REQUEST=1 (RUNBOOK_CHECKPOINT_SIGNAL=USR1, its older name, also
+    # handles that signal for a person's own kill).
+    if os.environ.get(_ON_VARS[0], "").strip().lower() in ("1", "yes", "true", "on"):
+        checkpoint_on()
+    elif sig := os.environ.get(_ON_VARS[1]):
         checkpoint_on(sig)

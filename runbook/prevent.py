@@ -1,22 +1,27 @@
 """handle_prevent: a running job whose worst rank heads for an OOM (the allocator thrashing, a
-step peaking near the card, a leak) is asked to checkpoint now, then cancelled and resubmitted
-from that checkpoint with the micro-batch fitted from its own series: no step lost. On the same
-engine as the OOM, hang and grow runbooks (one lock, the ledger, the dry run, the report).
+step peaking near the card, a leak) is asked to checkpoint at one step on every rank, its
+rerun (the micro-batch fitted from its own series) is submitted held and read back, and only
+then is it cancelled and the rerun released: no step lost, and a job whose rerun cannot be
+submitted keeps training. On the same engine as the OOM, hang and grow runbooks (one lock, the
+ledger, the dry run, the report).
 
-trigger -> job (Slurm; it must run) -> logs (every rank's memory series, the ranks' declared
-checkpoint handler) -> diagnosis (the worst rank, the fit, whether runbook may ask: a handler on
-every rank, and a person or [policy] unattended_prevent) -> plan (the fitted rerun) -> signal
-(scancel --signal to the ranks, as the owner) -> checkpoint (the job's answer in its log, then
-the file read back as the lineage's newest valid checkpoint, bounded by [policy]
-prevent_wait_s) -> cancel -> actions (the rerun from that checkpoint, read back) -> report.
-Without a handler, or no checkpoint in time, nothing but the signal is done, and it says why.
+trigger -> job (Slurm; it must run) -> logs (every rank's memory series, the ranks'
+declarations) -> diagnosis (the worst rank, the fit, whether runbook may ask: every rank of the
+job's world declared, counted against Slurm's figures, and a person or [policy]
+unattended_prevent) -> plan (the fitted rerun) -> request (runbook's file, written as the owner:
+each rank says its step and pauses) -> step (the one step every rank saves at) -> checkpoint
+(every rank's answer in the log, then rank 0's file read back as the lineage's newest valid
+checkpoint) -> actions (the rerun from it, held, read back) -> cancel -> release. Whatever
+fails before the cancel withdraws the request: the job goes on training, and the report says
+why. Each wait is bounded by [policy] prevent_wait_s; the job's own hold outlasts them all
+(planning.prevent.decide refuses a job that holds less).
 """
 
 from __future__ import annotations
 
 import time
 
-from runbook import engine
+from runbook import engine, words
 from runbook.actions import steps
 from runbook.actions.policy import confirm_policy
 from runbook.errors import RunbookError
@@ -28,6 +33,9 @@ from runbook.report.model import plain
 from runbook.trigger import Options, Result, Trigger
 
 POLL_S = 8.0  # at most between two reads of the job's log while it writes the checkpoint
+# How long after the last rank's answer to `next` runbook names the step: the ranks that have
+# not answered are blocked in a collective with the paused ones, or finishing their step.
+SETTLE_S = 5.0
 
 
 def handle_prevent(trigger: Trigger, site, opts: Options | None = None) -> Result:
@@ -78,22 +86,58 @@ def _run(ctx: engine.Run) -> None:
         if ctx.trigger.source == "sweep"
         else confirm_policy(site, None, assume_yes=opts.assume_yes, confirm=opts.confirm)
     )
-    sent = _signal(ctx, job, d)
-    if sent is None:
+    asked = _ask(ctx, job, script, run, d)
+    if asked is None:
         return
-    saved = _await_checkpoint(ctx, job, script, run, d, sent)
-    if saved is None and not ctx.dry:
+    saved, _logs_then = asked
+    plan = ctx.plan = replan(saved, collect.submission_of(ctx.client, job, have=submission))
+    _replace(ctx, job, d, plan)
+    if saved is not None and ctx.rec.incident.new_job_id:
+        _lost(ctx, job, script, saved)
+
+
+def _replace(ctx: engine.Run, job, d, plan) -> None:
+    """The rerun submitted held and read back, then the job cancelled, then the rerun
+    released: a rerun that cannot be submitted leaves the job training (the request
+    withdrawn), and a job that cannot be cancelled keeps running while its held rerun goes."""
+    rec, opts, inc = ctx.rec, ctx.opts, ctx.rec.incident
+    engine.act(ctx, plan, d, decided=True, held=not ctx.dry)
+    new = inc.new_job_id
+    if not ctx.dry and not new:
+        _withdraw(ctx, job, d, "its rerun was not submitted and read back held")
+        plan.needs_human = True
+        plan.human_action = (
+            "the rerun could not be submitted (see the actions): the job was not cancelled and "
+            "goes on training; lower its micro-batch by hand or fix the submission"
+        )
         return
     with rec.step("cancel", opts.progress) as s:
-        r = engine.cancel(ctx, s, hint=f"cancel it by hand (scancel {job.job_id})")
-    if r.status not in ("applied", "dry_run", "skipped"):
+        try:
+            r = engine.cancel(ctx, s, hint=f"cancel it by hand (scancel {job.job_id})")
+        except RunbookError:
+            r = None
+    if r is None or r.status not in ("applied", "dry_run", "skipped"):
+        if new:  # the held rerun is runbook's doing: it goes, the job trains on
+            ctx.ex.run(steps.cancel(ctx.client, new))
+            inc.new_job_id = None
+        _withdraw(ctx, job, d, "the job could not be cancelled")
         plan.needs_human = True
-        plan.human_action = f"job {job.job_id} was not cancelled ({r.status}): it keeps running"
+        plan.human_action = f"job {job.job_id} was not cancelled: it keeps running"
         return
-    if saved is not None:
-        plan = ctx.plan = replan(saved, collect.submission_of(ctx.client, job, have=submission))
-        _lost(ctx, job, script, saved)
-    engine.act(ctx, plan, d, decided=True)
+    with rec.step("release", opts.progress) as s:
+        if not new:
+            s.status, s.detail = "skipped", "dry run: nothing submitted"
+            return
+        rel = ctx.ex.run(
+            steps.release(
+                ctx.client, new, inc.id, why=f"job {job.job_id} is cancelled: the rerun runs"
+            )
+        )
+        s.status = "ok" if rel.ok else "failed"
+        s.detail = f"{rel.status}: {rel.message}"
+        if not rel.ok:
+            plan.needs_human = True
+            plan.human_action = f"release the rerun by hand: scontrol release {new}"
 
 
 def _logs(ctx: engine.Run, job, script):
@@ -111,7 +155,7 @@ def _decide(ctx: engine.Run, job, script: str, launch):
     inc = rec.incident
     with rec.step("diagnosis", ctx.opts.progress) as s:
         seen = trend.watch(launch.trends, site.ladder.fit_margin)
-        declared = handler.read(launch.instrument, handler.seen_ranks(launch))
+        declared = handler.read(launch.instrument, job, handler.seen_ranks(launch))
         f = None
         if seen is not None and fitting.fittable(seen.trend):
             m, a = failing_batch(script, site.knobs)
@@ -125,6 +169,8 @@ def _decide(ctx: engine.Run, job, script: str, launch):
             f,
             mode=site.policy.unattended_prevent,
             person=ctx.trigger.source != "sweep",
+            wait_s=site.policy.prevent_wait_s,
+            convention=handler.requeue_convention(script, "\n".join(launch.tails)),
         )
         # The latest step any rank's series shows: the requested checkpoint is at it or after.
         done = [x for t in launch.trends for x in t.steps if x is not None]
@@ -141,77 +187,162 @@ def _decide(ctx: engine.Run, job, script: str, launch):
     return d
 
 
-def _signal(ctx: engine.Run, job, d) -> float | None:
-    """The request, through the executor; when it was sent (None: not sent, nothing else done)."""
-    with ctx.rec.step("signal", ctx.opts.progress) as s:
-        r = ctx.ex.run(
-            steps.signal(ctx.client, job.job_id, d.signal, ctx.rec.incident.id, known=job)
-        )
+def _ask(ctx: engine.Run, job, script: str, run, d):
+    """The request and its answers: (the checkpoint every rank wrote at one step, the log read
+    then), or None (nothing more is done; withdrawn where it was written). A dry run shows the
+    request and goes on to the plan's actions with the newest checkpoint so far."""
+    site, rec, opts = ctx.site, ctx.rec, ctx.opts
+    with rec.step("request", opts.progress) as s:
+        r = _write(ctx, job, d, "next")
         s.detail = f"{r.status}: {r.message}"
         if r.status == "dry_run":
-            return time.time()
-        if r.status != "applied" and not (r.status == "skipped" and r.value):
+            s.status = "ok"
+            return collect.checkpoints_of(site, job, run).chosen, None
+        if not (r.status == "applied" or (r.status == "skipped" and r.value)):
             s.status = "skipped" if r.status in ("declined", "skipped") else "failed"
             assert ctx.plan is not None
             ctx.plan.needs_human = r.status == "failed"
-            ctx.plan.human_action = f"the request was not sent ({r.status}): nothing changed"
+            ctx.plan.human_action = f"the request was not written ({r.status}): nothing changed"
             return None
-        try:
-            return float(r.value or time.time())
-        except ValueError:
-            return time.time()
+        sent = float(r.value or time.time())
+    with rec.step("step", opts.progress) as s:
+        target, why = _agree(ctx, job, script, d)
+        if target is None:
+            return _gave_up(ctx, job, d, s, why)
+        r = _write(ctx, job, d, str(target))
+        if not r.ok:
+            return _gave_up(ctx, job, d, s, f"the step could not be named ({r.message})")
+        s.detail = f"every rank saves after step {target} ({why})"
+        inc = rec.incident
+        inc.evidence["request"] = {"path": d.request, "step": target, "how": why}
+    with rec.step("checkpoint", opts.progress) as s:
+        got, why = _await_checkpoint(ctx, job, script, run, d, sent, target)
+        if got is None:
+            return _gave_up(ctx, job, d, s, why)
+        saved, logs = got
+        s.detail = f"step {saved.step}: {saved.path} ({saved.reason}); {why}"
+        return saved, logs
 
 
-def _await_checkpoint(ctx: engine.Run, job, script: str, run, d, sent: float):
-    """The checkpoint the job wrote on request: its line in the log (at the last step seen or
-    later), then the file read back as the lineage's newest valid checkpoint, written after the
-    request. Polled until [policy] prevent_wait_s; None when it never came."""
-    site = ctx.site
-    with ctx.rec.step("checkpoint", ctx.opts.progress) as s:
-        if ctx.dry:
-            s.status, s.detail = "skipped", "dry run: no request sent, none awaited"
-            return None
-        at_least = d.step + 1 if d.step is not None else None
-        deadline = time.monotonic() + site.policy.prevent_wait_s
-        said, wait = None, 0.5
-        while True:
-            logs = collect.read_logs(site, job, script, ctx.hosts)
-            said = handler.written(logs.launch.instrument, at_least) or said
-            if said is not None:
-                chosen = collect.checkpoints_of(site, job, run).chosen
-                if (
-                    chosen is not None
-                    and chosen.step == said[0]
-                    and (chosen.mtime or 0) >= sent - 2
-                ):
-                    ctx.rec.raw("log-after-request.txt", logs.raw)
-                    s.detail = f"step {chosen.step}: {chosen.path} ({chosen.reason})"
-                    ctx.rec.incident.evidence["requested_checkpoint"] = {
-                        "step": chosen.step,
-                        "path": chosen.path,
-                        "said": said[1],
-                        "after_s": round((chosen.mtime or sent) - sent, 1),
-                    }
-                    return chosen
-            if time.monotonic() >= deadline:
-                break
-            # Soon at first (a job saves in seconds), then less often (a large model's save).
-            time.sleep(min(wait, max(0.0, deadline - time.monotonic())))
-            wait = min(wait * 2, POLL_S)
-        s.status = "unknown"
-        s.detail = (
-            f"no new valid checkpoint within {site.policy.prevent_wait_s:g} s of the request"
-            + (
-                f" (the job said {said[1]} at step {said[0]}, not read back as valid)"
-                if said
-                else ""
-            )
-            + ": the job keeps running, nothing else changed"
+def _write(ctx: engine.Run, job, d, what: str):
+    assert d.request is not None
+    return ctx.ex.run(
+        steps.request_checkpoint(
+            ctx.actor, job.job_id, d.request, ctx.rec.incident.id, what, known=job, client=None
         )
-        assert ctx.plan is not None
-        ctx.plan.needs_human = True
-        ctx.plan.human_action = s.detail
+    )
+
+
+def _withdraw(ctx: engine.Run, job, d, why: str) -> None:
+    """The request withdrawn (the ranks that paused or hold go on training); never asked of a
+    person: it undoes runbook's own request."""
+    if ctx.dry or d.request is None:
+        return
+    confirm, ctx.ex.confirm = ctx.ex.confirm, None
+    try:
+        r = _write(ctx, job, d, "withdrawn")
+    finally:
+        ctx.ex.confirm = confirm
+    ctx.rec.incident.evidence.setdefault("notes", []).append(
+        f"request withdrawn ({r.status}): {why}"
+    )
+
+
+def _gave_up(ctx: engine.Run, job, d, s, why: str) -> None:
+    s.status = "unknown"
+    s.detail = f"{why}: the request was withdrawn, the job keeps training, nothing else changed"
+    _withdraw(ctx, job, d, why)
+    assert ctx.plan is not None
+    ctx.plan.needs_human = True
+    ctx.plan.human_action = s.detail
+    return None
+
+
+def _read_answers(ctx: engine.Run, job, script: str):
+    logs = collect.read_logs(ctx.site, job, script, ctx.hosts)
+    return logs, handler.answers(logs.launch.instrument, ctx.rec.incident.id)
+
+
+def _until(ctx: engine.Run, job, script: str, judge):
+    """The job's log read again and again (soon at first, then less often) until
+    `judge(logs, answers, last)` returns something; `last` is True once [policy]
+    prevent_wait_s has passed, when it must."""
+    deadline = time.monotonic() + ctx.site.policy.prevent_wait_s
+    wait = 0.5
+    while True:
+        last = time.monotonic() >= deadline
+        logs, a = _read_answers(ctx, job, script)
+        if (got := judge(logs, a, last)) is not None:
+            return got
+        time.sleep(min(wait, max(0.0, deadline - time.monotonic())))
+        wait = min(wait * 2, POLL_S)
+
+
+def _agree(ctx: engine.Run, job, script: str, d) -> tuple[int | None, str]:
+    """The step every rank saves after (handler.step_to_save), from the steps they say on
+    seeing the request: read until every rank of the world answered, or the answers stop
+    coming for SETTLE_S (the rest are blocked in a collective with the paused ones), bounded
+    by [policy] prevent_wait_s. (None, why) when no rank answered."""
+    world = d.world
+    assert world is not None
+    seen = {"count": 0, "since": time.monotonic()}
+
+    def judge(_logs, a, last):
+        if len(a.seen) != seen["count"]:
+            seen["count"], seen["since"] = len(a.seen), time.monotonic()
+        if len(a.seen) >= world:
+            return handler.step_to_save(a, world), f"all {world} ranks paused"
+        if a.seen and (last or time.monotonic() - seen["since"] >= SETTLE_S):
+            return handler.step_to_save(a, world), (
+                f"{len(a.seen)} of {world} ranks paused, the rest one step behind at most"
+            )
+        if last:
+            return None, (
+                f"no rank said it saw the request at {d.request} within "
+                f"{ctx.site.policy.prevent_wait_s:g} s (is that folder shared with runbook's "
+                "host?)"
+            )
         return None
+
+    return _until(ctx, job, script, judge)
+
+
+def _await_checkpoint(ctx: engine.Run, job, script: str, run, d, sent: float, target: int):
+    """Every rank's checkpoint line at `target`, then rank 0's file read back as the lineage's
+    newest valid checkpoint, written after the request: ((checkpoint, logs), how) or
+    (None, why). A rank that passed the step before it saw it (checkpoint-missed) ends the
+    wait at once: the ranks would hold at different steps."""
+    site = ctx.site
+    world = d.world
+    assert world is not None
+
+    def judge(logs, a, last):
+        if a.missed:
+            r, at = next(iter(sorted(a.missed.items())))
+            return None, f"rank {r} was past step {target} (at {at}) when it saw the request"
+        at_target = {r for r, (step, _) in a.written.items() if step == target}
+        if len(at_target) >= world:
+            chosen = collect.checkpoints_of(site, job, run).chosen
+            if chosen is not None and chosen.step == target and (chosen.mtime or 0) >= sent - 2:
+                ctx.rec.raw("log-after-request.txt", logs.raw)
+                ctx.rec.incident.evidence["requested_checkpoint"] = {
+                    "step": chosen.step,
+                    "path": chosen.path,
+                    "ranks_written": sorted(at_target),
+                    "said": a.written.get(0, (target, ""))[1],
+                    "after_s": round((chosen.mtime or sent) - sent, 1),
+                }
+                return (chosen, logs), f"all {world} ranks wrote step {target} and hold"
+        if last:
+            missing = sorted(set(range(world)) - at_target)
+            return None, (
+                f"no valid checkpoint of step {target} from every rank within "
+                f"{site.policy.prevent_wait_s:g} s ({words.ranks(missing) or 'every rank'} "
+                "said none, or the file was not read back as valid)"
+            )
+        return None
+
+    return _until(ctx, job, script, judge)
 
 
 def _lost(ctx: engine.Run, job, script: str, saved) -> None:

@@ -215,7 +215,7 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
         elif seen := trend.watch(launch.trends, site.ladder.fit_margin):
             # Before it dies: its worst rank said; prevented where the job and the site allow
             # it (runbook prevent), else nothing changed.
-            if _may_prevent(site, launch):
+            if _may_prevent(site, launch, j):
                 res.lines.append(_prevent(site, j, logs, dry_run))
             else:
                 said = _pressure(site, j, seen)
@@ -266,17 +266,18 @@ def tell_once(conn, site, job_id: str, kind: str, said: str) -> bool:
     return bool(queued)
 
 
-def _may_prevent(site, launch) -> bool:
-    """Whether [policy] unattended_prevent lets the sweep ask this job: every rank declared a
-    checkpoint handler, and (under "opted_in") its owner set RUNBOOK_PREVENT=1. The prevention
-    runbook decides again from its own read; this only spares an incident per reported job."""
+def _may_prevent(site, launch, job) -> bool:
+    """Whether [policy] unattended_prevent lets the sweep ask this job: every rank of its world
+    declared that it checkpoints on request (counted against Slurm's figures for `job`), and
+    (under "opted_in") its owner set RUNBOOK_PREVENT=1. The prevention runbook decides again
+    from its own read; this only spares an incident per reported job."""
     from runbook.evidence import handler
 
     mode = site.policy.unattended_prevent
     if mode == "never":
         return False
-    h = handler.read(launch.instrument, handler.seen_ranks(launch))
-    return h.signal is not None and (mode == "declared" or h.opted_in)
+    h = handler.read(launch.instrument, job, handler.seen_ranks(launch))
+    return h.request is not None and (mode == "declared" or h.opted_in)
 
 
 def _prevent(site, j, logs, dry_run) -> Line:

@@ -1,7 +1,8 @@
 """A small distributed PyTorch training job that runs out of (modelled) GPU memory.
 
 Runs for real on CPUs: `torch.distributed` with the gloo backend, one process per Slurm task
-(srun), a real all-reduce every step, a real `torch.save` checkpoint every --ckpt-every steps,
+(srun), or per rank of torchrun, or of a shell wrapper (train.sbatch.j2's `launcher`), a real
+all-reduce every step, a real `torch.save` checkpoint every --ckpt-every steps,
 resume from RUNBOOK_RESUME_FROM (or --resume-from). There is no GPU here, so the GPU's memory is
 *modelled*, openly, and only the model decides when a rank runs out:
 
@@ -238,6 +239,12 @@ def main() -> int:
     ap.add_argument("--warmup-mib", type=float, default=0.0)
     ap.add_argument("--warmup-steps", type=int, default=1)
     ap.add_argument("--mem-lines", action="store_true")
+    ap.add_argument(
+        "--undeclared-rank",
+        type=int,
+        default=-1,
+        help="this rank does not declare that it checkpoints on request (its code never does)",
+    )
     ap.add_argument("--retries-per-step", type=int, default=0)
     ap.add_argument(
         "--thrash-rank",
@@ -274,8 +281,10 @@ def main() -> int:
         )
         args.grad_accum = int(recipe.get("gradient_accumulation_steps", args.grad_accum))
 
-    rank, world = int(os.environ["SLURM_PROCID"]), int(os.environ["SLURM_NTASKS"])
-    local = int(os.environ.get("SLURM_LOCALID", "0"))
+    # Under torchrun (or a launcher like it) its variables; under srun, Slurm's.
+    rank = int(os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")))
+    world = int(os.environ.get("WORLD_SIZE", os.environ.get("SLURM_NTASKS", "1")))
+    local = int(os.environ.get("LOCAL_RANK", os.environ.get("SLURM_LOCALID", "0")))
     dist.init_process_group(
         "gloo",
         init_method="env://",
@@ -283,6 +292,8 @@ def main() -> int:
         world_size=world,
         timeout=datetime.timedelta(hours=2),
     )
+    if rank == args.undeclared_rank:
+        os.environ.pop("RUNBOOK_CHECKPOINT_ON_REQUEST", None)
     try:
         from runbook import instrument
 
@@ -290,12 +301,12 @@ def main() -> int:
         # when the job states it: what the fitted micro-batch rests on).
         instrument.install(_Weights(args.param_mib) if args.report_params else None)
         watch = instrument.watch
-        # RUNBOOK_CHECKPOINT_SIGNAL=USR1 in the job's environment: install() handles it, and
-        # the loop checkpoints at once when asked (runbook's prevention, issue 56).
+        # RUNBOOK_CHECKPOINT_ON_REQUEST=1 in the job's environment: install() declares it, and
+        # every rank saves the step runbook names and holds (runbook's prevention).
         requested, written = instrument.checkpoint_requested, instrument.checkpoint_written
     except ImportError:  # the job runs without runbook installed too
         watch = contextlib.nullcontext
-        requested, written = (lambda: False), (lambda _step, _path: None)
+        requested, written = (lambda _step: False), (lambda _step, _path: None)
 
     retried = [0]  # the allocator's retries so far (num_alloc_retries)
 
@@ -474,16 +485,16 @@ def main() -> int:
             dist.all_reduce(grad)  # a real collective: where the survivors wedge
         weights += grad / world
         time.sleep(args.step_seconds)
-        asked = requested()  # every rank clears its request; rank 0 writes the checkpoint
+        asked = requested(step)  # every rank asks after every step; rank 0 writes the file
+        path = os.path.join(args.ckpt_dir, f"step_{step}.pt")
         if rank == 0:
             print(f"step {step}/{args.steps} loss {1.0 / step:.4f}", flush=True)
             if step % args.ckpt_every == 0 or asked:
                 os.makedirs(args.ckpt_dir, exist_ok=True)
-                path = os.path.join(args.ckpt_dir, f"step_{step}.pt")
                 torch.save({"step": step, "weights": weights}, path + ".tmp")
                 os.replace(path + ".tmp", path)
-                if asked:
-                    written(step, path)
+        if asked:  # every rank says it, then holds for the cancel
+            written(step, path)
         if args.eval_every and step % args.eval_every == 0:
             if rank == 0:
                 print("***** Running Evaluation *****", flush=True)

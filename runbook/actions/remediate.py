@@ -26,12 +26,14 @@ def apply_plan(
     d: Diagnosis | HangDiagnosis,
     known: steps.Known | None = None,
     actor=None,
+    held: bool = False,
 ) -> None:
     """Drain (when the rung says so), write the patched script where its owner reads it, submit
     it as the owner with the lineage tag, and read the new job back: the same world size and
     GPUs, or it is cancelled and a person decides. Every mutation goes through the executor.
     `actor` (runbook.identity): who the job's files and commands belong to; runbook itself
-    when None or `self`."""
+    when None or `self`. `held`: submitted with --hold, and read back held (the job it
+    replaces still runs; the caller cancels it, then releases this one)."""
     if plan.drain:
         reasons = (d.reasons[0] if d.reasons else d.verdict)[:200]
         r = ex.run(
@@ -48,6 +50,8 @@ def apply_plan(
     if written is None:
         return
     script, args = written
+    if held:
+        args = ["--hold", *args]
     sub = ex.run(
         steps.submit(
             client,
@@ -72,7 +76,7 @@ def apply_plan(
     )
     if sub.status != "applied" or not sub.value:
         return
-    _read_back(ex, client, job, plan, sub.value)
+    _read_back(ex, client, job, plan, sub.value, held)
 
 
 def _writer(site, job, plan: ladder.Plan, folder: Path, actor, incident: str):
@@ -126,9 +130,11 @@ def _write_job(
     return script, args
 
 
-def _read_back(ex: Executor, client, job, plan: ladder.Plan, new_id: str) -> None:
-    """Read the new job back: the same world size and GPUs, or it is not the same job (it is
-    cancelled and a person decides)."""
+def _read_back(
+    ex: Executor, client, job, plan: ladder.Plan, new_id: str, held: bool = False
+) -> None:
+    """Read the new job back: the same world size and GPUs (and held, when it was submitted
+    held), or it is not the same job (it is cancelled and a person decides)."""
     try:
         new = client.job(new_id)
     except RunbookError as e:
@@ -139,6 +145,8 @@ def _read_back(ex: Executor, client, job, plan: ladder.Plan, new_id: str) -> Non
     # A heterogeneous job: every component read back, each against its own.
     pairs = resources.components(job, new) if len(job.components) > 1 else []
     wrong += [w for c in pairs for w in c["mismatches"]]
+    if held and not new.reason.startswith("JobHeld"):
+        wrong.append(f"submitted with --hold, Slurm shows it {new.state} ({new.reason or '-'})")
     plan.readback = {
         "original": resources.world(job),
         "new": resources.world(new),

@@ -197,36 +197,79 @@ def hold(
     )
 
 
-def signal(client, job_id: str, sig: str, incident: str, *, known=None) -> Action:
-    """`scancel --signal=SIG` to the job's ranks, as its owner: the request to checkpoint now
-    that every rank declared it handles (evidence.handler). Once per incident (a resumed
-    incident does not ask twice); its value is when it was sent, from which the checkpoint it
-    asks for is awaited. Slurm shows no effect of a signal: the job's answer is read back from
-    its log by the step after."""
+# Run as the job's owner (runbook.identity): runbook's request to a running job, written where
+# its ranks poll it (evidence.handler checked the name), through a temporary name renamed into
+# place, so a rank never reads half a request and a planted link is replaced, never followed.
+_REQUEST_WRITE = (
+    "set -e; umask 022; d=$1; f=$2; "
+    '[ -d "$d" ] || { echo "$d is not a folder on this host" >&2; exit 3; }; '
+    't=$(mktemp "$d/.runbook-request-XXXXXX"); cat >"$t"; chmod 644 -- "$t"; '
+    'mv -fT -- "$t" "$d/$f"; echo wrote'
+)
+
+
+def request_checkpoint(
+    actor, job_id: str, path: str, incident: str, what: str, *, known=None, client=None
+) -> Action:
+    """Write runbook's checkpoint request for job `job_id` into `path` as the job's owner:
+    `what` is next (each rank says its step and pauses), a step number (every rank saves
+    after it), or withdrawn (the ranks go on). Once per incident and `what`; its value is when
+    it was written. Slurm shows no effect: the ranks' answers are read back from the log."""
+    from runbook.instrument import REQUEST_HEAD
+
+    text = f"{REQUEST_HEAD} id={incident} step={what}\n"
+    folder, name = os.path.split(path)
+    argv = (actor.wrap if actor is not None else list)(
+        ["sh", "-c", _REQUEST_WRITE, "runbook-request", folder, name]
+    )
 
     def check():
+        if what == "withdrawn" or client is None:
+            return None
         job = known if known is not None else client.job(job_id)
         return None if job.state == "RUNNING" else f"job {job_id} is {job.state}: nothing to ask"
 
-    argv = client.signal_argv(job_id, sig)
-
     def apply():
-        sent = time.time()
-        r = client.change(argv, f"signalling job {job_id}")
-        return Outcome(getattr(r, "exit_code", 0), getattr(r, "stdout", "") or "", value=f"{sent}")
+        import subprocess
 
+        sent = time.time()
+        try:
+            r = subprocess.run(
+                argv, input=text.encode(), capture_output=True, timeout=60, check=False
+            )
+        except (OSError, subprocess.SubprocessError) as e:
+            return Outcome(1, "", error=f"could not write {path}: {e}")
+        if r.returncode != 0:
+            err = r.stderr.decode(errors="replace").strip()
+            return Outcome(
+                r.returncode, err, error=f"could not write {path}: {err or r.returncode}"
+            )
+        return Outcome(0, r.stdout.decode(errors="replace").strip(), value=f"{sent}")
+
+    said = {
+        "next": "ask its ranks to say their step and pause",
+        "withdrawn": "withdraw the request: its ranks go on training",
+    }.get(what, f"ask every rank to checkpoint after step {what}")
+    who = f" as {actor.owner.name}" if actor is not None and actor.as_owner else ""
     return Action(
-        "signal",
+        "request",
         job_id,
-        argv,
-        f"signal:{job_id}:{incident}",
-        f"ask job {job_id} to checkpoint now (SIG{sig} to its ranks, which declared a handler)",
+        ["write", path, text.strip() + who],
+        f"request:{job_id}:{incident}:{what}",
+        f"job {job_id}: {said} ({path}{who})",
         check,
         apply,
     )
 
 
-def release(client, job_id: str, incident: str, *, readback_s: float = READBACK_S) -> Action:
+def release(
+    client,
+    job_id: str,
+    incident: str,
+    *,
+    readback_s: float = READBACK_S,
+    why: str = "it now waits on the rerun",
+) -> Action:
     def check():
         job = client.job(job_id)
         return None if _held(job) else f"job {job_id} is not held ({job.state} {job.reason})"
@@ -241,7 +284,7 @@ def release(client, job_id: str, incident: str, *, readback_s: float = READBACK_
         job_id,
         argv,
         f"release:{job_id}:{incident}",
-        f"release job {job_id}: it now waits on the rerun",
+        f"release job {job_id}: {why}",
         check,
         lambda: _then_read_back(
             client.change(argv, f"releasing job {job_id}"),

@@ -50,17 +50,19 @@ def prevent(app, job_arg, job_id, dry_run, yes, force, as_json):
     Reads every rank's memory series in the job's log (runbook.instrument's per-step line) and
     takes the worst rank: the allocator's retries rising (thrashing), the step's peak within
     [ladder] fit_margin of the card (near_capacity), or memory at step starts rising towards the
-    card (leak). When every rank declared a checkpoint handler (runbook.instrument's
-    checkpoint_on, or RUNBOOK_CHECKPOINT_SIGNAL=USR1 in the job's environment), it asks the job
-    to checkpoint now (`scancel --signal=USR1 JOB`, as the job's owner), waits for that
-    checkpoint ([policy] prevent_wait_s; read back from the log and the job's folder), cancels
-    the job and resubmits it from that checkpoint with the micro-batch fitted from the worst
-    rank's own series, the global batch kept. No step is lost: the job holds its loop after the
-    requested checkpoint until the cancel.
+    card (leak). When every rank of the job's world declared that it checkpoints on request
+    (runbook.instrument's checkpoint_on, or RUNBOOK_CHECKPOINT_ON_REQUEST=1 in the job's
+    environment; counted against Slurm's task and node counts), it writes the request file the
+    ranks poll, as the job's owner (never a signal: one would reach torchrun's agent too): the
+    ranks say their step and pause, every rank saves one step runbook names and holds. Then the
+    rerun, from that checkpoint with the micro-batch fitted from the worst rank's own series and
+    the global batch kept, is submitted held and read back, the job is cancelled, and the rerun
+    released. No step is lost; a rerun that cannot be submitted leaves the job training.
 
-    Without a handler on every rank, or no checkpoint in time, it reports and changes nothing
-    else. A person confirms (--yes or the terminal); `runbook sweep` does it by itself under
-    [policy] unattended_prevent ("opted_in": jobs with RUNBOOK_PREVENT=1; "declared"; "never").
+    Without every rank declared, or no checkpoint in time ([policy] prevent_wait_s), it reports,
+    withdraws its request and changes nothing else. A person confirms (--yes or the terminal);
+    `runbook sweep` does it by itself under [policy] unattended_prevent ("opted_in": jobs with
+    RUNBOOK_PREVENT=1; "declared"; "never").
 
     \b
     Examples:
@@ -68,7 +70,8 @@ def prevent(app, job_arg, job_id, dry_run, yes, force, as_json):
       runbook --site prod prevent --job 123456 --yes --json
     Exit codes: 0 done, or nothing to do (the summary says why: no rank heading for an OOM, no
     handler), 1 a step failed, 2 usage or configuration error, 3 Slurm does not know the job id,
-    4 a person is needed (declined, no checkpoint in time, no fitted micro-batch applies).
+    4 a person is needed (declined, no checkpoint in time, no fitted micro-batch applies, the
+    rerun could not be submitted).
     """
     run_verb(app, _prevent(), "prevent", job_arg, job_id, dry_run, yes, force, as_json)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -53,7 +54,11 @@ def submit(app, template, variables, sbatch_args, dry_run, as_json):
     text = render(template, parse_vars(list(variables)))
     bash_n(text)
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    script = str(site.path(site.state.dir) / "scripts" / f"{Path(template).stem}-{stamp}.sbatch")
+    # The content's digest in the name: two different jobs rendered in the same second are two
+    # files (and two submissions); the same job twice is one.
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    name = f"{Path(template).stem}-{stamp}-{digest}.sbatch"
+    script = str(site.path(site.state.dir) / "scripts" / name)
     conn = site_db(site, dry_run=site.policy.dry_run)
     ex = Executor(
         conn, incident=f"submit-{stamp}", actor="runbook submit", dry_run=site.policy.dry_run

@@ -65,8 +65,9 @@ class FirstFailure:
 class InstrumentLine:
     """A line printed by runbook.instrument inside the job."""
 
-    # start | oom-dump | peak | checkpoint-signal (the job handles that signal as a request
-    # to checkpoint) | checkpoint (the checkpoint a request asked for is written)
+    # start | oom-dump | peak | checkpoint-request (the rank checkpoints when runbook asks) |
+    # checkpoint-seen, checkpoint-missed, checkpoint-resumed (its answers to a request) |
+    # checkpoint (the checkpoint a request asked for is written)
     kind: str
     rank: int | None
     fields: dict[str, str]
@@ -74,7 +75,8 @@ class InstrumentLine:
 
 
 _INSTRUMENT = lazy(
-    r"RUNBOOK_INSTRUMENT (start|oom-dump|peak|checkpoint-signal|checkpoint) rank=(\S+)(.*)$",
+    r"RUNBOOK_INSTRUMENT (start|oom-dump|peak|checkpoint-(?:request|seen|missed|resumed)|checkpoint)"
+    r" rank=(\S+)(.*)$",
     needs="RUNBOOK_INSTRUMENT",
 )
 

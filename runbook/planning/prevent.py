@@ -4,7 +4,8 @@ losing no step. Pure functions of values gathered before (the job, the worst ran
 the ranks declared, the fit), tested as data in, data out.
 
 Acting on a job that still trains is opt-in twice over: the job must handle the request (every
-rank declared the signal: evidence.handler), and either a person asked (`runbook prevent`) or
+rank of its world declared it polls runbook's request file, counted against Slurm's figures:
+evidence.handler), and either a person asked (`runbook prevent`) or
 the site lets the sweep act ([policy] unattended_prevent: "declared" for every job with a
 handler, "opted_in" for those whose owner also set RUNBOOK_PREVENT=1, "never"). Anything else is
 reported, with why, and nothing is changed.
@@ -24,6 +25,11 @@ from runbook.record import record
 RUNG = next(r.id for r in rungs.REGISTRY.values() if r.fitted)
 # Verdicts after which nothing was changed: a later look (a person, the next sweep) may act.
 REPORTED = ("report_only", "nothing_seen", "not_running")
+# What runbook needs after the job saved, before the cancel ends its hold: the rerun's files,
+# its held submission and read-back, the cancel and its read-back (each read-back waits at most
+# 20 s). A job that holds less than that (its RUNBOOK_CHECKPOINT_HOLD_S) is not asked: it
+# could train on past the step it saved.
+AFTER_SAVE_S = 120.0
 
 
 @record
@@ -34,7 +40,8 @@ class PreventDecision:
     reasons: list[str] = field(default_factory=list)
     kind: str | None = None  # thrashing | near_capacity | leak (evidence.trend.Watch)
     rank: int | None = None
-    signal: str | None = None
+    request: str | None = None  # the file the ranks poll, which runbook writes as the owner
+    world: int | None = None  # the world size every rank declared, confirmed by Slurm
     step: int | None = None  # the last step any rank's series shows completed
     projected_step: int | None = None  # a leak's step at the card
     fit: Any = None  # planning.fit.Fit from the worst rank's series
@@ -52,7 +59,8 @@ class PreventDecision:
             "reasons": self.reasons,
             "kind": self.kind,
             "rank": self.rank,
-            "signal": self.signal,
+            "request": self.request,
+            "world": self.world,
             "last_step": self.step,
             "projected_step": self.projected_step,
             "fit": self.fit.contract() if self.fit is not None else None,
@@ -77,11 +85,23 @@ def _fit_words(fit) -> str | None:
     return None
 
 
-def decide(job, seen, handler, fit, *, mode: str, person: bool) -> PreventDecision:
+def decide(
+    job,
+    seen,
+    handler,
+    fit,
+    *,
+    mode: str,
+    person: bool,
+    wait_s: float = 300.0,
+    convention: list[str] | None = None,
+) -> PreventDecision:
     """`seen`: evidence.trend.Watch of the worst rank (None: nothing seen); `handler`:
     evidence.handler.Handler; `fit`: planning.fit.Fit from that rank's series (None: none);
     `mode`: [policy] unattended_prevent; `person`: a person asked (`runbook prevent`), not the
-    sweep."""
+    sweep; `wait_s`: [policy] prevent_wait_s, how long runbook waits for each answer;
+    `convention`: Slurm's checkpoint-and-requeue convention the job follows
+    (evidence.handler.requeue_convention)."""
     if job.state != "RUNNING":
         return PreventDecision(
             "not_running",
@@ -101,14 +121,29 @@ def decide(job, seen, handler, fit, *, mode: str, person: bool) -> PreventDecisi
         [seen.why],
         kind=seen.kind,
         rank=seen.rank,
-        signal=handler.signal,
+        request=handler.request,
+        world=handler.world,
         step=max(steps) if steps else None,
         projected_step=seen.projected_step,
         fit=fit,
     )
     refusal = None
-    if handler.signal is None:
+    if handler.request is None and convention:
+        refusal = (
+            f"the job follows Slurm's checkpoint-and-requeue convention ({', '.join(convention)}): "
+            "it saves and requeues itself on SIGUSR1, at its own batch (which would run out "
+            "again), and a signal through Slurm also reaches its launcher; runbook does not "
+            "signal it. Lower its micro-batch by hand, or declare runbook's request "
+            "(runbook.instrument.checkpoint_on) on every rank"
+        )
+    elif handler.request is None:
         refusal = f"{handler.why}: runbook cannot ask it to checkpoint"
+    elif handler.hold_s is not None and handler.hold_s < wait_s + AFTER_SAVE_S:
+        refusal = (
+            f"the job holds {handler.hold_s:g} s after its checkpoint (RUNBOOK_CHECKPOINT_HOLD_S); "
+            f"runbook may need {wait_s + AFTER_SAVE_S:g} s ([policy] prevent_wait_s + "
+            f"{AFTER_SAVE_S:g} s) before its cancel: it would train on past the step it saved"
+        )
     elif (why := _fit_words(fit)) is not None:
         refusal = why
     elif not person and mode == "never":
@@ -124,9 +159,10 @@ def decide(job, seen, handler, fit, *, mode: str, person: bool) -> PreventDecisi
         return d
     assert fit is not None
     d.reasons.append(
-        f"every rank ({', '.join(map(str, handler.ranks))}) handles SIG{handler.signal}: asked "
-        f"to checkpoint now, then cancelled and resubmitted at micro-batch {fit.micro_batch} "
-        f"(from {fit.from_micro_batch}), the global batch kept"
+        f"every rank of the {handler.world} ({handler.confirmed_by}) polls {handler.request}: "
+        f"asked to checkpoint at one step, its rerun submitted held at micro-batch "
+        f"{fit.micro_batch} (from {fit.from_micro_batch}, the global batch kept), then it is "
+        "cancelled and the rerun released"
     )
     return d
 

@@ -170,8 +170,10 @@ def incident_cost(report: dict) -> dict:
     ckpt = _lost_since(plan, job, basis)
     gpus = _gpus(job.get("tres", ""))
     lost = None
-    if gpus is not None and freed is not None and ckpt is not None and freed >= ckpt:
-        lost = _gpu_hours(gpus * (freed - ckpt) / 3600.0)
+    # Slurm records an end in whole seconds: a cancel within the second of the checkpoint (a
+    # prevented job held at it) ends "before" it by less than one.
+    if gpus is not None and freed is not None and ckpt is not None and freed >= ckpt - 1.0:
+        lost = _gpu_hours(gpus * max(0.0, freed - ckpt) / 3600.0)
 
     def since_start(t: float | None) -> float | None:
         return round(t - started, 1) if t is not None and started is not None else None

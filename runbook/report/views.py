@@ -174,6 +174,9 @@ def _summary(inc: Incident, d, oom_d, plan, results: list, dry: bool, verdict: s
         + numbers
         + ("; " + "; ".join(did) if did else "; nothing changed")
     )
+    if not did and plan is not None and inc.evidence.get("runbook") == "prevent":
+        # A running job left as it was: why, in the line the sweep and a person read first.
+        summary += f": {plan.human_action or plan.why}" if plan.human_action or plan.why else ""
     if inc.status == "stopped":
         summary += f"; STOPPED at {inc.stopped_at}"
     return summary

@@ -19,7 +19,6 @@ from datetime import datetime
 from runbook.errors import ArrayJobError, JobNotFound, SlurmError, UsageError
 from runbook.evidence.units import small_int
 from runbook.slurm.client import (
-    CHECKPOINT_SIGNALS,
     JobInfo,
     NodeStateEvent,
     Submission,
@@ -349,16 +348,6 @@ class CliSlurm:
 
     def hold_argv(self, job_id: str) -> list[str]:
         return self._as_owner(self._m(["scontrol", "hold", check_job_id(job_id)]))
-
-    def signal_argv(self, job_id: str, signal: str) -> list[str]:
-        if signal not in CHECKPOINT_SIGNALS:
-            raise UsageError(
-                f"{signal!r} is not a signal runbook sends to a job (expected one of "
-                f"{', '.join(CHECKPOINT_SIGNALS)}: what a job declares it checkpoints on)"
-            )
-        # No --batch, no --full: the steps' processes (the ranks), not the batch shell, whose
-        # default action for USR1 would end the job.
-        return self._as_owner(self._m(["scancel", f"--signal={signal}", check_job_id(job_id)]))
 
     def release_argv(self, job_id: str) -> list[str]:
         return self._as_owner(self._m(["scontrol", "release", check_job_id(job_id)]))

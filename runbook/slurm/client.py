@@ -81,12 +81,6 @@ def check_node(node: str) -> str:
     return node
 
 
-# The signals runbook sends a job that declared it checkpoints on one (runbook.instrument's
-# checkpoint_on): the two Slurm's own convention (--signal=B:USR1@T) and the frameworks
-# (Lightning's SLURMEnvironment, submitit) answer with a checkpoint.
-CHECKPOINT_SIGNALS = ("USR1", "USR2")
-
-
 @record
 class JobInfo:
     # The id runbook names the job by: `A_T` for a task of an array (scancel, sbatch readback,
@@ -237,11 +231,6 @@ class SlurmClient(Protocol):
         ...
 
     def hold_argv(self, job_id: str) -> list[str]: ...
-
-    def signal_argv(self, job_id: str, signal: str) -> list[str]:  # one of CHECKPOINT_SIGNALS
-        """`scancel --signal=SIG JOB`: the signal to every process of the job's steps (the
-        ranks), not its batch shell."""
-        ...
 
     def release_argv(self, job_id: str) -> list[str]: ...
 

@@ -459,9 +459,6 @@ class PyslurmBackend:
     def hold_argv(self, job_id: str) -> list[str]:
         return self.submitter.hold_argv(job_id)
 
-    def signal_argv(self, job_id: str, signal: str) -> list[str]:
-        return self.submitter.signal_argv(job_id, signal)
-
     def release_argv(self, job_id: str) -> list[str]:
         return self.submitter.release_argv(job_id)
 

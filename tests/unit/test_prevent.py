@@ -1,9 +1,13 @@
-"""Before the OOM (issue 56): what the ranks declared, and whether runbook asks, as data in,
-data out. The log lines are runbook.instrument's own format (memory_line, checkpoint_on,
-checkpoint_written), labelled as `srun -l` labels them; the whole path on the test cluster is
-tests/integration/test_prevent.py."""
+"""Before the OOM: what the ranks declared, counted against the world size their launcher set
+and Slurm's own figures, their answers to a request, and whether runbook asks, as data in, data
+out. The log lines are runbook.instrument's own format (memory_line, checkpoint_on,
+checkpoint_written), labelled as `srun -l` labels them; the instrument's side runs for real in
+tests/unit/test_instrument_checkpoint.py, the whole path on the test cluster in
+tests/integration/test_prevent.py (torchrun, a shell wrapper, srun)."""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 import pytest
 
@@ -17,6 +21,7 @@ from runbook.words import cost_sentence, fit_source
 
 GIB = 2**30
 CARD = int(81559 * 2**20)
+REQ = "/scratch/alice/run/.runbook-checkpoint-77"
 
 
 def _mem(rank: int, step: int, peak_mib: float, retries: int) -> str:
@@ -27,16 +32,32 @@ def _mem(rank: int, step: int, peak_mib: float, retries: int) -> str:
     )
 
 
-def _declared(rank: int, signal: str = "USR1", prevent: str = "yes") -> str:
+def _declared(
+    rank: int,
+    prevent: str = "yes",
+    *,
+    world: int = 4,
+    launcher: str = "torchrun",
+    local_world: str = "2",
+    nodes: int = 2,
+    request: str = REQ,
+    hold: float = 900,
+) -> str:
+    host = f"gpu-0{1 + rank // 2}"
+    tasks = 2 if launcher == "torchrun" else world
     return (
-        f"{rank}: RUNBOOK_INSTRUMENT checkpoint-signal rank={rank} signal={signal} "
-        f"prevent={prevent} hold=120"
+        f"{rank}: RUNBOOK_INSTRUMENT checkpoint-request rank={rank} world={world} "
+        f"local_rank={rank % 2} local_world={local_world} slurm_ntasks={tasks} "
+        f"slurm_nnodes={nodes} launcher={launcher} host={host} pid={1000 + rank} "
+        f"prevent={prevent} hold={hold:g} request={request}"
     )
 
 
-def _log(declare=(0, 1, 2, 3), thrash_rank: int = 1, prevent: str = "yes", steps: int = 6) -> str:
+def _log(
+    declare=(0, 1, 2, 3), thrash_rank: int = 1, prevent: str = "yes", steps: int = 6, **kw
+) -> str:
     lines = [f"{r}: RUNBOOK_INSTRUMENT start rank={r} torch=2.13.0 cuda=False" for r in range(4)]
-    lines += [_declared(r, prevent=prevent) for r in declare]
+    lines += [_declared(r, prevent=prevent, **kw) for r in declare]
     for step in range(steps):
         for r in range(4):
             thrash = r == thrash_rank and step >= 1
@@ -44,45 +65,114 @@ def _log(declare=(0, 1, 2, 3), thrash_rank: int = 1, prevent: str = "yes", steps
     return "\n".join(lines) + "\n"
 
 
-def _read(text: str):
+# Slurm's record of a 2-node job: 2 tasks (a torchrun agent per node), or 4 (srun, a task a rank).
+TORCHRUN_JOB = JobInfo(
+    job_id="77", state="RUNNING", num_nodes=2, num_tasks=2, nodes=["gpu-01", "gpu-02"]
+)
+SRUN_JOB = JobInfo(
+    job_id="77", state="RUNNING", num_nodes=2, num_tasks=4, nodes=["gpu-01", "gpu-02"]
+)
+
+
+def _read(text: str, job=TORCHRUN_JOB):
     launch = scan(text)
-    seen_ranks = {m.rank for m in launch.instrument if m.kind == "start"}
-    return launch, handler.read(launch.instrument, seen_ranks)
+    return launch, handler.read(launch.instrument, job, handler.seen_ranks(launch))
 
 
-RUNNING = JobInfo(job_id="77", state="RUNNING")
-
-
-def _decide(text: str, *, mode: str = "opted_in", person: bool = False, micro: int | None = 8):
-    launch, declared = _read(text)
+def _decide(
+    text: str,
+    *,
+    mode: str = "opted_in",
+    person: bool = False,
+    micro: int | None = 8,
+    job=TORCHRUN_JOB,
+    convention=None,
+):
+    launch, declared = _read(text, job)
     seen = trend.watch(launch.trends, 0.10)
     f = (
         fitting.from_series(seen.trend, micro_batch=micro, grad_accum=2, margin=0.10)
         if seen
         else None
     )
-    return decide(RUNNING, seen, declared, f, mode=mode, person=person)
+    return decide(
+        job, seen, declared, f, mode=mode, person=person, wait_s=300, convention=convention
+    )
 
 
-def test_every_rank_declaring_the_signal_lets_runbook_ask_and_names_the_worst_rank():
+def test_every_rank_of_the_world_declaring_lets_runbook_ask_and_names_the_worst_rank():
     d = _decide(_log())
     assert d.decision == "prevent" and d.verdict == "thrashing" and d.rank == 1
-    assert d.signal == "USR1" and d.fit.micro_batch == 4 and d.fit.from_micro_batch == 8
-    assert "every rank (0, 1, 2, 3) handles SIGUSR1" in d.reasons[-1]
+    assert d.request == REQ and d.world == 4
+    assert d.fit.micro_batch == 4 and d.fit.from_micro_batch == 8
+    assert "every rank of the 4 (torchrun: Slurm's 2 node(s) x 2 per node)" in d.reasons[-1]
+    assert "submitted held" in d.reasons[-1]
     assert RUNG == "halve_micro_batch"  # the rung that sets the fitted micro-batch
 
 
-def test_a_rank_without_the_handler_would_die_of_the_signal_so_runbook_only_reports():
-    launch, declared = _read(_log(declare=(0, 2, 3)))
-    assert declared.signal is None and declared.missing == [1]
-    assert "rank 1 declared no checkpoint handler" in declared.why
-    d = _decide(_log(declare=(0, 2, 3)), person=True)
+def test_under_srun_slurms_task_count_is_the_world():
+    text = _log(launcher="srun", local_world="-")
+    assert _read(text, SRUN_JOB)[1].confirmed_by == "srun: Slurm's 4 task(s) are the 4 ranks"
+    # The same lines, but Slurm runs 2 tasks of this job: not this run's world.
+    _, h = _read(text, TORCHRUN_JOB)
+    assert h.request is None and "Slurm runs 2 task(s)" in h.why
+
+
+def test_a_rank_that_did_not_declare_is_counted_against_the_world_not_the_log():
+    # Rank 3 prints nothing to this log (its output goes elsewhere): the log shows 0-2 only.
+    text = "\n".join(ln for ln in _log(declare=(0, 1, 2)).splitlines() if not ln.startswith("3:"))
+    _, declared = _read(text)
+    assert declared.request is None and declared.missing == [3] and declared.world == 4
+    assert "rank 3 of the job's 4 did not declare" in declared.why
+    d = _decide(text, person=True)
     assert d.decision == "report_only" and "cannot ask it to checkpoint" in d.reasons[-1]
 
 
-def test_no_handler_at_all_is_reported_only_even_when_a_person_asks():
+@pytest.mark.parametrize(
+    "kw,job,why",
+    [
+        ({"local_world": "-"}, TORCHRUN_JOB, "states no single number of ranks per node"),
+        ({"world": 2}, TORCHRUN_JOB, "beyond the world of 2"),
+        ({"world": 6, "local_world": "3"}, TORCHRUN_JOB, "ranks 4, 5 of the job's 6"),
+        ({"nodes": 3}, TORCHRUN_JOB, "Slurm says 2: the declarations are not this run's"),
+        ({"request": "/home/alice/.bashrc"}, TORCHRUN_JOB, "runbook writes no other name"),
+        ({"request": "run/.runbook-checkpoint-77"}, TORCHRUN_JOB, "not an absolute path"),
+        ({"request": "/x/../.runbook-checkpoint-77"}, TORCHRUN_JOB, "not an absolute path"),
+    ],
+)
+def test_what_slurm_and_the_launcher_do_not_confirm_is_not_asked(kw, job, why):
+    _, h = _read(_log(**kw), job)
+    assert h.request is None and why in h.why, h.why
+
+
+def test_a_rank_from_a_host_outside_the_job_is_not_counted():
+    job = JobInfo(
+        job_id="77", state="RUNNING", num_nodes=2, num_tasks=2, nodes=["gpu-01", "gpu-03"]
+    )
+    _, h = _read(_log(), job)
+    assert h.request is None and "gpu-02, not a node of job 77" in h.why
+
+
+def test_no_declaration_at_all_is_reported_only_even_when_a_person_asks():
     d = _decide(_log(declare=()), person=True, mode="declared")
-    assert d.decision == "report_only" and "no rank declared a checkpoint handler" in d.reasons[-1]
+    assert d.decision == "report_only" and "no rank declared" in d.reasons[-1]
+
+
+def test_slurms_own_requeue_convention_is_left_alone_saying_why():
+    script = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --signal=SIGUSR1@90\nsrun python train.py\n"
+    said = handler.requeue_convention(script, "INFO: SLURM auto-requeueing enabled. Setting ...")
+    assert said == ["#SBATCH --signal", "Lightning's SLURMEnvironment auto_requeue"]
+    assert handler.requeue_convention("srun python -u -m submitit.core._submit /x") == ["submitit"]
+    assert handler.requeue_convention("#SBATCH --signal=TERM@60\n") == []
+    d = _decide(_log(declare=()), person=True, convention=said)
+    assert d.decision == "report_only" and "requeues itself on SIGUSR1" in d.reasons[-1]
+    # A job of that convention that also declared runbook's request is asked through its file.
+    assert _decide(_log(), convention=said).decision == "prevent"
+
+
+def test_a_job_that_holds_less_than_runbook_may_need_is_not_asked():
+    d = _decide(_log(hold=120), person=True)
+    assert d.decision == "report_only" and "holds 120 s after its checkpoint" in d.reasons[-1]
 
 
 @pytest.mark.parametrize(
@@ -108,12 +198,6 @@ def test_no_micro_batch_known_means_no_fit_and_nothing_changed():
     assert d.decision == "report_only" and "no micro-batch could be fitted" in d.reasons[-1]
 
 
-def test_different_signals_on_different_ranks_are_not_sent():
-    text = _log(declare=(0, 1, 2)) + _declared(3, signal="USR2") + "\n"
-    _, declared = _read(text)
-    assert declared.signal is None and "USR1, USR2" in declared.why
-
-
 def test_a_job_that_is_not_running_or_shows_nothing_is_not_asked():
     launch, declared = _read(_log())
     done = JobInfo(job_id="77", state="COMPLETED")
@@ -124,15 +208,37 @@ def test_a_job_that_is_not_running_or_shows_nothing_is_not_asked():
     assert quiet.decision == "nothing_seen" and "says nothing of a rank" in quiet.reasons[0]
 
 
-def test_the_checkpoint_written_on_request_is_the_newest_at_or_after_the_step_asked():
-    text = (
-        "0: RUNBOOK_INSTRUMENT checkpoint rank=0 step=3 path=ckpt/step 3.pt\n"
-        "0: RUNBOOK_INSTRUMENT checkpoint rank=0 step=9 path=ckpt/step_9.pt\n"
+def _answer(kind: str, rank: int, rest: str) -> str:
+    return f"{rank}: RUNBOOK_INSTRUMENT {kind} rank={rank} {rest}"
+
+
+@pytest.mark.parametrize(
+    "said,world,step",
+    [
+        ({0: 7, 1: 7, 2: 7, 3: 7}, 4, 7),  # every rank paused after step 7: save it
+        ({0: 7, 1: 7}, 4, 8),  # the others blocked in step 8's collective: save after 8
+        ({0: 7, 1: 8, 2: 8, 3: 8}, 4, 8),  # one rank a step behind: it runs step 8 first
+        ({}, 4, None),  # nobody answered: no step
+    ],
+)
+def test_the_step_every_rank_saves_at_comes_from_the_steps_they_said(said, world, step):
+    text = "\n".join(_answer("checkpoint-seen", r, f"id=inc-1 step={k}") for r, k in said.items())
+    a = handler.answers(scan(text + "\n").instrument, "inc-1")
+    assert handler.step_to_save(a, world) == step
+
+
+def test_answers_are_read_for_this_request_only():
+    text = "\n".join(
+        [
+            _answer("checkpoint-seen", 0, "id=old step=3"),
+            _answer("checkpoint-seen", 0, "id=inc-1 step=7"),
+            _answer("checkpoint-missed", 2, "id=inc-1 step=9 asked=8"),
+            _answer("checkpoint", 0, "step=8 id=inc-1 path=ckpt/step 8.pt"),
+            _answer("checkpoint", 1, "step=4 path=ckpt/step_4.pt"),  # a routine one
+        ]
     )
-    lines = scan(text).instrument
-    assert handler.written(lines, 6) == (9, "ckpt/step_9.pt")
-    assert handler.written(lines, 10) is None
-    assert handler.written(lines, None) == (9, "ckpt/step_9.pt")
+    a = handler.answers(scan(text + "\n").instrument, "inc-1")
+    assert a.seen == {0: 7} and a.missed == {2: 9} and a.written == {0: (8, "ckpt/step 8.pt")}
 
 
 def test_a_prevented_incidents_cost_says_steps_lost_and_no_detection():
@@ -163,3 +269,22 @@ def test_a_fit_says_where_its_fixed_part_came_from():
     assert fit_source("oom_message+telemetry").startswith("from the job's own memory series")
     assert fit_source("oom_message+params") == "from the parameter count"
     assert fit_source("lineage") == "from the lineage's two attempts"
+
+
+END = "2026-12-02T01:08:50"  # as Slurm records an end: whole seconds, local time
+
+
+def test_a_cancel_within_the_checkpoints_second_costs_nothing_not_unknown():
+    # Slurm's end (whole seconds) reads 0.45 s before the checkpoint's mtime: the job held at it.
+    report = {
+        "started": 1000.0,
+        "job": {"job_id": "77", "state": "RUNNING", "tres": "gres/gpu=4"},
+        "evidence": {"runbook": "prevent", "prevention": {"checkpoint_step": 8, "steps_lost": 0}},
+        "plan": {"checkpoint": {"mtime": datetime.fromisoformat(END).timestamp() + 0.45}},
+        "actions": [
+            {"kind": "submit", "status": "applied", "value": "22", "at": 1796173730.93},
+            {"kind": "cancel", "status": "applied", "value": END, "at": 0},
+        ],
+    }
+    cost = incident_cost(report)
+    assert cost["lost_gpu_hours"] == 0.0
