@@ -19,6 +19,7 @@ Answers (pagers act on them: Alertmanager and PagerDuty retry 5xx and network er
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -174,9 +175,22 @@ class Hook:
             state.queue_finish(conn, key, "failed", error=f"{type(e).__name__}: {e}")
 
     def _run_incident(self, job_id: str, incident_id: str, key: str) -> tuple[str, str | None]:
-        result = handle_incident(
-            Trigger(job_id, "hook", "runbook hook", incident_id), self.site, Options()
-        )
+        from runbook.sweep import read_running
+
+        trigger = Trigger(job_id, "hook", "runbook hook", incident_id)
+        run = handle_incident
+        # A delivery for a job that still trains (a rank pushed on pressure, or an alert on its
+        # memory): its series read as the sweep reads them (the log read once, handed on); one
+        # heading for an OOM goes to the prevention runbook, under [policy] unattended_prevent
+        # like the sweep, never as a person.
+        logs, heading = read_running(self.site, job_id)
+        if logs is not None:
+            trigger = dataclasses.replace(trigger, logs=logs)
+        if heading:
+            from runbook.prevent import handle_prevent
+
+            run = handle_prevent
+        result = run(trigger, self.site, Options())
         self.metrics.incidents.labels(
             result.verdict or "none",
             "done" if result.exit_code == 0 else f"exit {result.exit_code}",

@@ -234,9 +234,29 @@ def me() -> Account:
         return Account(str(uid), uid, os.getegid())
 
 
-def for_job(section, job) -> Actor:
-    """The Actor for `job` (its owner as Slurm says: `User`), on this host."""
-    return resolve(section, me(), account(job.user or ""))
+def for_job(section, job, lists=None) -> Actor:
+    """The Actor for `job` (its owner as Slurm says: `User`), on this host. Through sudo, sudo
+    is asked first (`sudo -n -l`, which runs nothing) whether it lets runbook run each of the
+    job's commands as the owner: an account outside the grant is refused here, before anything
+    is read or changed as the owner, with the line that grants it (NotPermitted, exit 4), not
+    at its first command with sudo's own "a password is required". `lists`: _sudo_lists."""
+    actor = resolve(section, me(), account(job.user or ""))
+    if actor.mode != "sudo":
+        return actor
+    tools = tool_paths()
+    listed = (lists or _sudo_lists)(tools, actor.owner.name)
+    missing = [tools[c] for c in JOB_COMMANDS if not listed.get(c)]
+    if missing:
+        line = sudoers_line(actor.me.name, tools, section.owners_group)
+        raise NotPermitted(
+            f"job of {actor.owner.name}: runbook runs as {actor.me.name} with [identity] act_as "
+            f'= "sudo", and sudo does not let {actor.me.name} run {", ".join(missing)} as '
+            f"{actor.owner.name} without a password (sudo -n -l); nothing was read or changed "
+            f"as {actor.owner.name}",
+            hint=f'grant it as the owner (a file in /etc/sudoers.d: "{line}", the line '
+            "`runbook config show` prints), or run runbook as root",
+        )
+    return actor
 
 
 def host_check(section, tools: dict[str, str] | None = None) -> dict:

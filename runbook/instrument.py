@@ -69,7 +69,7 @@ ALLOC_VARS = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLO
 # know when the model alone no longer fits a card, where only sharding can help.
 BYTES_PER_PARAM_ADAM_MIXED = 18
 
-_state: dict = {"installed": False, "params": None, "pushed": False}
+_state: dict = {"installed": False, "params": None, "pushed": set(), "retries": []}
 HOOK_URL_VAR, HOOK_TOKEN_VAR = "RUNBOOK_HOOK_URL", "RUNBOOK_HOOK_TOKEN"
 HOOK_TIMEOUT_S = 3.0  # a dying rank waits this long at most per try (RUNBOOK_HOOK_TIMEOUT_S)
 # srun relays a rank's output to the log through slurmstepd: the incident the push starts reads
@@ -78,6 +78,19 @@ HOOK_SETTLE_S = 0.5
 _JOB_ID = re.compile(r"\d{1,10}(?:_\d{1,10})?")
 _HOOK_URL = re.compile(r"(https?://)(?:([^@/?#\s]*)@)?([^@/?#\s]+)")
 _ELASTIC = ("TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS")  # set by torchrun
+
+
+def _emit(line: str) -> None:
+    """One marker line on stderr in one write. Under torchrun (accelerate, deepspeed) the ranks
+    of a node share one stderr pipe, and print() to stderr writes the text and its newline
+    apart: two ranks' lines then run together and one is lost to the reader (measured on the
+    test cluster: a rank's checkpoint line glued to another's). A write of a whole line below
+    the pipe's 4 KiB atomic size is never split."""
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed stderr: the job's own error matters more
+        pass
 
 
 def _rank() -> int | None:
@@ -180,9 +193,9 @@ def dump(exc: BaseException, *, directory: str | None = None) -> str | None:
             json.dump(data, f, default=str)
         os.replace(path + ".tmp", path)
     except OSError as e:
-        print(f"{MARKER} oom-dump rank={rank} failed: {e}", file=sys.stderr, flush=True)
+        _emit(f"{MARKER} oom-dump rank={rank} failed: {e}")
         return None
-    print(f"{MARKER} oom-dump rank={rank} path={path}", file=sys.stderr, flush=True)
+    _emit(f"{MARKER} oom-dump rank={rank} path={path}")
     with contextlib.suppress(AttributeError):
         setattr(exc, "_runbook_dump", path)  # noqa: B010  (an attribute exceptions do not declare)
     return path
@@ -208,11 +221,9 @@ def _peak_line() -> None:
         total = n["mem_get_info"][1]
         # Both peaks: the fit predicts the allocation's (verify compares like with like), the
         # card held the reserved one (9-14% above it on a real H100: tests/data/gpu/fit-m*.log).
-        print(
+        _emit(
             f"{MARKER} peak rank={_rank()} max_memory_reserved={n['max_memory_reserved']} "
-            f"total={total} max_memory_allocated={n['max_memory_allocated']}",
-            file=sys.stderr,
-            flush=True,
+            f"total={total} max_memory_allocated={n['max_memory_allocated']}"
         )
 
 
@@ -258,13 +269,23 @@ def memory_line(
     """The per-step line runbook's trend reads (bytes), for numbers a job has from elsewhere.
     `total` (the card's size) lets runbook fit a micro-batch before any OOM (a sweep that sees
     the allocator thrash)."""
-    print(
+    _emit(
         f"{MARKER} mem rank={_rank()} step={n} allocated={int(allocated)} peak={int(peak)} "
         f"reserved={int(reserved)} retries={int(retries)} inactive={int(inactive)}"
-        + (f" total={int(total)}" if total else ""),
-        file=sys.stderr,
-        flush=True,
+        + (f" total={int(total)}" if total else "")
     )
+    _pressure(int(retries))
+
+
+def _pressure(retries: int) -> None:
+    """The allocator's retries rising over the last three memory lines (the sweep's own rule
+    for thrashing): with RUNBOOK_HOOK_URL set, tell the hook once, from a thread so the step is
+    not held; it reads the job's series and the prevention runbook decides."""
+    seen = _state["retries"] = [*_state["retries"][-2:], retries]
+    rising = len(seen) == 3 and seen[0] < seen[1] < seen[2]
+    if rising and os.environ.get(HOOK_URL_VAR) and not _state.get("pressure_told"):
+        _state["pressure_told"] = True  # one thread, ever: the next line may come at once
+        threading.Thread(target=push, args=("thrashing",), daemon=True).start()
 
 
 FR_VARS = ("TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE")
@@ -350,20 +371,21 @@ def _push_blocked(job: str, url: str) -> str | None:
 
 def push(reason: str = "oom") -> str | None:
     """POST this job's id to runbook's hook ($RUNBOOK_HOOK_URL, bearer $RUNBOOK_HOOK_TOKEN), once
-    per process, and print one marker line saying what the hook answered. Never raises: the
-    rank is already failing, and its own error is what the log must show. Returns that line, or
-    None when no URL is set or this process already pushed."""
+    per process and reason, and print one marker line saying what the hook answered. Never
+    raises: the rank may be failing, and its own error is what the log must show. Returns that
+    line, or None when no URL is set or this process already pushed for `reason`. The hook
+    reads the job's log itself: the reason is a word for the log, never evidence."""
     url = os.environ.get(HOOK_URL_VAR, "").strip()
-    if not url or _state["pushed"]:
+    if not url or reason in _state["pushed"]:
         return None
-    _state["pushed"] = True
+    _state["pushed"].add(reason)
     job = os.environ.get("SLURM_JOB_ID", "")
     m = _HOOK_URL.match(url)  # printed: the scheme and host only, never a secret of the URL
     where = m.group(1) + m.group(3) if m else "(not an http URL)"
     head = f"{MARKER} push rank={_rank()} job={job or '-'} reason={reason} to={where}"
     blocked = _push_blocked(job, url)
     line = f"{head} {blocked}" if blocked else f"{head} {_post(url, job)}"
-    print(line, file=sys.stderr, flush=True)
+    _emit(line)
     return line
 
 
@@ -461,7 +483,7 @@ def request_path() -> str | None:
 
 
 def _say(kind: str, text: str) -> None:
-    print(f"{MARKER} {kind} rank={_rank()} {text}", file=sys.stderr, flush=True)
+    _emit(f"{MARKER} {kind} rank={_rank()} {text}")
 
 
 def checkpoint_on(signal_name: str | None = None) -> bool:
@@ -645,11 +667,9 @@ def install(model=None) -> None:
     # The parameter count rides on the start line: the fit reads it from the log alone (a
     # dump may not be readable from where runbook runs).
     params = f"params={_state['params']} " if _state["params"] else ""
-    print(
+    _emit(
         f"{MARKER} start rank={_rank()} torch={torch.__version__} "
-        f"cuda={torch.cuda.is_available()} {params}allocator {settings}",
-        file=sys.stderr,
-        flush=True,
+        f"cuda={torch.cuda.is_available()} {params}allocator {settings}"
     )
     previous = sys.excepthook
 

@@ -25,7 +25,7 @@ from runbook import engine, words
 from runbook.actions import steps
 from runbook.actions.policy import confirm_policy
 from runbook.errors import RunbookError
-from runbook.evidence import collect, handler, trend
+from runbook.evidence import collect, handler, job_metrics, trend
 from runbook.planning import fit as fitting
 from runbook.planning.plan import failing_batch
 from runbook.planning.prevent import REPORTED, decide, make_prevent_plan
@@ -36,6 +36,8 @@ POLL_S = 8.0  # at most between two reads of the job's log while it writes the c
 # How long after the last rank's answer to `next` runbook names the step: the ranks that have
 # not answered are blocked in a collective with the paused ones, or finishing their step.
 SETTLE_S = 5.0
+# The site services: they act on every user's job under [policy], never as a person.
+SERVICES = ("sweep", "hook")
 
 
 def handle_prevent(trigger: Trigger, site, opts: Options | None = None) -> Result:
@@ -80,10 +82,10 @@ def _run(ctx: engine.Run) -> None:
     if not plan.acts:
         return
     # A person asked (`runbook prevent`: --yes or the terminal), or the site's policy let the
-    # sweep act (decide() refused otherwise).
+    # sweep or the hook act (decide() refused otherwise).
     ctx.ex.confirm = (
         None
-        if ctx.trigger.source == "sweep"
+        if ctx.trigger.source in SERVICES
         else confirm_policy(site, None, assume_yes=opts.assume_yes, confirm=opts.confirm)
     )
     asked = _ask(ctx, job, script, run, d)
@@ -154,7 +156,7 @@ def _decide(ctx: engine.Run, job, script: str, launch):
     site, rec = ctx.site, ctx.rec
     inc = rec.incident
     with rec.step("diagnosis", ctx.opts.progress) as s:
-        seen = trend.watch(launch.trends, site.ladder.fit_margin)
+        seen = trend.watch(job_metrics.running_series(job, launch), site.ladder.fit_margin)
         declared = handler.read(launch.instrument, job, handler.seen_ranks(launch))
         f = None
         if seen is not None and fitting.fittable(seen.trend):
@@ -168,7 +170,7 @@ def _decide(ctx: engine.Run, job, script: str, launch):
             declared,
             f,
             mode=site.policy.unattended_prevent,
-            person=ctx.trigger.source != "sweep",
+            person=ctx.trigger.source not in SERVICES,
             wait_s=site.policy.prevent_wait_s,
             convention=handler.requeue_convention(script, "\n".join(launch.tails)),
         )
@@ -205,6 +207,9 @@ def _ask(ctx: engine.Run, job, script: str, run, d):
             ctx.plan.human_action = f"the request was not written ({r.status}): nothing changed"
             return None
         sent = float(r.value or time.time())
+    # A person said yes to asking the job: the step, the held rerun, the cancel and the release
+    # are that one decision (a no halfway would leave every rank paused until its hold ends).
+    ctx.ex.confirm = None
     with rec.step("step", opts.progress) as s:
         target, why = _agree(ctx, job, script, d)
         if target is None:

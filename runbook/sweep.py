@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from runbook import lineage, state
 from runbook.diagnosis import classify
 from runbook.errors import ExitCode, RunbookError
-from runbook.evidence import collect, trend
+from runbook.evidence import collect, job_metrics, trend
 from runbook.evidence.gather import gather
 from runbook.hang_diagnosis import WATCHDOG
 from runbook.pipeline import handle_incident
@@ -212,7 +212,7 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
                 Options(dry_run=dry_run),
             )
             res.lines.append(_result_line(j, r, "unknown", f"hung ({why}): "))
-        elif seen := trend.watch(launch.trends, site.ladder.fit_margin):
+        elif seen := trend.watch(job_metrics.running_series(j, launch), site.ladder.fit_margin):
             # Before it dies: its worst rank said; prevented where the job and the site allow
             # it (runbook prevent), else nothing changed.
             if _may_prevent(site, launch, j):
@@ -264,6 +264,28 @@ def tell_once(conn, site, job_id: str, kind: str, said: str) -> bool:
     if queued:
         notify.flush(conn, site)
     return bool(queued)
+
+
+def read_running(site, job_id: str):
+    """(its logs, whether it heads for an OOM) of a running job, read as the sweep reads them
+    (one exec on its batch host): heading when its log holds no OOM but its worst rank's series
+    heads for one. (None, False) when the job does not run, or Slurm or the node cannot answer
+    now (the runbook then reads and says so itself). What the hook does with a delivery for a
+    job still training: the prevention runbook decides from there."""
+    try:
+        job = slurm_client(site).job(job_id)
+        if job.state != "RUNNING":
+            return None, False
+        logs = _read_all(site, [job], {})[0].get(job.job_id)
+    except RunbookError:
+        return None, False
+    if logs is None:
+        return None, False
+    ff = logs.launch.first_failure
+    if ff is not None and ff.kind in OOM_KINDS:
+        return logs, False
+    series = job_metrics.running_series(job, logs.launch)
+    return logs, trend.watch(series, site.ladder.fit_margin) is not None
 
 
 def _may_prevent(site, launch, job) -> bool:

@@ -60,7 +60,8 @@ def prevent(app, job_arg, job_id, dry_run, yes, force, as_json):
     released. No step is lost; a rerun that cannot be submitted leaves the job training.
 
     Without every rank declared, or no checkpoint in time ([policy] prevent_wait_s), it reports,
-    withdraws its request and changes nothing else. A person confirms (--yes or the terminal);
+    withdraws its request and changes nothing else. A person confirms once, before the request
+    (--yes or the terminal);
     `runbook sweep` does it by itself under [policy] unattended_prevent ("opted_in": jobs with
     RUNBOOK_PREVENT=1; "declared"; "never").
 

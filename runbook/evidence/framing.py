@@ -90,6 +90,7 @@ def unwrap(
     cuts: bool = True,
     min_cuts: int = 3,
     opens=None,
+    whole=None,
 ) -> list[str]:
     """`lines` with the records a terminal or an editor wrapped joined again: a non-blank line
     that `starts` does not take for a record's first line continues the record above it. After a
@@ -99,21 +100,24 @@ def unwrap(
     looks like a weak start ("id119: ***"). `cuts` off reads every break as an editor's: an
     editor's wrap of lines that share a prefix leaves them all one length, as a cut would.
     `opens` (default `starts`) says which records may take an editor's wrapped lines: a cheap
-    test there spares `starts` on every line of a long log."""
+    test there spares `starts` on every line of a long log. `whole` says which lines are never
+    cut (a program's own lines written in one write): nothing is joined to them."""
     width = terminal_width(lines, min_cuts) if cuts else None
     if width is not None:
-        lines = _join_cuts(lines, width, surely_starts or starts)
+        lines = _join_cuts(lines, width, surely_starts or starts, whole)
     return _unwrap_editor(lines, starts, reach, opens or starts) if reach else lines
 
 
-def _join_cuts(lines: list[str], width: int, starts) -> list[str]:
+def _join_cuts(lines: list[str], width: int, starts, whole=None) -> list[str]:
     """Every line a terminal cut at `width` joined to its tail as printed. A log of equal lines
     (one message from every rank) looks cut at its width: a line that starts a record is never
-    taken for a tail."""
+    taken for a tail, and a line `whole` says is never cut takes none."""
     out: list[str] = []
     for ln in lines:
         prev = out[-1].rstrip("\r") if out else ""
-        if prev and len(prev) % width == 0 and ln.strip() and not starts(ln):
+        if whole is not None and prev and whole(prev):
+            out.append(ln)
+        elif prev and len(prev) % width == 0 and ln.strip() and not starts(ln):
             out[-1] = prev + ln
         else:
             out.append(ln)

@@ -102,3 +102,17 @@ def read_series(path: str | Path, shown: str) -> Trend | None:
     if Path(path).name.startswith(tfevents.NAME_PREFIX):
         return from_lightning_scalars(tfevents.read(path, lightning_tag), shown)
     return from_lightning_csv(read_head_and_tail(path), shown)
+
+
+def running_series(job, launch) -> list[Trend]:
+    """The memory series of a running job: every rank's from its log (launch.trends), else the
+    one its own metrics file holds (DeviceStatsMonitor, rank 0), else none: what the watch of
+    running jobs (sweep, hook, runbook prevent) reads. A job whose telemetry is neither says
+    nothing, and nothing is said of it."""
+    if launch.trends:
+        return list(launch.trends)
+    try:
+        found = series_of(job.work_dir or "", job.start, None)
+    except OSError:
+        return []
+    return [found] if found is not None else []

@@ -114,13 +114,31 @@ def _dump_rank(raw: list[str], at: int) -> int | None:
 
 
 def instrument_lines(lines) -> list[InstrumentLine]:
+    """runbook.instrument's lines, each read on its own even where two ranks' writes ran
+    together on one line (ranks of a node share one stderr pipe under torchrun: an older
+    instrument wrote the text and its newline apart, and other programs still do)."""
     out = []
     for line in lines:
-        if m := _INSTRUMENT.search(line):
-            rank = small_int(m.group(2))
-            fields = dict(re.findall(r"(\w+)=(\S*)", m.group(3)))
-            out.append(InstrumentLine(m.group(1), rank, fields, line.strip()))
+        for part in _marker_parts(line):
+            if m := _INSTRUMENT.search(part):
+                rank = small_int(m.group(2))
+                fields = dict(re.findall(r"(\w+)=(\S*)", m.group(3)))
+                out.append(InstrumentLine(m.group(1), rank, fields, part.strip()))
     return out
+
+
+def _marker_parts(line: str) -> list[str]:
+    """`line` cut before every marker after its first (one part when it holds one)."""
+    marker = "RUNBOOK_INSTRUMENT "
+    first = line.find(marker)
+    if first < 0 or line.find(marker, first + 1) < 0:
+        return [line]
+    parts, start = [], 0
+    while (at := line.find(marker, start + 1 if start else first + 1)) >= 0:
+        parts.append(line[start:at])
+        start = at
+    parts.append(line[start:])
+    return parts
 
 
 @record
@@ -326,7 +344,16 @@ def scan_parts(
 
 
 def _frame(text: str | None) -> list[str]:
-    return _rejoin(unwrap(log_lines(text or ""), _LINE_SURE.search, reach=0))
+    # runbook.instrument writes each of its lines in one write: never a terminal's cut, so the
+    # line after one (of another rank, as often as not) is never its tail, however alike the
+    # ranks' lines are in length.
+    return _rejoin(
+        unwrap(log_lines(text or ""), _LINE_SURE.search, reach=0, whole=_instrument_whole)
+    )
+
+
+def _instrument_whole(line: str) -> bool:
+    return "RUNBOOK_INSTRUMENT " in line
 
 
 def read_with(recognizer: launchers.Recognizer, text: str) -> list[RankEvent]:

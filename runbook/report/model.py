@@ -56,7 +56,7 @@ class Step:
     name: str
     started: float
     finished: float | None = None
-    status: str = "running"  # ok | skipped | failed | running
+    status: str = "running"  # ok | skipped | unknown | failed | refused (exit 4) | running
     detail: str = ""
 
 

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from runbook.errors import RunbookError
+from runbook.errors import ExitCode, RunbookError
 from runbook.report.files import write_atomic, write_reports
 from runbook.report.model import Incident, Step, plain
 from runbook.report.render import report_json
@@ -61,11 +61,13 @@ class Recorder:
         try:
             yield s
         except RunbookError as e:
-            s.status, s.finished, s.detail = "failed", time.time(), str(e).splitlines()[0]
+            refused = int(e.exit_code) == int(ExitCode.NEEDS_HUMAN)  # a grant, a person
+            s.status = "refused" if refused else "failed"
+            s.finished, s.detail = time.time(), str(e).splitlines()[0]
             self.incident.errors.append(f"{name}: {e}")
             self.incident.status, self.incident.stopped_at = "stopped", name
             self.incident.stop_exit = int(e.exit_code)
-            progress(f"{name}: FAILED: {e}")
+            progress(f"{name}: {'REFUSED' if refused else 'FAILED'}: {e}")
             self.save(rendered=False)
             raise Stopped(name) from e
         else:

@@ -8,6 +8,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import socket
 import subprocess
 import time
@@ -239,6 +240,25 @@ def test_hook_and_sweep_at_the_same_moment_one_incident_one_scancel_one_resubmit
         s.close()
 
 
+def _token_file(s: Scenario) -> None:
+    """The hook's token in a file the job's script reads (never on sbatch's line)."""
+    token = s.workdir / "hook-token"
+    token.write_text("tok-123\n")
+    token.chmod(0o644)
+
+
+def _push_line(s: Scenario, job: str) -> str:
+    """runbook.instrument's push line in the job's log, once a rank printed it."""
+    return wait_until(
+        lambda: next(
+            (ln for ln in log_of(s.workdir, job).splitlines() if "RUNBOOK_INSTRUMENT push" in ln),
+            None,
+        ),
+        120,
+        f"a push line in job {job}'s log",
+    )
+
+
 def test_a_rank_that_runs_out_tells_the_hook_itself_and_the_job_is_handled(hook, cluster):
     """Issue 30: nobody posts. The OOM goes uncaught in rank 3 of the modelled job;
     runbook.instrument's excepthook writes the dump, lets the traceback print, then POSTs the
@@ -253,23 +273,10 @@ def test_a_rank_that_runs_out_tells_the_hook_itself_and_the_job_is_handled(hook,
         hook_token_file="hook-token",
         extra_args="--oom-raises",
     )
-    token = s.workdir / "hook-token"
-    token.write_text("tok-123\n")
-    token.chmod(0o644)
+    _token_file(s)
     try:
         job = s.submit()
-        pushed = wait_until(
-            lambda: next(
-                (
-                    ln
-                    for ln in log_of(s.workdir, job).splitlines()
-                    if "RUNBOOK_INSTRUMENT push" in ln
-                ),
-                None,
-            ),
-            120,
-            "the failing rank's push line",
-        )
+        pushed = _push_line(s, job)
         assert " job=" + job + " " in pushed and "status=202 incident=" in pushed, pushed
         assert "tok-123" not in pushed
         incident = pushed.split("incident=")[1].split()[0]
@@ -284,4 +291,54 @@ def test_a_rank_that_runs_out_tells_the_hook_itself_and_the_job_is_handled(hook,
         assert _ledger(job)[-1] == ("submit", "applied")
         assert "training finished" in s.wait_done(row["new_job_id"])
     finally:
+        s.close()
+
+
+def test_a_thrashing_rank_tells_the_hook_and_the_job_is_replaced_before_it_runs_out(hook, cluster):
+    """Nobody posts and nothing has failed: rank 1 of a torchrun job thrashes (its allocator's
+    retries rising over three memory lines), and runbook.instrument tells the hook itself. The
+    hook reads the job's series as the sweep does and hands it to the prevention runbook under
+    [policy] unattended_prevent ("opted_in": the owner set RUNBOOK_PREVENT=1), never as a
+    person: one step saved on every rank, the rerun held before the cancel, trained to the end."""
+    s = Scenario(
+        cluster,
+        "pushthrash",
+        param_mib=30000,
+        act_mib_per_sample=3000,
+        steps=40,
+        long_step=1,
+        ckpt_every=100000,
+        launcher="torchrun",
+        hook_url=hook,
+        hook_token_file="hook-token",
+        extra_args="--long-rank 1 --mem-lines --retries-per-step 5 --thrash-rank 1 "
+        "--step-seconds 0.5",
+    )
+    _token_file(s)
+    try:
+        job = s.submit("--export=ALL,RUNBOOK_CHECKPOINT_ON_REQUEST=1,RUNBOOK_PREVENT=1")
+        pushed = _push_line(s, job)
+        assert "reason=thrashing" in pushed and "status=202 incident=" in pushed, pushed
+        row = wait_until(
+            lambda: (r := _incident_of(job)) and r["status"] != "running" and r,
+            180,
+            "the pushed incident to finish",
+        )
+        assert row["verdict"] == "thrashing" and row["new_job_id"], row
+        site = load_site("devcluster", environ={})
+        done = [
+            kind
+            for kind, status in state.open_db(site.path(site.state.dir) / "runbook.db").execute(
+                "SELECT kind, status FROM ledger WHERE incident = ? ORDER BY seq", (row["id"],)
+            )
+            if status == "applied" and kind != "write_file"
+        ]
+        assert done == ["request", "request", "submit", "cancel", "release"], done
+        log = log_of(s.workdir, job)
+        assert "OutOfMemoryError" not in log
+        step = int(re.findall(r"checkpoint rank=0 step=(\d+) id=", log)[0])
+        rerun = s.wait_done(row["new_job_id"])
+        assert f"at step {step}" in rerun and "training finished at step 40" in rerun
+    finally:
+        sh("scancel", job, check=False)
         s.close()

@@ -298,6 +298,22 @@ def test_runbook_as_another_user_or_without_read_rights_stops_before_any_change(
         assert code == 4, text
         assert "bob" in text and "alice" in text and "NOPASSWD:SETENV:" in text, text
         assert "sbatch" in text and "scancel" in text
+        # bob set up as a sudo service, but outside the grant: sudo is asked first (sudo -n -l),
+        # and he is refused before anything is read as alice, not at sudo's password prompt.
+        code, out, text = runbook(
+            "oom",
+            "--job",
+            job,
+            "--yes",
+            "--force",  # the refusal above is this job's incident already
+            user="bob",
+            site=("--config", f"{site}/site.toml"),
+            env={"RUNBOOK_IDENTITY_ACT_AS": "sudo"},
+        )
+        assert code == 4, text
+        assert "sudo does not let bob run" in text and "as alice without a password" in text, text
+        assert "bob ALL=(%hpcusers) NOPASSWD:SETENV:" in text, text
+        assert "a password is required" not in text and "STOPPED" not in text, text
     finally:
         subprocess.run(["rm", "-rf", str(site)], check=False)
     assert squeue_state(job) == "RUNNING"  # nothing was cancelled
@@ -486,10 +502,11 @@ def test_alices_job_shrunk_on_a_faulty_node_grows_back_as_hers(owner_job, scenar
 
 
 def test_alices_thrashing_job_is_asked_cancelled_and_rerun_as_alice(owner_job, cluster):
-    """Before the OOM, as the owner (issue 56 with issue 53): alice's running job whose rank 1
-    thrashes, every rank handling SIGUSR1. `runbook prevent` as root sends the signal as alice
-    (slurmctld records the request under her uid), her job writes the checkpoint into her folder,
-    is cancelled as alice, and its fitted rerun is hers and starts at the checkpoint's step + 1."""
+    """Before the OOM, as the owner: alice's running job whose rank 1 thrashes, every rank
+    declaring that it checkpoints on request. `runbook prevent` as root writes the request file
+    as alice (hers on disk), her job writes the checkpoint into her folder, the rerun is
+    submitted held as alice before her job is cancelled as alice (slurmctld records the cancel
+    under her uid), and the rerun is hers and starts at the checkpoint's step + 1."""
     j = owner_job(
         "alice",
         "prev",
@@ -505,7 +522,7 @@ def test_alices_thrashing_job_is_asked_cancelled_and_rerun_as_alice(owner_job, c
     script = j.script(
         replace=(
             "export RUNBOOK_RESUME_FROM=",
-            "export RUNBOOK_CHECKPOINT_SIGNAL=USR1\nexport RUNBOOK_RESUME_FROM=",
+            "export RUNBOOK_CHECKPOINT_ON_REQUEST=1\nexport RUNBOOK_RESUME_FROM=",
         )
     )
     job = j.submit(script)
@@ -515,12 +532,16 @@ def test_alices_thrashing_job_is_asked_cancelled_and_rerun_as_alice(owner_job, c
     seen = len(ctld.read_text(errors="replace").splitlines())
 
     code, out, text = runbook("prevent", "--job", job, "--yes")
-    assert code == 0 and out["verdict"] == "thrashing" and out["new_job_id"], text
+    assert code == 0 and out["verdict"] == "thrashing" and out["new_job_id"], (
+        text,
+        [ln for ln in j.log(job).splitlines() if "checkpoint-request" in ln],
+    )
     new = out["new_job_id"]
-    signal = next(a for a in out["actions"] if a["kind"] == "signal")
-    assert signal["argv"][:4] == ["runuser", "-u", "alice", "--"], signal["argv"]
-    assert signal["argv"][4:] == ["scancel", "--signal=USR1", job], signal["argv"]
-    # slurmctld's own record: the signal and the cancel came from alice's uid, not root's.
+    kinds = [a["kind"] for a in out["actions"] if a["kind"] != "write_file"]
+    assert kinds == ["request", "request", "submit", "cancel", "release"], kinds
+    request = j.folder / f".runbook-checkpoint-{job}"
+    assert request.stat().st_uid == uid and "step=withdrawn" not in request.read_text()
+    # slurmctld's own record: the cancel came from alice's uid, not root's.
     kills = [
         ln
         for ln in ctld.read_text(errors="replace").splitlines()[seen:]
@@ -528,7 +549,9 @@ def test_alices_thrashing_job_is_asked_cancelled_and_rerun_as_alice(owner_job, c
     ]
     assert kills and all(ln.rstrip().endswith(f"uid {uid}") for ln in kills), kills
     assert scontrol_fields(new)["UserId"].startswith("alice(")
-    asked = re.findall(r"RUNBOOK_INSTRUMENT checkpoint rank=0 step=(\d+) path=(\S+)", j.log(job))
+    asked = re.findall(
+        r"RUNBOOK_INSTRUMENT checkpoint rank=0 step=(\d+) id=\S+ path=(\S+)", j.log(job)
+    )
     assert len(asked) == 1, j.log(job)[-2000:]
     step = int(asked[0][0])
     assert (j.folder / asked[0][1]).stat().st_uid == uid

@@ -246,3 +246,36 @@ def test_with_no_working_directory_the_rerun_is_a_persons_not_a_folder_guessed()
     job.work_dir = "/home/alice/run"
     folder, _ = _writer(SiteConfig(), job, Plan(verdict="true_oom"), None, actor, "inc1")
     assert str(folder) == "/home/alice/run/.runbook/inc1"
+
+
+def test_through_sudo_an_account_outside_the_grant_is_refused_before_anything_as_the_owner():
+    """sudo is asked (`sudo -n -l`, which runs nothing) before the first command as the owner:
+    outside the grant, exit 4 with the grant, never sudo's own "a password is required"."""
+    from runbook.slurm.client import JobInfo
+
+    job = JobInfo(job_id="5", user="alice")
+    asked = []
+
+    def nothing_listed(tools, target):
+        asked.append(target)
+        return {c: c in ("sacct",) for c in identity.JOB_COMMANDS}
+
+    with pytest.raises(NotPermitted) as e:
+        identity.for_job(section(act_as="sudo", owners_group="hpcusers"), job, nothing_listed)
+    assert asked == ["alice"] and e.value.exit_code == ExitCode.NEEDS_HUMAN
+    said = f"{e.value.message} {e.value.hint}"
+    assert "sudo does not let" in said and "as alice without a password" in said
+    assert "/sbatch" in said and "/scancel" in said and "/sacct," not in e.value.message
+    assert "NOPASSWD:SETENV:" in said and "(%hpcusers)" in said and "nothing was read" in said
+
+    def all_listed(tools, target):
+        return {c: True for c in identity.JOB_COMMANDS}
+
+    actor = identity.for_job(section(act_as="sudo"), job, all_listed)
+    assert actor.mode == "sudo" and actor.owner.name == "alice"
+
+    def never(tools, target):
+        raise AssertionError("sudo asked for a job runbook does not act on through sudo")
+
+    mine = JobInfo(job_id="6", user=identity.me().name)
+    assert identity.for_job(section(act_as="auto"), mine, never).mode == "self"

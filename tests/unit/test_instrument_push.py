@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -47,7 +48,11 @@ def server():
 
 @pytest.fixture
 def job_env(monkeypatch, server):
-    monkeypatch.setattr(instrument, "_state", {**instrument._state, "pushed": False})
+    monkeypatch.setattr(
+        instrument,
+        "_state",
+        {**instrument._state, "pushed": set(), "retries": [], "pressure_told": False},
+    )
     for var in ("TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "RANK"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("SLURM_JOB_ID", "4242")
@@ -82,7 +87,7 @@ def test_a_refusal_is_said_and_not_retried_a_5xx_is_retried_once(server, job_env
     server.script = [(403, {"error": "bearer token does not match"})]
     line = instrument.push()
     assert line.endswith("status=403 error='bearer token does not match'") and len(server.got) == 1
-    instrument._state["pushed"] = False
+    instrument._state["pushed"].clear()
     server.got.clear()
     server.script = [(503, {"error": "cannot queue the delivery now"}), (202, ACCEPTED)]
     assert instrument.push().endswith("status=202 incident=20261126-101010-4242")
@@ -210,3 +215,22 @@ def test_a_reply_that_is_not_http_and_a_nan_setting_are_one_line(job_env, monkey
         line = instrument.push()
         t.join(10)
     assert "failed: BadStatusLine" in line
+
+
+def test_retries_rising_over_three_memory_lines_tell_the_hook_once_without_holding_the_step(
+    server, job_env, capsys
+):
+    server.script = [(202, ACCEPTED)]
+    for step, retries in enumerate([0, 0, 5, 10, 15, 20]):
+        instrument.memory_line(step, allocated=1, peak=2, reserved=2, retries=retries, total=9)
+    deadline = time.monotonic() + 10
+    while not server.got and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # a second push, were there one, would have come by now
+    ((_path, _headers, body),) = server.got
+    assert json.loads(body) == {"job_id": "4242"}
+    err = capsys.readouterr().err
+    assert "RUNBOOK_INSTRUMENT push rank=5 job=4242 reason=thrashing" in err, err
+    # An OOM later in the same process is still pushed: the reasons are told apart.
+    server.script = [(202, ACCEPTED)]
+    assert instrument.push("oom") is not None and len(server.got) == 2

@@ -288,3 +288,82 @@ def test_a_cancel_within_the_checkpoints_second_costs_nothing_not_unknown():
     }
     cost = incident_cost(report)
     assert cost["lost_gpu_hours"] == 0.0
+
+
+def test_a_running_job_without_memory_lines_is_watched_through_its_own_metrics_file(tmp_path):
+    """The real H100 leak (tests/data/gpu/SOURCES.md: Lightning's DeviceStatsMonitor in a
+    CSVLogger, every 10 steps): the watch of running jobs reads it where the log has no series,
+    and says nothing of a job that writes neither."""
+    import shutil
+    from datetime import timedelta
+    from pathlib import Path
+
+    from runbook.evidence import job_metrics
+
+    folder = tmp_path / "lightning_logs" / "version_0"
+    folder.mkdir(parents=True)
+    shutil.copy(Path(__file__).parents[1] / "data" / "gpu" / "lightning_metrics.csv", folder)
+    (folder / "lightning_metrics.csv").rename(folder / "metrics.csv")
+    job = JobInfo(
+        job_id="77",
+        state="RUNNING",
+        work_dir=str(tmp_path),
+        start=datetime.now() - timedelta(hours=1),
+    )
+    (series,) = job_metrics.running_series(job, scan(""))
+    seen = trend.watch([series], 0.10)
+    assert seen is not None and seen.kind == "leak" and series.series == "lightning"
+    assert "lightning_logs/version_0/metrics.csv: step 579" in series.evidence[-1]
+    # The log's own series, every rank's, come first; a job with neither says nothing.
+    launch = scan(_log())
+    assert job_metrics.running_series(job, launch) == launch.trends
+    empty = JobInfo(job_id="78", state="RUNNING", work_dir=str(tmp_path / "x"), start=job.start)
+    assert job_metrics.running_series(empty, scan("")) == []
+
+
+def test_two_ranks_lines_run_together_are_both_read():
+    """As the test cluster's log had it under torchrun (ranks 2 and 3 share gpu-02's stderr
+    pipe; the instrument then wrote a line's text and its newline apart): both answers count."""
+    glued = (
+        "1: RUNBOOK_INSTRUMENT checkpoint rank=2 step=11 id=20261202-014744-193 "
+        "path=checkpoints/step_11.ptRUNBOOK_INSTRUMENT checkpoint rank=3 step=11 "
+        "id=20261202-014744-193 path=checkpoints/step_11.pt\n"
+    )
+    a = handler.answers(scan(glued).instrument, "20261202-014744-193")
+    assert a.written == {2: (11, "checkpoints/step_11.pt"), 3: (11, "checkpoints/step_11.pt")}
+
+
+def test_each_marker_line_is_one_write(monkeypatch):
+    """One write() per line: a pipe never splits it, so ranks sharing one cannot glue lines."""
+    import io
+    import sys
+
+    from runbook import instrument
+
+    writes = []
+
+    class Raw(io.StringIO):
+        def write(self, text):
+            writes.append(text)
+            return len(text)
+
+    monkeypatch.setattr(sys, "stderr", Raw())
+    monkeypatch.setenv("SLURM_PROCID", "3")
+    instrument.memory_line(7, allocated=1, peak=2, reserved=3)
+    assert writes == [
+        "RUNBOOK_INSTRUMENT mem rank=3 step=7 allocated=1 peak=2 reserved=3 retries=0 inactive=0\n"
+    ]
+
+
+def test_declarations_of_one_length_are_never_taken_for_a_terminals_cut():
+    """Recorded on the test cluster (tests/data/logs/SOURCES.md): four ranks' declarations of
+    one length read as cut at that width, and the line after rank 3's was joined to it."""
+    from pathlib import Path
+
+    text = Path(__file__).parents[1] / "data" / "logs" / "torchrun-declarations-equal-length.out"
+    job = JobInfo(
+        job_id="264", state="RUNNING", num_nodes=2, num_tasks=2, nodes=["gpu-01", "gpu-02"]
+    )
+    _, h = _read(text.read_text(), job)
+    assert h.ranks == [0, 1, 2, 3] and h.request is not None, h.why
+    assert h.request.endswith("/prevent-torchrun-8nxxno29/.runbook-checkpoint-264")
