@@ -4,8 +4,10 @@ Measured in the same run, in one process: one training step of the demo job
 (examples/train_oom/train.py's real work per step, without its modelled sleep: a forward through
 an nn.Module, the optimizer step, a gloo all-reduce of its gradient on one rank) against
 `instrument.step(n, every=1)` (the opt-in line every step: on a machine without CUDA it returns
-before reading the device, so `memory_line`, the print it makes on a GPU, is timed too). Reports
-the per-call cost in microseconds and as a share of the step.
+before reading the device, so `memory_line`, the print it makes on a GPU, is timed too), and
+`instrument.checkpoint_requested(n)`, the poll every rank makes after every step once it
+declared checkpoint_on() (no request file: the usual case; and a request naming a later step).
+Reports the per-call cost in microseconds and as a share of the step.
 
     python3 bench/instrument_step.py [--steps 2000]
 """
@@ -60,6 +62,20 @@ def main() -> int:
     def line(i: int) -> None:
         instrument.memory_line(i, allocated=1 << 30, peak=1 << 31, reserved=3 << 30)
 
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="runbook-bench-")
+    os.environ["SLURM_JOB_ID"], os.environ["RUNBOOK_CHECKPOINT_DIR"] = "4242", folder
+    with redirect_stderr(io.StringIO()):
+        instrument.checkpoint_on()
+    request = os.path.join(folder, ".runbook-checkpoint-4242")
+
+    def poll(i: int) -> None:
+        instrument.checkpoint_requested(i)
+
+    def poll_pending(i: int) -> None:  # a request for a step far ahead: read, not yet due
+        instrument.checkpoint_requested(i)
+
     sink = io.StringIO()
     rounds = []
     with redirect_stderr(sink):
@@ -67,10 +83,17 @@ def main() -> int:
             step_s = _per_call(train_step, a.steps // 10)
             call_s = _per_call(lambda i: instrument.step(i, every=1), a.steps)
             line_s = _per_call(line, a.steps)
-            rounds.append((step_s, call_s, line_s))
+            poll_s = _per_call(poll, a.steps)
+            with open(request, "w") as f:
+                f.write(f"runbook-checkpoint-request id=bench step={10**9}\n")
+            pending_s = _per_call(poll_pending, a.steps)
+            os.remove(request)
+            rounds.append((step_s, call_s, line_s, poll_s, pending_s))
             sink.seek(0)
             sink.truncate()
-    step_s, call_s, line_s = (statistics.median(r[k] for r in rounds) for k in range(3))
+    step_s, call_s, line_s, poll_s, pending_s = (
+        statistics.median(r[k] for r in rounds) for k in range(5)
+    )
     cuda = torch.cuda.is_available()
     print(f"one demo training step        {step_s * 1e6:10.1f} us")
     print(
@@ -79,6 +102,13 @@ def main() -> int:
     )
     print(
         f"memory_line (the print)       {line_s * 1e6:10.1f} us  {line_s / step_s:7.2%} of a step"
+    )
+    print(
+        f"checkpoint_requested (none)   {poll_s * 1e6:10.1f} us  {poll_s / step_s:7.2%} of a step"
+    )
+    print(
+        f"checkpoint_requested (later)  {pending_s * 1e6:10.1f} us  "
+        f"{pending_s / step_s:7.2%} of a step"
     )
     dist.destroy_process_group()
     return 0
