@@ -460,11 +460,13 @@ def _env_int(*names: str) -> int | None:
 
 
 def _launcher() -> str:
-    """What started this rank: torchrun's elastic agent (accelerate's and deepspeed's
-    multi-node launches go through it or set its variables), srun itself (each Slurm task a
-    rank), or unknown (a launcher that says neither)."""
+    """What started this rank: torchrun's elastic agent (accelerate's multi-GPU launch goes
+    through it), deepspeed's launcher (its LOCAL_SIZE and CROSS_SIZE), srun itself (each Slurm
+    task a rank), or unknown (a launcher that says none of these)."""
     if os.environ.get("TORCHELASTIC_RUN_ID") or "LOCAL_WORLD_SIZE" in os.environ:
         return "torchrun"
+    if "LOCAL_SIZE" in os.environ or "CROSS_SIZE" in os.environ:
+        return "deepspeed"
     procid = os.environ.get("SLURM_PROCID")
     if procid is not None and os.environ.get("RANK", procid) == procid:
         return "srun"

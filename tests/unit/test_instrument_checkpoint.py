@@ -128,3 +128,26 @@ def test_outside_a_slurm_job_nothing_is_declared(tmp_path):
     )
     assert r.stdout.strip() == "False"
     assert "refused: SLURM_JOB_ID is not a Slurm job id" in r.stderr
+
+
+def test_under_deepspeeds_launcher_its_own_figures_are_declared(tmp_path):
+    """deepspeed's launcher (one per node, from srun) sets WORLD_SIZE, RANK, LOCAL_RANK and
+    LOCAL_SIZE (its ranks on this node), CROSS_SIZE (nodes), and no LOCAL_WORLD_SIZE: rank 1 of
+    2 nodes x 2, on node 0 (Slurm task 0)."""
+    env = {
+        "WORLD_SIZE": "4",
+        "RANK": "1",
+        "LOCAL_RANK": "1",
+        "LOCAL_SIZE": "2",
+        "CROSS_SIZE": "2",
+        "SLURM_PROCID": "0",
+        "SLURM_NTASKS": "2",
+        "SLURM_JOB_NUM_NODES": "2",
+    }
+    program = "from runbook import instrument; instrument.checkpoint_on()"
+    r = _run(env, program, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (
+        "checkpoint-request rank=1 world=4 local_rank=1 local_world=2 slurm_ntasks=2 "
+        "slurm_nnodes=2 launcher=deepspeed" in r.stderr
+    ), r.stderr

@@ -367,3 +367,8 @@ def test_declarations_of_one_length_are_never_taken_for_a_terminals_cut():
     _, h = _read(text.read_text(), job)
     assert h.ranks == [0, 1, 2, 3] and h.request is not None, h.why
     assert h.request.endswith("/prevent-torchrun-8nxxno29/.runbook-checkpoint-264")
+
+
+def test_under_deepspeeds_launcher_its_ranks_per_node_confirm_the_world():
+    _, h = _read(_log(launcher="deepspeed"), TORCHRUN_JOB)
+    assert h.request == REQ and h.confirmed_by == "deepspeed: Slurm's 2 node(s) x 2 per node"
