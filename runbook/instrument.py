@@ -69,7 +69,13 @@ ALLOC_VARS = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLO
 # know when the model alone no longer fits a card, where only sharding can help.
 BYTES_PER_PARAM_ADAM_MIXED = 18
 
-_state: dict = {"installed": False, "params": None, "pushed": set(), "retries": []}
+_state: dict = {
+    "installed": False,
+    "params": None,
+    "pushed": set(),  # the reasons this process pushed for (push: once each)
+    "retries": [],  # the allocator's retries on the last three memory lines (_pressure)
+    "pressure_told": False,
+}
 HOOK_URL_VAR, HOOK_TOKEN_VAR = "RUNBOOK_HOOK_URL", "RUNBOOK_HOOK_TOKEN"
 HOOK_TIMEOUT_S = 3.0  # a dying rank waits this long at most per try (RUNBOOK_HOOK_TIMEOUT_S)
 # srun relays a rank's output to the log through slurmstepd: the incident the push starts reads
@@ -283,7 +289,7 @@ def _pressure(retries: int) -> None:
     not held; it reads the job's series and the prevention runbook decides."""
     seen = _state["retries"] = [*_state["retries"][-2:], retries]
     rising = len(seen) == 3 and seen[0] < seen[1] < seen[2]
-    if rising and os.environ.get(HOOK_URL_VAR) and not _state.get("pressure_told"):
+    if rising and os.environ.get(HOOK_URL_VAR) and not _state["pressure_told"]:
         _state["pressure_told"] = True  # one thread, ever: the next line may come at once
         threading.Thread(target=push, args=("thrashing",), daemon=True).start()
 
@@ -582,8 +588,9 @@ def checkpoint_requested(step: int | None = None) -> bool:
     at and pauses there), then the step every rank saves at (the highest step a rank said, or
     the one after it when a rank had not answered yet: one blocked in a collective with the
     paused ones). Ranks that pass that step without having seen the request say so, and
-    runbook withdraws it: nobody saves a mix of steps. Without `step` (an older loop) a
-    request means "now", as a person's signal does."""
+    runbook withdraws it: nobody saves a mix of steps. Without `step` (an older loop) a rank
+    says it saw the request with no step and saves nothing: runbook then withdraws it. A
+    person's signal (checkpoint_on("USR1")) still means "now"."""
     if _req["asked"] is not None:  # saved on request but never said so: hold here
         _hold(_req["asked"])
     if _requested.is_set():
@@ -597,28 +604,24 @@ def checkpoint_requested(step: int | None = None) -> bool:
     if _req["seen"] != ident:
         _req["seen"] = ident
         _say("checkpoint-seen", f"id={ident} step={step if step is not None else '-'}")
-    if what == "next":
-        if step is None:
-            what = "now"
-        else:
-            got = _wait_change(ident, what, time.monotonic() + _hold_s())
-            if got is None or got[0] != ident or got[1] in ("next", "withdrawn"):
-                _req["done"].add(ident)
-                _say("checkpoint-resumed", f"id={ident} step={step} why=no-step-named")
-                return False
-            what = got[1]
-    if what == "withdrawn":
+    if step is None or what == "withdrawn":
         _req["done"].add(ident)
         return False
-    if what != "now" and step is not None:
-        target = int(what)
-        if step < target:
+    if what == "next":
+        got = _wait_change(ident, what, time.monotonic() + _hold_s())
+        if got is None or got[0] != ident or got[1] in ("next", "withdrawn"):
+            _req["done"].add(ident)
+            _say("checkpoint-resumed", f"id={ident} step={step} why=no-step-named")
             return False
-        if step > target:
-            if ident not in _req["missed"]:
-                _req["missed"].add(ident)
-                _say("checkpoint-missed", f"id={ident} step={step} asked={target}")
-            return False
+        what = got[1]
+    target = int(what)
+    if step < target:
+        return False
+    if step > target:
+        if ident not in _req["missed"]:
+            _req["missed"].add(ident)
+            _say("checkpoint-missed", f"id={ident} step={step} asked={target}")
+        return False
     _req["done"].add(ident)
     _req["asked"] = ident
     return True

@@ -20,6 +20,7 @@ why. Each wait is bounded by [policy] prevent_wait_s; the job's own hold outlast
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from runbook import engine, words
 from runbook.actions import steps
@@ -88,10 +89,9 @@ def _run(ctx: engine.Run) -> None:
         if ctx.trigger.source in SERVICES
         else confirm_policy(site, None, assume_yes=opts.assume_yes, confirm=opts.confirm)
     )
-    asked = _ask(ctx, job, script, run, d)
-    if asked is None:
+    go, saved = _ask(ctx, job, script, run, d)
+    if not go:
         return
-    saved, _logs_then = asked
     plan = ctx.plan = replan(saved, collect.submission_of(ctx.client, job, have=submission))
     _replace(ctx, job, d, plan)
     if saved is not None and ctx.rec.incident.new_job_id:
@@ -189,23 +189,23 @@ def _decide(ctx: engine.Run, job, script: str, launch):
     return d
 
 
-def _ask(ctx: engine.Run, job, script: str, run, d):
-    """The request and its answers: (the checkpoint every rank wrote at one step, the log read
-    then), or None (nothing more is done; withdrawn where it was written). A dry run shows the
-    request and goes on to the plan's actions with the newest checkpoint so far."""
+def _ask(ctx: engine.Run, job, script: str, run, d) -> tuple[bool, Any]:
+    """The request and its answers: (True, the checkpoint every rank wrote at one step), or
+    (False, None): nothing more is done, the request withdrawn where it was written. A dry run
+    shows the request and goes on to the plan's actions with the newest checkpoint so far."""
     site, rec, opts = ctx.site, ctx.rec, ctx.opts
     with rec.step("request", opts.progress) as s:
         r = _write(ctx, job, d, "next")
         s.detail = f"{r.status}: {r.message}"
         if r.status == "dry_run":
             s.status = "ok"
-            return collect.checkpoints_of(site, job, run).chosen, None
+            return True, collect.checkpoints_of(site, job, run).chosen
         if not (r.status == "applied" or (r.status == "skipped" and r.value)):
             s.status = "skipped" if r.status in ("declined", "skipped") else "failed"
             assert ctx.plan is not None
             ctx.plan.needs_human = r.status == "failed"
             ctx.plan.human_action = f"the request was not written ({r.status}): nothing changed"
-            return None
+            return False, None
         sent = float(r.value or time.time())
     # A person said yes to asking the job: the step, the held rerun, the cancel and the release
     # are that one decision (a no halfway would leave every rank paused until its hold ends).
@@ -221,46 +221,39 @@ def _ask(ctx: engine.Run, job, script: str, run, d):
         inc = rec.incident
         inc.evidence["request"] = {"path": d.request, "step": target, "how": why}
     with rec.step("checkpoint", opts.progress) as s:
-        got, why = _await_checkpoint(ctx, job, script, run, d, sent, target)
-        if got is None:
+        saved, why = _await_checkpoint(ctx, job, script, run, d, sent, target)
+        if saved is None:
             return _gave_up(ctx, job, d, s, why)
-        saved, logs = got
         s.detail = f"step {saved.step}: {saved.path} ({saved.reason}); {why}"
-        return saved, logs
+        return True, saved
 
 
 def _write(ctx: engine.Run, job, d, what: str):
     assert d.request is not None
     return ctx.ex.run(
-        steps.request_checkpoint(
-            ctx.actor, job.job_id, d.request, ctx.rec.incident.id, what, known=job, client=None
-        )
+        steps.request_checkpoint(ctx.actor, job.job_id, d.request, ctx.rec.incident.id, what)
     )
 
 
 def _withdraw(ctx: engine.Run, job, d, why: str) -> None:
-    """The request withdrawn (the ranks that paused or hold go on training); never asked of a
-    person: it undoes runbook's own request."""
+    """The request withdrawn (the ranks that paused or hold go on training). Only after the
+    request was written, so after the person's one yes (_ask): never asked again."""
     if ctx.dry or d.request is None:
         return
-    confirm, ctx.ex.confirm = ctx.ex.confirm, None
-    try:
-        r = _write(ctx, job, d, "withdrawn")
-    finally:
-        ctx.ex.confirm = confirm
+    r = _write(ctx, job, d, "withdrawn")
     ctx.rec.incident.evidence.setdefault("notes", []).append(
         f"request withdrawn ({r.status}): {why}"
     )
 
 
-def _gave_up(ctx: engine.Run, job, d, s, why: str) -> None:
+def _gave_up(ctx: engine.Run, job, d, s, why: str) -> tuple[bool, Any]:
     s.status = "unknown"
     s.detail = f"{why}: the request was withdrawn, the job keeps training, nothing else changed"
     _withdraw(ctx, job, d, why)
     assert ctx.plan is not None
     ctx.plan.needs_human = True
     ctx.plan.human_action = s.detail
-    return None
+    return False, None
 
 
 def _read_answers(ctx: engine.Run, job, script: str):
@@ -295,11 +288,19 @@ def _agree(ctx: engine.Run, job, script: str, d) -> tuple[int | None, str]:
     def judge(_logs, a, last):
         if len(a.seen) != seen["count"]:
             seen["count"], seen["since"] = len(a.seen), time.monotonic()
-        if len(a.seen) >= world:
-            return handler.step_to_save(a, world), f"all {world} ranks paused"
-        if a.seen and (last or time.monotonic() - seen["since"] >= SETTLE_S):
-            return handler.step_to_save(a, world), (
-                f"{len(a.seen)} of {world} ranks paused, the rest one step behind at most"
+        everyone = len(a.seen) >= world
+        if everyone or (a.seen and (last or time.monotonic() - seen["since"] >= SETTLE_S)):
+            target = handler.step_to_save(a, world)
+            if target is None:
+                return None, (
+                    "the ranks saw the request but said no step: their loop calls "
+                    "checkpoint_requested() without the step it finished (expected "
+                    "checkpoint_requested(step))"
+                )
+            return target, (
+                f"all {world} ranks paused"
+                if everyone
+                else f"{len(a.seen)} of {world} ranks paused, the rest one step behind at most"
             )
         if last:
             return None, (
@@ -337,7 +338,7 @@ def _await_checkpoint(ctx: engine.Run, job, script: str, run, d, sent: float, ta
                     "said": a.written.get(0, (target, ""))[1],
                     "after_s": round((chosen.mtime or sent) - sent, 1),
                 }
-                return (chosen, logs), f"all {world} ranks wrote step {target} and hold"
+                return chosen, f"all {world} ranks wrote step {target} and hold"
         if last:
             missing = sorted(set(range(world)) - at_target)
             return None, (

@@ -208,9 +208,7 @@ _REQUEST_WRITE = (
 )
 
 
-def request_checkpoint(
-    actor, job_id: str, path: str, incident: str, what: str, *, known=None, client=None
-) -> Action:
+def request_checkpoint(actor, job_id: str, path: str, incident: str, what: str) -> Action:
     """Write runbook's checkpoint request for job `job_id` into `path` as the job's owner:
     `what` is next (each rank says its step and pauses), a step number (every rank saves
     after it), or withdrawn (the ranks go on). Once per incident and `what`; its value is when
@@ -223,12 +221,6 @@ def request_checkpoint(
         ["sh", "-c", _REQUEST_WRITE, "runbook-request", folder, name]
     )
 
-    def check():
-        if what == "withdrawn" or client is None:
-            return None
-        job = known if known is not None else client.job(job_id)
-        return None if job.state == "RUNNING" else f"job {job_id} is {job.state}: nothing to ask"
-
     def apply():
         import subprocess
 
@@ -238,11 +230,11 @@ def request_checkpoint(
                 argv, input=text.encode(), capture_output=True, timeout=60, check=False
             )
         except (OSError, subprocess.SubprocessError) as e:
-            return Outcome(1, "", error=f"could not write {path}: {e}")
+            return Outcome(1, "", error=f"could not write {path}: {e}; {fix}")
         if r.returncode != 0:
             err = r.stderr.decode(errors="replace").strip()
             return Outcome(
-                r.returncode, err, error=f"could not write {path}: {err or r.returncode}"
+                r.returncode, err, error=f"could not write {path}: {err or r.returncode}; {fix}"
             )
         return Outcome(0, r.stdout.decode(errors="replace").strip(), value=f"{sent}")
 
@@ -251,13 +243,18 @@ def request_checkpoint(
         "withdrawn": "withdraw the request: its ranks go on training",
     }.get(what, f"ask every rank to checkpoint after step {what}")
     who = f" as {actor.owner.name}" if actor is not None and actor.as_owner else ""
+    fix = (
+        f"the ranks poll it there: check that {folder} is on a filesystem runbook's host "
+        f"shares with the job's nodes and that the job's owner may write in it (the job trains "
+        "on, nothing else was changed)"
+    )
     return Action(
         "request",
         job_id,
         ["write", path, text.strip() + who],
         f"request:{job_id}:{incident}:{what}",
         f"job {job_id}: {said} ({path}{who})",
-        check,
+        lambda: None,  # the ledger's key makes each write once; the job's answer is read back
         apply,
     )
 

@@ -19,9 +19,8 @@ import re
 from dataclasses import field
 
 from runbook import words
+from runbook.instrument import REQUEST_PREFIX
 from runbook.record import record
-
-REQUEST_PREFIX = ".runbook-checkpoint-"  # runbook.instrument.REQUEST_PREFIX (no torch here)
 
 
 @record
@@ -69,10 +68,10 @@ def request_name_ok(path: str, job) -> str | None:
     """Why runbook will not write `path` (None: it may): an absolute path, no `..`, named
     .runbook-checkpoint-<this job's id>: the only file runbook writes for a running job, so a
     log's words can never point it at another."""
-    ids = {job.job_id, getattr(job, "raw_id", "") or job.job_id}
+    names = {REQUEST_PREFIX + i for i in (job.job_id, job.raw_id) if i}
     if not path.startswith("/") or ".." in path.split("/") or "\n" in path:
         return f"the request file {path!r} is not an absolute path without '..'"
-    if os.path.basename(path) not in {REQUEST_PREFIX + i for i in ids if i}:
+    if os.path.basename(path) not in names:
         return (
             f"the request file {path!r} is not named {REQUEST_PREFIX}{job.job_id} "
             "(runbook writes no other name)"
@@ -103,7 +102,8 @@ def _confirm(world: int, decl: dict[int, dict], job) -> tuple[str, str]:
     if len(locals_) != 1 or None in locals_:
         return "", (
             f"the launcher ({', '.join(sorted(launchers))}) states no single number of ranks "
-            "per node (LOCAL_WORLD_SIZE): the world size cannot be confirmed against Slurm"
+            "per node (LOCAL_WORLD_SIZE, or deepspeed's LOCAL_SIZE): the world size cannot be "
+            "confirmed against Slurm"
         )
     per_node = locals_.pop()
     assert per_node is not None
@@ -198,12 +198,11 @@ class Answers:
     seen: dict[int, int | None] = field(default_factory=dict)  # rank -> the step it said
     missed: dict[int, int] = field(default_factory=dict)  # rank -> the step it was at
     written: dict[int, tuple[int, str]] = field(default_factory=dict)  # rank -> (step, path)
-    resumed: list[int] = field(default_factory=list)  # ranks that went on (no step named)
 
 
 def answers(lines, ident: str) -> Answers:
     """What the ranks answered to request `ident` (runbook.instrument's checkpoint-seen,
-    checkpoint-missed, checkpoint-resumed and checkpoint lines that name it)."""
+    checkpoint-missed and checkpoint lines that name it)."""
     a = Answers()
     for m in lines:
         if m.rank is None or m.fields.get("id") != ident:
@@ -213,8 +212,6 @@ def answers(lines, ident: str) -> Answers:
             a.seen.setdefault(m.rank, step)
         elif m.kind == "checkpoint-missed" and step is not None:
             a.missed[m.rank] = step
-        elif m.kind == "checkpoint-resumed" and "no-step-named" in m.line:
-            a.resumed.append(m.rank)
         elif m.kind == "checkpoint" and step is not None:
             path = m.line.split(" path=", 1)[1].strip() if " path=" in m.line else ""
             a.written[m.rank] = (step, path)

@@ -128,17 +128,10 @@ def instrument_lines(lines) -> list[InstrumentLine]:
 
 
 def _marker_parts(line: str) -> list[str]:
-    """`line` cut before every marker after its first (one part when it holds one)."""
-    marker = "RUNBOOK_INSTRUMENT "
-    first = line.find(marker)
-    if first < 0 or line.find(marker, first + 1) < 0:
-        return [line]
-    parts, start = [], 0
-    while (at := line.find(marker, start + 1 if start else first + 1)) >= 0:
-        parts.append(line[start:at])
-        start = at
-    parts.append(line[start:])
-    return parts
+    """`line` cut before every marker after its first (one part when it holds one); what
+    stands before the first (a `srun -l` label) stays with it."""
+    head, *rest = re.split(r"(?=RUNBOOK_INSTRUMENT )", line)
+    return [head + rest[0], *rest[1:]] if len(rest) > 1 else [line]
 
 
 @record

@@ -174,9 +174,10 @@ def _summary(inc: Incident, d, oom_d, plan, results: list, dry: bool, verdict: s
         + numbers
         + ("; " + "; ".join(did) if did else "; nothing changed")
     )
-    if not did and plan is not None and inc.evidence.get("runbook") == "prevent":
+    why = (plan.human_action or plan.why) if plan is not None else ""
+    if not did and why and inc.evidence.get("runbook") == "prevent":
         # A running job left as it was: why, in the line the sweep and a person read first.
-        summary += f": {plan.human_action or plan.why}" if plan.human_action or plan.why else ""
+        summary += f": {why}"
     if inc.status == "stopped" and inc.stop_exit == ExitCode.NEEDS_HUMAN:
         # Refused before anything was changed: a grant or a person decides, nothing failed.
         summary += f"; REFUSED at {inc.stopped_at}: {inc.errors[-1].split(': ', 1)[-1]}"[:600]

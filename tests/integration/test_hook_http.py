@@ -300,20 +300,9 @@ def test_a_thrashing_rank_tells_the_hook_and_the_job_is_replaced_before_it_runs_
     hook reads the job's series as the sweep does and hands it to the prevention runbook under
     [policy] unattended_prevent ("opted_in": the owner set RUNBOOK_PREVENT=1), never as a
     person: one step saved on every rank, the rerun held before the cancel, trained to the end."""
-    s = Scenario(
-        cluster,
-        "pushthrash",
-        param_mib=30000,
-        act_mib_per_sample=3000,
-        steps=40,
-        long_step=1,
-        ckpt_every=100000,
-        launcher="torchrun",
-        hook_url=hook,
-        hook_token_file="hook-token",
-        extra_args="--long-rank 1 --mem-lines --retries-per-step 5 --thrash-rank 1 "
-        "--step-seconds 0.5",
-    )
+    from tests.integration.test_prevent import _thrashing
+
+    s = _thrashing(cluster, "pushthrash", "torchrun", hook_url=hook, hook_token_file="hook-token")
     _token_file(s)
     try:
         job = s.submit("--export=ALL,RUNBOOK_CHECKPOINT_ON_REQUEST=1,RUNBOOK_PREVENT=1")

@@ -151,3 +151,22 @@ def test_under_deepspeeds_launcher_its_own_figures_are_declared(tmp_path):
         "checkpoint-request rank=1 world=4 local_rank=1 local_world=2 slurm_ntasks=2 "
         "slurm_nnodes=2 launcher=deepspeed" in r.stderr
     ), r.stderr
+
+
+def test_a_loop_that_gives_no_step_saves_nothing_on_runbooks_request(tmp_path):
+    """checkpoint_requested() without the step it finished cannot take part in one step for
+    every rank: it says it saw the request, with no step, and saves nothing (runbook then
+    withdraws the request, saying why)."""
+    program = r"""
+import os
+from runbook import instrument
+assert instrument.checkpoint_on()
+with open(instrument.request_path(), "w") as f:
+    f.write("runbook-checkpoint-request id=inc-3 step=next\n")
+print(instrument.checkpoint_requested(), instrument.checkpoint_requested())
+"""
+    r = _run({"SLURM_PROCID": "0", "SLURM_NTASKS": "1"}, program, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", "False"]
+    assert "checkpoint-seen rank=0 id=inc-3 step=-" in r.stderr
+    assert handler.answers(scan(r.stderr).instrument, "inc-3").seen == {0: None}

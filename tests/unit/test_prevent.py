@@ -219,10 +219,14 @@ def _answer(kind: str, rank: int, rest: str) -> str:
         ({0: 7, 1: 7}, 4, 8),  # the others blocked in step 8's collective: save after 8
         ({0: 7, 1: 8, 2: 8, 3: 8}, 4, 8),  # one rank a step behind: it runs step 8 first
         ({}, 4, None),  # nobody answered: no step
+        ({0: None, 1: None, 2: None, 3: None}, 4, None),  # a loop that gives no step
     ],
 )
 def test_the_step_every_rank_saves_at_comes_from_the_steps_they_said(said, world, step):
-    text = "\n".join(_answer("checkpoint-seen", r, f"id=inc-1 step={k}") for r, k in said.items())
+    text = "\n".join(
+        _answer("checkpoint-seen", r, f"id=inc-1 step={'-' if k is None else k}")
+        for r, k in said.items()
+    )
     a = handler.answers(scan(text + "\n").instrument, "inc-1")
     assert handler.step_to_save(a, world) == step
 
