@@ -36,7 +36,7 @@ class Question:
     what: str  # what it asks, in words
 
 
-def _command(new_script: str, entry: str) -> tuple[list[str], list[str]] | None:
+def command_words(new_script: str, entry: str) -> tuple[list[str], list[str]] | None:
     """(how the interpreter names the program, its words) on the new script's training line."""
     hit = bash.entry_word(new_script, entry)
     if hit is None:
@@ -57,13 +57,13 @@ def question(old: str, new: str, values_after: dict, program) -> Question | None
     about."""
     if program is None or program.entry is None or old == new:
         return None
-    cmd = _command(new, program.entry)
+    cmd = command_words(new, program.entry)
     if cmd is None:
         return None
     head, words = cmd
     if program.cli is not None and not program.cli.why and program.cli.data is not None:
         return _lightning(values_after, program, head, words)
-    before = _command(old, program.entry)
+    before = command_words(old, program.entry)
     was = set(before[1]) if before else set()
     overrides = [w for w in words if _OVERRIDE.fullmatch(w) and w not in was]
     if program.hydra and overrides:

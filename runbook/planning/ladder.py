@@ -14,6 +14,7 @@ from dataclasses import field
 from typing import Any
 
 from runbook import rungs, words
+from runbook.asking import fix
 from runbook.checkpoints import Checkpoint
 from runbook.errors import RungNotApplicable
 from runbook.jobfiles.templates import render
@@ -165,11 +166,28 @@ def _patched(p: Plan, script: str, rung_id: str, knobs, ask=None, **how) -> str 
     node to exclude or drain goes with an edit that is not made). `ask` (the job's interpreter,
     how to run it as its owner): the edit checked against the program's own answer
     (planning.ask); a disagreement passes the rung over."""
+    fixed = None
+    if ask is not None and rung_id == fix.PARSER_RUNG:
+        python, run, said = ask
+        fixed = fix.for_script(script, how.get("program"), python, run, said, knobs, how.get("fit"))
     try:
-        p.patch = patch(script, rung_id, knobs, **how)
+        p.patch = patch(script, rung_id, knobs, edited=fixed if fixed and fixed.script else None,
+                        **how)  # fmt: skip
     except RungNotApplicable as e:
         p.exclude, p.drain = [], None
-        return e.message
+        return (
+            f"{fixed.why} (and the files read statically: {e.message})"
+            if fixed and fixed.asked
+            else e.message
+        )
+    if fixed is not None and fixed.asked:
+        if not fixed.script:
+            proof, refused = fix.static_proof(fixed, p.patch.new, p.patch.changes)
+            if refused:
+                p.patch, p.exclude, p.drain = None, [], None
+                return f"{refused} (asked first: {fixed.why})"
+            p.patch.checks.append(proof)
+        return None
     if ask is not None:
         pt = p.patch
         check, refusal = ask_program.verdict(pt.old, pt.new, pt.values_after or {}, pt.changes,

@@ -15,6 +15,8 @@ import re
 from pathlib import Path
 
 from runbook import playbook, rungs
+from runbook.asking import fix
+from runbook.asking.fix import PARSER_RUNG
 from runbook.errors import RunbookError, UsageError
 from runbook.jobfiles import bash
 from runbook.jobfiles import configs as cfg
@@ -243,7 +245,7 @@ def _plan(script, name, workdir, knobs, only, cat, book, args, ask=None) -> dict
                 f"--rung {rid}: not a rung runbook knows", hint=f"one of {', '.join(shown)}"
             )
         planned = _plan_rung(rungs.REGISTRY[rid], job, program)
-        plans.append(ask_program.asked(planned, program, *ask) if ask else planned)
+        plans.append(_asked(rid, planned, script, name, program, knobs, ask) if ask else planned)
     return {
         "plans": plans,
         "script": name,
@@ -256,6 +258,18 @@ def _plan(script, name, workdir, knobs, only, cat, book, args, ask=None) -> dict
         | {"data_parallel": dp.view() if dp else None},
         "global_batch": formula,
     }
+
+
+def _asked(rid: str, planned, script: str, name: str, program, knobs, ask):
+    """A rung's plan once the job's program was asked: the micro-batch rung decided and proved
+    by its parser (asking.fix) where it answers; every other plan checked against its answer
+    (planning.ask)."""
+    if rid == PARSER_RUNG:
+        fixed = fix.for_script(script, program, ask[0], ask[1], "", knobs)
+        planned = fix.decided(rid, planned, fixed, script, name)
+        if fixed.asked:
+            return planned
+    return ask_program.asked(planned, program, *ask)
 
 
 def _value(k) -> int | None:

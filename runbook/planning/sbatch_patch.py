@@ -47,6 +47,9 @@ class Patch:
     # The values after, where the plan read them where the script cannot state them (a program's
     # own config under its command-line overrides: planning.families).
     values_after: dict | None = None
+    # The edit was decided and proved by the job's own parser (runbook.asking.fix): its check
+    # compares the two parsed configurations, so the script's static re-read is not the proof.
+    proved: bool = False
 
     def diff(self, name: str = "job.sbatch") -> str:
         return "".join(
@@ -247,6 +250,7 @@ def patch(
     fit=None,
     program=None,
     defaults: bool = True,
+    edited=None,
 ) -> Patch:
     """The job script for `rung` (the node rungs: "unchanged", a resubmission as is), checked
     (bash -n, global batch) but not written. `resume` (a CheckpointsSection and a path) points
@@ -256,7 +260,8 @@ def patch(
     that resize the world; `fit` (planning.fit.Fit) for the micro-batch the failure's numbers
     solve; `program` (jobfiles.program.ProgramOptions) for a rung that adds a flag the job's
     program must take, and, with `defaults`, for the knob that is only the program's default
-    (asked last: the script, then its configs, then the program)."""
+    (asked last: the script, then its configs, then the program). `edited` (asking.fix.Fixed):
+    the training command's edit the program's parser proved, taken as the rung's edit."""
     r = _rung(rung)
     knobs = with_program_roles(knobs, program)
     ask = Ask(knobs, world=world, fit=fit, program=program)
@@ -264,7 +269,10 @@ def patch(
     # The template variable carries the resume path only on a runbook-rendered job whose
     # template has it; every other script is told in its own words (set_resume below).
     extra: dict = {}
-    if header and r.template is not None:
+    if edited is not None:
+        p = Patch(rung, script, edited.script, list(edited.lands), list(edited.checks),
+                  values_after=dict(edited.values_after), proved=True)  # fmt: skip
+    elif header and r.template is not None:
         template, variables = header
         if resume and resume[0].resume_var in template_variables(template):
             extra = {resume[0].resume_var: resume[1]}
@@ -290,7 +298,7 @@ def patch(
     if p.new == p.old and r.kind != rungs.NODE:  # a node rung resubmits the job as it is
         raise RungNotApplicable(f"rung {rung} would not change the script")
     p.checks.append(bash.bash_n(p.new, original=script))
-    if not header and not p.files and not p.from_program and not rungs.resizes_world(rung):
+    if not (header or p.files or p.from_program or p.proved or rungs.resizes_world(rung)):
         # a config patch checked the batch on its copies; a resize checks with the nodes
         p.checks.append(check_global_batch(script, p.new, knobs, program))
     return p

@@ -658,21 +658,28 @@ def _ask(*more: str):
     )
 
 
-def test_ask_the_program_s_help_lists_the_flag_the_plan_adds():
+def test_ask_the_program_s_parser_decides_the_edit_and_proves_it():
+    # Its parser run parse-only (runbook.asking) names --batch_size and --grad_accum by their
+    # own names; the overrides appended are parsed again: those two values changed, no other.
     result, r = _ask()
     assert result.exit_code == 0 and r["applicable"], result.output
-    asked = [c for c in r["checks"] if c.startswith("asked the program")]
-    assert len(asked) == 1 and "train.py --help" in asked[0], r["checks"]
-    assert asked[0].endswith("its --help lists --grad_accum"), asked
+    assert r["checks"][0].startswith(
+        "the program's parser (argparse) on the new command line: batch_size 16 -> 8, "
+        "grad_accum 1 -> 2; nothing else of its 3 values changed (asked: "
+    ), r["checks"]
+    assert r["lands"] == ["--batch_size 8 --grad_accum 2 appended to the training command, as "
+                          "its argparse parser reads them (the check below)"]  # fmt: skip
 
 
 def test_ask_a_parser_that_does_not_take_the_flag_at_run_time_refuses_showing_both():
     # The static reading sees --grad_accum in the parser; the job's environment (TRAINER_V2=0,
-    # an older version of the trainer) leaves it out, and the program's own --help says so.
+    # an older version of the trainer) leaves it out: its parser has no accumulation, and it
+    # rejects the static reading's edit with its own words.
     result, r = _ask("--env", "TRAINER_V2=0")
     assert result.exit_code == 4 and not r["applicable"], result.output
-    assert "it does not list --grad_accum" in r["reason"], r
+    assert "unrecognized arguments: --grad_accum 2" in r["reason"], r
     assert "--grad_accum added: the default, train.py:12" in r["reason"], r
+    assert "neither an accumulation nor a global batch" in r["reason"], r
 
 
 def test_ask_a_program_that_cannot_answer_leaves_the_reading_and_says_so(tmp_path):
