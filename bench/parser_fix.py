@@ -39,25 +39,42 @@ VERDICTS = ("right", "wrong", "refused", "unknown")
 _RUNS = re.compile(r"^RUNS micro=(\d+) accum=(\d+)", re.M)
 
 
-def runs(folder: Path, script: str, python: str) -> tuple[int, int] | str:
-    """(micro, accum) the program prints when its script's training command runs, or why not."""
-    line = next(
-        (ln for ln in script.replace("\\\n", " ").splitlines() if " python " in f" {ln} "), ""
-    )
-    words = shlex.split(line.split(" python ", 1)[1].split(">")[0]) if line else []
+def _training_words(script: str) -> list[str]:
+    """The training command's words from its entry on (`train.py ...`, `-m pkg.train ...`),
+    whichever launcher runs it (srun python, torchrun, accelerate launch)."""
+    for line in script.replace("\\\n", " ").splitlines():
+        if line.lstrip().startswith("#") or not line.strip():
+            continue
+        words = shlex.split(line.split(">")[0])
+        for i, w in enumerate(words):
+            if w.endswith(".py") or (w == "-m" and i + 1 < len(words) and words[0] != "python"):
+                return words[i:]
+    return []
+
+
+def runs(
+    folder: Path, script: str, python: str, files: dict | None = None
+) -> tuple[int, int] | str:
+    """(micro, accum) the program prints when its script's training command runs, or why not.
+    `files`: the config copies the plan writes beside the script (name -> text)."""
+    words = _training_words(script)
     if not words:
         return "no training command"
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONDONTWRITEBYTECODE": "1"}
     with tempfile.TemporaryDirectory() as tmp:  # a copy: what a program writes (Hydra) goes there
-        shutil.copytree(folder, Path(tmp) / "job")
-        r = subprocess.run([python, *words], cwd=Path(tmp) / "job", env=env, capture_output=True,
-                           text=True, timeout=300, check=False)  # fmt: skip
+        job = Path(tmp) / "job"
+        shutil.copytree(folder, job)
+        for name, text in (files or {}).items():
+            (job / name).write_text(text)
+        r = subprocess.run([python, *words], cwd=job, env=env, capture_output=True, text=True,
+                           timeout=300, check=False)  # fmt: skip
     m = _RUNS.search(r.stdout)
     return (int(m[1]), int(m[2])) if m else f"exit {r.returncode}: {r.stderr.strip()[-200:]}"
 
 
-def plan(folder: Path, python: str, ask: bool) -> tuple[str | None, str, float]:
-    """(the new script, or None; the reason or the checks; seconds) from `runbook plan`."""
+def plan(folder: Path, python: str, ask: bool) -> tuple[dict | None, str, float]:
+    """(the files the plan writes, name -> text, or None; the reason or the checks; seconds)
+    from `runbook plan`."""
     argv = [sys.executable, "-m", "runbook", "plan", "job.sbatch", "--rung", "halve_micro_batch",
             "--json"] + (["--ask", python] if ask else [])  # fmt: skip
     t0 = time.monotonic()
@@ -70,13 +87,13 @@ def plan(folder: Path, python: str, ask: bool) -> tuple[str | None, str, float]:
     rung = doc["rungs"][0]
     if not rung["applicable"]:
         return None, rung["reason"], secs
-    new = _apply(folder / "job.sbatch", rung["changes"][0]["diff"])
-    return new, "; ".join(rung["checks"]), secs
+    files = {c["new_file"]: _apply(folder / c["file"], c["diff"]) for c in rung["changes"]}
+    return files, "; ".join(rung["checks"]), secs
 
 
 def _apply(path: Path, diff: str) -> str:
     with tempfile.TemporaryDirectory() as tmp:
-        copy = Path(tmp) / "job.sbatch"
+        copy = Path(tmp) / "f"
         copy.write_text(path.read_text())
         subprocess.run(["patch", "-s", str(copy)], input=diff, text=True, check=True)
         return copy.read_text()
@@ -85,11 +102,11 @@ def _apply(path: Path, diff: str) -> str:
 def judge(folder: Path, python: str, ask: bool) -> dict:
     old = (folder / "job.sbatch").read_text()
     before = runs(folder, old, python)
-    new, said, secs = plan(folder, python, ask)
+    files, said, secs = plan(folder, python, ask)
     row = {"program": folder.name, "asked": ask, "seconds": round(secs, 1), "said": said[:400]}
-    if new is None:
+    if files is None:
         return {**row, "verdict": "refused"}
-    after = runs(folder, new, python)
+    after = runs(folder, files.get("job.sbatch", old), python, files)
     row |= {"before": before, "after": after}
     if isinstance(before, str):  # the job itself does not start here: nothing to judge by
         return {**row, "verdict": "unknown"}

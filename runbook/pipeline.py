@@ -13,6 +13,7 @@ import time
 
 from runbook import engine
 from runbook.actions.policy import confirm_policy
+from runbook.asking import process
 from runbook.diagnosis import classify
 from runbook.evidence import collect, node_history
 from runbook.evidence.gather import Code, Metrics, gather
@@ -48,6 +49,9 @@ def _run(ctx: engine.Run) -> None:
     # `scontrol listpids` has nothing to say, and the message's "Process N has X in use" lines
     # of the job's own ranks would read as co-tenants.
     own_pids = collect.job_pids_of(ctx.site, ctx.hosts, job, ff.node) if wedged and ff else None
+    # The command line the ranks ran, from their /proc, for the program's own parser (asking):
+    # after the cancel only the batch script's static reading is left.
+    procs = _processes(ctx, job, ff.node) if wedged and ff else None
     held = _cancel_stage(ctx, job, wedged, dependants)
     node = ff.node if ff and ff.node else None
     health = _health_stage(ctx, job, node, own_pids)
@@ -56,6 +60,8 @@ def _run(ctx: engine.Run) -> None:
         # The environment the job stage did not wait for: accounting has had the stages since
         # to store it (asked again only when it still lacks it).
         submission = collect.submission_of(ctx.client, job, have=submission)
+        if submission is not None and (args := process.batch_args(procs or [])) is not None:
+            submission = dataclasses.replace(submission, args=args)
         # A config the job names through its environment (`CONFIG_FILE=x.yaml sbatch job.sh`)
         # is read as the job reads it: the recorded value as an assignment in the script.
         env = submission.env if submission is not None else None
@@ -72,7 +78,16 @@ def _run(ctx: engine.Run) -> None:
             checkpoints=collect.checkpoints_of(ctx.site, job, run),
             configs=collect.configs_of(job, planned),
             program=program,
-            ask=collect.program_asker(ctx.site, ctx.actor, job, submission, planned, program),
+            ask=collect.program_asker(
+                ctx.site,
+                ctx.actor,
+                job,
+                submission,
+                planned,
+                program,
+                procs,
+                ff.ranks[0] if ff and ff.ranks else None,
+            ),  # fmt: skip
             node=node,
             failed_step=failed_step,
             node_events=history,
@@ -87,6 +102,14 @@ def _run(ctx: engine.Run) -> None:
     engine.act(ctx, plan, diagnosis)
     if dependants:
         engine.follow_chain(ctx, plan, dependants, held)
+
+
+def _processes(ctx: engine.Run, job, node: str | None):
+    """The job's Python processes on its failing node, where the site asks its program (the one
+    reader of them); None elsewhere."""
+    if not ctx.site.identity.ask_program or ctx.actor is None:
+        return None
+    return collect.process_of(ctx.site, ctx.hosts, job, node, ctx.actor.owner.name)
 
 
 def _job_stage(ctx: engine.Run):

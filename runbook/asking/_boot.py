@@ -200,14 +200,18 @@ def _hook_fire(mod):
         try:
             parse = mod._MakeParseFn(fn, mod.decorators.GetMetadata(component))
             (varargs, kwargs), _, remaining, _ = parse(args)
-            if not remaining:
-                bound = inspect.signature(fn).bind_partial(*varargs, **kwargs)
-                bound.apply_defaults()
-                _done("fire", dict(bound.arguments))
-        except SystemExit:
-            raise
+            bound = inspect.signature(fn).bind_partial(*varargs, **kwargs)
+            bound.apply_defaults()
         except Exception:
-            pass
+            return orig(component, args, component_trace, treatment, target)
+        if not remaining:
+            _done("fire", dict(bound.arguments))
+        if treatment == "class":  # its constructor holds the settings; its method is not run
+            _done(
+                "fire",
+                dict(bound.arguments),
+                note=f"the class's constructor: {remaining[0]} not run",
+            )
         return orig(component, args, component_trace, treatment, target)
 
     mod._CallAndUpdateTrace = call

@@ -212,13 +212,18 @@ def _fixed(before: Parsed, after, want, keeps, add, new_script, ask: Asker, new_
     return Fixed(new_script, after_values, checks, lands, asked=True)
 
 
-def for_script(script: str, program, python: str, run: Run, how: str, knobs, fit=None) -> Fixed:
-    """The parser-proved fix of a job script's training command, where runbook can name the
-    command's words (none is `$VAR`: the batch script's static reading cannot expand them)."""
+def for_script(
+    script: str, program, python: str, run: Run, how: str, knobs, fit=None, ran=None
+) -> Fixed:
+    """The parser-proved fix of a job script's training command. Its words: `ran` (how the
+    failing rank's process named its program, and its exact words, read from /proc), else the
+    script's own, where none is `$VAR` (the batch script's static reading cannot expand them).
+    The overrides are appended to the script's command either way: the rerun's shell expands
+    the same words, then runbook's after them."""
     from runbook.planning.ask import command_words
 
     entry = getattr(program, "entry", None)
-    cmd = command_words(script, entry) if entry else None
+    cmd = ran if ran is not None else command_words(script, entry) if entry else None
     if cmd is None or entry is None:
         return Fixed(why="the training command's words are not all literal (a shell variable "
                      "runbook cannot expand here), or its program was not found")  # fmt: skip
@@ -241,14 +246,17 @@ def decided(rung_id: str, static: Any, fixed: Fixed, script: str, name: str):
         return static
     if static.applicable:
         new = static.changes[0].new if static.changes else script
-        check, refusal = static_proof(fixed, new, static.lands)
+        copies = any(c.file != name for c in static.changes)
+        check, refusal = static_proof(fixed, new, static.lands, copies)
         if refusal:
             return RungPlan(rung_id, False, f"{refusal} (asked first: {fixed.why})")
         return dataclasses.replace(static, checks=[*static.checks, check])
     return RungPlan(rung_id, False, f"{fixed.why} (and the files read statically: {static.reason})")
 
 
-def static_proof(fixed: Fixed, new_script: str, changes: list[str]) -> tuple[str, str | None]:
+def static_proof(
+    fixed: Fixed, new_script: str, changes: list[str], copies: bool = False
+) -> tuple[str, str | None]:
     """(a check, or a refusal) for the static reading's edit where the program's parser answered
     but could not make the edit itself: the patched command line parsed the same way. Its
     differences must all be the batch's roles (by the program's own names) with the global batch
@@ -258,8 +266,8 @@ def static_proof(fixed: Fixed, new_script: str, changes: list[str]) -> tuple[str
     note = (f"not confirmed by the program's parser: {fixed.why}; the edit is the static "
             "reading's, in files its command line names")  # fmt: skip
     cmd = command_words(new_script, fixed.entry) if fixed.entry else None
-    if cmd is None or fixed.before is None:
-        return note, None
+    if cmd is None or fixed.before is None or copies:  # a copy is written with the rerun only:
+        return note, None  # its values are re-read from its text (the static reading's check)
     before, said = fixed.before, "; ".join(changes) or "the static reading's edit"
     after = fixed.asker.parse(cmd[1])
     if isinstance(after, str):

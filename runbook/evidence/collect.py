@@ -657,36 +657,67 @@ def interpreter(
     return None
 
 
-def program_asker(site, actor, job: JobInfo, submission, script: str = "", program=None):
-    """(the job's interpreter, how to run it, how it is asked) for planning.ask: as the job's
-    owner (the actor's `sh`), in the job's folder, with the job's recorded environment and no
-    GPU, for 120 s at most. Where accounting shows no environment (Slurm 22.05 shows a job's
-    `--env-vars` to an administrator only, never to its owner: measured on the test cluster),
-    only an interpreter the training command names by full path is asked, with PATH alone, and
-    the check says so. None where the site does not ask ([identity] ask_program) or no
-    interpreter is known here."""
-    import subprocess
-
+def program_asker(
+    site, actor, job: JobInfo, submission, script: str = "", program=None, procs=None, rank=None
+):
+    """(the job's interpreter, how to run it, how it is asked, the words the failing rank ran
+    with or None) for the program's own parser and planning.ask: as the job's owner (the
+    actor's `sh`), in the job's folder, with the job's environment and no GPU, for 120 s at
+    most. Where the failing rank's process was read (`procs`, asking.process, before the
+    cancel), its interpreter, folder, environment and exact argv are the job's; else the
+    recorded environment from accounting (Slurm 22.05 shows a job's `--env-vars` to an
+    administrator only, never to its owner: measured on the test cluster), and where there is
+    none, only an interpreter the training command names by full path is asked, with PATH
+    alone, and the check says so. None where the site does not ask ([identity] ask_program) or
+    no interpreter is known here."""
     if not site.identity.ask_program or actor is None:
         return None
-    env = submission.env if submission is not None else None
+    from runbook.asking.process import rank_process
+
     entry = getattr(program, "entry", None)
-    python = interpreter(env or {}, script, entry)  # no environment: a full path, or none
-    how = f"as {actor.owner.name}"
-    if not env:
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin"}
-        how += (
-            ", with PATH only (the job's environment is not recorded where its owner may read it)"
-        )
+    proc = rank_process(procs or [], entry, rank) if entry else None
+    env: dict[str, str] | None
+    if proc is not None:
+        env, folder = proc.env, proc.cwd
+        python = _process_python(proc)
+        how = (f"as {actor.owner.name}, with the command line, folder and environment of pid "
+               f"{proc.pid} (read on its node before the cancel)")  # fmt: skip
+    else:
+        env, folder = (submission.env if submission is not None else None), job.work_dir or "."
+        python = interpreter(env or {}, script, entry)  # no environment: a full path, or none
+        how = f"as {actor.owner.name}"
+        if not env:
+            env = {"PATH": "/usr/local/bin:/usr/bin:/bin"}
+            how += ", with PATH only (the job's environment is not recorded where its owner may read it)"
     if python is None:
         return None
+    return python, _owner_runner(actor, folder, env), how, proc.program() if proc else None
+
+
+def _process_python(proc) -> str | None:
+    """The interpreter a process was started as (its argv[0], a venv's own path: its resolved
+    exe would lose the venv), where this host sees it."""
+    import shutil
+
+    first = proc.argv[0] if proc.argv else ""
+    if first.startswith("/"):
+        return first if os.path.exists(first) else None
+    found = shutil.which(first, path=proc.env.get("PATH", "")) if first else None
+    return found if found and found.startswith("/") else None
+
+
+def _owner_runner(actor, folder: str, env: dict[str, str]):
+    """argv -> (exit code, stdout, stderr, seconds): run as the job's owner in `folder`, with
+    `env` only (no GPU, no bytecode written), for 120 s at most."""
+    import subprocess
+
     own = {**env, "CUDA_VISIBLE_DEVICES": "", "PYTHONDONTWRITEBYTECODE": "1"}
     assign = [f"{k}={v}" for k, v in own.items() if re.fullmatch(r"[A-Za-z_]\w*", k)]
     shell = 'cd -- "$1" || exit 126; shift; exec timeout 120 env -i "$@"'
 
     def run(argv: list[str]) -> tuple[int, str, str, float]:
         t0 = time.monotonic()
-        words = actor.wrap(["sh", "-c", shell, "runbook-ask", job.work_dir or ".", *assign, *argv])
+        words = actor.wrap(["sh", "-c", shell, "runbook-ask", folder, *assign, *argv])
         try:
             r = subprocess.run(words, capture_output=True, text=True, stdin=subprocess.DEVNULL,
                                timeout=150, check=False)  # fmt: skip
@@ -694,7 +725,29 @@ def program_asker(site, actor, job: JobInfo, submission, script: str = "", progr
             return 124, "", "no answer within 150 s", time.monotonic() - t0
         return r.returncode, r.stdout, r.stderr, time.monotonic() - t0
 
-    return python, run, how
+    return run
+
+
+def process_of(site, hosts, job: JobInfo, node: str | None, owner: str) -> list | None:
+    """The job's processes (asking.process) on its failing node and its batch host (where its
+    batch script runs), read as its owner before the cancel ends them; None where none could be
+    read (the plan then reads the batch script, and says so)."""
+    from runbook.asking import process
+
+    found: list = []
+    read = False
+    for host in dict.fromkeys(h for h in (node, job.batch_host) if h):
+        argv = on_node_as_owner(
+            site, owner, host, ["sh", "-c", process.SCRIPT, "runbook-procs", job.raw]
+        )
+        try:
+            r = hosts[host].run(argv, timeout=site.probes.timeout_s)
+        except RunbookError:
+            continue
+        if r.exit_code == 0:
+            read = True
+            found += process.parse(r.stdout)
+    return found if read else None
 
 
 def program_of(job: JobInfo, script: str):

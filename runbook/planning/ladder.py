@@ -168,8 +168,9 @@ def _patched(p: Plan, script: str, rung_id: str, knobs, ask=None, **how) -> str 
     (planning.ask); a disagreement passes the rung over."""
     fixed = None
     if ask is not None and rung_id == fix.PARSER_RUNG:
-        python, run, said = ask
-        fixed = fix.for_script(script, how.get("program"), python, run, said, knobs, how.get("fit"))
+        python, run, said, ran = ask
+        fixed = fix.for_script(script, how.get("program"), python, run, said, knobs, how.get("fit"),
+                               ran)  # fmt: skip
     try:
         p.patch = patch(script, rung_id, knobs, edited=fixed if fixed and fixed.script else None,
                         **how)  # fmt: skip
@@ -182,7 +183,8 @@ def _patched(p: Plan, script: str, rung_id: str, knobs, ask=None, **how) -> str 
         )
     if fixed is not None and fixed.asked:
         if not fixed.script:
-            proof, refused = fix.static_proof(fixed, p.patch.new, p.patch.changes)
+            proof, refused = fix.static_proof(fixed, p.patch.new, p.patch.changes,
+                                              bool(p.patch.files))  # fmt: skip
             if refused:
                 p.patch, p.exclude, p.drain = None, [], None
                 return f"{refused} (asked first: {fixed.why})"
@@ -191,7 +193,7 @@ def _patched(p: Plan, script: str, rung_id: str, knobs, ask=None, **how) -> str 
     if ask is not None:
         pt = p.patch
         check, refusal = ask_program.verdict(pt.old, pt.new, pt.values_after or {}, pt.changes,
-                                             how.get("program"), *ask)  # fmt: skip
+                                             how.get("program"), *ask[:3])  # fmt: skip
         if refusal:
             p.patch, p.exclude, p.drain = None, [], None
             return refusal

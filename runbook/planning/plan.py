@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 
 from runbook import rungs
 from runbook.diagnosis import Diagnosis, human_mib
@@ -348,9 +349,14 @@ def resubmission(
         p.env_notes = [*sub.notes, *rerun.notes]
         if sub.env is None and replaced:
             p.env_notes.append(f"{job.user}'s HOME, USER and LOGNAME stand in for runbook's own")
-        args = script_arguments(sub.line)
+        args = sub.args if sub.args is not None else script_arguments(sub.line)
         p.script_args = args or []
-        if args:
+        if sub.args:
+            p.env_notes.append(
+                f"the job's arguments, as its batch script's process was started with them (read "
+                f"on its node before the cancel): {' '.join(shlex.quote(a) for a in args or [])}"
+            )
+        elif args:
             # Slurm keeps the line space-joined (SubmitLine and Command= alike, Slurm 22.05).
             p.env_notes.append(
                 f"the job's arguments, as Slurm recorded its sbatch line: {' '.join(args)} "

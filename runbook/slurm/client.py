@@ -157,6 +157,9 @@ class Submission:
     line: str = ""
     env: dict[str, str] | None = None
     notes: list[str] = field(default_factory=list)
+    # The job's arguments exactly, where its batch script's process was read on its node
+    # (asking.process.batch_args); None: only the space-joined line is known.
+    args: list[str] | None = None
 
 
 class SlurmClient(Protocol):

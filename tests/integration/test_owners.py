@@ -651,3 +651,44 @@ def test_the_program_is_asked_as_alice_and_its_answer_overrules_the_reading(owne
     if out.get("new_job_id"):
         rerun = sh("scontrol", "show", "job", out["new_job_id"])
         assert "--micro-batch-size" not in rerun, rerun
+
+
+def test_the_command_line_that_ran_decides_the_fix_over_a_shell_variables_words(owner_job):
+    """alice's job passes its own argument through a variable the shell splits into words after
+    the training command's (`OPTIONAL_ARGS=$1 ... train.py --micro-batch-size 16 ... $OPTIONAL_ARGS`,
+    submitted with "--micro-batch-size 8"): the value in force is 8, which the script's text does
+    not say. runbook reads the failing rank's /proc on its node as alice before the cancel, asks
+    the program's parser with exactly those words, and appends the fix after them: the rerun's
+    own log says micro-batch 4 x grad-accum 4, the global batch of 8 x 2 kept."""
+    j = owner_job("alice", "optargs", long_factor=2.5, micro_batch=16)
+    text = j.script().read_text()
+    srun = next(ln for ln in text.splitlines() if ln.startswith("srun -l "))
+    assert "--micro-batch-size 16 --grad-accum 2" in srun, srun
+    text = text.replace(srun, f"OPTIONAL_ARGS=$1\n{srun} $OPTIONAL_ARGS")
+    path = j.folder / "train.sbatch"
+    write_as(j.user, path, text)
+    r = as_user(j.user, "sbatch", "--parsable", "-p", "debug", "--nodelist=gpu-[01-02]",
+                str(path), "--micro-batch-size 8", cwd=str(j.folder))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    job = r.stdout.strip().split(";")[0]
+    j.wait_failure(job)
+    assert "micro-batch 8 x grad-accum 2" in j.log(job), j.log(job)[-2000:]
+    site = _service_site("rbsvc", 'act_as = "sudo"', "ask_program = true")
+    try:
+        code, out, text = runbook(
+            "oom", "--job", job, "--yes", user="rbsvc", site=("--config", f"{site}/site.toml")
+        )
+        assert "folder" in out, text
+        report = json.loads((Path(out["folder"]) / "report.json").read_text())
+    finally:
+        subprocess.run(["rm", "-rf", str(site)], check=False)
+    plan = report["plan"]
+    assert code == 0 and plan["rung"] == "halve_micro_batch", text
+    proof = [c for c in plan["checks"] if c.startswith("the program's parser (argparse)")]
+    assert proof and "grad_accum 2 -> 4, micro_batch_size 8 -> 4; nothing else" in proof[0], plan
+    assert "read on its node before the cancel" in proof[0], proof
+    new = out["new_job_id"]
+    script = sh("scontrol", "write", "batch_script", new, "-")
+    assert "$OPTIONAL_ARGS --micro-batch-size 4 --grad-accum 4" in script, script
+    log = j.wait_done(new)
+    assert "micro-batch 4 x grad-accum 4" in log and "training finished at step" in log, log[-2000:]

@@ -51,7 +51,8 @@ def test_the_program_runs_in_the_job_s_folder_with_its_recorded_environment_and_
     prog = type("P", (), {"entry": "train.py"})
     script = f"srun {sys.executable} train.py\n"
     assert program_asker(_site(False), actor, job, sub, script, prog) is None  # the site's choice
-    python, run, how = program_asker(_site(True), actor, job, sub, script, prog)
+    python, run, how, ran = program_asker(_site(True), actor, job, sub, script, prog)
+    assert ran is None  # no process read: the script's own words
     assert python == sys.executable and how == "as me"
     probe = (
         "import os; print(os.getcwd(), os.environ.get('TRAINER_V2'), "
@@ -71,7 +72,7 @@ def test_without_the_job_s_environment_only_a_named_interpreter_is_asked_with_pa
     # Slurm 22.05 shows --env-vars to an administrator only: a bare `python3` is not guessed.
     assert program_asker(_site(True), actor, job, unrecorded, "python3 train.py\n", prog) is None
     script = f"srun {sys.executable} train.py\n"
-    python, run, how = program_asker(_site(True), actor, job, unrecorded, script, prog)
+    python, run, how, _ = program_asker(_site(True), actor, job, unrecorded, script, prog)
     assert python == sys.executable and "with PATH only" in how, how
     rc, out, _, _ = run([python, "-c", "import os; print(' '.join(sorted(os.environ)))"])
     seen = set(out.split()) - {"LC_CTYPE"}  # the C library may add it on its own
