@@ -223,6 +223,8 @@ def for_script(
     from runbook.planning.ask import command_words
 
     entry = getattr(program, "entry", None)
+    if ran is not None:  # the process names its program: that word is the script's entry
+        entry = ran[0][-1]
     cmd = ran if ran is not None else command_words(script, entry) if entry else None
     if cmd is None or entry is None:
         return Fixed(why="the training command's words are not all literal (a shell variable "

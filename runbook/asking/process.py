@@ -71,6 +71,15 @@ class Process:
             return [w], self.argv[i + 1 :]
         return None
 
+    def entry(self) -> str | None:
+        """The program this process runs, as a script names it (`train.py`, `pkg.train`); None
+        for a shell, or a launcher's agent."""
+        prog = self.program() if self.exe.rsplit("/", 1)[-1].startswith("python") else None
+        if prog is None:
+            return None
+        name = prog[0][-1]
+        return None if name.rsplit("/", 1)[-1] in _LAUNCHERS else name
+
     def runs(self, entry: str) -> bool:
         """Whether this process runs the job's entry (`train.py`, `pkg/train.py`, `-m pkg.train`)."""
         prog = self.program() if self.exe.rsplit("/", 1)[-1].startswith("python") else None
@@ -123,10 +132,22 @@ def _process(cur: dict) -> Process:
     return Process(cur["pid"], decode(cur["exe"]), decode(cur["cwd"]), _nul_split(cur["argv"]), env)
 
 
-def rank_process(procs: list[Process], entry: str, rank: int | None = None) -> Process | None:
-    """The process of the failing rank that runs the job's entry (its RANK in its environment),
-    else the first that runs it; None where none does."""
-    mine = [p for p in procs if p.runs(entry)]
+# What a launcher's agent runs: its argv names the launcher, not the job's program.
+_LAUNCHERS = {"torchrun", "accelerate", "deepspeed", "torch.distributed.run",
+              "torch.distributed.launch", "accelerate.commands.launch",
+              "deepspeed.launcher.launch", "deepspeed.launcher.runner"}  # fmt: skip
+
+
+def rank_process(
+    procs: list[Process], entry: str | None, rank: int | None = None
+) -> Process | None:
+    """The process of the failing rank (its RANK in its environment) that runs the job's entry,
+    else the first that runs it; where none runs the entry the batch script's reading named (that
+    reading can be wrong: a `.py` path in an export line), the one the processes themselves run.
+    None where no process runs a program (a launcher's agent does not)."""
+    mine = [p for p in procs if entry and p.runs(entry)]
+    if not mine:
+        mine = [p for p in procs if (e := p.entry()) and p.runs(e)]
     if rank is not None:
         for p in mine:
             if p.env.get("RANK") == str(rank) or p.env.get("SLURM_PROCID") == str(rank):

@@ -675,7 +675,7 @@ def program_asker(
     from runbook.asking.process import rank_process
 
     entry = getattr(program, "entry", None)
-    proc = rank_process(procs or [], entry, rank) if entry else None
+    proc = rank_process(procs or [], entry, rank)
     env: dict[str, str] | None
     if proc is not None:
         env, folder = proc.env, proc.cwd

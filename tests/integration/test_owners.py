@@ -692,3 +692,65 @@ def test_the_command_line_that_ran_decides_the_fix_over_a_shell_variables_words(
     assert "$OPTIONAL_ARGS --micro-batch-size 4 --grad-accum 4" in script, script
     log = j.wait_done(new)
     assert "micro-batch 4 x grad-accum 4" in log and "training finished at step" in log, log[-2000:]
+
+
+# (folder of tests/data/parsers_cluster, its entry and words on the training line)
+PARSER_JOBS = {
+    "lightning_cli": ("main.py", "--config config.yaml"),
+    "hydra_group": ("app.py", "trainer=big"),
+    "argparse_short": ("run.py", "-b 8 --data data/chat.jsonl"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARSER_JOBS))
+def test_alices_program_on_a_parser_library_is_fixed_where_its_parser_reads(owner_job, name):
+    """alice's job runs a program whose batch only its parser library knows (LightningCLI's YAML,
+    Hydra's config group, argparse's short flag and --accum-steps); it runs out of memory at
+    micro-batch 8. runbook asks that parser, as alice, and appends the fix in its own spelling:
+    the rerun's program parses micro-batch 4 x accumulation 2 and trains to the end."""
+    j = owner_job("alice", f"lib-{name}", long_factor=2.5)
+    src = REPO / "tests" / "data" / "parsers_cluster" / name
+    for f in sorted(src.rglob("*")):
+        rel = f.relative_to(src)
+        if f.is_dir():
+            assert as_user("alice", "mkdir", "-p", str(j.folder / rel)).returncode == 0
+        else:
+            write_as("alice", j.folder / rel, f.read_text())
+    entry, words = PARSER_JOBS[name]
+    text = j.script().read_text()
+    srun = next(ln for ln in text.splitlines() if ln.startswith("srun -l "))
+    example_args = srun.split(f" {j.vars['program']} ", 1)[1]
+    example_args = re.sub(r" ?--(micro-batch-size|grad-accum) \d+", "", example_args)
+    head = srun.split(f" {j.vars['program']} ", 1)[0]
+    text = text.replace(srun, f"export EXAMPLE={j.vars['program']} EXAMPLE_ARGS='{example_args}'\n"
+                        f"{head} {entry} {words}")  # fmt: skip
+    job = j.submit(_write(j, text))
+    try:
+        j.wait_failure(job)
+    except AssertionError as e:
+        raise AssertionError(
+            f"{e}\n--- the job's log\n{j.log(job)[-3000:]}\n--- its script\n{text}"
+        )
+    assert "micro-batch 8 x grad-accum 1" in j.log(job), j.log(job)[-2000:]
+    site = _service_site("rbsvc", 'act_as = "sudo"', "ask_program = true")
+    try:
+        code, out, said = runbook(
+            "oom", "--job", job, "--yes", user="rbsvc", site=("--config", f"{site}/site.toml")
+        )
+        assert "folder" in out, said
+        report = json.loads((Path(out["folder"]) / "report.json").read_text())
+    finally:
+        subprocess.run(["rm", "-rf", str(site)], check=False)
+    plan = report["plan"]
+    assert code == 0 and plan["rung"] == "halve_micro_batch", json.dumps(plan, indent=1)[:6000]
+    proof = [c for c in plan["checks"] if c.startswith("the program's parser (")]
+    assert proof and "8 -> 4" in proof[0] and "1 -> 2" in proof[0], plan["checks"]
+    assert "nothing else of its" in proof[0] and "; as alice" in proof[0], proof
+    log = j.wait_done(out["new_job_id"])
+    assert "micro-batch 4 x grad-accum 2" in log and "training finished at step" in log, log[-2000:]
+
+
+def _write(j, text: str) -> Path:
+    path = j.folder / "train.sbatch"
+    write_as(j.user, path, text)
+    return path

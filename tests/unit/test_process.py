@@ -52,7 +52,7 @@ def test_a_ranks_own_argv_folder_and_environment_are_read_from_proc(tmp_path):
                             "--per_device_train_batch_size", "8", "--lr", "1e-5", "a b", "x\ny"]  # fmt: skip
     assert got.program() == (["train.py"], got.argv[3:])
     assert process.rank_process(procs, "train.py", 3) is got
-    assert process.rank_process(procs, "other.py") is None
+    assert process.rank_process(procs, "other.py") is got  # what ran wins over a misread entry
 
 
 def test_a_launchers_agent_is_not_the_program():
@@ -105,3 +105,16 @@ def test_the_jobs_own_arguments_are_read_exactly_from_its_batch_scripts_process(
     assert process.batch_args(procs) == ["--micro-batch-size 8", "b"]
     assert process.rank_process(procs, "slurm_script") is None  # a shell runs no Python program
     assert process.batch_args([]) is None
+
+
+def test_the_processes_own_program_wins_over_a_misread_entry():
+    # The batch script's reading took a `.py` path of an export line for the entry; the ranks run
+    # run.py: the process says what ran.
+    agent = process.Process(
+        1, "/usr/bin/python3", "/w", ["/v/bin/python3", "/v/bin/torchrun", "x.py"], {}
+    )
+    rank = process.Process(2, "/usr/bin/python3", "/w", ["/v/bin/python3", "run.py", "-b", "8"],
+                           {"RANK": "0"})  # fmt: skip
+    assert agent.entry() is None and rank.entry() == "run.py"
+    assert process.rank_process([agent, rank], "/home/a/train.py", 0) is rank
+    assert process.rank_process([agent], "train.py") is None
