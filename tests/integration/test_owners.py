@@ -730,7 +730,7 @@ def test_alices_program_on_a_parser_library_is_fixed_where_its_parser_reads(owne
     except AssertionError as e:
         raise AssertionError(
             f"{e}\n--- the job's log\n{j.log(job)[-3000:]}\n--- its script\n{text}"
-        )
+        ) from None
     assert "micro-batch 8 x grad-accum 1" in j.log(job), j.log(job)[-2000:]
     site = _service_site("rbsvc", 'act_as = "sudo"', "ask_program = true")
     try:
