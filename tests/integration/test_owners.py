@@ -699,7 +699,13 @@ PARSER_JOBS = {
     "lightning_cli": ("main.py", "--config config.yaml"),
     "hydra_group": ("app.py", "trainer=big"),
     "argparse_short": ("run.py", "-b 8 --data data/chat.jsonl"),
+    # the job's own argument, split by the shell, overrides its recipe's 2
+    "trl_recipe": ("sft.py", "--config recipe.yaml $OPTIONAL_ARGS"),
+    # 64 / (8 x 4 ranks) = 2: the rerun's program derives 4 from 64 / (4 x 4)
+    "derived_accum": ("pretrain.py", "--micro-batch-size 8 --global-batch-size 64"),
 }
+# What each program's own log says it trains with: (before, after).
+PARSER_RUNS = {"derived_accum": ("8 x grad-accum 2", "4 x grad-accum 4")}
 
 
 @pytest.mark.parametrize("name", sorted(PARSER_JOBS))
@@ -723,15 +729,21 @@ def test_alices_program_on_a_parser_library_is_fixed_where_its_parser_reads(owne
     example_args = re.sub(r" ?--(micro-batch-size|grad-accum) \d+", "", example_args)
     head = srun.split(f" {j.vars['program']} ", 1)[0]
     text = text.replace(srun, f"export EXAMPLE={j.vars['program']} EXAMPLE_ARGS='{example_args}'\n"
-                        f"{head} {entry} {words}")  # fmt: skip
-    job = j.submit(_write(j, text))
+                        f"OPTIONAL_ARGS=$1\n{head} {entry} {words}")  # fmt: skip
+
+    path = _write(j, text)
+    r = as_user(j.user, "sbatch", "--parsable", "-p", "debug", "--nodelist=gpu-[01-02]",
+                str(path), "--per_device_train_batch_size 8", cwd=str(j.folder))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    job = r.stdout.strip().split(";")[0]
+    before, after = PARSER_RUNS.get(name, ("8 x grad-accum 1", "4 x grad-accum 2"))
     try:
         j.wait_failure(job)
     except AssertionError as e:
         raise AssertionError(
             f"{e}\n--- the job's log\n{j.log(job)[-3000:]}\n--- its script\n{text}"
         ) from None
-    assert "micro-batch 8 x grad-accum 1" in j.log(job), j.log(job)[-2000:]
+    assert f"micro-batch {before}" in j.log(job), j.log(job)[-2000:]
     site = _service_site("rbsvc", 'act_as = "sudo"', "ask_program = true")
     try:
         code, out, said = runbook(
@@ -744,10 +756,14 @@ def test_alices_program_on_a_parser_library_is_fixed_where_its_parser_reads(owne
     plan = report["plan"]
     assert code == 0 and plan["rung"] == "halve_micro_batch", json.dumps(plan, indent=1)[:6000]
     proof = [c for c in plan["checks"] if c.startswith("the program's parser (")]
-    assert proof and "8 -> 4" in proof[0] and "1 -> 2" in proof[0], plan["checks"]
-    assert "nothing else of its" in proof[0] and "; as alice" in proof[0], proof
+    assert proof and "8 -> 4" in proof[0] and "nothing else of its" in proof[0], plan["checks"]
+    assert "; as alice" in proof[0] and "read on its node before the cancel" in proof[0], proof
+    if name == "derived_accum":  # the global batch kept, the accumulation the program's to derive
+        assert "global_batch_size 64 unchanged" in plan["checks"][1], plan["checks"]
+    else:
+        assert "1 -> 2" in proof[0], proof
     log = j.wait_done(out["new_job_id"])
-    assert "micro-batch 4 x grad-accum 2" in log and "training finished at step" in log, log[-2000:]
+    assert f"micro-batch {after}" in log and "training finished at step" in log, log[-2000:]
 
 
 def _write(j, text: str) -> Path:
