@@ -21,7 +21,16 @@ from runbook.jobfiles.script_args import bind, from_arguments, positional
 from runbook.record import record
 
 MAX_CONFIG_BYTES = 4 << 20
-_PATH_TOKEN = re.compile(r"""(?P<q>["']?)(?P<path>[^\s"'=;|&<>()]+\.(?:ya?ml|json|toml))(?P=q)""")
+# The suffix ends the word: `data/chat.jsonl` is no `data/chat.json` (issue 63).
+_PATH_TOKEN = re.compile(
+    r"""(?P<q>["']?)(?P<path>[^\s"'=;|&<>()]+\.(?:ya?ml|json|toml))(?![\w.-])(?P=q)"""
+)
+# An option whose name says it takes data, not settings (`--data x.json`, `--train_file
+# t.json`, `--dataset_path d.yaml`): the file after it is the data the job reads, never a config.
+_DATA_OPTION = re.compile(
+    r"(?<![\w-])--?(?![\w-]*config)[\w-]*(?:data|_file|-file|files|manifest|annotations?)[\w-]*"
+    r"[= \t]+$"
+)
 _VAR = re.compile(r"\$\{?([A-Za-z_]\w*|\d)\}?")
 _ASSIGN = re.compile(r"""(?m)^[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=(["']?)([^"'\s;]*)\2""")
 
@@ -118,6 +127,8 @@ def config_tokens(script: str, args: Sequence[str] | None = None) -> list[tuple[
     for line in script.splitlines():
         code = line.split(" #", 1)[0] if not line.lstrip().startswith("#") else ""
         for m in _PATH_TOKEN.finditer(code):
+            if _DATA_OPTION.search(code[: m.start()]):
+                continue
             written = path = m.group("path")
             for _ in range(4):  # CFG=$DIR/x.yaml, DIR=recipes/$MODEL: a few levels
                 path = _VAR.sub(lambda v: assigns.get(v.group(1), v.group(0)), path)

@@ -720,3 +720,13 @@ def test_ask_only_as_the_job_script_s_owner(tmp_path):
         cli, ["plan", str(DATA / "ask-help/train.sbatch"), "--ask", "/no/python"]
     )
     assert result.exit_code == 2 and "--ask /no/python: not an interpreter" in result.output
+
+
+def test_a_data_file_on_the_command_line_is_never_a_config():
+    # Measured in issue 63: `data/chat.jsonl` was cut to `data/chat.json` and reported as "a
+    # config file runbook could not read".
+    from runbook.jobfiles.configs import config_tokens
+
+    script = ("srun python train.py --config c.yaml --data data/chat.jsonl --train_file t.json "
+              "--dataset_config d.yaml --deepspeed ds.json --annotations a.json x.toml\n")  # fmt: skip
+    assert [w for w, _ in config_tokens(script)] == ["c.yaml", "d.yaml", "ds.json", "x.toml"]
