@@ -357,6 +357,33 @@ def _hook_torch_module(mod):
     cls.__init__ = init
 
 
+def _hook_distributed(mod):
+    """A program that joins its process group before its parser hands over would wait for ranks
+    that are not there (its recorded MASTER_ADDR is its node's): it is stopped at once and says
+    so, never left to hang until the time limit."""
+
+    def init_process_group(*a, **k):
+        p = _state["pending"]
+        if p is not None:
+            _done(
+                p[0],
+                p[1],
+                p[2],
+                note="its last composed config, before it joined its process group",
+            )
+        text = json.dumps(
+            {
+                "error": "it joins its process group before its parser hands over: runbook does not join it"
+            }
+        )
+        os.write(_OUT, (_MARK + text + "\n").encode())
+        os._exit(3)
+
+    mod.init_process_group = init_process_group
+    if "torch.distributed" in sys.modules:
+        sys.modules["torch.distributed"].init_process_group = init_process_group
+
+
 _AFTER = {
     "jsonargparse": _hook_jsonargparse,
     "click.core": _hook_click,
@@ -370,6 +397,7 @@ _AFTER = {
     "mmengine.config.config": _hook_mmengine_config,
     "transformers.hf_argparser": _hook_hf,
     "torch.nn.modules.module": _hook_torch_module,
+    "torch.distributed.distributed_c10d": _hook_distributed,
 }
 
 

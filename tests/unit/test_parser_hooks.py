@@ -116,3 +116,21 @@ def test_a_pre_parser_of_one_option_is_let_through(tmp_path):
     parsed = parse_only.read(r.returncode, r.stdout, r.stderr)
     assert isinstance(parsed, parse_only.Parsed)
     assert parsed.values == {"batch_size": 4, "accumulate": 1}
+
+
+def test_a_program_that_joins_its_process_group_first_is_stopped_not_left_waiting(tmp_path):
+    pytest.importorskip("torch")
+    (tmp_path / "ddp.py").write_text(
+        "import argparse\nimport torch.distributed as dist\n\ndist.init_process_group('gloo')\n"
+        "p = argparse.ArgumentParser()\np.add_argument('--batch-size', type=int, default=8)\n"
+        "p.add_argument('--accumulate', type=int, default=1)\nprint(p.parse_args())\n"
+    )
+    # Its recorded rendezvous is its node's: joining it would wait for three absent ranks.
+    env = {**ENV, "MASTER_ADDR": "192.0.2.1", "MASTER_PORT": "29500", "RANK": "1",
+           "WORLD_SIZE": "4"}  # fmt: skip
+    r = subprocess.run(parse_only.command(sys.executable, ["ddp.py"], ["--batch-size", "4"]),
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+                       check=False)  # fmt: skip
+    assert parse_only.read(r.returncode, r.stdout, r.stderr) == (
+        "it joins its process group before its parser hands over: runbook does not join it"
+    )
