@@ -34,10 +34,13 @@ from runbook.words import settings
     "--ask",
     "ask",
     metavar="PYTHON",
-    help="The job's interpreter (its venv's bin/python): runbook runs the job's program with it "
-    "to check each plan against the program's own answer (LightningCLI --print_config, Hydra "
-    "--cfg job, --help for the flags a plan adds), as you, in the job's folder, with no GPU and "
-    "a 120 s limit; a disagreement refuses the rung. Only for your own job script (else exit 4).",
+    help="The job's interpreter (its venv's bin/python): runbook runs the job's program with it, "
+    "stopped where its parser hands back its configuration (argparse, HfArgumentParser, "
+    "jsonargparse/LightningCLI, click, typer, fire, tyro, Hydra, OmegaConf, mmengine): the "
+    "micro-batch fix is decided there and the patched command line parsed again (only the "
+    "batch may change); other plans are checked against its answer (--print_config, --cfg "
+    "job, --help). As you, in the job's folder, with no GPU and a 120 s limit; a disagreement "
+    "refuses the rung. Only for your own job script (else exit 4).",
 )
 @click.option(
     "--json",
