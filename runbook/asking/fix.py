@@ -17,15 +17,17 @@ from typing import Any
 
 from runbook.asking import parse_only
 from runbook.asking.parse_only import Parsed
-from runbook.asking.roles import roles
+from runbook.asking.roles import eval_batch, roles
 from runbook.errors import RungNotApplicable
 from runbook.jobfiles import command_line
 from runbook.record import record
-from runbook.rungs import halve_micro_batch
+from runbook.rungs import halve_eval_batch, halve_micro_batch
 
 Run = Callable[[list[str]], tuple[int, str, str, float]]
 MAX_TRIES = 3  # spellings tried per fix: each is one parse of the program
-PARSER_RUNG = halve_micro_batch.RUNG.id  # the rung whose edit the program's parser decides
+PARSER_RUNG = halve_micro_batch.RUNG.id  # the rungs whose edit the program's parser decides
+EVAL_RUNG = halve_eval_batch.RUNG.id
+PARSER_RUNGS = (PARSER_RUNG, EVAL_RUNG)
 
 
 @record
@@ -125,6 +127,20 @@ def _candidates(p: Parsed, want: dict[str, int]) -> list[tuple[list[str], list[s
     return out[:MAX_TRIES]
 
 
+def _want_eval(p: Parsed) -> tuple[dict[str, int], str] | str:
+    """The evaluation's own batch halved (an OOM in evaluation), the training batch untouched;
+    or why not (never the training batch in its place)."""
+    key, why = eval_batch(p.values, p.options)
+    if key is None:
+        return why
+    e = p.values[key]
+    if e < 2:
+        return f"the evaluation's batch {key} is {e}: it cannot be halved"
+    return {
+        key: e // 2
+    }, "the training batch (micro-batch, accumulation, global batch) is not touched"
+
+
 def _want(p: Parsed, hint: set[str], target: int | None) -> tuple[dict[str, int], str] | str:
     """The values the fix sets ({key: value}, what keeps the global batch), or why none."""
     r = roles(p.values, hint, p.options)
@@ -165,14 +181,16 @@ def _proved(ask: Asker, before: Parsed, after: Parsed | str, want: dict, words) 
 
 
 def fix(
-    script: str, entry: str, words: list[str], ask: Asker, hint: set[str], target=None
-) -> Fixed:
-    """The proved micro-batch fix of the training command `words` (after its entry) in `script`."""
+    script: str, entry: str, words: list[str], ask: Asker, hint: set[str], target=None,
+    rung: str = PARSER_RUNG,
+) -> Fixed:  # fmt: skip
+    """The proved fix of the training command `words` (after its entry) in `script`: the
+    micro-batch rung's, or the evaluation's batch (`rung` EVAL_RUNG)."""
     before = ask.parse(words)
     if isinstance(before, str):
         return Fixed(why=f"the program could not be asked ({ask.shown(words)}): {before}")
     answered: dict[str, Any] = {"asked": True, "asker": ask, "before": before, "entry": entry}
-    decided = _want(before, hint, target)
+    decided = _want_eval(before) if rung == EVAL_RUNG else _want(before, hint, target)
     if isinstance(decided, str):
         return Fixed(why=f"asked its parser ({before.shown()}): {decided}", **answered)
     want, keeps = decided
@@ -186,7 +204,7 @@ def fix(
         after = ask.parse(new_words)
         differs = _proved(ask, before, after, want, words)
         if differs is None:
-            return _fixed(before, after, want, keeps, add, new_script, ask, new_words)
+            return _fixed(before, after, want, keeps, add, new_script, ask, new_words, rung)
         tried.append(f"{' '.join(add)}: {differs}")
     if not tried:
         return Fixed(why=f"asked its parser ({before.shown()}): runbook knows no way to set "
@@ -195,11 +213,13 @@ def fix(
                  + "; ".join(tried), **answered)  # fmt: skip
 
 
-def _fixed(before: Parsed, after, want, keeps, add, new_script, ask: Asker, new_words) -> Fixed:
-    names = {"micro_batch": next(iter(want))}
-    after_values = {"micro_batch": want[names["micro_batch"]]}
-    if len(want) > 1:
-        after_values["grad_accum"] = list(want.values())[1]
+def _fixed(
+    before: Parsed, after, want, keeps, add, new_script, ask: Asker, new_words, rung
+) -> Fixed:
+    values = list(want.values())
+    after_values = {"eval_batch": values[0]} if rung == EVAL_RUNG else {"micro_batch": values[0]}
+    if len(values) > 1:
+        after_values["grad_accum"] = values[1]
     diff = difference(before.values, after.values)
     checks = [
         f"the program's parser ({before.shown()}) on the new command line: "
@@ -213,8 +233,9 @@ def _fixed(before: Parsed, after, want, keeps, add, new_script, ask: Asker, new_
 
 
 def for_script(
-    script: str, program, python: str, run: Run, how: str, knobs, fit=None, ran=None
-) -> Fixed:
+    script: str, program, python: str, run: Run, how: str, knobs, fit=None, ran=None,
+    rung: str = PARSER_RUNG,
+) -> Fixed:  # fmt: skip
     """The parser-proved fix of a job script's training command. Its words: `ran` (how the
     failing rank's process named its program, and its exact words, read from /proc), else the
     script's own, where none is `$VAR` (the batch script's static reading cannot expand them).
@@ -232,7 +253,7 @@ def for_script(
     head, words = cmd
     hint = {n for kind in ("micro_batch", "grad_accum") for n in getattr(knobs, kind, ())}
     target = fit.micro_batch if fit is not None and fit.known else None  # a point fit
-    return fix(script, entry, words, Asker(python, head, run, how), hint, target)
+    return fix(script, entry, words, Asker(python, head, run, how), hint, target, rung)
 
 
 def decided(rung_id: str, static: Any, fixed: Fixed, script: str, name: str):
@@ -249,7 +270,7 @@ def decided(rung_id: str, static: Any, fixed: Fixed, script: str, name: str):
     if static.applicable:
         new = static.changes[0].new if static.changes else script
         copies = any(c.file != name for c in static.changes)
-        check, refusal = static_proof(fixed, new, static.lands, copies)
+        check, refusal = static_proof(fixed, new, static.lands, copies, rung_id)
         if refusal:
             return RungPlan(rung_id, False, f"{refusal} (asked first: {fixed.why})")
         return dataclasses.replace(static, checks=[*static.checks, check])
@@ -257,7 +278,7 @@ def decided(rung_id: str, static: Any, fixed: Fixed, script: str, name: str):
 
 
 def static_proof(
-    fixed: Fixed, new_script: str, changes: list[str], copies: bool = False
+    fixed: Fixed, new_script: str, changes: list[str], copies: bool = False, rung: str = PARSER_RUNG
 ) -> tuple[str, str | None]:
     """(a check, or a refusal) for the static reading's edit where the program's parser answered
     but could not make the edit itself: the patched command line parsed the same way. Its
@@ -277,9 +298,12 @@ def static_proof(
     diff = difference(before.values, after.values)
     if not diff:
         return note, None
-    r = roles(after.values, None, after.options)
-    kept = _kept(before.values, after.values, r)
-    extra = set(diff) - {r.micro, r.accum, r.global_}
+    if rung == EVAL_RUNG:
+        kept, extra = _eval_only(after, diff), set()
+    else:
+        r = roles(after.values, None, after.options)
+        kept = _kept(before.values, after.values, r)
+        extra = set(diff) - {r.micro, r.accum, r.global_}
     if extra or kept is not None:
         why = kept or f"{', '.join(sorted(extra))} changed too"
         return "", (f"the program's parser reads the static reading's edit ({said}) as "
@@ -287,6 +311,17 @@ def static_proof(
     return (f"the program's parser ({before.shown()}) on the new command line: "
             f"{shown_difference(diff)}; nothing else of its {len(before.values)} values changed "
             f"(asked: {fixed.asker.shown(cmd[1])})"), None  # fmt: skip
+
+
+def _eval_only(after: Parsed, diff: dict) -> str | None:
+    """None where the edit lowered only the evaluation's own batch (or its accumulation of
+    predictions); else what else it changed."""
+    key, _ = eval_batch(after.values, after.options)
+    other = [k for k in diff if k != key and not ("eval" in k.lower() and "accum" in k.lower())]
+    if other:
+        return f"{', '.join(sorted(other))} changed: not the evaluation's own batch"
+    lowered = all(isinstance(b, int) and isinstance(a, int) and b < a for a, b in diff.values())
+    return None if lowered else "the evaluation's batch was not lowered"
 
 
 def _kept(old: dict, new: dict, r) -> str | None:

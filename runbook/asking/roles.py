@@ -99,3 +99,33 @@ def roles(
     if micro is None and not why:
         why = "no parsed value is named as a training micro-batch"
     return Roles(micro, accum, glob, why or why_a)
+
+
+def eval_batch(
+    values: dict[str, Any], spelled: dict[str, list[str]] | None = None
+) -> tuple[str | None, str]:
+    """(the key of the evaluation's own batch, or None; why none): a key whose path or option
+    says evaluation (eval, val, validation, test) and whose name says a batch size, a whole
+    number. A program whose evaluation has no batch of its own is said so, never given the
+    training batch's key (issue 64, item 3)."""
+    names = {k: {_leaf(k)} | {_norm(o) for o in (spelled or {}).get(k, [])} for k in values}
+
+    def evaluation(k: str) -> bool:  # its path or an option says evaluation, not prediction
+        said = [k.lower(), *names[k]]
+        return any(not _training(n) for n in said) and not any(
+            re.search(r"predict|infer|test", n) for n in said
+        )
+
+    keys = [k for k in values if evaluation(k) and _whole(values[k])
+            and any(re.search(r"batch_?size$|(^|_)bs$", n) for n in names[k])]  # fmt: skip
+    if len(keys) > 1:
+        shown = ", ".join(f"{k}={values[k]!r}" for k in keys)
+        return (
+            None,
+            f"more than one value could be the evaluation's batch ({shown}): runbook will not choose",
+        )
+    if not keys:
+        return None, ("no parsed value is named as the evaluation's own batch: its evaluation "
+                      "runs at a batch runbook cannot tell apart from training's, which it does "
+                      "not halve for an evaluation's OOM")  # fmt: skip
+    return keys[0], ""

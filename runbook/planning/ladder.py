@@ -167,10 +167,10 @@ def _patched(p: Plan, script: str, rung_id: str, knobs, ask=None, **how) -> str 
     how to run it as its owner): the edit checked against the program's own answer
     (planning.ask); a disagreement passes the rung over."""
     fixed = None
-    if ask is not None and rung_id == fix.PARSER_RUNG:
+    if ask is not None and rung_id in fix.PARSER_RUNGS:
         python, run, said, ran = ask
         fixed = fix.for_script(script, how.get("program"), python, run, said, knobs, how.get("fit"),
-                               ran)  # fmt: skip
+                               ran, rung_id)  # fmt: skip
     try:
         p.patch = patch(script, rung_id, knobs, edited=fixed if fixed and fixed.script else None,
                         **how)  # fmt: skip
@@ -184,7 +184,7 @@ def _patched(p: Plan, script: str, rung_id: str, knobs, ask=None, **how) -> str 
     if fixed is not None and fixed.asked:
         if not fixed.script:
             proof, refused = fix.static_proof(fixed, p.patch.new, p.patch.changes,
-                                              bool(p.patch.files))  # fmt: skip
+                                              bool(p.patch.files), rung_id)  # fmt: skip
             if refused:
                 p.patch, p.exclude, p.drain = None, [], None
                 return f"{refused} (asked first: {fixed.why})"

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from runbook import playbook, rungs
 from runbook.asking import fix
-from runbook.asking.fix import PARSER_RUNG
 from runbook.errors import RunbookError, UsageError
 from runbook.jobfiles import bash
 from runbook.jobfiles import configs as cfg
@@ -264,8 +263,8 @@ def _asked(rid: str, planned, script: str, name: str, program, knobs, ask):
     """A rung's plan once the job's program was asked: the micro-batch rung decided and proved
     by its parser (asking.fix) where it answers; every other plan checked against its answer
     (planning.ask)."""
-    if rid == PARSER_RUNG:
-        fixed = fix.for_script(script, program, ask[0], ask[1], "", knobs)
+    if rid in fix.PARSER_RUNGS:
+        fixed = fix.for_script(script, program, ask[0], ask[1], "", knobs, rung=rid)
         planned = fix.decided(rid, planned, fixed, script, name)
         if fixed.asked:
             return planned

@@ -76,3 +76,37 @@ def test_no_accumulation_and_no_global_batch_is_refused_for_that_reason(tmp_path
     rung, _ = _plan(DATA / "parsers_refused" / "no_accum", tmp_path)
     assert not rung["applicable"]
     assert "neither an accumulation nor a global batch" in rung["reason"]
+
+
+def test_an_evaluations_oom_halves_the_evaluations_own_batch_as_its_parser_reads_it(tmp_path):
+    job = tmp_path / "argparse_short"
+    shutil.copytree(DATA / "parsers" / "argparse_short", job)
+    r = subprocess.run([sys.executable, "-m", "runbook", "plan", "job.sbatch", "--rung",
+                        "halve_eval_batch", "--json", "--ask", sys.executable], cwd=job,
+                       capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    rung = json.loads(r.stdout)["rungs"][0]
+    assert rung["applicable"] and rung["values_after"] == {"eval_batch": 32}, rung
+    assert "eval_batch_size 64 -> 32; nothing else of its 4 values changed" in rung["checks"][0]
+    assert (
+        rung["checks"][1]
+        == "the training batch (micro-batch, accumulation, global batch) is not touched"
+    )
+    script = _patched(job, rung["changes"][0]["diff"])
+    line = next(ln for ln in script.splitlines() if ln.startswith("srun python "))
+    import shlex
+
+    out = subprocess.run([sys.executable, *shlex.split(line)[2:]], cwd=job, env=ENV,
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "RUNS micro=16 accum=2 data=data/chat.jsonl eval=32" in out  # what the program runs
+
+
+def test_an_evaluation_without_a_batch_of_its_own_never_gets_the_training_batch_halved(tmp_path):
+    pytest.importorskip("tyro")
+    job = tmp_path / "tyro_dc"
+    shutil.copytree(DATA / "parsers" / "tyro_dc", job)
+    r = subprocess.run([sys.executable, "-m", "runbook", "plan", "job.sbatch", "--rung",
+                        "halve_eval_batch", "--json", "--ask", sys.executable], cwd=job,
+                       capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    rung = json.loads(r.stdout)["rungs"][0]
+    assert not rung["applicable"], rung
+    assert "no parsed value is named as the evaluation's own batch" in rung["reason"], rung
