@@ -21,7 +21,9 @@ Where each parser hands over (read in each library's own code):
 - OmegaConf: a merge that takes the command line's config (from_cli, from_dotlist).
 - mmengine: Runner, with its Config (after --cfg-options were merged).
 - HfArgumentParser.parse_dict (parse_yaml_file, parse_json_file).
-- Last resort: the first torch.nn.Module built ends the run with what was recorded."""
+- Last resort: the first torch.nn.Module built ends the run, with what was recorded (a parse
+  that left words to another parser, a composer's config) or with the error that none handed
+  over: a program is never run past its first model."""
 
 import json
 import os
@@ -128,8 +130,10 @@ def _hook_argparse():
         ns, extras = _inside(orig)(self, args, namespace)
         options = _argparse_options(self)
         own = [a for a in self._actions if a.dest != "help"]
-        if outer and not extras and len(own) > 1 and not _library_caller():
-            if _state["composer"] or _composer_loaded():
+        if outer and len(own) > 1 and not _library_caller():
+            if extras:  # words left to another parser: kept, in case none of those hands over
+                _state["pending"] = _state["pending"] or ("argparse", ns, options)
+            elif _state["composer"] or _composer_loaded():
                 _state["pending"] = ("argparse", ns, options)  # a composer comes after it
             else:
                 _done("argparse", ns, options)
@@ -342,17 +346,32 @@ def _hook_hf(mod):
     cls.parse_dict = parse_dict
 
 
+def _importing():
+    f = sys._getframe(2)
+    while f is not None:
+        if f.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        f = f.f_back
+    return False
+
+
 def _hook_torch_module(mod):
     cls = mod.Module
     orig = cls.__init__
 
     def init(self, *a, **k):
+        # The last line of defence: whatever happens, nothing past the first model is run. A
+        # module a library builds while it is imported (transformers' activations) is no model.
+        if _importing():
+            return orig(self, *a, **k)
         p = _state["pending"]
         if p is not None:
             _done(
                 p[0], p[1], p[2], note="the first model built: the program's last composed config"
             )
-        return orig(self, *a, **k)
+        text = json.dumps({"error": "it built its model before a parser runbook reads handed over"})
+        os.write(_OUT, (_MARK + text + "\n").encode())
+        os._exit(3)
 
     cls.__init__ = init
 

@@ -134,3 +134,31 @@ def test_a_program_that_joins_its_process_group_first_is_stopped_not_left_waitin
     assert parse_only.read(r.returncode, r.stdout, r.stderr) == (
         "it joins its process group before its parser hands over: runbook does not join it"
     )
+
+
+def test_nothing_runs_past_the_first_model_whatever_its_parser_did(tmp_path):
+    pytest.importorskip("torch")
+    # Its parser leaves a launcher's --local_rank to nobody (parse_known_args with words left):
+    # the model built next ends the run with that parse; with no parse at all, with an error.
+    (tmp_path / "known.py").write_text(
+        "import argparse\nimport torch\n\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--batch-size', type=int, default=8)\np.add_argument('--accum', type=int)\n"
+        "args, rest = p.parse_known_args()\nmodel = torch.nn.Linear(2, 2)\n"
+        "open('trained.pt', 'w').write('x')\n"
+    )
+    (tmp_path / "none.py").write_text(
+        "import torch\nmodel = torch.nn.Linear(2, 2)\nopen('trained.pt', 'w').write('x')\n"
+    )
+    r = subprocess.run(parse_only.command(sys.executable, ["known.py"], ["--local_rank=0"]),
+                       cwd=tmp_path, env=ENV, capture_output=True, text=True, check=False)  # fmt: skip
+    parsed = parse_only.read(r.returncode, r.stdout, r.stderr)
+    assert isinstance(parsed, parse_only.Parsed) and parsed.values == {
+        "batch_size": 8,
+        "accum": None,
+    }
+    r = subprocess.run(parse_only.command(sys.executable, ["none.py"], []), cwd=tmp_path, env=ENV,
+                       capture_output=True, text=True, check=False)  # fmt: skip
+    assert parse_only.read(r.returncode, r.stdout, r.stderr) == (
+        "it built its model before a parser runbook reads handed over"
+    )
+    assert not (tmp_path / "trained.pt").exists()
