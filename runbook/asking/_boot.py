@@ -21,6 +21,7 @@ Where each parser hands over (read in each library's own code):
 - OmegaConf: a merge that takes the command line's config (from_cli, from_dotlist).
 - mmengine: Runner, with its Config (after --cfg-options were merged).
 - HfArgumentParser.parse_dict (parse_yaml_file, parse_json_file).
+- absl's app.run, when it calls main (its FLAGS parsed); Hydra's compose API.
 - Last resort: the first torch.nn.Module built ends the run, with what was recorded (a parse
   that left words to another parser, a composer's config) or with the error that none handed
   over: a program is never run past its first model."""
@@ -277,6 +278,7 @@ def _hook_omegaconf(mod):
             cfg = _orig(*a, **k)
             cli_made.append(id(cfg))
             _state["composer"] = True
+            _state["pending"] = _state["pending"] or ("omegaconf", cfg, None)
             return cfg
 
         setattr(oc, name, staticmethod(made))
@@ -403,6 +405,39 @@ def _hook_distributed(mod):
         sys.modules["torch.distributed"].init_process_group = init_process_group
 
 
+def _hook_absl(mod):
+    """absl's app.run: the flags are parsed when it calls main; the program's main never runs."""
+    orig = mod._run_main
+
+    def run_main(main, argv):
+        if _state["depth"]:
+            return orig(main, argv)
+        from absl import flags
+
+        values = flags.FLAGS.flag_values_dict()
+        _done("absl", values, {k: ["--" + k] for k in values})
+
+    mod._run_main = run_main
+
+
+def _hook_hydra_compose(mod):
+    """Hydra's compose API (initialize, then compose with the command line's overrides)."""
+    orig = mod.compose
+
+    def compose(*a, **k):
+        cfg = orig(*a, **k)
+        if not _state["depth"]:
+            from omegaconf import OmegaConf, open_dict
+
+            task = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False))
+            with open_dict(task):
+                task.pop("hydra", None)
+            _done("hydra", task, note="its compose API")
+        return cfg
+
+    mod.compose = compose
+
+
 _AFTER = {
     "jsonargparse": _hook_jsonargparse,
     "click.core": _hook_click,
@@ -417,6 +452,8 @@ _AFTER = {
     "transformers.hf_argparser": _hook_hf,
     "torch.nn.modules.module": _hook_torch_module,
     "torch.distributed.distributed_c10d": _hook_distributed,
+    "absl.app": _hook_absl,
+    "hydra.compose": _hook_hydra_compose,
 }
 
 

@@ -324,11 +324,12 @@ write_venv() {
   "$v/bin/python" -c 'import torch' 2>/dev/null || die "torch could not be installed into $v"
   # The parser libraries runbook's parse-only hook reads (runbook/asking/_boot.py): the owners'
   # jobs run real programs on them, and runbook asks those programs as their owners (issue 63).
-  if ! "$v/bin/python" -c 'import hydra, fire, typer, tyro, simple_parsing, jsonargparse, mmengine, transformers, accelerate, lightning' 2>/dev/null; then
+  if ! "$v/bin/python" -c 'import hydra, fire, typer, tyro, simple_parsing, jsonargparse, mmengine, transformers, accelerate, lightning, absl, configargparse' 2>/dev/null; then
     log "adding the parser libraries to $v"
     "$v/bin/python" -m pip install -q --disable-pip-version-check 'jsonargparse[signatures]==4.53.0' \
       hydra-core==1.3.8 fire==0.7.1 typer==0.29.2 tyro==1.0.17 simple-parsing==0.1.9 \
       mmengine-lite==0.10.7 transformers==5.24.0 accelerate==1.15.0 lightning==2.6.6 \
+      absl-py==2.5.1 ConfigArgParse==1.9.0 \
       2>&1 | grep -v '^WARNING' || true
   fi
   local site
