@@ -376,6 +376,13 @@ def _without_oom(ev: Evidence, oom: OomMessage | None, ff, t: Thresholds) -> Dia
             f"{when}: {ff.why}."
         )
         return Diagnosis("not_oom", reasons, None, ev)
+    if slurm and slurm.state and (step := slurm.step_said()):
+        reasons.append(
+            f"No out-of-memory message in the input. Slurm records the allocation {slurm.state}"
+            + (f" ({slurm.exit_code})" if slurm.exit_code else "")
+            + f", but its {step}: the step is the failure."
+        )
+        return Diagnosis("not_oom", reasons, None, ev)
     if slurm and slurm.state:
         reasons.append(
             f"No out-of-memory message in the input, and Slurm records {slurm.state}"

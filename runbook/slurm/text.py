@@ -102,14 +102,60 @@ class SlurmJobText:
     fields: dict[str, str] = field(default_factory=dict)  # scontrol: every Key=Value
     rows: list[dict[str, str]] = field(default_factory=list)  # sacct: every row, steps included
     jobs: list[dict[str, str]] = field(default_factory=list)  # sacct: one row per job (no steps)
+    # sacct: the first step that failed or was ended by a signal (its id, name, state, exit code)
+    # where the allocation itself reads COMPLETED: a step's end the job's own state hides.
+    failed_step: dict[str, str] | None = None
 
     def contract(self) -> dict:
-        return {
+        out = {
             "job_id": self.job_id,
             "state": self.state,
             "exit_code": self.exit_code,
             "nodes": self.nodes,
         }
+        return {**out, "failed_step": self.failed_step} if self.failed_step else out
+
+    def step_said(self) -> str | None:
+        """The failed step in words, its signal named: `step 8812.0 (python) ended FAILED with
+        exit code 0:10: signal 10 (SIGUSR1)`."""
+        st = self.failed_step
+        if not st:
+            return None
+        name = f" ({st['name']})" if st.get("name") else ""
+        code = st.get("exit_code") or ""
+        said = f"step {st.get('jobid')}{name} ended {st.get('state') or 'with'}"
+        if code:
+            said += f" with exit code {code}"
+        sig = signal_of(code)
+        return said + (f": signal {sig[0]} ({sig[1]})" if sig else "")
+
+
+def signal_of(code: str) -> tuple[int, str] | None:
+    """(number, name) of the signal in Slurm's `exit:signal` code, or None (no signal)."""
+    import signal
+
+    _, _, sig = (code or "").partition(":")
+    if not sig.isdigit() or int(sig) == 0:
+        return None
+    try:
+        return int(sig), signal.Signals(int(sig)).name
+    except ValueError:
+        return int(sig), "an unknown signal"
+
+
+# States a step ends in that are no clean end.
+_STEP_FAILED = {"FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED"}
+
+
+def _failed_step(rows: list[dict[str, str]]) -> dict[str, str] | None:
+    for r in rows:
+        if not _is_step(r.get("jobid", ""), r.get("name")):
+            continue
+        state = (r.get("state") or "").split()[0] if r.get("state") else ""
+        code = r.get("exit_code") or ""
+        if state in _STEP_FAILED or (code and code != "0:0"):
+            return {k: r.get(k) or "" for k in ("jobid", "name", "state", "exit_code")}
+    return None
 
 
 def _is_step(jobid: str, name: str | None = None) -> bool:
@@ -134,6 +180,8 @@ def _finish(fmt: str, rows: list[dict[str, str]]) -> SlurmJobText:
     out.job_id = main.get("jobid")
     out.state = main.get("state")
     out.exit_code = main.get("exit_code")
+    if (out.state or "").startswith("COMPLETED"):
+        out.failed_step = _failed_step(rows)
     if main.get("nodes") and main["nodes"] not in {"None assigned", "(null)"}:
         out.nodes = expand(main["nodes"])
     return out

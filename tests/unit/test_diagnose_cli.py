@@ -380,3 +380,31 @@ def test_site_and_config_are_taken_after_the_verb_too(tmp_path):
     assert r.exit_code == 0 and json.loads(r.output)["settings"] == str(site), r.output
     r = CliRunner().invoke(cli, ["diagnose", "--site", "no-such-site", "--log", str(log)])
     assert r.exit_code == 2 and "no-such-site" in r.output, r.output
+
+
+@pytest.mark.parametrize("shape", ["parsable", "fixed"])
+def test_a_completed_allocation_whose_step_was_ended_by_a_signal_names_the_step(tmp_path, shape):
+    """Issue 64, item 4: the batch script ends 0:0, the srun step was ended by signal 10 (what
+    torchrun's agent died of when SIGUSR1 reached it): the step is the failure, its signal named.
+    Both sacct shapes on-call pastes: `--parsable2` and the default fixed-width table."""
+    rows = [("8812", "train", "COMPLETED", "0:0"), ("8812.batch", "batch", "COMPLETED", "0:0"),
+            ("8812.extern", "extern", "COMPLETED", "0:0"), ("8812.0", "python", "FAILED", "0:10")]  # fmt: skip
+    if shape == "parsable":
+        text = "JobID|JobName|State|ExitCode|NodeList\n" + "".join(
+            f"{a}|{b}|{c}|{d}|node17\n" for a, b, c, d in rows
+        )
+    else:
+        text = (f"{'JobID':>12} {'JobName':>10} {'State':>10} {'ExitCode':>8} {'NodeList':>15}\n"
+                + " ".join("-" * n for n in (12, 10, 10, 8, 15)) + "\n"
+                + "".join(f"{a:<12} {b:>10} {c:>10} {d:>8} {'node17':>15}\n" for a, b, c, d in rows))  # fmt: skip
+    f = tmp_path / "sacct.txt"
+    f.write_text(text)
+    r = run("--slurm", str(f), "--json")
+    doc = json.loads(r.output)
+    assert r.exit_code == 0 and doc["verdict"] == "not_oom", doc
+    assert doc["slurm"]["failed_step"] == {"jobid": "8812.0", "name": "python", "state": "FAILED",
+                                           "exit_code": "0:10"}  # fmt: skip
+    assert (
+        "step 8812.0 (python) ended FAILED with exit code 0:10: signal 10 (SIGUSR1): the step is the failure"
+        in doc["reasons"][0]
+    )
