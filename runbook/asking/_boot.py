@@ -132,8 +132,8 @@ def _hook_argparse():
         options = _argparse_options(self)
         own = [a for a in self._actions if a.dest != "help"]
         if outer and len(own) > 1 and not _library_caller():
-            if extras:  # words left to another parser: kept, in case none of those hands over
-                _state["pending"] = _state["pending"] or ("argparse", ns, options)
+            if extras:  # words left to another parser: kept for the first model's tripwire only
+                _state["partial"] = ("argparse", ns, options)  # (argparse's error must win)
             elif _state["composer"] or _composer_loaded():
                 _state["pending"] = ("argparse", ns, options)  # a composer comes after it
             else:
@@ -366,7 +366,7 @@ def _hook_torch_module(mod):
         # module a library builds while it is imported (transformers' activations) is no model.
         if _importing():
             return orig(self, *a, **k)
-        p = _state["pending"]
+        p = _state["pending"] or _state.get("partial")
         if p is not None:
             _done(
                 p[0], p[1], p[2], note="the first model built: the program's last composed config"

@@ -101,7 +101,9 @@ def script_knobs(script: str, name: str, knobs) -> dict[str, Knob]:
 
 def config_knobs(files: list[cfg.ConfigFile], cat: cfg.Catalogue) -> dict[str, cfg.ConfigKnob]:
     """The first numeric knob of each kind across the named configs ("auto" and other
-    non-numbers defer to elsewhere: not a knob here)."""
+    non-numbers defer to elsewhere: not a knob here). Where no catalogued name is a micro-batch,
+    a YAML's keys are named by what they say (asking.roles: `train.batch_size` beside
+    `train.grad_accum`), only with an accumulation or a global batch to keep beside it."""
     out: dict[str, cfg.ConfigKnob] = {}
     for f in files:
         if f.text is None:
@@ -110,6 +112,44 @@ def config_knobs(files: list[cfg.ConfigFile], cat: cfg.Catalogue) -> dict[str, c
             for k in cfg.find_knobs(f.name, f.text, getattr(cat, key)):
                 if k.number is not None and key not in out:
                     out[key] = k
+    if "micro_batch" not in out:
+        for f in files:
+            if f.text is not None and f.name.lower().endswith((".yaml", ".yml")):
+                out = {**_named_by_roles(f), **out}
+                if "micro_batch" in out:
+                    break
+    return out
+
+
+def _named_by_roles(f: cfg.ConfigFile) -> dict[str, cfg.ConfigKnob]:
+    import yaml
+
+    from runbook.asking.parse_only import flatten
+    from runbook.asking.roles import roles
+
+    try:
+        doc = yaml.safe_load(f.text or "")
+    except yaml.YAMLError:
+        return {}
+    if not isinstance(doc, dict):
+        return {}
+    r = roles(flatten(doc))
+    if r.micro is None or (r.accum is None and r.global_ is None):
+        return {}
+    out = {}
+    for kind, dotted in (
+        ("micro_batch", r.micro),
+        ("grad_accum", r.accum),
+        ("global_batch", r.global_),
+    ):
+        if dotted is None:
+            continue
+        leaf = dotted.rsplit(".", 1)[-1]
+        at = cfg.find_knobs(f.name, f.text or "", (leaf,))
+        # The key once in the file (a copy is re-read by its key), where the YAML says it is.
+        if len(at) != 1 or at[0].number is None or cfg.dotted_key(f.text or "", at[0]) != dotted:
+            return {}
+        out[kind] = at[0]
     return out
 
 
