@@ -114,7 +114,9 @@ def config_knobs(files: list[cfg.ConfigFile], cat: cfg.Catalogue) -> dict[str, c
                     out[key] = k
     if "micro_batch" not in out:
         for f in files:
-            if f.text is not None and f.name.lower().endswith((".yaml", ".yml")):
+            # Not a Hydra app's config: its command line's overrides win over the file's values.
+            yaml_file = f.name.lower().endswith((".yaml", ".yml")) and not f.hydra_after
+            if f.text is not None and yaml_file:
                 out = {**_named_by_roles(f), **out}
                 if "micro_batch" in out:
                     break
