@@ -249,7 +249,6 @@ def _hook_tyro(mod):
 
 def _hydra_run_job(*a, **k):
     config = k.get("config", a[2] if len(a) > 2 else None)
-    from omegaconf import OmegaConf, open_dict
 
     try:
         from hydra.core.hydra_config import HydraConfig
@@ -257,10 +256,17 @@ def _hydra_run_job(*a, **k):
         HydraConfig.instance().set_config(config)
     except Exception:
         pass
+    _done("hydra", _task(config))
+
+
+def _task(config):
+    """A Hydra config without Hydra's own node: the job's configuration."""
+    from omegaconf import OmegaConf, open_dict
+
     task = OmegaConf.create(OmegaConf.to_container(config, resolve=False))
     with open_dict(task):
         task.pop("hydra", None)
-    _done("hydra", task)
+    return task
 
 
 def _hook_hydra(mod):
@@ -427,12 +433,7 @@ def _hook_hydra_compose(mod):
     def compose(*a, **k):
         cfg = orig(*a, **k)
         if not _state["depth"]:
-            from omegaconf import OmegaConf, open_dict
-
-            task = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False))
-            with open_dict(task):
-                task.pop("hydra", None)
-            _done("hydra", task, note="its compose API")
+            _done("hydra", _task(cfg), note="its compose API")
         return cfg
 
     mod.compose = compose

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 from collections.abc import Callable
+from dataclasses import field
 from typing import Any
 
 from runbook.asking import parse_only
@@ -35,9 +36,9 @@ class Fixed:
     """A proved edit of the training command, or why there is none (`why`)."""
 
     script: str = ""
-    values_after: dict = None  # type: ignore[assignment]
-    checks: list = None  # type: ignore[assignment]
-    lands: list = None  # type: ignore[assignment]
+    values_after: dict = field(default_factory=dict)
+    checks: list = field(default_factory=list)
+    lands: list = field(default_factory=list)
     why: str = ""
     asked: bool = False  # the program answered (a refusal from its answer, not a failure to ask)
     asker: Any = None  # how it was asked, and its answer to the job's own command line: a
@@ -274,7 +275,13 @@ def decided(rung_id: str, static: Any, fixed: Fixed, script: str, name: str):
         if refusal:
             return RungPlan(rung_id, False, f"{refusal} (asked first: {fixed.why})")
         return dataclasses.replace(static, checks=[*static.checks, check])
-    return RungPlan(rung_id, False, f"{fixed.why} (and the files read statically: {static.reason})")
+    return RungPlan(rung_id, False, refused_both(fixed, static.reason))
+
+
+def refused_both(fixed: Fixed, static_reason: str) -> str:
+    """Why a rung is refused when the program's parser answered and the files read statically
+    could not make the edit either: both readings, the parser's first."""
+    return f"{fixed.why} (and the files read statically: {static_reason})"
 
 
 def static_proof(

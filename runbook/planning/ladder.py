@@ -176,11 +176,7 @@ def _patched(p: Plan, script: str, rung_id: str, knobs, ask=None, **how) -> str 
                         **how)  # fmt: skip
     except RungNotApplicable as e:
         p.exclude, p.drain = [], None
-        return (
-            f"{fixed.why} (and the files read statically: {e.message})"
-            if fixed and fixed.asked
-            else e.message
-        )
+        return fix.refused_both(fixed, e.message) if fixed and fixed.asked else e.message
     if fixed is not None and fixed.asked:
         if not fixed.script:
             proof, refused = fix.static_proof(fixed, p.patch.new, p.patch.changes,
