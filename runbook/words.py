@@ -24,6 +24,12 @@ WHEN_WORDS = {
 }
 
 
+def unread(evidence: str) -> bool:
+    """An evidence line that says why where or when is unknown (runbook.evidence.phase), not a
+    line of the log."""
+    return evidence.startswith(("where unknown: ", "when unknown: "))
+
+
 def when_where(where: str | None, when: str | None, step: int | None = None) -> str | None:
     """ "in the backward pass, mid-run (after step 1200)", or None where neither is known."""
     parts = [w for w in (WHERE_WORDS.get(where or ""), WHEN_WORDS.get(when or "")) if w]

@@ -96,7 +96,16 @@ def arm() -> None:
     elif phase == "resume":
         _wrap(torch, "load", lambda: os.environ.get("ZOO_RESUMING") == "1" and _ready(0))
     elif phase == "placement":
-        _wrap(torch.nn.Module, "to", lambda: _ready(0))
+        if os.environ.get("ZOO_PLACEMENT") == "tensor":
+            # Inside torch's own Module.to -> _apply -> convert, where a real move runs out (the
+            # frames a real placement OOM shows; the frameworks recorded since issue 64).
+            _wrap(torch.Tensor, "to", lambda: _ready(0) and _called_from("convert"))
+        else:
+            _wrap(torch.nn.Module, "to", lambda: _ready(0))
+
+
+def _called_from(function: str) -> bool:
+    return sys._getframe(3).f_code.co_name == function
 
 
 def _wrap(owner, name: str, when) -> None:

@@ -25,6 +25,14 @@ OUT = HERE.parent.parent / "tests" / "data" / "zoo"
 PHASES = ("forward", "backward", "optimizer", "eval", "save", "resume", "placement")
 # Steps that complete before the error, by framework: enough for two of its progress lines.
 AFTER = {"mmengine": 12, "composer": 12, "ignite": 12, "timm": 12, "ultralytics": 2}
+# Frameworks recorded before any change for them and scored before and after (issue 64): runbook
+# read none of their shapes when they were recorded.
+UNSEEN = {"poutyne": 12, "tabnet": 12, "deepctr": 12, "monai": 12}
+AFTER.update(UNSEEN)
+# The four frameworks issue 64 measured on its own logs (fastai, Keras 3 on torch, skorch, a
+# PyTorch Geometric loop): recorded here after the rules, scored once, never tuned on.
+NAMED = {"fastai": 12, "keras": 12, "skorch": 12, "pyg": 12}
+AFTER.update(NAMED)
 # Each framework set up a second way (ZOO_VARIANT): the logs FRAMEWORK.VARIANT-PHASE.log were
 # recorded after the reader was tuned on the first, and scored before any change (the measure).
 VARIANTS = {"mmengine": "iter", "composer": "console", "ignite": "print", "ultralytics": "cls"}
@@ -35,6 +43,14 @@ SKIP = {
     ("ultralytics", "save"): "its run went on to the end past the error raised in torch.save; "
     "not looked into further",
 }
+# Keras steps its own optimizer and saves with its own format: only its forward and its
+# evaluation are raised where a real error would be (run_keras.py).
+SKIP.update(
+    {("keras", p): "Keras runs no torch optimizer, save or load" for p in PHASES}
+    | {("keras", "placement"): "Keras places its variables as it builds them"}
+)
+for _p in ("forward", "eval"):
+    SKIP.pop(("keras", _p))
 TIMM = [
     "--model", "resnet10t", "--num-classes", "2", "--img-size", "32", "-b", "2",
     "--epochs", "2", "--log-interval", "5", "--device", "cpu", "--no-prefetcher",
@@ -89,6 +105,8 @@ def run(python: str, name: str, phase: str, cache: Path, work: Path) -> str:
     framework, _, variant = name.partition(".")
     env = dict(os.environ, PYTHONPATH=str(HERE), ZOO_AFTER=str(AFTER[framework]))
     env["ZOO_VARIANT"] = variant
+    if framework in UNSEEN or framework in NAMED:
+        env["ZOO_PLACEMENT"] = "tensor"
     env.pop("ZOO_RESUMING", None)
     if phase == "resume":  # a first run to its end writes the checkpoint the second resumes
         subprocess.run([python, *command(framework, cache, False, work)], cwd=work,

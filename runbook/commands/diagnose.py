@@ -388,8 +388,8 @@ def render(d: Diagnosis) -> str:
     p = d.phase
     frames: list[str] = []
     said = when_where(p.where, p.when, p.step) if p is not None and d.oom is not None else None
-    if p is not None and said:
-        lines.append(f"when and where: {said}")
+    if p is not None and d.oom is not None and (said or p.evidence):
+        lines.append(f"when and where: {said or 'unknown'}")
         frames = list(p.evidence[:3])
         lines.extend(f"  {e}" for e in frames)
     if d.trend is not None and d.trend.kind != "unknown":

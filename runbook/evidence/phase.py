@@ -440,6 +440,58 @@ def _frame_value(frame: Frame, what: str) -> str:
     return frame.file if what == "module" else func if what == "func" else frame.code
 
 
+# An evaluation by the words of a function's name, whatever the framework joins them with:
+# fastai's _do_epoch_validate, tabnet's _predict_epoch, runValidationEpoch, eval_one_epoch. A
+# name that checks its arguments or a shape (validate_args, _validate_config) is no evaluation.
+_EVAL_WORDS = {"validate", "validation", "valid", "val", "evaluate", "evaluation", "eval"}
+_EVAL_WORDS |= {"predict", "prediction", "inference", "test", "testing"}
+_CHECK_WORDS = {"args", "arguments", "config", "cfg", "input", "inputs", "shape", "shapes"}
+_CHECK_WORDS |= {"params", "dtype", "device", "options", "kwargs", "path", "schema", "sanity"}
+_NAME_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def _parts(func: str) -> set[str]:
+    return {w.lower() for w in _NAME_PARTS.findall(func.split(".")[-1])}
+
+
+def _evaluation_named(func: str) -> bool:
+    return bool(_parts(func) & _EVAL_WORDS) and not _checks(func)
+
+
+def _checks(func: str) -> bool:
+    return bool(_parts(func) & _CHECK_WORDS)
+
+
+# A framework that cut its own frames out of the traceback before printing it (Keras 3's
+# traceback_utils re-raises `e.with_traceback(filtered_tb)`; "frames hidden" notes): what is left
+# does not say which loop the failing op ran in.
+_FILTERED = lazy(r"filtered_tb|with_traceback\(\s*\w*filter|\bframes? (?:hidden|filtered)\b")
+
+
+def filtered(frames: list[Frame]) -> str | None:
+    """The frame that says the traceback was cut by its framework, as text."""
+    for f in frames:
+        if _FILTERED.search(f.code) or _FILTERED.search(f.func):
+            return f.text()
+    return None
+
+
+_FORWARD_CALL = lazy(r"^(?:forward|_call_impl|_wrapped_call_impl|__call__)$")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _eval_caller(frames: list[Frame]) -> Frame | None:
+    """The frame that calls the model, where its code names what it evaluates: an evaluation
+    written inline in a loop ("val_outputs = model(val_images)", "logits = model(**eval_batch)")
+    has no function of its own to name it."""
+    for i, f in enumerate(frames):
+        if i and _FORWARD_CALL.match(f.func.split(".")[-1]):
+            code = frames[i - 1].code
+            words = {w.lower() for n in _IDENTIFIER.findall(code) for w in _NAME_PARTS.findall(n)}
+            return frames[i - 1] if words & _EVAL_WORDS else None
+    return None
+
+
 def where_from_frames(frames: list[Frame]) -> tuple[str, list[str]]:
     """The phase the traceback names, and the frames that name it."""
     named: dict[str, list[Frame]] = {}
@@ -447,12 +499,17 @@ def where_from_frames(frames: list[Frame]) -> tuple[str, list[str]]:
     for i, frame in enumerate(frames):
         for phase, what, pattern, _why in _WHERE:
             value = _frame_value(frame, what)
-            if phase == "eval" and what == "func" and i and _MODEL_CALL.match(frames[i - 1].func):
-                continue  # a model's own predict(), called by its forward: not an evaluation
-            if value and pattern.search(value):
+            hit = bool(value and pattern.search(value))
+            if phase == "eval" and what == "func":
+                hit = (hit or _evaluation_named(frame.func)) and not _checks(frame.func)
+                if any(_MODEL_CALL.match(f.func.split(".")[-1]) for f in frames[:i]):
+                    continue  # a model's own predict(), under its forward: not an evaluation
+            if hit:
                 named.setdefault(phase, []).append(frame)
                 deepest[phase] = i
                 break
+    if "eval" not in named and (caller := _eval_caller(frames)) is not None:
+        named["eval"] = [caller]
     # optimizer.step(closure) runs the step's forward and backward inside itself (Lightning's
     # automatic optimization, LBFGS): a forward or backward frame deeper than the optimizer's
     # last one is where the memory was asked for (a real H100, tests/data/gpu/lightning_stats.log).
@@ -557,6 +614,7 @@ class _Walk:
     marker: tuple[str, str] | None = None
     eval_pending: bool = False
     earlier_eval: bool = False  # an evaluation ran between training steps before this one
+    counted_only: bool = False  # the steps so far are a plain count's, no known shape's
 
 
 def _walk(lines: list[str], end: int, pattern: re.Pattern) -> _Walk:
@@ -567,10 +625,26 @@ def _walk(lines: list[str], end: int, pattern: re.Pattern) -> _Walk:
     stripped = [_stripped(lines[i]) for i in range(start, end)]
     texts = [t for t, _ in stripped]
     plain = progress.rising_counts(texts, [r for _, r in stripped])
+    rows = progress.table_rows(texts, [r for _, r in stripped])
     for k, text in enumerate(texts):
+        if k and _PY_FRAME.match(texts[k - 1].strip()):
+            continue  # a frame's code line ("loss = 0.5 * loss") reports nothing
         done, n = progress.known_progress(text, pattern)
+        if done and n is None and k in plain:
+            n = plain[k]  # a loss's line of a loop's own shape: its count is the step
+        if done is None and k in rows and k not in plain:
+            # A row under a training loss's column: steps ran. Its count is often the epoch's,
+            # not a step's (skorch's, fastprogress's tables): no step number from it.
+            done, n = True, None
         if done is None and k in plain:
             done, n = True, plain[k]
+            w.counted_only = w.counted_only or not w.steps
+        elif done is not None:
+            if done is False and w.counted_only:
+                # A loop that starts (0/N) after lines that only counted: they counted its
+                # set-up, not its steps (told apart by what follows them, issue 64).
+                w.steps, w.step = False, None
+            w.counted_only = False
         if done is not None:
             w.started = True
             if done:
@@ -605,6 +679,13 @@ def phase_of(
     """Where and when the OOM at lines[oom_line] happened (the lines of one log, in order)."""
     frames = traceback_frames(lines, oom_line, rank)
     where, evidence = where_from_frames(frames)
+    if cut := filtered(frames):
+        # What is left of a filtered traceback is an op (a linear, a matmul) that a training
+        # step and an evaluation both run: no reading of where.
+        where, evidence = (
+            "unknown",
+            [f"{UNREAD_WHERE}: the framework filtered the traceback ({cut})"],
+        )
     p = Phase(where=where, frames=frames, evidence=evidence)
     p.restored_to_saved_device = any(_RESTORE_FRAMES.match(f.func) for f in frames)
     p.kept_predictions = [
@@ -621,8 +702,24 @@ def phase_of(
     p.when = _when(p.where, w, frames)
     if w.resume:
         p.evidence.append(w.resume)
+    if p.where == "unknown" and not cut:
+        p.evidence.insert(0, f"{UNREAD_WHERE}: {_no_where(frames)}")
+    if p.when == "unknown":
+        p.evidence.insert(
+            0, f"{UNREAD_WHEN}: no line before the OOM shows a training step, its start or a resume"
+        )
     p.evidence = p.evidence[:MAX_EVIDENCE]
     return p
+
+
+UNREAD_WHERE = "where unknown"
+UNREAD_WHEN = "when unknown"
+
+
+def _no_where(frames: list[Frame]) -> str:
+    if not frames:
+        return "no traceback of the failing rank before the OOM"
+    return f"no frame of its traceback ({len(frames)}) names a phase of training"
 
 
 def _eval_forward(where: str, w: _Walk, frames: list[Frame]) -> bool:
@@ -639,12 +736,20 @@ def _eval_forward(where: str, w: _Walk, frames: list[Frame]) -> bool:
     )
 
 
+# A frame that runs an evaluation before training's first step (Lightning's sanity check).
+_SANITY_FRAME = lazy(r"(?i)sanity")
+
+
 def _when(where: str, w: _Walk, frames: list[Frame]) -> str:
     if w.resume and not w.steps:
         return "after_resume"
-    if where == "checkpoint_load" and any(
-        _RESUME_FRAME.search(f.func + " " + f.code) for f in frames
+    if where == "checkpoint_load" and (
+        (not w.steps and frames and frames[0].func == "<module>")
+        or any(_RESUME_FRAME.search(f.func + " " + f.code) for f in frames)
     ):
+        # A checkpoint loaded before this run's first step, in a traceback whole from the
+        # program's entry, is the run resuming (or warm starting) from it, whatever its log
+        # said about it. A paste's tail (no entry) does not say what the program was doing.
         return "after_resume"
     if any(_SETUP_FRAME.match(f.func) for f in frames):
         return "first_step"  # inside the set-up: whatever the log printed before was not this run's
@@ -652,6 +757,18 @@ def _when(where: str, w: _Walk, frames: list[Frame]) -> str:
         return "first_step"  # the optimizer makes its state once, at its first step
     if w.steps:
         return "eval_start" if where == "eval" and not w.earlier_eval else "mid_run"
+    if where == "eval" and _under_training(frames):
+        return "eval_start"  # an evaluation the training loop called: its steps ran first
     if w.started or where == "model_init":
         return "first_step"
     return "unknown"
+
+
+def _under_training(frames: list[Frame]) -> bool:
+    """The evaluation's frames run under a training loop's (fit, train, _inner_training_loop),
+    and no sanity check's: the loop evaluates after its steps (an epoch's, an interval's)."""
+    first_eval = next((i for i, f in enumerate(frames) if _evaluation_named(f.func)), len(frames))
+    outer = frames[:first_eval]
+    return any(_TRAIN_FRAME.search(f.func.split(".")[-1]) for f in outer) and not any(
+        _SANITY_FRAME.search(f.func) for f in frames
+    )

@@ -58,6 +58,52 @@ _HF_LOG = lazy(r"\{'loss':\s*'?[\d.]+", needs="'loss'")
 _HF_NOTEBOOK = lazy(r"^\s*\[\s*(\d{1,9})/\d{1,9}\s[^\]]*\bEpoch\s+[\d.]+/\d", needs="Epoch")
 
 
+# A training loss's figure: whatever the framework, a line that reports one says a step ran
+# ("epoch 0  | loss: 2.14752 | val_0_accuracy", "Epoch: 001, Loss: 1.9463, Train: 0.20, Val:",
+# "12/50 ... - loss: 1.3763", "epoch 1 average loss: 1.3860", "[iter 40] train_loss=0.51"). A
+# figure whose label names an evaluation (val_loss, "Validation loss", eval_loss, test loss) is
+# the evaluation's, never a step; nor is "loss scale" (a scaler's setting).
+_LOSS_FIGURE = lazy(
+    r"(?i)(?<![a-z])loss(?:es)?\b['\"]?\s*(?:[:=]|\bis\b)?\s*[\[(]?-?\d*\.\d+", needs="oss"
+)
+_EVAL_LABEL = lazy(r"(?i)(?:val|valid|validation|eval|evaluation|test|dev|held[_ -]?out)[_ /-]?$")
+
+
+def training_loss(line: str) -> bool:
+    """Whether the line reports a training loss's value (a step ran)."""
+    for m in _LOSS_FIGURE.finditer(line):
+        if not _EVAL_LABEL.search(line[max(0, m.start() - 12) : m.start()]):
+            return True
+    return False
+
+
+def _trains_loss_column(header: str) -> bool:
+    """A table's header names a training loss's column (train_loss, loss; not valid_loss)."""
+    for word in header.split():
+        at = word.lower().find("loss")
+        if at >= 0 and not _EVAL_LABEL.search(word[:at]):
+            return True
+    return False
+
+
+def table_rows(lines: list[str], ranks: list[int | None] | None = None) -> set[int]:
+    """Rows of figures under a table header that names a training loss's column: each reports a
+    training loss, so each says steps ran (one row is enough, a rising count is not needed)."""
+    header: dict[int | None, bool] = {}
+    out: set[int] = set()
+    for i, line in enumerate(lines):
+        rank = ranks[i] if ranks is not None else None
+        if _TABLE_HEAD.search(line) and not _NUMBER.search(line):
+            header[rank] = _trains_loss_column(line)
+            continue
+        if not header.get(rank) or is_slurm_notice(line):
+            continue
+        shape, counts = _shape(line)
+        if _TABLE_ROW.match(shape) and len(counts) > 1:
+            out.add(i)
+    return out
+
+
 def is_slurm_notice(line: str) -> bool:
     return _SLURM_NOTICE.search(line) is not None
 
@@ -90,6 +136,8 @@ def known_progress(line: str, step_rx: re.Pattern) -> tuple[bool | None, int | N
         return True, None
     if m := _HF_NOTEBOOK.match(line):
         return _count(small_int(m.group(1)))
+    if training_loss(line):
+        return True, None
     return None, None
 
 
@@ -114,6 +162,10 @@ _NOT_A_LOOP = lazy(
     r"task/s|^\s*Class\s+Images\b"
 )
 _WORD = re.compile(r"[A-Za-z]{2}")
+# A progress table: a header of words naming a loss, an epoch or a step, no figure in it, then
+# rows of figures only ("   1   0.6932   0.6928  0.0120", "0  1.2345  1.1111  0.5000  00:05").
+_TABLE_HEAD = lazy(r"(?i)^\W*(?:\w+\W+){1,15}?\w*(?:loss|epoch|step|iter)\w*(?:\W+\w+){1,15}\W*$")
+_TABLE_ROW = re.compile(r"^[#@\s|+*✓✔\-:.,]+$")
 MIN_RISING = 3  # counts a shape must show rising before the failure: two could be anything
 
 
@@ -147,13 +199,21 @@ def rising_counts(lines: list[str], ranks: list[int | None] | None = None) -> di
     its step), the one rising by a steady stride to the largest value is the step. `ranks`: the
     rank each line came from where a prefix says it (each rank's lines are read apart)."""
     by_shape: dict[tuple[int | None, str], list[tuple[int, list[int | None]]]] = {}
+    header: dict[int | None, str] = {}
     for i, line in enumerate(lines):
+        rank = ranks[i] if ranks is not None else None
+        if _TABLE_HEAD.search(line) and not _NUMBER.search(line):
+            header[rank] = " ".join(line.split())
+            continue
         if is_slurm_notice(line) or _NOT_A_LOOP.search(line):
             continue
         shape, counts = _shape(line)
+        if rank in header and _TABLE_ROW.match(shape) and len(counts) > 1:
+            # A table's row under its header (skorch's, fastprogress's, a loop's own): the
+            # header's words are the row's shape.
+            shape = header[rank]
         # A bare number is a code listing's line number (IPython's, rich's), not a step line.
         if any(c is not None for c in counts) and _WORD.search(shape):
-            rank = ranks[i] if ranks is not None else None
             by_shape.setdefault((rank, shape), []).append((i, counts))
     out: dict[int, int] = {}
     for rows in by_shape.values():

@@ -85,6 +85,7 @@ def _env(autoescape: bool) -> jinja2.Environment:
     )
     env.filters["cell"] = lambda v: str(v).replace("|", "\\|").replace("\n", " ")
     env.filters["unk"] = lambda v: words.yes_no(v) if v is None or isinstance(v, bool) else v
+    env.filters["unread"] = words.unread
     env.filters["whenwhere"] = lambda p: words.when_where(
         p.get("where"), p.get("when"), p.get("step")
     )

@@ -14,14 +14,19 @@ from tests.data.zoo.keys import PHASES, records
 
 RECORDS = records()
 FRAMEWORKS = {"mmengine", "composer", "ignite", "timm", "ultralytics"}
+# Recorded before any change for them (issue 64): the measure of rules, not readers.
+UNSEEN = {"poutyne", "tabnet", "deepctr", "monai"}
+# The four issue 64 measured on its own logs, recorded here after the rules.
+NAMED = {"fastai", "keras", "skorch", "pyg"}
 
 
 def test_zoo_holds_every_framework_and_phase():
     seen = {(r["framework"].split(".")[0], r["id"].rsplit("-", 1)[1]) for r in RECORDS}
-    assert {f for f, _ in seen} == FRAMEWORKS
+    assert {f for f, _ in seen} == FRAMEWORKS | UNSEEN | NAMED
     for phase in PHASES:
-        assert sum(p == phase for _, p in seen) >= 4, phase
-    assert len(RECORDS) >= 34
+        assert sum(p == phase for _, p in seen) >= 8, phase
+    assert len(RECORDS) >= 34 + 25 + 28 + 23
+    assert {r["framework"] for r in RECORDS if r["split"] == "unseen"} == UNSEEN
 
 
 @pytest.mark.parametrize("r", RECORDS, ids=[r["id"] for r in RECORDS])
@@ -29,6 +34,20 @@ def test_zoo_log_replayed_where_when_and_no_false_cause(r):
     d = classify(Evidence(launch=scan(r["text"])), load().thresholds)
     assert d.phase is not None, "the OOM was not found"
     got = d.phase.contract()
-    assert (got["where"], got["when"]) == (r["answer"]["where"], r["answer"]["when"])
+    # Where the log does not hold the answer: what it does hold, and the phase says why.
+    assert (got["where"], got["when"]) == r["honest"], r["note"]
+    for key in ("where", "when"):
+        if got[key] == "unknown":
+            assert any(e.startswith(f"{key} unknown: ") for e in got["evidence"]), got
     cause = d.cause.name if d.cause else "unknown"
     assert cause in r["answer"]["causes"], f"{cause} is not true of an OOM in {got['where']}"
+
+
+@pytest.mark.parametrize("prefix", ["[rank0]:", "0: "], ids=["torchrun", "srun-l"])
+def test_zoo_reads_the_same_under_a_launchers_rank_prefix(prefix):
+    """Every zoo log as torchrun ([rank0]:) or srun -l (0: ) writes it: the same where and when."""
+    t = load().thresholds
+    for r in RECORDS:
+        text = "\n".join(prefix + line for line in r["text"].split("\n"))
+        got = classify(Evidence(launch=scan(text)), t).phase.contract()
+        assert (got["where"], got["when"]) == r["honest"], r["id"]

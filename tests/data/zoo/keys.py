@@ -23,6 +23,74 @@ PHASES = {
     "placement": ("model_init", "first_step", {"static_sizing"}),
 }
 OVERRIDES: dict[str, tuple[str, str, set[str], str]] = {}
+# Frameworks recorded before any change for them (issue 64, bench/zoo/README.md): the measure of
+# rules that are not a reader per framework.
+UNSEEN = {"poutyne", "tabnet", "deepctr", "monai"}
+
+
+# Logs that do not hold what the answer needs: the answer by construction stands in the score,
+# and the reader must say what the log does hold (unknown where nothing says; a guess presented
+# as a reading is wrong): (where, when) it must read, and why.
+_NOTHING = "nothing before it shows a step, its start or a resume"
+HONEST = {
+    "deepctr-forward": (
+        "forward",
+        "unknown",
+        "DeepCTR's verbose=2 prints one line per epoch; "
+        f"the error came at step 12 of the first 20: {_NOTHING}",
+    ),
+    "deepctr-backward": ("backward", "unknown", f"the same run, in step 13's backward: {_NOTHING}"),
+    "fastai-forward": (
+        "forward",
+        "unknown",
+        f"fastai prints a row per epoch; the error came at step 12 of the first 20: {_NOTHING}",
+    ),
+    "fastai-backward": ("backward", "unknown", f"the same run, in step 13's backward: {_NOTHING}"),
+    "fastai-save": (
+        "checkpoint_save",
+        "unknown",
+        "fastprogress away from a terminal prints its "
+        "rows as bare lists of figures ([0, 1.41, 1.33, 0.375, '00:00']), no header: "
+        "two rows say nothing of what they count",
+    ),
+    "pyg-eval": (
+        "eval",
+        "unknown",
+        f"test() after the first train() of epoch 1, before its line: {_NOTHING}",
+    ),
+    "pyg-save": (
+        "checkpoint_save",
+        "unknown",
+        f"torch.save in epoch 1, before its line: {_NOTHING}",
+    ),
+    "keras-forward": (
+        "unknown",
+        "mid_run",
+        "Keras filtered its frames out of the traceback: "
+        "what is left (torch's module calls) does not say which loop ran",
+    ),
+    "keras-eval": (
+        "unknown",
+        "mid_run",
+        "the same filter; the bar says training steps ran, nothing says the evaluation began",
+    ),
+}
+
+
+# The four frameworks issue 64 measured on its own logs, recorded here after the rules were
+# built and scored before any change for them (bench/zoo/README.md says the one rule added
+# after that score, and both figures).
+NAMED = {"fastai", "keras", "skorch", "pyg"}
+
+
+def split_of(framework: str) -> str:
+    if framework in UNSEEN:
+        return "unseen"
+    if framework in NAMED:
+        return "named"
+    # FRAMEWORK.VARIANT logs were recorded after the reader was tuned on the others and scored
+    # before any change for them (bench/zoo/README.md): the measure.
+    return "measure" if "." in framework else "tune"
 
 
 def records() -> list[dict]:
@@ -34,12 +102,14 @@ def records() -> list[dict]:
             {
                 "id": path.stem,
                 "framework": framework,
-                "text": path.read_text(),
+                # The injector's own frame ("in pre_eval", bench/zoo/oomshot.py) is no
+                # evidence of an evaluation: what names one must be the framework's.
+                "text": path.read_text().replace(", in pre_eval", ", in pre_hook"),
                 "answer": {"where": where, "when": when, "causes": causes | {"unknown"}},
-                "note": note,
-                # FRAMEWORK.VARIANT logs were recorded after the reader was tuned on the others
-                # and scored before any change for them (bench/zoo/README.md): the measure.
-                "split": "measure" if "." in framework else "tune",
+                "note": note or HONEST.get(path.stem, ("", "", ""))[2],
+                # What the reader must say where the log does not hold the answer.
+                "honest": HONEST[path.stem][:2] if path.stem in HONEST else (where, when),
+                "split": split_of(framework),
             }
         )
     return out
