@@ -9,6 +9,8 @@ marked unavailable and why. Parsing happens here, on pure functions of the secti
 
 from __future__ import annotations
 
+import dataclasses
+
 import re
 from dataclasses import field
 from datetime import datetime
@@ -237,7 +239,7 @@ class NodeHealth:
         the healthy as healthy; a part not given is not mentioned."""
         out: list[str] = []
         if self.kernel is not None:
-            events = self._events(self.kernel.gpu_events())
+            events = _one_per_event(self._events(self.kernel.gpu_events()))
             if not events:
                 out.append("The kernel log shows no Xid of a GPU")
             for e in events[:5]:
@@ -292,7 +294,7 @@ class NodeHealth:
             + f" on {e.pci or 'an NVSwitch'}"
             + (f" at {e.time}" if e.time else "")
             + ": an NVLink fabric error (Fabric Manager guide), not a GPU fault"
-            for e in self._events(self.kernel.fabric())
+            for e in _one_per_event(self._events(self.kernel.fabric()))
         ]
 
     def contract(self) -> dict:
@@ -409,3 +411,18 @@ def probe_nodes(
 
 def _short(host: str) -> str:
     return host.split(".", 1)[0].lower()
+
+
+def _one_per_event(events: list[xid.XidEvent]) -> list[xid.XidEvent]:
+    """One entry per event for the words a person reads: the driver prints one event over
+    several lines (Xid 13's exception and its ESR registers, an SXid and its Severity line), each
+    with the same number, device, process and time. The first line is kept, with a severity a
+    later line of the event gave."""
+    seen: dict[tuple, xid.XidEvent] = {}
+    for e in events:
+        key = (e.xid, e.pci, e.pid, e.time, e.host)
+        if key not in seen:
+            seen[key] = e
+        elif e.severity and not seen[key].severity:
+            seen[key] = dataclasses.replace(seen[key], severity=e.severity)
+    return list(seen.values())
