@@ -10,7 +10,6 @@ marked unavailable and why. Parsing happens here, on pure functions of the secti
 from __future__ import annotations
 
 import dataclasses
-
 import re
 from dataclasses import field
 from datetime import datetime
