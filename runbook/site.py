@@ -422,6 +422,9 @@ class SweepSection:
     # node_exporter textfile collector: the sweep's counters and its last success time, written
     # atomically after every sweep. Empty: none.
     metrics_file: str = ""
+    # The watch reads each running job's log from where the last sweep stopped; a log that grew
+    # by more than this since is read from its last this-many MiB only (and says so).
+    watch_max_read_mib: int = 256
 
 
 @record(frozen=True)

@@ -256,6 +256,64 @@ def step_unchanged_for(conn: Db, job_id: str, step: int, now: float) -> float:
     return 0.0
 
 
+def last_step(conn: Db, job_id: str) -> int | None:
+    """The training step a sweep last saw the job print (job_progress), else None."""
+    row = conn.execute("SELECT step FROM job_progress WHERE job_id = ?", (job_id,)).fetchone()
+    return row["step"] if row is not None else None
+
+
+def watch_held(conn: Db, job_id: str, run: str) -> tuple[dict, dict]:
+    """What the watch holds of a running job from earlier periods (evidence.collect.Held's
+    offsets and series), empty where nothing is held or what is held is another run's (a
+    requeue of the same job id)."""
+    row = conn.execute("SELECT run, data FROM watch_series WHERE job_id = ?", (job_id,)).fetchone()
+    if row is None or row["run"] != run:
+        return {}, {}
+    try:
+        series = json.loads(row["data"] or "{}")
+    except ValueError:
+        series = {}
+    offsets = {
+        r["ident"]: (r["upto"], r["lines"] if r["lines"] is not None else -1)
+        for r in conn.execute(
+            "SELECT ident, upto, lines FROM watch_files WHERE job_id = ?", (job_id,)
+        )
+        if r["ident"] and r["upto"] is not None
+    }
+    return offsets, series if isinstance(series, dict) else {}
+
+
+def save_watch(conn: Db, job_id: str, run: str, files: dict, series: dict) -> None:
+    """Where this period's read of a running job stopped, per file ({path: (ident, end,
+    lines)}), and the series lines to hold ({path: [lines]}): the next period starts there."""
+    now = time.time()
+    with conn.write():
+        conn.execute("DELETE FROM watch_files WHERE job_id = ?", (job_id,))
+        for path, (ident, end, lines) in files.items():
+            conn.execute(
+                "INSERT INTO watch_files(job_id, path, ident, upto, lines, updated) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (job_id, path, ident, end, lines, now),
+            )
+        conn.execute("DELETE FROM watch_series WHERE job_id = ?", (job_id,))
+        conn.execute(
+            "INSERT INTO watch_series(job_id, run, data, updated) VALUES (?, ?, ?, ?)",
+            (job_id, run, json.dumps(series), now),
+        )
+
+
+def drop_watch(conn: Db, running: set[str]) -> int:
+    """Forget what the watch held of jobs that no longer run: the rows stay bounded by the
+    running jobs. How many jobs were dropped."""
+    with conn.write():
+        held = {r["job_id"] for r in conn.execute("SELECT job_id FROM watch_series")}
+        gone = sorted(held - running)
+        for job_id in gone:
+            conn.execute("DELETE FROM watch_files WHERE job_id = ?", (job_id,))
+            conn.execute("DELETE FROM watch_series WHERE job_id = ?", (job_id,))
+    return len(gone)
+
+
 def node_events(conn: Db, *, since: float, node: str | None = None) -> list:
     """Events since `since` (epoch seconds), newest first; one node's, or every node's."""
     if node:

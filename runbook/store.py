@@ -25,7 +25,7 @@ from typing import Any
 
 from runbook.errors import ConfigError, RunbookError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Column types differ: PostgreSQL's REAL is 4 bytes, too coarse for epoch seconds.
 _TYPES = {
@@ -59,6 +59,11 @@ CREATE TABLE IF NOT EXISTS node_events(
 CREATE INDEX IF NOT EXISTS node_events_node ON node_events(node, at);
 CREATE TABLE IF NOT EXISTS job_progress(
   job_id TEXT PRIMARY KEY, step INTEGER, since {real}, seen {real});
+CREATE TABLE IF NOT EXISTS watch_files(
+  job_id TEXT NOT NULL, path TEXT NOT NULL, ident TEXT, upto INTEGER, lines INTEGER,
+  updated {real}, PRIMARY KEY(job_id, path));
+CREATE TABLE IF NOT EXISTS watch_series(
+  job_id TEXT PRIMARY KEY, run TEXT, data TEXT, updated {real});
 """
 
 # Columns added after a table first shipped, by schema version: (version, table, column, type).

@@ -133,8 +133,17 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
     scripts = client.batch_scripts(need_scripts) if need_scripts else {}
     if need_scripts:
         res.stats["script_queries"] = 1
-    launches, execs, unreadable = _read_all(site, candidates, scripts)
+    # The watch: a running job's logs are read from where the last sweep stopped (issue 65).
+    held = {
+        j.job_id: collect.Held(*state.watch_held(conn, j.job_id, _run_of(j)))
+        for j in candidates
+        if j.state == "RUNNING"
+    }
+    launches, execs, unreadable = _read_all(site, candidates, scripts, held)
     res.stats["ssh_execs_per_host"] = execs
+    res.stats["watch_bytes_read"] = sum(
+        logs.bytes_read for jid, logs in launches.items() if jid in held
+    )
     playbook = load_playbook(site.playbooks.dir)  # once per sweep, passed to every incident
     for j in sorted(candidates, key=lambda j: int(j.job_id.split("_")[0])):
         try:
@@ -153,6 +162,12 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
             res.lines.append(
                 Line(j.job_id, j.user, j.state, "unknown", why, None, int(ExitCode.STEP_FAILED))
             )
+            continue  # what it read is not held: the next sweep reads it again
+        logs = launches.get(j.job_id)
+        if j.job_id in held and logs is not None and logs.watched and not dry_run:
+            state.save_watch(conn, j.job_id, _run_of(j), logs.watched, logs.series)
+    if not dry_run:
+        res.stats["watch_dropped"] = state.drop_watch(conn, set(held))
     res.lines.extend(_shrunk_jobs(site, client, known.values(), handled, dry_run))
     if not dry_run:
         res.verifications = _verify_pending(site, conn)
@@ -201,11 +216,15 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
         return
     launch = logs.launch
     ff = launch.first_failure
+    if j.state in ACTIVE and ff and ff.kind in OOM_KINDS and logs.watched:
+        logs = _whole(site, j, logs)  # an incident's evidence is the whole log, not a period's
+        launch, ff = logs.launch, logs.launch.first_failure
     if j.state in ACTIVE and not (ff and ff.kind in OOM_KINDS):
         why = stalled(site, conn, j, logs, time.time())
         if why:  # the hung-job runbook: the capture reads only; acting follows [policy]
             from runbook.hang import handle_hang
 
+            logs = _whole(site, j, logs)
             r = handle_hang(
                 Trigger(j.job_id, "sweep", "runbook sweep", logs=logs, reason=why),
                 site,
@@ -215,8 +234,10 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
         elif seen := trend.watch(job_metrics.running_series(j, launch), site.ladder.fit_margin):
             # Before it dies: its worst rank said; prevented where the job and the site allow
             # it (runbook prevent), else nothing changed.
-            if _may_prevent(site, launch, j):
-                res.lines.append(_prevent(site, j, logs, dry_run))
+            # The handlers' declarations are at the log's start: asked of the whole log.
+            whole = _whole(site, j, logs)
+            if _may_prevent(site, whole.launch, j):
+                res.lines.append(_prevent(site, j, whole, dry_run))
             else:
                 said = _pressure(site, j, seen)
                 res.lines.append(Line(j.job_id, j.user, j.state, seen.kind, said))
@@ -395,6 +416,16 @@ def _shrunk_jobs(site, client, known, handled, dry_run) -> list[Line]:
     return out
 
 
+def _whole(site, j, logs):
+    """A watched job's whole log (one more read), for a runbook that acts on it: its evidence
+    and gates (the handlers' declarations, the command line) are not only this period's. The
+    watched read where the whole cannot be read now."""
+    if not logs.watched:
+        return logs
+    whole = _read_all(site, [j], {})[0].get(j.job_id)
+    return whole if whole is not None else logs
+
+
 def stalled(site, conn, j, logs, now: float) -> str | None:
     """Why a RUNNING job counts as hung, or None ([hang] stall_minutes; 0: never). A watchdog
     timeout in its log while it runs; else no new training step for the stall time, across
@@ -407,6 +438,9 @@ def stalled(site, conn, j, logs, now: float) -> str | None:
         return f"a collective timed out while the job runs: {watchdog[0].strip()[:160]}"
     limit = minutes * 60
     last = logs.failed_step - 1 if logs.failed_step else None
+    if last is None and logs.watched:
+        # A period that read only new lines without a step: the step last seen still stands.
+        last = state.last_step(conn, j.job_id)
     if last is not None:
         held = state.step_unchanged_for(conn, j.job_id, last, now)
         if held >= limit:
@@ -417,14 +451,21 @@ def stalled(site, conn, j, logs, now: float) -> str | None:
     return None
 
 
-def _read_all(site, candidates, scripts) -> tuple[dict, dict, dict]:
-    """Every candidate's log, one exec per host (its batch host: its first node)."""
+def _run_of(j) -> str:
+    """Which run of a job the watch holds lines of: a requeue of the same id starts anew."""
+    return f"{j.start or ''}"
+
+
+def _read_all(site, candidates, scripts, held=None) -> tuple[dict, dict, dict]:
+    """Every candidate's log, one exec per host (its batch host: its first node); a job in
+    `held` (the watch's running jobs) from where the last sweep stopped."""
     with SshHosts(SshSettings.from_site(site)) as hosts:
         logs, errors = collect.read_logs_many(
             site,
             [(j, scripts.get(j.job_id, "")) for j in candidates],
             hosts,
             step_pattern=site.logs.step_pattern,
+            held=held,
         )
         execs = {h: t["execs"] for h, t in hosts.stats().items()}
     unreadable = {

@@ -28,12 +28,14 @@ from runbook.evidence.provenance import this_run
 if TYPE_CHECKING:  # node health (Xid, nvidia-smi parsers) loads only where a probe runs
     from runbook.evidence.gpu_health import NodeHealth
 from runbook import words
+from runbook.evidence import trend
 from runbook.evidence.log_filter import (
     host_now,
     parse_grep_output,
     refusals,
     remote_grep_many_argv,
     split_locations,
+    watch_known,
 )
 from runbook.evidence.progress import training_steps
 from runbook.record import record
@@ -55,6 +57,12 @@ class JobLogs:
     # Seconds since any of the job's log files was last written, on their host's clock (None
     # when the host did not say): the stall check of a job that prints no step.
     quiet_s: float | None = None
+    # A watched read (the sweep's watch of running jobs, issue 65): each file's identity, where
+    # this read stopped and the lines before that ({path: (ident, end, lines or None)}), the
+    # memory-series lines to hold for the next period ({path: [lines]}), and the bytes read.
+    watched: dict = field(default_factory=dict)
+    series: dict = field(default_factory=dict)
+    bytes_read: int = 0
 
 
 def slurm_text(job) -> SlurmJobText:
@@ -152,17 +160,32 @@ def on_node_as_owner(site, owner: str, host: str, argv: list[str]) -> list[str]:
     return ["sudo", "-n", "-u", owner, "--", *argv]
 
 
+@record
+class Held:
+    """What the watch holds of a running job between periods (state.watch_held): per file
+    identity, the offset the last period read to and the lines before it; per file path, the
+    memory-series lines kept (bounded: trend.series_lines)."""
+
+    offsets: dict = field(default_factory=dict)  # {ident: (offset, lines before it)}
+    series: dict = field(default_factory=dict)  # {path: [lines]}
+
+
 def read_logs_many(
     site,
     jobs: list[tuple[JobInfo, str]],
     hosts,
     *,
     step_pattern: str = "",
+    held: dict[str, Held] | None = None,
 ) -> tuple[dict[str, JobLogs], dict[str, RunbookError]]:
     """Every job's logs, one exec per host, hosts in parallel: ({job id: JobLogs}, {job id: why
-    its logs could not be read}). `jobs` holds (job, batch script) pairs."""
-    done = _read_hosts(site, _locations(jobs, site.identity.node_reads == "sudo"), hosts)
-    g = _Gathered()
+    its logs could not be read}). `jobs` holds (job, batch script) pairs. A job in `held` is
+    watched: its files are read from where the last period stopped, and the series lines held
+    come before the new ones (the watch's JobLogs then says where to start next)."""
+    held = held or {}
+    locations = _locations(jobs, site.identity.node_reads == "sudo")
+    done = _read_hosts(site, locations, hosts, held)
+    g = _Gathered(held=held)
     scripts = {job.job_id: script for job, script in jobs}
     for host, items, out, err in done:
         if out is None:
@@ -227,7 +250,7 @@ def _locations(jobs: list[tuple[JobInfo, str]], as_owner: bool = False) -> dict[
     return by_host
 
 
-def _read_hosts(site, by_owner: dict[tuple, list], hosts) -> list:
+def _read_hosts(site, by_owner: dict[tuple, list], hosts, held: dict | None = None) -> list:
     """One filtering exec per host, hosts in parallel: [(host, items, stdout or None, error)],
     one row per (host, owner) group. Only the job's owner's files are read; where the nodes'
     reads run as each owner (sudo), a host's owners are read in the same exec, one after the
@@ -243,8 +266,12 @@ def _read_hosts(site, by_owner: dict[tuple, list], hosts) -> list:
                 owner,
                 host,
                 remote_grep_many_argv(
-                    [(w.directory, w.name_glob, job.user or "") for job, w in items],
+                    [
+                        (w.directory, w.name_glob, job.user or "", _known(held, job))
+                        for job, w in items
+                    ],
                     tail=site.logs.tail_lines,
+                    grow=site.sweep.watch_max_read_mib << 20,
                 ),
             )
             for owner, items in groups
@@ -277,6 +304,13 @@ def _read_hosts(site, by_owner: dict[tuple, list], hosts) -> list:
         ]
 
 
+def _known(held: dict | None, job) -> str:
+    """A location's `known` argument: the watch's offsets for a held job, "" for a full read."""
+    if held is None or job.job_id not in held:
+        return ""
+    return watch_known(held[job.job_id].offsets)
+
+
 # Between two owners' scans in one exec (a line no scan prints: its lines start with @@ markers,
 # a path and a NUL, or a tail's text after its @@tail line, and this follows a newline).
 _GROUP = "\n@@owner-group-end\n"
@@ -304,7 +338,11 @@ def _sudo_refused(site, host: str, owner: str, stderr: str) -> RunbookError:
 class _Gathered:
     """What the hosts' answers hold, by job id."""
 
+    held: dict = field(default_factory=dict)  # {job id: Held}: the watched jobs
     parts: dict = field(default_factory=dict)  # [(excerpt text, task of its file)]
+    watched: dict = field(default_factory=dict)  # {job id: {path: (ident, end, lines)}}
+    series: dict = field(default_factory=dict)  # {job id: {path: [series lines]}}
+    bytes_read: dict = field(default_factory=dict)
     tails: dict = field(default_factory=dict)
     notes: dict = field(default_factory=dict)
     raw: dict = field(default_factory=dict)
@@ -338,18 +376,36 @@ class _Gathered:
                     f"no log file matched {where.pattern} on {host or 'this host'}"
                 )
             for path, e in sorted(excerpts.items()):
-                said, gaps = attribute(job, scripts.get(jid, ""), e)
-                self.notes.setdefault(jid, []).extend(said)
-                self.missing.setdefault(jid, []).extend(gaps)
+                if e.start == 0:  # a chunk past the start follows lines this run already wrote
+                    said, gaps = attribute(job, scripts.get(jid, ""), e)
+                    self.notes.setdefault(jid, []).extend(said)
+                    self.missing.setdefault(jid, []).extend(gaps)
                 if now is not None and e.mtime is not None:
                     self.quiet[jid] = min(self.quiet.get(jid, now - e.mtime), now - e.mtime)
-                self.parts[jid].append((e.text(), task_of(where, path)))
+                text = e.text()
+                if jid in self.held:
+                    text = self._watched(jid, path, e, text)
+                self.parts[jid].append((text, task_of(where, path)))
                 self.tails.setdefault(jid, []).extend(e.tail)
                 self.notes.setdefault(jid, []).extend(e.notes)
                 if e.truncated:
                     self.notes.setdefault(jid, []).append(
                         f"{path}: excerpt cut at the 1 MiB cap; the earliest lines were kept"
                     )
+
+    def _watched(self, jid: str, path: str, e, text: str) -> str:
+        """A watched file's new lines after the series lines held for it; what to hold next. A
+        file read again from its start (truncated, rotated, replaced) keeps the points held
+        before, less any its new content holds again (a copy of the old one): none counts twice."""
+        before = self.held[jid].series.get(path, [])
+        if before and not e.start:
+            again = set(text.split("\n"))
+            before = [line for line in before if line not in again]
+        self.watched.setdefault(jid, {})[path] = (e.ident, e.end, e.lines_before_end)
+        self.bytes_read[jid] = self.bytes_read.get(jid, 0) + max(0, (e.end or 0) - e.start)
+        joined = "\n".join([*before, text]) if before else text
+        self.series.setdefault(jid, {})[path] = trend.series_lines(joined.split("\n"))
+        return joined
 
     def job_logs(self, job: JobInfo, step_pattern: str) -> JobLogs:
         jid = job.job_id
@@ -375,6 +431,9 @@ class _Gathered:
             job_notes,
             "\n".join(self.raw.get(jid, [])),
             self.quiet.get(jid),
+            self.watched.get(jid, {}),
+            self.series.get(jid, {}),
+            self.bytes_read.get(jid, 0),
         )
 
 

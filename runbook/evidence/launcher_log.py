@@ -575,7 +575,7 @@ def _ooms(report: LaunchReport, raw: list[str], file_rank, owners, recs):
     found = (
         [trend.trend_of(raw, r) for r in list(dict.fromkeys(ranks))[:TRENDS_PER_PART]]
         if ranks
-        else trend.every_rank(raw)
+        else trend.every_rank(raw, most=trend.WATCH_POINTS)
     )
     for series in found:
         if series is not None and (series.series, series.rank) not in seen:

@@ -117,32 +117,51 @@ def _point(text: str) -> _Point | None:
     return None
 
 
-def _gather(lines: list[str], end: int | None):
-    """Every memory series in lines[:end] by (series, rank), the last MAX_POINTS points each,
-    with the largest retry count seen and torchtitan's retry warnings."""
+def _series_of(lines: list[str], end: int | None, most: int):
+    """Every memory series in lines[:end] by (series, rank), the last `most` points each (with
+    each point's line's index), and torchtitan's retry warnings (the last `most`, with theirs)."""
     series: dict[tuple[str, int | None], deque[tuple]] = {}
-    retries: int | None = None
-    warnings: list[int] = []
-    for raw in lines[:end]:
+    warnings: deque[tuple[int, int]] = deque(maxlen=most)
+    for i, raw in enumerate(lines[:end]):
         if not any(w in raw for w in ("memory", "MA ", "RUNBOOK", "retries")):
             continue
         text, prefix_rank = strip_line(raw)
         if m := _RETRIES.search(text):
-            retries = max(retries or 0, int(m.group(1)))
-            warnings.append(int(m.group(1)))
+            warnings.append((i, int(m.group(1))))
             continue
         got = _point(text)
         if got is None:
             continue
         name, r, step, mib, retr, peak, total = got
         r = r if r is not None else prefix_rank
-        if retr is not None:
-            retries = max(retries or 0, retr)
-        # The last MAX_POINTS of each series: the points nearest the OOM tell its trend.
-        kept = series.setdefault((name, r), deque(maxlen=MAX_POINTS))
-        kept.append((step, mib, text.strip()[:200], retr, peak, total))
-    del warnings[:-MAX_POINTS]
-    return series, retries, warnings
+        # The last `most` of each series: the points nearest the OOM tell its trend.
+        kept = series.setdefault((name, r), deque(maxlen=most))
+        kept.append((i, (step, mib, text.strip()[:200], retr, peak, total)))
+    return series, warnings
+
+
+def _gather(lines: list[str], end: int | None, most: int = MAX_POINTS):
+    """Every memory series in lines[:end] by (series, rank), the last `most` points each, with
+    the largest retry count the kept points and warnings show, and the warnings in order."""
+    found, kept_warnings = _series_of(lines, end, most)
+    series = {k: [p for _, p in pts] for k, pts in found.items()}
+    warnings = [n for _, n in kept_warnings]
+    counts = [p[3] for pts in series.values() for p in pts if p[3] is not None] + warnings
+    return series, (max(counts) if counts else None), warnings
+
+
+# The points per rank the watch of running jobs reads (every_rank's for a part without an OOM):
+# what the sweep holds between periods, so a period that reads only new lines sees what a read of
+# the whole log would (issue 65).
+WATCH_POINTS = 256
+
+
+def series_lines(lines: list[str], most: int = WATCH_POINTS) -> list[str]:
+    """The lines every_rank(lines, most=most) reads, in order and no others: what to hold so
+    that every_rank(held + later lines) equals every_rank(all lines)."""
+    found, warnings = _series_of(lines, None, most)
+    keep = sorted({i for pts in found.values() for i, _ in pts} | {i for i, _ in warnings})
+    return [lines[i] for i in keep]
 
 
 def _trend(key: tuple[str, int | None], pts: list, retries, warnings: list[int]) -> Trend:
@@ -179,10 +198,11 @@ def trend_of(lines: list[str], rank: int | None = None, end: int | None = None) 
 MAX_RANKS = 64  # a running job's series read per log part (the sweep's watch of every rank)
 
 
-def every_rank(lines: list[str], end: int | None = None) -> list[Trend]:
-    """One trend per (series, rank) in lines[:end], by rank, at most MAX_RANKS: a running job's
-    every rank, where the one heading for an OOM need not be rank 0 (issue 56)."""
-    series, retries, warnings = _gather(lines, end)
+def every_rank(lines: list[str], end: int | None = None, most: int = MAX_POINTS) -> list[Trend]:
+    """One trend per (series, rank) in lines[:end], by rank, at most MAX_RANKS, of the last
+    `most` points each: a running job's every rank, where the one heading for an OOM need not be
+    rank 0 (issue 56)."""
+    series, retries, warnings = _gather(lines, end, most)
     keys = sorted(series, key=lambda k: (k[1] is None, k[1] or 0, k[0]))[:MAX_RANKS]
     return [_trend(k, list(series[k]), retries, warnings) for k in keys]
 

@@ -1,0 +1,159 @@
+"""The watch reads only what running jobs wrote since the last period (issue 65): the node-side
+read (the real shell script, run here on real files: `[logs] read_on = "local"`), what it hands
+back, and the series it holds between periods."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from runbook import state
+from runbook.evidence import collect, trend
+from runbook.site import LogsSection, SiteConfig, SweepSection
+from runbook.slurm.client import JobInfo
+
+
+def _site(grow_mib: int = 256) -> SiteConfig:
+    return dataclasses.replace(
+        SiteConfig(),
+        logs=LogsSection(read_on="local"),
+        sweep=SweepSection(watch_max_read_mib=grow_mib),
+    )
+
+
+def _mem(rank: int, step: int, mib: float, total: int = 81920) -> str:
+    b = int(mib * 2**20)
+    return (
+        f"RUNBOOK_INSTRUMENT mem rank={rank} step={step} allocated={b} peak={b} "
+        f"reserved={b} retries=0 total={total * 2**20}"
+    )
+
+
+def _job(path) -> JobInfo:
+    return JobInfo(
+        job_id="77", user="", state="RUNNING", stdout=str(path), work_dir=str(path.parent)
+    )
+
+
+def _period(site, job, held: collect.Held) -> collect.JobLogs:
+    got, errors = collect.read_logs_many(site, [(job, "")], None, held={job.job_id: held})
+    assert not errors, errors
+    return got[job.job_id]
+
+
+def _next(logs: collect.JobLogs) -> collect.Held:
+    offsets = {
+        ident: (end, lines if lines is not None else -1)
+        for ident, end, lines in logs.watched.values()
+    }
+    return collect.Held(offsets=offsets, series=logs.series)
+
+
+def _write(path, lines, mode="a") -> None:
+    with open(path, mode) as f:
+        f.write("".join(line + "\n" for line in lines))
+
+
+def test_a_second_period_reads_only_the_new_bytes_and_numbers_lines_as_the_file_does(tmp_path):
+    log = tmp_path / "slurm-77.out"
+    _write(log, [f"step {s} loss 0.5" for s in range(1000)] + [_mem(0, 999, 1000)], "w")
+    site, job = _site(), _job(log)
+    first = _period(site, job, collect.Held())
+    assert first.bytes_read == log.stat().st_size
+    size = log.stat().st_size
+    _write(log, ["step 1000 loss 0.4", _mem(0, 1000, 1001)])
+    second = _period(site, job, _next(first))
+    assert second.bytes_read == log.stat().st_size - size  # the new bytes, not the file
+    (ident, end, lines) = second.watched[str(log)]
+    st = os.stat(log)
+    assert ident.startswith(f"{st.st_dev}:{st.st_ino}/") and end == st.st_size and lines == 1003
+    # The new memory line keeps its line number in the file (1003), after the held one.
+    assert "step=1000" in second.raw and [t.points for t in second.launch.trends] == [2]
+
+
+def test_a_line_still_being_written_is_read_next_period_whole(tmp_path):
+    log = tmp_path / "slurm-77.out"
+    _write(log, [_mem(0, s, 1000 + s) for s in range(3)], "w")
+    with open(log, "a") as f:
+        f.write(_mem(0, 3, 1003)[:30])  # cut mid-line: the writer's buffer
+    site, job = _site(), _job(log)
+    first = _period(site, job, collect.Held())
+    assert first.launch.trends[0].points == 3
+    with open(log, "a") as f:
+        f.write(_mem(0, 3, 1003)[30:] + "\n")
+    second = _period(site, job, _next(first))
+    t = second.launch.trends[0]
+    assert t.points == 4 and t.steps[-1] == 3 and t.values_mib[-1] == 1003
+
+
+def test_a_truncated_or_replaced_log_is_read_from_its_start_and_no_point_counts_twice(tmp_path):
+    log = tmp_path / "slurm-77.out"
+    _write(log, [_mem(0, s, 1000) for s in range(5)], "w")
+    site, job = _site(), _job(log)
+    first = _period(site, job, collect.Held())
+    # Truncated in place (same inode, smaller): read from its start.
+    _write(log, [_mem(0, 5, 1000)], "w")
+    second = _period(site, job, _next(first))
+    assert second.bytes_read == log.stat().st_size
+    # Replaced (a new inode at the same path): read from its start too.
+    os.unlink(log)
+    _write(log, [_mem(0, 6, 1000), _mem(0, 7, 1000)], "w")
+    third = _period(site, job, _next(second))
+    assert third.bytes_read == log.stat().st_size
+    steps = third.launch.trends[0].steps
+    assert steps == sorted(set(steps)) == [0, 1, 2, 3, 4, 5, 6, 7]
+
+
+def test_a_log_that_grew_past_the_cap_is_read_from_its_tail_and_says_so(tmp_path):
+    log = tmp_path / "slurm-77.out"
+    _write(log, [_mem(0, 0, 1000)], "w")
+    site, job = _site(grow_mib=1), _job(log)
+    first = _period(site, job, collect.Held())
+    _write(log, [f"noise line {i:08d} " + "x" * 100 for i in range(20000)] + [_mem(0, 1, 1001)])
+    second = _period(site, job, _next(first))
+    assert second.bytes_read <= 1 << 20
+    assert any("only its last 1 MiB were read" in n for n in second.notes)
+    assert second.launch.trends[0].steps == [0, 1]
+
+
+def test_the_held_series_gives_the_watch_a_full_read_gives(tmp_path):
+    """Three periods over one log of four ranks (rank 2 leaking), against one read of the
+    whole: the same trends, point for point, and the same watch."""
+    log = tmp_path / "slurm-77.out"
+    lines = [
+        _mem(r, s, 20000 + (s * 120 if r == 2 else (s % 3) * 5))
+        for s in range(600)
+        for r in range(4)
+    ]
+    site, job = _site(), _job(log)
+    held = collect.Held()
+    for part in (lines[:700], lines[700:1900], lines[1900:]):
+        _write(log, part)
+        logs = _period(site, job, held)
+        held = _next(logs)
+    whole = trend.every_rank(lines, most=trend.WATCH_POINTS)
+    assert [dataclasses.asdict(t) for t in logs.launch.trends] == [
+        dataclasses.asdict(t) for t in whole
+    ]
+    got, want = trend.watch(logs.launch.trends, 0.1), trend.watch(whole, 0.1)
+    assert got is not None and (got.kind, got.rank, got.why) == (want.kind, want.rank, want.why)
+    # Bounded: at most WATCH_POINTS lines per rank held.
+    assert len(held.series[str(log)]) <= 4 * trend.WATCH_POINTS
+
+
+def test_the_state_holds_a_runs_offsets_and_forgets_ended_jobs(tmp_path):
+    db = state.open_db(str(tmp_path / "state.db"))
+    state.save_watch(
+        db,
+        "77",
+        "2026-12-01T10:00:00",
+        {"/x/slurm-77.out": ("1:2/99", 300, 7)},
+        {"/x/slurm-77.out": ["a"]},
+    )
+    assert state.watch_held(db, "77", "2026-12-01T10:00:00") == (
+        {"1:2/99": (300, 7)},
+        {"/x/slurm-77.out": ["a"]},
+    )
+    assert state.watch_held(db, "77", "2026-12-02T08:00:00") == ({}, {})  # a requeue: anew
+    assert state.drop_watch(db, {"78"}) == 1
+    assert state.watch_held(db, "77", "2026-12-01T10:00:00") == ({}, {})
