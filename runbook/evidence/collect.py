@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # node health (Xid, nvidia-smi parsers) loads only where a pr
 from runbook import words
 from runbook.evidence import trend
 from runbook.evidence.log_filter import (
+    REMOTE_CAP_BYTES,
+    TAIL_WINDOW,
     host_now,
     parse_grep_output,
     refusals,
@@ -250,6 +252,9 @@ def _locations(jobs: list[tuple[JobInfo, str]], as_owner: bool = False) -> dict[
     return by_host
 
 
+MAX_READ_OUTPUT = 512 << 20  # one host's read of every job it holds, at most
+
+
 def _read_hosts(site, by_owner: dict[tuple, list], hosts, held: dict | None = None) -> list:
     """One filtering exec per host, hosts in parallel: [(host, items, stdout or None, error)],
     one row per (host, owner) group. Only the job's owner's files are read; where the nodes'
@@ -279,7 +284,11 @@ def _read_hosts(site, by_owner: dict[tuple, list], hosts, held: dict | None = No
         argv = argvs[0] if len(argvs) == 1 else one_exec(argvs)
         try:
             transport = _transport(site, host, hosts)
-            r = transport.run(argv, timeout=max(site.ssh.command_timeout_s, 60))
+            # Each location sends at most its excerpt's cap and its tail: the exec of many jobs
+            # keeps all of theirs (a 1 MiB output cap had cut every job after the first ones).
+            n = sum(len(items) for _, items in groups)
+            most = min(MAX_READ_OUTPUT, n * (REMOTE_CAP_BYTES + TAIL_WINDOW))
+            r = transport.run(argv, timeout=max(site.ssh.command_timeout_s, 60), max_output=most)
         except RunbookError as e:
             return [(host, items, None, e) for _, items in groups]
         outs = [r.stdout] if len(argvs) == 1 else r.stdout.split(_GROUP)
@@ -384,7 +393,7 @@ class _Gathered:
                     self.quiet[jid] = min(self.quiet.get(jid, now - e.mtime), now - e.mtime)
                 text = e.text()
                 if jid in self.held:
-                    text = self._watched(jid, path, e, text)
+                    self._watched(jid, path, e, text)
                 self.parts[jid].append((text, task_of(where, path)))
                 self.tails.setdefault(jid, []).extend(e.tail)
                 self.notes.setdefault(jid, []).extend(e.notes)
@@ -393,19 +402,31 @@ class _Gathered:
                         f"{path}: excerpt cut at the 1 MiB cap; the earliest lines were kept"
                     )
 
-    def _watched(self, jid: str, path: str, e, text: str) -> str:
-        """A watched file's new lines after the series lines held for it; what to hold next. A
-        file read again from its start (truncated, rotated, replaced) keeps the points held
-        before, less any its new content holds again (a copy of the old one): none counts twice."""
+    def _watched(self, jid: str, path: str, e, text: str) -> None:
+        """A watched file: where its read stopped, and the series lines to hold next (those held
+        before, then the new ones: trend.series_lines). A file read again from its start
+        (truncated, rotated, replaced) keeps the points held before, less any its new content
+        holds again (a copy of the old one): none counts twice."""
+        new = text.split("\n")
         before = self.held[jid].series.get(path, [])
         if before and not e.start:
-            again = set(text.split("\n"))
+            again = set(new)
             before = [line for line in before if line not in again]
-        self.watched.setdefault(jid, {})[path] = (e.ident, e.end, e.lines_before_end)
-        self.bytes_read[jid] = self.bytes_read.get(jid, 0) + max(0, (e.end or 0) - e.start)
-        joined = "\n".join([*before, text]) if before else text
-        self.series.setdefault(jid, {})[path] = trend.series_lines(joined.split("\n"))
-        return joined
+        if e.ident is not None:  # else read whole (no python3 on the node): from its start next
+            self.watched.setdefault(jid, {})[path] = (e.ident, e.end, None)
+            self.bytes_read[jid] = self.bytes_read.get(jid, 0) + max(0, (e.end or 0) - e.start)
+        self.series.setdefault(jid, {})[path] = trend.series_lines([*before, *new])
+
+    def _held_trends(self, jid: str) -> list:
+        """A watched job's every rank, from the series lines held and read (what a read of the
+        whole log gives: trend.series_lines), one trend per series and rank, the first file's."""
+        out, seen = [], set()
+        for lines in self.series.get(jid, {}).values():
+            for t in trend.every_rank(lines, most=trend.WATCH_POINTS):
+                if (t.series, t.rank) not in seen:
+                    seen.add((t.series, t.rank))
+                    out.append(t)
+        return out
 
     def job_logs(self, job: JobInfo, step_pattern: str) -> JobLogs:
         jid = job.job_id
@@ -416,6 +437,9 @@ class _Gathered:
             world_size=job.num_tasks,
         )
         launch.tails = self.tails.get(jid, [])
+        if jid in self.held and not launch.ooms:
+            # Only this period's lines were scanned: the series come from what is held too.
+            launch.trends = self._held_trends(jid)
         job_notes = self.notes.get(jid, [])
         if not self.parts[jid]:
             launch.incomplete.append(

@@ -8,10 +8,12 @@ a 512-rank job reach gigabytes of progress lines; only the failure lines and a f
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import field
+from pathlib import Path
 
 from runbook.evidence import launchers
 from runbook.evidence.units import small_int
@@ -121,13 +123,12 @@ class Excerpt:
     # the line's start: a large local file read by grep -b, which need not count newlines).
     numbering: str = "line"
     mtime: float | None = None  # when the file was last written (epoch s, the host's clock)
-    # A watched file (the sweep's watch, issue 65): its identity (device:inode), the bytes read
-    # [start, end), the lines before `end` (None where a cut left them uncounted), and whether
-    # more than the growth cap was new (then only its last bytes were read).
+    # A watched file (the sweep's watch, issue 65): its identity (device:inode/checksum of its
+    # first bytes), the bytes read [start, end), and whether more than the growth cap was new
+    # (then only its last bytes were read).
     ident: str | None = None
     start: int = 0
     end: int | None = None
-    lines_before_end: int | None = None
     cut: bool = False
 
     def text(self) -> str:
@@ -211,54 +212,24 @@ _SCAN_ONE_LOCATION = (
 )
 
 
-# The watch (issue 65): each file read from where the last period stopped, never twice. Per file:
-# its identity (device:inode) and size first; the offset the state holds for that identity (none,
-# or one past the size: a new, rotated, replaced or truncated file is read from its start); the
-# end at the last newline before the size (a line still being written is read next period); at
-# most $grow bytes (more is read from its tail only, and said); one read of those bytes, split by
-# tee between the filter and a line count; then the chunk's last lines, from at most TAIL_WINDOW
-# of its bytes. "@@file PATH\0ID FROM END BASE MTIME CUT", the grep lines (numbered from the
-# chunk's start), "@@lines N".
+# The watch (issue 65): a watched location's files go to one small standard-library Python
+# program on the node (evidence/_watch_node.py: each file from where the last period stopped, by
+# its identity; one grep over the new bytes; the chunk's last lines), where the node has python3;
+# else the location is scanned whole.
 TAIL_WINDOW = 512 * 1024
-_WATCH_ONE_FILE = (
-    "f=$1; b=$2; a=$3; cap=$4; pats=$5; tail=$6; tb=$7; tail_read=$8; known=$9; grow=${10}; "
-    'set -- $(stat -c "%d:%i %s %Y" -- "$f" 2>/dev/null); [ "$#" -eq 3 ] || exit 0; '
-    "id=$1; size=$2; mtime=$3; from=0; base=0; "
-    'ent=$(printf "%s\\n" "$known" | grep -m 1 -e "^$id "); '
-    # An inode is reused by the next file made: the first bytes read before must still be there.
-    'if [ -n "$ent" ]; then set -- $ent; '
-    'if [ "$2" -le "$size" ] && [ "$(head -c $(($2 < 256 ? $2 : 256)) -- "$f" | cksum)" = "$4 $(($2 < 256 ? $2 : 256))" ]; '
-    "then from=$2; base=$3; fi; fi; "
-    'cut=0; if [ $((size - from)) -gt "$grow" ]; then from=$((size - grow)); base=-1; cut=1; fi; '
-    "end=$size; "
-    'if [ "$size" -gt "$from" ] && '
-    '[ "$(tail -c +"$size" -- "$f" | head -c 1 | od -An -tx1 | tr -d " \\n")" != 0a ]; then '
-    "w=$((size - from)); [ $w -gt 1048576 ] && w=1048576; "
-    'part=$(tail -c +$((size - w + 1)) -- "$f" | head -c "$w" | tail -n 1 | wc -c); '
-    "end=$((size - part)); fi; "
-    'fp=$(head -c $((end < 256 ? end : 256)) -- "$f" | cksum); '
-    'printf "\\n@@file %s\\0%s %s %s %s %s %s %s\\n" "$f" "$id" "$from" "$end" "$base" "$mtime" "$cut" "${fp%% *}"; '
-    '[ "$end" -gt "$from" ] || exit 0; '
-    "exec 3>&1; "
-    'n=$( { tail -c +$((from + 1)) -- "$f" | head -c $((end - from)) | tee -p /dev/fd/4 | '
-    'LC_ALL=C grep -a -n -H -Z --label="$f" -F -B "$b" -A "$a" -e "$pats" | head -c "$cap" >&3; '
-    "} 4>&1 | wc -l ); "
-    'printf "\\n@@lines %s\\n" "$n"; '
-    'if [ "$tail" -gt 0 ]; then t=$((end - from)); [ $t -gt '
-    + str(TAIL_WINDOW)
-    + " ] && t="
-    + str(TAIL_WINDOW)
-    + "; "
-    'printf "\\n@@tail %s\\0%s\\n" "$f" "$mtime"; '
-    'tail -c +$((end - t + 1)) -- "$f" | head -c "$t" | tail -n "$((tail * tail_read))" | '
-    'grep -a -v -E -e "$tb" | tail -n "$tail"; fi'
-)
 _WATCH_LOCATION = (
+    "if command -v python3 >/dev/null 2>&1; then "
     'find "$dir" -maxdepth 1 -type f ' + _OWNER_TEST + '-name "$glob" -print0 2>/dev/null | '
-    "sort -z | "
-    "xargs -0 -r -I{} sh -c '" + _WATCH_ONE_FILE.replace("'", "'\\''") + "' "
-    'watch {} "$b" "$a" "$cap" "$pats" "$tail" "$tb" "$tail_read" "${known#W}" "$grow"'
+    'sort -z | python3 -I -S -c "$watcher" "$b" "$a" "$cap" "$tail" "$tail_read" "$grow" '
+    '"${known#W}" "$tbpy" "$pats"; else '
 )
+
+
+@functools.cache
+def _watcher() -> str:
+    return (Path(__file__).parent / "_watch_node.py").read_text()
+
+
 WATCH_GROW = 256 << 20  # [sweep] watch_max_read_mib's default
 
 
@@ -275,7 +246,8 @@ def remote_grep_many_argv(
     read (see _SCAN_GUARD). With `known` (watch_known()), the location is watched: each file
     read from where the last period stopped (_WATCH_ONE_FILE)."""
     script = (
-        "b=$1; a=$2; cap=$3; pats=$4; tail=$5; tb=$6; tail_read=$7; grow=$8; shift 8; n=0; "
+        "b=$1; a=$2; cap=$3; pats=$4; tail=$5; tb=$6; tail_read=$7; grow=$8; watcher=$9; "
+        "tbpy=${10}; shift 10; n=0; "
         # The host's clock, so a log's age is measured on the clock that stamped it.
         'printf "@@now %s\\n" "$(date +%s)"; '
         # The newline before each marker: a log whose last line is still being written ends
@@ -285,7 +257,8 @@ def remote_grep_many_argv(
         + _SCAN_GUARD
         + 'if [ -n "$known" ]; then '
         + _WATCH_LOCATION
-        + "; else "
+        + _SCAN_ONE_LOCATION
+        + "; fi; else "
         + _SCAN_ONE_LOCATION
         + "; fi; n=$((n + 1)); done"
     )
@@ -303,6 +276,8 @@ def remote_grep_many_argv(
         TRACEBACK_BODY_ERE,
         str(TAIL_READ),
         str(grow),
+        _watcher(),
+        TRACEBACK_BODY.pattern,
         *flat,
     ]
 
@@ -312,10 +287,10 @@ def watch_known(files: dict[str, tuple]) -> str:
     checksum of its first bytes)}; "W" alone when nothing was read yet (every file from its
     start). An identity is the node's device:inode plus that checksum ("64769:1234/3301125")."""
     out = []
-    for key, (upto, lines, *_) in files.items():
+    for key, (upto, *_) in files.items():
         ino, _, fp = key.partition("/")
         if re.fullmatch(r"\d{1,20}:\d{1,20}", ino) and fp.isdigit():
-            out.append(f"{ino} {int(upto)} {int(lines)} {fp}\n")
+            out.append(f"{ino} {int(upto)} - {fp}\n")
     return "W" + "".join(out)
 
 
@@ -369,15 +344,11 @@ def parse_grep_output(out: str, cap: int = REMOTE_CAP_BYTES) -> dict[str, Excerp
     lines `path\\0N-text`, groups are separated by `--`."""
     excerpts: dict[str, Excerpt] = {}
     tail_of: Excerpt | None = None
-    watched: Excerpt | None = None
     for line in out.split("\n"):
         if line.startswith("@@file ") and "\0" in line:
             _end_tail(tail_of)
             tail_of = None
-            watched = _watched(excerpts, line)
-            continue
-        if line.startswith("@@lines ") and watched is not None:
-            _lines_read(watched, line)
+            _watched(excerpts, line)
             continue
         if line.startswith("@@tail ") and "\0" in line:
             _end_tail(tail_of)
@@ -394,15 +365,8 @@ def parse_grep_output(out: str, cap: int = REMOTE_CAP_BYTES) -> dict[str, Excerp
         m = re.match(r"(\d{1,18}(?!\d))[:-](.*)", rest, re.S)
         if not m:
             continue
-        e = excerpts.setdefault(path, Excerpt(path))
-        n = int(m.group(1))
-        if e is watched and e.cut and n == 1:
-            continue  # a cut chunk's first line starts mid-line
-        e.lines.append((n, m.group(2)))
+        excerpts.setdefault(path, Excerpt(path)).lines.append((int(m.group(1)), m.group(2)))
     _end_tail(tail_of)
-    for e in excerpts.values():
-        if e.cut and e.tail and e.end is not None and e.end - e.start <= TAIL_WINDOW:
-            e.tail.pop(0)  # the tail reached the cut chunk's first, partial line
     if len(out.encode("utf-8", "replace")) >= cap:
         for e in excerpts.values():
             e.truncated = True
@@ -410,35 +374,21 @@ def parse_grep_output(out: str, cap: int = REMOTE_CAP_BYTES) -> dict[str, Excerp
 
 
 def _watched(excerpts: dict[str, Excerpt], line: str) -> Excerpt | None:
-    """A watched file's "@@file PATH\0ID FROM END BASE MTIME CUT" line, as its Excerpt."""
+    """A watched file's "@@file PATH\0ID FROM END -1 MTIME CUT CRC" line, as its Excerpt."""
     path, _, rest = line[len("@@file ") :].partition("\0")
     fields = rest.split()
     if len(fields) != 7 or not all(re.fullmatch(r"-?\d{1,20}", f) for f in fields[1:]):
         return None
-    ident, start, end, base, mtime, cut, fp = fields[0], *map(int, fields[1:])
+    ident, start, end, _, mtime, cut, fp = fields[0], *map(int, fields[1:])
     e = excerpts.setdefault(path, Excerpt(path))
     e.ident, e.start, e.end, e.mtime, e.cut = f"{ident}/{fp}", start, end, float(mtime), cut == 1
-    e.lines_before_end = base if base >= 0 else None
+    e.numbering = "byte"  # each line by its byte offset in the file: no newline counted
     if e.cut:
         e.notes.append(
             f"{path}: more than the watch reads in one period was new; only its last "
-            f"{(end - start) >> 20} MiB were read"
+            f"{(end - start) / 2**20:.1f} MiB were read"
         )
     return e
-
-
-def _lines_read(e: Excerpt, line: str) -> None:
-    """The chunk's line count: the lines' numbers become the file's (where the lines before
-    the chunk are known), and the count before the chunk's end is kept for the next period."""
-    n = small_int(line[len("@@lines ") :].strip())
-    if n is None:
-        return
-    if e.lines_before_end is not None:
-        base = e.lines_before_end
-        e.lines = [(k + base, t) for k, t in e.lines]
-        e.lines_before_end = base + n
-    else:
-        e.numbering = "chunk"  # numbered from the chunk's start: the lines before were not counted
 
 
 def _end_tail(e: Excerpt | None) -> None:

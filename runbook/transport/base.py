@@ -36,9 +36,15 @@ class CommandResult:
 class Transport(Protocol):
     host: str
 
-    def run(self, argv: list[str] | tuple[str, ...], timeout: float | None = None) -> CommandResult:
-        """Run argv (never a shell string) and return its result; raise TransportError if it
-        could not be run or did not finish within `timeout` seconds."""
+    def run(
+        self,
+        argv: list[str] | tuple[str, ...],
+        timeout: float | None = None,
+        max_output: int | None = None,
+    ) -> CommandResult:
+        """Run argv (never a shell string) and return its result, its stdout kept up to
+        `max_output` bytes (else the transport's own cap); raise TransportError if it could not
+        be run or did not finish within `timeout` seconds."""
         ...
 
     def close(self) -> None: ...

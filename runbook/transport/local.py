@@ -17,7 +17,9 @@ class LocalTransport:
         self.max_output_bytes = max_output_bytes
         self.default_timeout = default_timeout
 
-    def run(self, argv, timeout: float | None = None) -> CommandResult:
+    def run(
+        self, argv, timeout: float | None = None, max_output: int | None = None
+    ) -> CommandResult:
         argv = tuple(str(a) for a in argv)
         timeout = self.default_timeout if timeout is None else timeout
         start = time.monotonic()
@@ -30,7 +32,8 @@ class LocalTransport:
                 f"cannot run `{argv[0]}` on this host: {e.strerror or e}",
                 hint=f"check that {argv[0]} is installed and on PATH",
             ) from e
-        out, err = CappedBuffer(self.max_output_bytes), CappedBuffer(self.max_output_bytes)
+        cap = max_output or self.max_output_bytes  # a read of many jobs at once may ask more
+        out, err = CappedBuffer(cap), CappedBuffer(self.max_output_bytes)
         # Drain both pipes past the cap so the child never blocks on a full pipe.
         readers = [
             threading.Thread(target=_pump, args=(proc.stdout, out), daemon=True),

@@ -350,7 +350,9 @@ class SshTransport:
         raise AssertionError("unreachable")
 
     # -- commands -----------------------------------------------------------------------------
-    def run(self, argv, timeout: float | None = None) -> CommandResult:
+    def run(
+        self, argv, timeout: float | None = None, max_output: int | None = None
+    ) -> CommandResult:
         argv = tuple(str(a) for a in argv)
         timeout = self.settings.command_timeout_s if timeout is None else timeout
         start = self._clock()
@@ -365,7 +367,8 @@ class SshTransport:
                 "sessions (MaxSessions) or be restarting",
             ) from None
         self.execs += 1
-        out = CappedBuffer(self.settings.max_output_bytes)
+        # A read of many jobs at once may ask for more than one command's usual output.
+        out = CappedBuffer(max_output or self.settings.max_output_bytes)
         err = CappedBuffer(self.settings.max_output_bytes)
         try:
             while True:

@@ -66,9 +66,11 @@ def test_a_second_period_reads_only_the_new_bytes_and_numbers_lines_as_the_file_
     assert second.bytes_read == log.stat().st_size - size  # the new bytes, not the file
     (ident, end, lines) = second.watched[str(log)]
     st = os.stat(log)
-    assert ident.startswith(f"{st.st_dev}:{st.st_ino}/") and end == st.st_size and lines == 1003
-    # The new memory line keeps its line number in the file (1003), after the held one.
-    assert "step=1000" in second.raw and [t.points for t in second.launch.trends] == [2]
+    assert ident.startswith(f"{st.st_dev}:{st.st_ino}/") and end == st.st_size and lines is None
+    # The new memory line is numbered by its byte offset in the file, after the held one.
+    at = size + len("step 1000 loss 0.4\n")
+    assert f"\0{at}:RUNBOOK_INSTRUMENT mem rank=0 step=1000" in second.raw
+    assert [t.points for t in second.launch.trends] == [2]
 
 
 def test_a_line_still_being_written_is_read_next_period_whole(tmp_path):
@@ -112,7 +114,7 @@ def test_a_log_that_grew_past_the_cap_is_read_from_its_tail_and_says_so(tmp_path
     _write(log, [f"noise line {i:08d} " + "x" * 100 for i in range(20000)] + [_mem(0, 1, 1001)])
     second = _period(site, job, _next(first))
     assert second.bytes_read <= 1 << 20
-    assert any("only its last 1 MiB were read" in n for n in second.notes)
+    assert any("only its last 1.0 MiB were read" in n for n in second.notes), second.notes
     assert second.launch.trends[0].steps == [0, 1]
 
 
