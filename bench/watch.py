@@ -2,7 +2,7 @@
 
 Each period reads every running job's log through the real read (`collect.read_logs_many`, the
 node-side shell the sweep runs on a batch host, here run on this host: `[logs] read_on =
-"local"`), holding between periods what the sweep holds (the offsets and series lines it saves
+"local"`, PER_HOST jobs a host), holding between periods what the sweep holds (the offsets and series lines it saves
 in its state). Logs of JOBS jobs of SIZE MiB each (four ranks' memory lines among a training's
 other lines) are written on a local file system; period 1 reads them as they are, then each log
 grows by GROW percent and period 2 reads again; then the same at 10x the size with the same new
@@ -13,6 +13,11 @@ took from the log files (the new bytes, plus a large chunk's tail window read ag
 shell for all of them.
 
     python3 bench/watch.py [--jobs 1000] [--size-mib 4] [--grow 1] [--out bench/out/watch.json]
+    bash tests/cluster/cluster.sh up && python3 bench/watch.py --cluster --jobs 12 --size-mib 32
+
+With --cluster, the two periods are `runbook sweep` runs on the test cluster over running jobs
+(cluster_round); the bytes are the sweep's own count of what its read took (its JSON's
+`watch_bytes_read`), the floor one ssh per host.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import resource
 import shlex
 import subprocess
@@ -72,11 +78,22 @@ def cpu() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+PER_HOST = 10  # jobs one host holds: a node of 8 GPUs runs a handful of jobs at most
+
+
 def period(site, jobs: list[JobInfo], held: dict) -> tuple[dict, dict]:
+    """One period over every job, PER_HOST at a time (one read of a host's jobs each: a real
+    sweep reads its hosts in parallel, `[ssh] max_parallel` at once; here one after another)."""
     t0, c0 = time.monotonic(), cpu()
-    got, errors = collect.read_logs_many(site, [(j, "") for j in jobs], None, held=held)
+    got: dict = {}
+    for k in range(0, len(jobs), PER_HOST):
+        some = jobs[k : k + PER_HOST]
+        part, errors = collect.read_logs_many(
+            site, [(j, "") for j in some], None, held={j.job_id: held[j.job_id] for j in some}
+        )
+        assert not errors, next(iter(errors.values()))
+        got.update(part)
     wall, used = time.monotonic() - t0, cpu() - c0
-    assert not errors, next(iter(errors.values()))
     chunk = sum(logs.bytes_read for logs in got.values())
     files = sum(len(logs.watched) for logs in got.values())
     # A chunk of at most TAIL_WINDOW bytes is read once (grep and the tail); a larger one's tail
@@ -134,8 +151,96 @@ def round_of(root: Path, jobs_n: int, size: int, new: int) -> dict:
     }
 
 
+def cluster_round(jobs_n: int, size: int, new: int, partition: str) -> dict:
+    """The same two periods through `runbook sweep` on the test cluster: jobs_n running jobs
+    (`sleep` in `partition`: each round its own, so one round's ended jobs are not in the
+    other's sweep) whose logs this bench writes (each job's Slurm output file,
+    truncated by Slurm at the job's start, then written here as the job would), one state for
+    both periods; the floor is one ssh per host running `tail -c +N | grep -c -F` over each log's
+    new bytes."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from sweep import runbook_sweep, site_for, ssh_argv  # the sweep bench's helpers
+
+    from runbook.site import load_site
+
+    tmp = Path(
+        tempfile.mkdtemp(
+            prefix="watch-",
+            dir=os.environ.get("RUNBOOK_CLUSTER_JOBS", "/var/tmp/runbook-devcluster/jobs"),
+        )
+    )
+    os.chmod(tmp, 0o755)
+    jobs = []
+    for _ in range(jobs_n):
+        r = subprocess.run(
+            ["sbatch", "--parsable", "-p", partition, "-c", "1", "-o", str(tmp / "slurm-%j.out"),
+             "-D", str(tmp), "--wrap", "sleep 1800"],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        jobs.append(r.stdout.strip().split(";")[0])
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            out = subprocess.run(["squeue", "-h", "-j", ",".join(jobs), "-o", "%i %T %N"],
+                                 capture_output=True, text=True).stdout  # fmt: skip
+            states = dict((ln.split()[0], ln.split()[1:]) for ln in out.splitlines())
+            if all(states.get(j, [""])[0] == "RUNNING" for j in jobs):
+                break
+            time.sleep(1)
+        paths = {j: tmp / f"slurm-{j}.out" for j in jobs}
+        steps = {j: grow(p, size, 0) for j, p in paths.items()}
+        site_path = site_for(tmp)
+        text = (
+            Path(site_path)
+            .read_text()
+            .replace('partitions = ["debug"]', f'partitions = ["{partition}"]')
+        )
+        Path(site_path).write_text(text)
+        site = load_site(site_path, environ={})
+
+        def timed() -> dict:
+            c0 = cpu()
+            # Failed jobs come from a window: one minute keeps earlier runs' ended jobs out.
+            wall, doc = runbook_sweep(site_path, "1m")
+            return {"wall_s": round(wall, 3), "cpu_s": round(cpu() - c0, 3),
+                    "new_bytes": doc["stats"].get("watch_bytes_read", 0),
+                    "sweep_s": doc["stats"].get("seconds")}  # fmt: skip
+
+        first = timed()
+        starts = {j: p.stat().st_size for j, p in paths.items()}
+        for j, p in paths.items():
+            grow(p, new, steps[j])
+        second = timed()
+        pats = "\n".join(PATTERNS)
+        by_host: dict[str, list[str]] = {}
+        for j in jobs:
+            by_host.setdefault(states[j][1], []).append(j)
+        t0, c0 = time.monotonic(), cpu()
+        for host, mine in by_host.items():
+            script = " ".join(
+                f"tail -c +{starts[j] + 1} -- {shlex.quote(str(paths[j]))} | "
+                f'LC_ALL=C grep -c -F -e "$1" >/dev/null;'
+                for j in mine
+            )
+            subprocess.run([*ssh_argv(site), site.ssh.addresses.get(host, host),
+                            shlex.join(["sh", "-c", script, "floor", pats])], check=False)  # fmt: skip
+        floor_s = {"wall_s": round(time.monotonic() - t0, 3), "cpu_s": round(cpu() - c0, 3)}
+        return {
+            "log_mib": round(size / 2**20, 1),
+            "first": first,
+            "second": second,
+            "floor_second": floor_s,
+            "grown_bytes": sum(p.stat().st_size - starts[j] for j, p in paths.items()),
+        }
+    finally:
+        subprocess.run(["scancel", *jobs], check=False)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument(
+        "--cluster", action="store_true", help="through runbook sweep on the test cluster"
+    )
     ap.add_argument("--jobs", type=int, default=1000)
     ap.add_argument("--size-mib", type=float, default=4.0)
     ap.add_argument(
@@ -145,10 +250,14 @@ def main() -> int:
     a = ap.parse_args()
     rounds = []
     new = int(a.size_mib * 2**20 * a.grow / 100)  # the same new bytes in both rounds
-    for size in (a.size_mib, a.size_mib * 10):
-        with tempfile.TemporaryDirectory(prefix="watch-") as tmp:
-            r = round_of(Path(tmp), a.jobs, int(size * 2**20), new)
+    for size, partition in ((a.size_mib, "debug"), (a.size_mib * 10, "shared")):
+        if a.cluster:
+            r = cluster_round(a.jobs, int(size * 2**20), new, partition)
+        else:
+            with tempfile.TemporaryDirectory(prefix="watch-") as tmp:
+                r = round_of(Path(tmp), a.jobs, int(size * 2**20), new)
         s, f = r["second"], r["floor_second"]
+        s.setdefault("bytes_from_logs", s["new_bytes"])
         r["second_vs_floor_wall"] = round(s["wall_s"] / f["wall_s"], 2) if f["wall_s"] else None
         r["second_bytes_vs_new"] = round(s["bytes_from_logs"] / r["grown_bytes"], 2)
         rounds.append(r)

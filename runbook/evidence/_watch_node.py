@@ -19,10 +19,13 @@ of at most 512 KiB of them, traceback bodies left out. Output per file:
     the chunk's last lines
 """
 
+import collections
+import contextlib
 import os
 import re
 import subprocess
 import sys
+import threading
 import zlib
 
 TAIL_WINDOW = 512 * 1024
@@ -67,30 +70,87 @@ def line_start(fd: int, pos: int, end: int) -> int:
     return end
 
 
-def grep(fd: int, start: int, end: int, args: list, cap: int, path: bytes, chunk) -> bytes:
-    """grep over [start, end): from `chunk` where it was read already (a small chunk is read
-    once, for grep and the tail alike), else from the file itself."""
+# A memory-series line (evidence/trend.py reads them: runbook.instrument's, Megatron's,
+# DeepSpeed's, torchtitan's and its retry warnings): found by a grep of its own, without
+# context, and only the last SERIES_KEPT of them sent, marked "=" (the trends want the points
+# nearest now); dense series lines would otherwise drag every line along as the others' context.
+SERIES = ("RUNBOOK_INSTRUMENT mem ", "(MB) |", "Max_MA", "GiB(", "allocation retries")
+SERIES_KEPT = 64 * 256  # 256 points of 64 ranks (trend.WATCH_POINTS, trend.MAX_RANKS)
+SERIES_BYTES = 4 << 20  # and at most this many bytes of them (log_filter.WATCH_SERIES_BYTES)
+
+
+def _feed(fd: int, start: int, end: int, chunk, sinks: list) -> None:
+    """[start, end) of the file, read once, into every sink (grep's stdin)."""
+    try:
+        if chunk is not None:
+            for w in sinks:
+                w.write(chunk)
+        else:
+            pos = start
+            while pos < end:
+                block = os.pread(fd, min(1 << 20, end - pos), pos)
+                if not block:
+                    break
+                for w in sinks:
+                    w.write(block)
+                pos += len(block)
+    except BrokenPipeError:
+        pass
+    finally:
+        for w in sinks:
+            with contextlib.suppress(BrokenPipeError):
+                w.close()
+
+
+def grep(fd: int, start: int, end: int, a: dict, path: bytes, chunk) -> bytes:
+    """The chunk [start, end), read once: the failure's lines with their context (grep -b:
+    each line by its offset; the series lines taken out of that stream first, so the offsets
+    of these lines keep their order but not their place: an incident reads the log whole), at
+    most `cap` bytes, the earliest first; and the last SERIES_KEPT series lines, by their place
+    in the file."""
     env = dict(os.environ, LC_ALL="C")
-    argv = ["grep", "-a", "-b", *args]
-    if chunk is not None:
-        p = subprocess.run(argv, input=chunk, stdout=subprocess.PIPE, env=env)
-    else:
-        os.lseek(fd, start, 0)
-        p = subprocess.run(argv, stdin=fd, stdout=subprocess.PIPE, env=env)
-    out, kept = [], 0
-    for line in p.stdout.split(b"\n"):
+    series_args = [x for m in SERIES for x in ("-e", m)]
+    ser = subprocess.Popen(["grep", "-a", "-b", "-F", *series_args], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, env=env)  # fmt: skip
+    rest = subprocess.Popen(["grep", "-a", "-v", "-F", *series_args], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, env=env)  # fmt: skip
+    ev = subprocess.Popen(["grep", "-a", "-b", *a["grep"]], stdin=rest.stdout,
+                          stdout=subprocess.PIPE, env=env)  # fmt: skip
+    assert ser.stdout is not None and rest.stdout is not None and ev.stdout is not None
+    rest.stdout.close()
+    feeder = threading.Thread(target=_feed, args=(fd, start, end, chunk, [ser.stdin, rest.stdin]))
+    feeder.start()
+    events = threading.Thread(target=lambda: box.append(ev.stdout.read()))  # type: ignore[union-attr]
+    box: list = []
+    events.start()
+    kept: collections.deque = collections.deque(maxlen=SERIES_KEPT)
+    for line in ser.stdout:
+        m = re.match(rb"(\d+):", line)
+        if m is not None and int(m.group(1)) < end - start:
+            kept.append(
+                path + b"\0" + str(start + int(m.group(1))).encode() + b"=" + line[m.end() :]
+            )
+    feeder.join()
+    events.join()
+    for p in (ser, rest, ev):
+        p.wait()
+    out, size = [], 0
+    for line in (box[0] if box else b"").split(b"\n"):
         m = re.match(rb"(\d+)([:-])", line)
         if m is None:
             continue  # grep's "--" between groups
-        at = int(m.group(1))
-        if at >= end - start:
-            break  # past the end: the line still being written, or written since the stat
-        row = path + b"\0" + str(start + at).encode() + line[m.end(1) :]
-        kept += len(row) + 1
-        if kept > cap:
+        row = path + b"\0" + str(start + int(m.group(1))).encode() + line[m.end(1) :]
+        size += len(row) + 1
+        if size > a["cap"]:
             break
-        out.append(row)
-    return b"".join(r + b"\n" for r in out)
+        out.append(row + b"\n")
+    series, room = [], SERIES_BYTES
+    for r in reversed(kept):  # the latest first, within the bytes a location may send
+        room -= len(r) + 1
+        if room < 0:
+            break
+        series.append(r if r.endswith(b"\n") else r + b"\n")
+    return b"".join(out) + b"".join(reversed(series))
 
 
 def tail_of(fd: int, start: int, end: int, a: dict, chunk) -> bytes:
@@ -129,7 +189,7 @@ def one(path: bytes, known: dict, a) -> bytes:
         if end <= start:
             return head
         chunk = os.pread(fd, end - start, start) if end - start <= TAIL_WINDOW else None
-        body = grep(fd, start, end, a["grep"], a["cap"], path, chunk)
+        body = grep(fd, start, end, a, path, chunk)
         tail = b""
         if a["tail"] > 0:
             tail = b"\n@@tail " + path + f"\0{int(st.st_mtime)}\n".encode()

@@ -32,6 +32,7 @@ from runbook.evidence import trend
 from runbook.evidence.log_filter import (
     REMOTE_CAP_BYTES,
     TAIL_WINDOW,
+    WATCH_SERIES_BYTES,
     host_now,
     parse_grep_output,
     refusals,
@@ -287,8 +288,11 @@ def _read_hosts(site, by_owner: dict[tuple, list], hosts, held: dict | None = No
             # Each location sends at most its excerpt's cap and its tail: the exec of many jobs
             # keeps all of theirs (a 1 MiB output cap had cut every job after the first ones).
             n = sum(len(items) for _, items in groups)
-            most = min(MAX_READ_OUTPUT, n * (REMOTE_CAP_BYTES + TAIL_WINDOW))
-            r = transport.run(argv, timeout=max(site.ssh.command_timeout_s, 60), max_output=most)
+            most = min(MAX_READ_OUTPUT, n * (REMOTE_CAP_BYTES + TAIL_WINDOW + WATCH_SERIES_BYTES))
+            # A host holding many jobs takes longer: the first read of each (up to the growth
+            # cap of each file) must finish, or no period ever gets past it.
+            timeout = max(site.ssh.command_timeout_s, 60) + 2 * n
+            r = transport.run(argv, timeout=timeout, max_output=most)
         except RunbookError as e:
             return [(host, items, None, e) for _, items in groups]
         outs = [r.stdout] if len(argvs) == 1 else r.stdout.split(_GROUP)
@@ -407,7 +411,8 @@ class _Gathered:
         before, then the new ones: trend.series_lines). A file read again from its start
         (truncated, rotated, replaced) keeps the points held before, less any its new content
         holds again (a copy of the old one): none counts twice."""
-        new = text.split("\n")
+        # The series lines the node sent apart, in the file's order with the others.
+        new = [t for _, t in sorted(e.lines + e.series)] if e.series else text.split("\n")
         before = self.held[jid].series.get(path, [])
         if before and not e.start:
             again = set(new)

@@ -130,6 +130,9 @@ class Excerpt:
     start: int = 0
     end: int | None = None
     cut: bool = False
+    # A watched file's memory-series lines, apart from `lines` (the watch reads them for the
+    # trends only: evidence/_watch_node.py).
+    series: list[tuple[int, str]] = field(default_factory=list)
 
     def text(self) -> str:
         return "\n".join(t for _, t in self.lines)
@@ -217,6 +220,7 @@ _SCAN_ONE_LOCATION = (
 # its identity; one grep over the new bytes; the chunk's last lines), where the node has python3;
 # else the location is scanned whole.
 TAIL_WINDOW = 512 * 1024
+WATCH_SERIES_BYTES = 4 << 20  # the latest series lines a watched location sends, at most
 _WATCH_LOCATION = (
     "if command -v python3 >/dev/null 2>&1; then "
     'find "$dir" -maxdepth 1 -type f ' + _OWNER_TEST + '-name "$glob" -print0 2>/dev/null | '
@@ -362,10 +366,11 @@ def parse_grep_output(out: str, cap: int = REMOTE_CAP_BYTES) -> dict[str, Excerp
         if "\0" not in line or line.startswith(("@@denied ", "@@skipped ")):
             continue  # "--" separators, a line cut by the cap, or what was not read
         path, _, rest = line.partition("\0")
-        m = re.match(r"(\d{1,18}(?!\d))[:-](.*)", rest, re.S)
+        m = re.match(r"(\d{1,18}(?!\d))([:=-])(.*)", rest, re.S)
         if not m:
             continue
-        excerpts.setdefault(path, Excerpt(path)).lines.append((int(m.group(1)), m.group(2)))
+        e = excerpts.setdefault(path, Excerpt(path))
+        (e.series if m.group(2) == "=" else e.lines).append((int(m.group(1)), m.group(3)))
     _end_tail(tail_of)
     if len(out.encode("utf-8", "replace")) >= cap:
         for e in excerpts.values():

@@ -272,3 +272,52 @@ def _swept_running(s, job: str, tmp_path, partition: str, lines: int) -> dict:
     mine = [ln for ln in out["jobs"] if ln["job_id"] == job]
     assert len(mine) == 1, (job, out, log_of(s.workdir, job)[-1500:])
     return mine[0]
+
+
+def test_a_second_sweep_reads_only_what_the_running_job_wrote_since(
+    cluster, tmp_path, own_partition
+):
+    """Issue 65: the sweep's watch of a running job (rank 1 thrashing) twice with one state. The
+    second sweep reads the log from where the first stopped: the bytes its read took are what
+    the job wrote in between (the file's own size, before and after, says how much), and it says
+    the same of the job as a sweep with a fresh state that reads the whole log."""
+    s = Scenario(
+        cluster,
+        "watch2",
+        param_mib=30000,
+        act_mib_per_sample=3000,
+        steps=400,
+        long_step=1,
+        long_factor=1.0,
+        ckpt_every=100000,
+        extra_args="--long-rank 1 --mem-lines --retries-per-step 5 --thrash-rank 1 "
+        "--step-seconds 0.5",
+    )
+    job = s.submit(f"--partition={own_partition}")
+    try:
+        first = _swept_running(s, job, tmp_path, own_partition, 12)
+        site = str(tmp_path / "site.toml")
+        (log,) = Path(s.workdir).glob(f"*-{job}.out")
+        size0 = log.stat().st_size
+        wait_until(lambda: log.stat().st_size > size0 + 400, 60, "the job's next lines")
+        code, again = sweep(site)
+        size1 = log.stat().st_size
+        read = again["stats"]["watch_bytes_read"]
+        # What it read began where the first sweep stopped and ended by the file's size now.
+        assert 0 < read <= size1 - size0 + 4096, (read, size0, size1)
+        assert read < size1 / 2, (read, size1)
+        second = next(ln for ln in again["jobs"] if ln["job_id"] == job)
+        fresh = tmp_path / "fresh"
+        fresh.mkdir()
+        whole = sweep(site_file(fresh, ["fragmentation", "true_oom"], [own_partition]))[1]
+        full = next(ln for ln in whole["jobs"] if ln["job_id"] == job)
+        assert whole["stats"]["watch_bytes_read"] >= size1
+        for ln in (first, second):
+            assert (ln["verdict"], ln["action"].split(":")[1]) == (
+                full["verdict"],
+                full["action"].split(":")[1],
+            ), (ln, full)
+        assert squeue_state(job) == "RUNNING"
+    finally:
+        sh("scancel", job, check=False)
+        s.close()

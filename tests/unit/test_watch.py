@@ -69,7 +69,7 @@ def test_a_second_period_reads_only_the_new_bytes_and_numbers_lines_as_the_file_
     assert ident.startswith(f"{st.st_dev}:{st.st_ino}/") and end == st.st_size and lines is None
     # The new memory line is numbered by its byte offset in the file, after the held one.
     at = size + len("step 1000 loss 0.4\n")
-    assert f"\0{at}:RUNBOOK_INSTRUMENT mem rank=0 step=1000" in second.raw
+    assert f"\0{at}=RUNBOOK_INSTRUMENT mem rank=0 step=1000" in second.raw  # a series line
     assert [t.points for t in second.launch.trends] == [2]
 
 
