@@ -16,6 +16,8 @@ import pytest
 from tests.integration.slurm_helpers import wait_until
 from tests.integration.test_hook_http import _incident_of, _wedged, free_port
 
+_UNENDED = ("running", "interrupted")
+
 pytestmark = pytest.mark.integration
 TOKEN = "am-token-7"
 
@@ -98,7 +100,9 @@ def test_alertmanager_alert_runs_the_incident(alertmanager_to_hook, cluster):
         )
         assert r.returncode == 0, r.stderr
         row = wait_until(
-            lambda: (i := _incident_of(job)) and i["status"] != "running" and i,
+            # Ended: a listing in the instant between the row and the job's lock reads
+            # "interrupted" (no live lock), before the incident has a verdict.
+            lambda: (i := _incident_of(job)) and i["status"] not in _UNENDED and i,
             180,
             "the incident Alertmanager's webhook started",
         )
@@ -179,7 +183,9 @@ def test_slurm_unreachable_for_a_while_then_one_incident(alertmanager_to_hook, c
                 "slurmdbd to answer again",
             )
         row = wait_until(
-            lambda: (i := _incident_of(job)) and i["status"] != "running" and i,
+            # Ended: a listing in the instant between the row and the job's lock reads
+            # "interrupted" (no live lock), before the incident has a verdict.
+            lambda: (i := _incident_of(job)) and i["status"] not in _UNENDED and i,
             180,
             "the incident once Slurm answers again",
         )
