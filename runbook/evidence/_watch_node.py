@@ -14,7 +14,8 @@ patterns, context; -b: each line numbered by its byte offset in the file), then 
 of at most 512 KiB of them, traceback bodies left out. Output per file:
 
     @@file PATH\\0DEV:INO FROM END -1 MTIME CUT CRC
-    PATH\\0OFFSET:line  (grep's, at most `cap` bytes)
+    PATH\\0OFFSET:line  (the failure's lines and their context, at most `cap` bytes)
+    PATH\\0OFFSET=line  (the latest memory-series lines, apart: SERIES)
     @@tail PATH\\0MTIME
     the chunk's last lines
 """
