@@ -38,8 +38,11 @@ def oom_job(cluster):
         'if [ "$SLURM_PROCID" = 3 ]; then cat oom.txt >&2; exit 1; fi\n'
         "sleep 300\n"
     )
+    # Pinned: the assertions below name the nodes, and Slurm may otherwise start it on gpu-[02-03]
+    # while gpu-01 is still cleaning up an earlier test's job (seen once in CI).
     job = sbatch(
         "-N2",
+        "--nodelist=gpu-[01-02]",
         "--ntasks-per-node=2",
         f"--job-name={HOSTILE_NAME}",
         f"--chdir={work}",
