@@ -141,9 +141,14 @@ def lock_is_live(conn: Db, name: str) -> bool:
 def incident_state(conn: Db, row) -> str:
     """An incident's status as a person should read it: a `running` one whose process is gone
     (kill -9, a crash, a reboot) is `interrupted`; `runbook oom --job` resumes it."""
-    if row["status"] == "running" and lock_is_live(conn, f"job:{row['job_id']}") is False:
-        return "interrupted"
-    return row["status"]
+    if row["status"] != "running" or lock_is_live(conn, f"job:{row['job_id']}"):
+        return row["status"]
+    # No live lock: the incident's process is gone, or the incident was closed (and its lock
+    # then let go) after `row` was read. The row as it is now tells them apart: a listing made
+    # in that instant must not call a finished incident interrupted.
+    now = conn.execute("SELECT status FROM incidents WHERE id = ?", (row["id"],)).fetchone()
+    status = now["status"] if now is not None else "running"
+    return "interrupted" if status == "running" else status
 
 
 def resumable_incident(conn: Db, job_id: str) -> str | None:
@@ -191,16 +196,28 @@ def open_incident(conn: Db, incident_id: str, job_id: str, source: str, folder: 
     )
 
 
+_LISTED = "id, job_id, source, created, updated, status, verdict, new_job_id, folder, data"
+
+
 def recent_incidents(conn: Db, limit: int) -> list:
     """The incidents that ran last, most recent first: a resumed incident was created long ago
     but is the one an on-call is looking at now."""
     return list(
         conn.execute(
-            "SELECT id, job_id, source, created, updated, status, verdict, new_job_id, folder, "
-            "data FROM incidents ORDER BY COALESCE(updated, created) DESC LIMIT ?",
+            f"SELECT {_LISTED} FROM incidents ORDER BY COALESCE(updated, created) DESC LIMIT ?",
             (limit,),
         )
     )
+
+
+def listed_incident(conn: Db, row) -> dict:
+    """A row of recent_incidents as a person reads it (incident_state's status); one that
+    closed after it was read is read again, its verdict and new job with its status."""
+    status = incident_state(conn, row)
+    if status not in (row["status"], "interrupted"):
+        fresh = conn.execute(f"SELECT {_LISTED} FROM incidents WHERE id = ?", (row["id"],))
+        row = fresh.fetchone() or row
+    return dict(row) | {"status": status}
 
 
 def close_incident(

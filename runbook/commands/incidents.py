@@ -93,7 +93,7 @@ def incidents(app, as_json, limit, all_clusters):
     for scope in scopes:
         db = conn if scope == conn.schema else store.connect(conn.target, schema=scope)
         rows += [
-            dict(r) | {"status": state.incident_state(db, r), "cluster": scope or None}
+            state.listed_incident(db, r) | {"cluster": scope or None}
             for r in state.recent_incidents(db, limit)
         ]
         if db is not conn:

@@ -58,6 +58,23 @@ def test_live_holder_keeps_it_running_and_other_hosts_are_not_judged(tmp_path):
     assert state.incident_state(conn, row) == "running"
 
 
+def test_an_incident_closed_after_its_row_was_read_is_listed_as_it_ended(tmp_path):
+    """A listing reads the incidents, then each one's lock. An incident that closed (and then
+    let its lock go) in between is not `interrupted`: it is listed as it ended, with its
+    verdict; one whose row still says running with no lock is."""
+    conn = db(tmp_path)
+    add(conn, "i-4", "10", "running")
+    add(conn, "i-55", "11", "running")
+    rows = {r["id"]: r for r in state.recent_incidents(conn, 10)}  # read while both ran
+    conn.execute(
+        "UPDATE incidents SET status = 'complete', verdict = 'fragmentation' WHERE id = 'i-4'"
+    )
+    assert state.incident_state(conn, rows["i-4"]) == "complete"
+    listed = state.listed_incident(conn, rows["i-4"])
+    assert (listed["status"], listed["verdict"]) == ("complete", "fragmentation")
+    assert state.listed_incident(conn, rows["i-55"])["status"] == "interrupted"
+
+
 def test_stopped_incident_is_resumed_complete_one_is_not(tmp_path):
     conn = db(tmp_path)
     add(conn, "i-3", "9", "stopped")
