@@ -1,9 +1,12 @@
 """The watch's read on a node (issue 65): standard library only, run as `python3 -I -S -c SOURCE`
 by the sweep's one exec per host (log_filter.remote_grep_many_argv), never imported by runbook.
 
-stdin: the files of one location, NUL-separated (find's -print0, the owner's regular files only).
-argv: before, after, cap, tail, tail_read, grow, known, traceback-body regex, patterns (one per
-line). `known`: lines "DEV:INO OFFSET - CRC" for files read before.
+argv: before, after, cap, tail, tail_read, grow, traceback-body regex, patterns (one per line),
+the exec's nonce, then every location of the exec as DIR GLOB OWNER KNOWN. A location with a
+KNOWN ("W", then lines "DEV:INO OFFSET - CRC" for files read before) is watched: its files are
+those `find DIR -maxdepth 1 -type f -user OWNER -name GLOB` lists (the owner's regular files),
+in byte order, after a line `@@loc NONCE N` (N: the location's index). One process reads every
+watched location of the host (a process per location cost more than the reading, issue 65).
 
 Per file: its identity (device:inode) and size; the offset held for that identity, kept only when
 the file's first bytes still have the checksum they had (an inode is reused by the next file) and
@@ -22,8 +25,11 @@ of at most 512 KiB of them, traceback bodies left out. Output per file:
 
 import collections
 import contextlib
+import fnmatch
 import os
+import pwd
 import re
+import stat
 import subprocess
 import sys
 import threading
@@ -124,13 +130,16 @@ def grep(fd: int, start: int, end: int, a: dict, path: bytes, chunk) -> bytes:
     events = threading.Thread(target=lambda: box.append(ev.stdout.read()))  # type: ignore[union-attr]
     box: list = []
     events.start()
+    # The series lines in blocks, the last SERIES_KEPT kept as they come (deque.extend, not a
+    # line at a time: a period's new lines are mostly series lines); only the kept are numbered.
     kept: collections.deque = collections.deque(maxlen=SERIES_KEPT)
-    for line in ser.stdout:
-        m = re.match(rb"(\d+):", line)
-        if m is not None and int(m.group(1)) < end - start:
-            kept.append(
-                path + b"\0" + str(start + int(m.group(1))).encode() + b"=" + line[m.end() :]
-            )
+    carry = b""
+    for block in iter(lambda: ser.stdout.read(1 << 20), b""):  # type: ignore[union-attr]
+        rows = (carry + block).split(b"\n")
+        carry = rows.pop()
+        kept.extend(rows)
+    if carry:
+        kept.append(carry)
     feeder.join()
     events.join()
     for p in (ser, rest, ev):
@@ -146,11 +155,15 @@ def grep(fd: int, start: int, end: int, a: dict, path: bytes, chunk) -> bytes:
             break
         out.append(row + b"\n")
     series, room = [], SERIES_BYTES
-    for r in reversed(kept):  # the latest first, within the bytes a location may send
-        room -= len(r) + 1
+    for line in reversed(kept):  # the latest first, within the bytes a location may send
+        off, colon, text = line.partition(b":")
+        if not colon or not off.isdigit() or int(off) >= end - start:
+            continue
+        r = path + b"\0" + str(start + int(off)).encode() + b"=" + text + b"\n"
+        room -= len(r)
         if room < 0:
             break
-        series.append(r if r.endswith(b"\n") else r + b"\n")
+        series.append(r)
     return b"".join(out) + b"".join(reversed(series))
 
 
@@ -161,9 +174,15 @@ def tail_of(fd: int, start: int, end: int, a: dict, chunk) -> bytes:
     if lo > start:
         rows = rows[1:]  # the window's first line starts before it
     rows = rows[-lines * read :]
-    keep = [r for r in rows[:-1] if not body.search(r.decode("utf-8", "replace"))]
-    keep = keep[-(lines - 1) :] if lines > 1 else []
-    return b"".join(r + b"\n" for r in [*keep, *rows[-1:]])
+    # The last lines-1 before the last that are no traceback body, latest first: the rows
+    # before them are never looked at (most of a tail is kept, so few are).
+    keep: list = []
+    for r in reversed(rows[:-1]):
+        if len(keep) >= lines - 1:
+            break
+        if not body.search(r.decode("utf-8", "replace")):
+            keep.append(r)
+    return b"".join(r + b"\n" for r in [*reversed(keep), *rows[-1:]])
 
 
 def one(path: bytes, known: dict, a) -> bytes:
@@ -200,8 +219,30 @@ def one(path: bytes, known: dict, a) -> bytes:
         os.close(fd)
 
 
+def files(d: str, glob: str, owner: str) -> list:
+    """find DIR -maxdepth 1 -type f [-user OWNER] -name GLOB: the paths, in byte order; none
+    where the folder cannot be listed or the owner is no account (find says so on stderr)."""
+    try:
+        uid = (int(owner) if owner.isdigit() else pwd.getpwnam(owner).pw_uid) if owner else None
+    except KeyError:
+        return []
+    base, pat = os.fsencode(d), os.fsencode(glob)
+    out = []
+    try:
+        with os.scandir(base) as entries:
+            for e in entries:
+                if not fnmatch.fnmatchcase(e.name, pat):
+                    continue
+                st = e.stat(follow_symlinks=False)
+                if stat.S_ISREG(st.st_mode) and (uid is None or st.st_uid == uid):
+                    out.append(os.path.join(base, e.name))
+    except OSError:
+        return []
+    return sorted(out)
+
+
 def main() -> None:
-    b, after, cap, tail, tail_read, grow, known, body, pats = sys.argv[1:10]
+    b, after, cap, tail, tail_read, grow, body, pats, nonce = sys.argv[1:10]
     a = {
         "grep": ["-F", "-B", b, "-A", after, "-e", pats, "--"],
         "cap": int(cap),
@@ -210,10 +251,15 @@ def main() -> None:
         "grow": int(grow),
         "body": re.compile(body),
     }
-    held = known_of(known)
     out = sys.stdout.buffer
-    for path in sys.stdin.buffer.read().split(b"\0"):
-        if path:
+    locations = sys.argv[10:]
+    for n in range(len(locations) // 4):
+        d, glob, owner, known = locations[4 * n : 4 * n + 4]
+        if not known:
+            continue  # scanned whole by the shell
+        out.write(f"\n@@loc {nonce} {n}\n".encode())
+        held = known_of(known[1:])
+        for path in files(d, glob, owner):
             out.write(one(path, held, a))
     out.flush()
 

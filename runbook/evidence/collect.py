@@ -13,6 +13,7 @@ import functools
 import json
 import os
 import re
+import secrets
 import shlex
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -282,7 +283,7 @@ def _read_hosts(site, by_owner: dict[tuple, list], hosts, held: dict | None = No
             )
             for owner, items in groups
         ]
-        argv = argvs[0] if len(argvs) == 1 else one_exec(argvs)
+        argv, group = (argvs[0], "") if len(argvs) == 1 else one_exec(argvs)
         try:
             transport = _transport(site, host, hosts)
             # Each location sends at most its excerpt's cap and its tail: the exec of many jobs
@@ -295,7 +296,7 @@ def _read_hosts(site, by_owner: dict[tuple, list], hosts, held: dict | None = No
             r = transport.run(argv, timeout=timeout, max_output=most)
         except RunbookError as e:
             return [(host, items, None, e) for _, items in groups]
-        outs = [r.stdout] if len(argvs) == 1 else r.stdout.split(_GROUP)
+        outs = [r.stdout] if len(argvs) == 1 else r.stdout.split(group)
         rows: list[tuple] = []
         for n, (owner, items) in enumerate(groups):
             out = outs[n] if n < len(outs) else ""
@@ -324,15 +325,13 @@ def _known(held: dict | None, job) -> str:
     return watch_known(held[job.job_id].offsets)
 
 
-# Between two owners' scans in one exec (a line no scan prints: its lines start with @@ markers,
-# a path and a NUL, or a tail's text after its @@tail line, and this follows a newline).
-_GROUP = "\n@@owner-group-end\n"
-
-
-def one_exec(argvs: list[list[str]]) -> list[str]:
-    """Several reads as one command line, each quoted whole, their outputs apart by _GROUP."""
-    sep = f"; printf '{_GROUP.encode('unicode_escape').decode()}'; "
-    return ["sh", "-c", sep.join(shlex.join(a) for a in argvs)]
+def one_exec(argvs: list[list[str]]) -> tuple[list[str], str]:
+    """Several reads as one command line, each quoted whole: (the argv, the line between their
+    outputs). The line carries a nonce: a tail's text is a log's own, and a log's line
+    "@@owner-group-end" must not shift the owners' outputs onto each other's jobs."""
+    group = f"\n@@owner-group-end {secrets.token_hex(8)}\n"
+    sep = f"; printf '{group.encode('unicode_escape').decode()}'; "
+    return ["sh", "-c", sep.join(shlex.join(a) for a in argvs)], group
 
 
 def _sudo_refused(site, host: str, owner: str, stderr: str) -> RunbookError:
@@ -355,6 +354,7 @@ class _Gathered:
     parts: dict = field(default_factory=dict)  # [(excerpt text, task of its file)]
     watched: dict = field(default_factory=dict)  # {job id: {path: (ident, end, lines)}}
     series: dict = field(default_factory=dict)  # {job id: {path: [series lines]}}
+    trends: dict = field(default_factory=dict)  # {job id: {path: [Trend]}}, of those lines
     bytes_read: dict = field(default_factory=dict)
     tails: dict = field(default_factory=dict)
     notes: dict = field(default_factory=dict)
@@ -420,14 +420,16 @@ class _Gathered:
         if e.ident is not None:  # else read whole (no python3 on the node): from its start next
             self.watched.setdefault(jid, {})[path] = (e.ident, e.end, None)
             self.bytes_read[jid] = self.bytes_read.get(jid, 0) + max(0, (e.end or 0) - e.start)
-        self.series.setdefault(jid, {})[path] = trend.series_lines([*before, *new])
+        kept, trends = trend.held_and_trends([*before, *new])  # one reading for both
+        self.series.setdefault(jid, {})[path] = kept
+        self.trends.setdefault(jid, {})[path] = trends
 
     def _held_trends(self, jid: str) -> list:
         """A watched job's every rank, from the series lines held and read (what a read of the
         whole log gives: trend.series_lines), one trend per series and rank, the first file's."""
         out, seen = [], set()
-        for lines in self.series.get(jid, {}).values():
-            for t in trend.every_rank(lines, most=trend.WATCH_POINTS):
+        for trends in self.trends.get(jid, {}).values():
+            for t in trends:
                 if (t.series, t.rank) not in seen:
                     seen.add((t.series, t.rank))
                     out.append(t)
@@ -440,11 +442,14 @@ class _Gathered:
             nodes=job.nodes,
             tasks_per_node=job.tasks_per_node,
             world_size=job.num_tasks,
+            every_rank=jid not in self.held,  # a watched job's come from _watched's reading
         )
         launch.tails = self.tails.get(jid, [])
-        if jid in self.held and not launch.ooms:
-            # Only this period's lines were scanned: the series come from what is held too.
-            launch.trends = self._held_trends(jid)
+        if jid in self.held:
+            # Only this period's lines were scanned: the series come from what is held too
+            # (after the failing ranks' own, where an OOM is in the new lines).
+            seen = {(t.series, t.rank) for t in launch.trends}
+            launch.trends += [t for t in self._held_trends(jid) if (t.series, t.rank) not in seen]
         job_notes = self.notes.get(jid, [])
         if not self.parts[jid]:
             launch.incomplete.append(

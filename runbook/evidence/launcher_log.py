@@ -303,9 +303,12 @@ def scan_parts(
     nodes: list[str] | str | None = None,
     tasks_per_node: list[int] | int | None = None,
     world_size: int | None = None,
+    every_rank: bool = True,
 ) -> LaunchReport:
     """Scan several logs of one job as one: per-rank files (`--output=%j_%t.out`) carry no rank
-    prefix, so each part comes with the rank its file name gives (or None)."""
+    prefix, so each part comes with the rank its file name gives (or None). `every_rank` False:
+    a part without an OOM gets no series of its own (the watch makes a watched job's from the
+    lines it holds and the new ones, collect._Gathered)."""
     if isinstance(nodes, str):
         from runbook.slurm.hostlist import expand  # only a hostlist string needs it
 
@@ -320,7 +323,7 @@ def scan_parts(
         raw = _frame(text)
         if rank is None:
             rank = _marker_rank(raw)
-        _collect(report, raw, set(nodes or []), rank, offset)
+        _collect(report, raw, set(nodes or []), rank, offset, every_rank)
         offset += len(raw)
     if any(_TOO_LONG.search(text or "") for text, _ in parts):
         report.notes.append(
@@ -477,7 +480,9 @@ TRENDS_PER_PART = 4  # the failing ranks of a log whose memory series are read (
 _PREFIX_RANK = lazy(r"\[(?:rank|default)(\d{1,18}(?!\d))\]:", needs="]:")
 
 
-def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_rank, offset):
+def _collect(
+    report: LaunchReport, raw: list[str], known_nodes: set[str], file_rank, offset, every_rank=True
+):
     """Read one log part into `report`: its OOM messages, then each recognizer's events."""
     report.instrument.extend(instrument_lines(raw))
     _hardware(report, raw)
@@ -486,7 +491,7 @@ def _collect(report: LaunchReport, raw: list[str], known_nodes: set[str], file_r
     first_event = len(report.events)
     recs = launchers.recognizers()
     owners = _owners(raw, recs)
-    ooms = _ooms(report, raw, file_rank, owners, recs)
+    ooms = _ooms(report, raw, file_rank, owners, recs, every_rank)
     ln = launchers.Line(raw, stripped, known_nodes, {m.line for m in ooms})
     for msg in ooms:
         report.events.append(
@@ -548,7 +553,7 @@ def _owners(raw: list[str], recs) -> list[int | None]:
     return out
 
 
-def _ooms(report: LaunchReport, raw: list[str], file_rank, owners, recs):
+def _ooms(report: LaunchReport, raw: list[str], file_rank, owners, recs, every_rank=True):
     """The part's OOM messages, each with its rank: its prefix's, else the file's (per-rank
     logs), else the captured block's, else runbook.instrument's dump marker above it, else the
     process whose traceback a launcher headed above it (mp.spawn's "-- Process N terminated")."""
@@ -576,6 +581,8 @@ def _ooms(report: LaunchReport, raw: list[str], file_rank, owners, recs):
         [trend.trend_of(raw, r) for r in list(dict.fromkeys(ranks))[:TRENDS_PER_PART]]
         if ranks
         else trend.every_rank(raw, most=trend.WATCH_POINTS)
+        if every_rank
+        else []
     )
     for series in found:
         if series is not None and (series.series, series.rank) not in seen:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+import secrets
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import field
@@ -215,18 +216,12 @@ _SCAN_ONE_LOCATION = (
 )
 
 
-# The watch (issue 65): a watched location's files go to one small standard-library Python
-# program on the node (evidence/_watch_node.py: each file from where the last period stopped, by
-# its identity; one grep over the new bytes; the chunk's last lines), where the node has python3;
-# else the location is scanned whole.
+# The watch (issue 65): a host's watched locations go to one small standard-library Python
+# program on the node, one process for all of them (evidence/_watch_node.py: each file from where
+# the last period stopped, by its identity; one grep over the new bytes; the chunk's last lines),
+# where the node has python3; else each location is scanned whole.
 TAIL_WINDOW = 512 * 1024
 WATCH_SERIES_BYTES = 4 << 20  # the latest series lines a watched location sends, at most
-_WATCH_LOCATION = (
-    "if command -v python3 >/dev/null 2>&1; then "
-    'find "$dir" -maxdepth 1 -type f ' + _OWNER_TEST + '-name "$glob" -print0 2>/dev/null | '
-    'sort -z | python3 -I -S -c "$watcher" "$b" "$a" "$cap" "$tail" "$tail_read" "$grow" '
-    '"${known#W}" "$tbpy" "$pats"; else '
-)
 
 
 @functools.cache
@@ -248,23 +243,32 @@ def remote_grep_many_argv(
     every candidate job's log on a host in one round trip. Each location's output follows an
     `@@loc N` line. With an owner (the job's user), only that account's regular files are
     read (see _SCAN_GUARD). With `known` (watch_known()), the location is watched: each file
-    read from where the last period stopped (_WATCH_ONE_FILE)."""
+    read from where the last period stopped (evidence/_watch_node.py, one process for all)."""
     script = (
         "b=$1; a=$2; cap=$3; pats=$4; tail=$5; tb=$6; tail_read=$7; grow=$8; watcher=$9; "
-        "tbpy=${10}; shift 10; n=0; "
-        # The host's clock, so a log's age is measured on the clock that stamped it.
-        'printf "@@now %s\\n" "$(date +%s)"; '
+        "tbpy=${10}; nonce=${11}; shift 11; n=0; w=; py=; "
+        "command -v python3 >/dev/null 2>&1 && py=1; "
+        # The host's clock, so a log's age is measured on the clock that stamped it; and this
+        # exec's nonce, which every location's marker carries: a log line that reads "@@loc 0"
+        # (a job's output is anyone's to write) cannot pass for another job's location.
+        'printf "@@now %s %s\\n" "$(date +%s)" "$nonce"; '
+        # Each location in turn, rotated to the end of "$@": after the loop "$@" holds them all
+        # again, for the one watcher process.
+        'i=$(($# / 4)); while [ "$i" -gt 0 ]; do dir=$1; glob=$2; owner=$3; known=$4; shift 4; '
+        'set -- "$@" "$dir" "$glob" "$owner" "$known"; i=$((i - 1)); '
         # The newline before each marker: a log whose last line is still being written ends
         # without one, and must not run into the marker (parse_grep_output drops that line).
-        'while [ "$#" -ge 4 ]; do dir=$1; glob=$2; owner=$3; known=$4; shift 4; '
-        'printf "\\n@@loc %s\\n" "$n"; '
+        'printf "\\n@@loc %s %s\\n" "$nonce" "$n"; '
         + _SCAN_GUARD
-        + 'if [ -n "$known" ]; then '
-        + _WATCH_LOCATION
+        + 'if [ -z "$known" ]; then '
         + _SCAN_ONE_LOCATION
-        + "; fi; else "
+        + '; elif [ -n "$py" ]; then w=1; else '
         + _SCAN_ONE_LOCATION
-        + "; fi; n=$((n + 1)); done"
+        + "; fi; n=$((n + 1)); done; "
+        # The watched locations' reads, in one process (its own markers, after the guards'),
+        # only the owner's regular files (as find's -type f -user above).
+        'if [ -n "$w" ]; then python3 -I -S -c "$watcher" "$b" "$a" "$cap" "$tail" '
+        '"$tail_read" "$grow" "$tbpy" "$pats" "$nonce" "$@"; fi'
     )
     flat = [x for loc in locations for x in (*loc[:4], *[""] * (4 - len(loc)))]
     return [
@@ -282,6 +286,7 @@ def remote_grep_many_argv(
         str(grow),
         _watcher(),
         TRACEBACK_BODY.pattern,
+        secrets.token_hex(8),
         *flat,
     ]
 
@@ -298,20 +303,28 @@ def watch_known(files: dict[str, tuple]) -> str:
     return "W" + "".join(out)
 
 
+_NOW = re.compile(r"@@now (\d{9,11})(?: ([0-9a-f]{16}))?\n")
+
+
 def host_now(out: str) -> float | None:
     """The host's clock at the read (remote_grep_many_argv's first line), else None."""
-    m = re.match(r"@@now (\d{9,11})\n", out)
+    m = _NOW.match(out)
     return float(m.group(1)) if m else None
 
 
 def split_locations(out: str) -> dict[int, str]:
-    """The output of remote_grep_many_argv, per location index."""
+    """The output of remote_grep_many_argv, per location index. A location's marker carries
+    the exec's nonce (its first line says it): a log's own "@@loc N" line, raw in a tail, is
+    that log's text, never a switch to another job's location. A location may come in two
+    pieces (its guard's lines, then the watcher's files): they are joined."""
+    m = _NOW.match(out)
+    mark = f"@@loc {m.group(2)} " if m and m.group(2) else "@@loc "
     parts: dict[int, list[str]] = {}
     current: int | None = None
     for line in out.split("\n"):
-        if line.startswith("@@loc ") and (n := small_int(line[6:])) is not None:
+        if line.startswith(mark) and (n := small_int(line[len(mark) :])) is not None:
             current = n
-            parts[current] = []
+            parts.setdefault(current, [])
         elif current is not None:
             parts[current].append(line)
     return {k: "\n".join(v) for k, v in parts.items()}
@@ -349,33 +362,45 @@ def parse_grep_output(out: str, cap: int = REMOTE_CAP_BYTES) -> dict[str, Excerp
     excerpts: dict[str, Excerpt] = {}
     tail_of: Excerpt | None = None
     for line in out.split("\n"):
-        if line.startswith("@@file ") and "\0" in line:
-            _end_tail(tail_of)
-            tail_of = None
-            _watched(excerpts, line)
-            continue
-        if line.startswith("@@tail ") and "\0" in line:
-            _end_tail(tail_of)
-            path, _, mtime = line[len("@@tail ") :].partition("\0")
-            tail_of = excerpts.setdefault(path, Excerpt(path))
-            tail_of.mtime = float(mtime) if mtime.strip().isdigit() else None
-            continue
+        if line.startswith("@@"):  # a marker: few lines, tried first only where one can be
+            if line.startswith("@@file ") and "\0" in line:
+                _end_tail(tail_of)
+                tail_of = None
+                _watched(excerpts, line)
+                continue
+            if line.startswith("@@tail ") and "\0" in line:
+                _end_tail(tail_of)
+                path, _, mtime = line[len("@@tail ") :].partition("\0")
+                tail_of = _excerpt(excerpts, path)
+                tail_of.mtime = float(mtime) if mtime.strip().isdigit() else None
+                continue
         if tail_of is not None:
             tail_of.tail.append(line)
             continue
-        if "\0" not in line or line.startswith(("@@denied ", "@@skipped ")):
+        path, nul, rest = line.partition("\0")
+        if not nul or line.startswith(("@@denied ", "@@skipped ")):
             continue  # "--" separators, a line cut by the cap, or what was not read
-        path, _, rest = line.partition("\0")
-        m = re.match(r"(\d{1,18}(?!\d))([:=-])(.*)", rest, re.S)
+        m = _ROW.match(rest)
         if not m:
             continue
-        e = excerpts.setdefault(path, Excerpt(path))
+        e = _excerpt(excerpts, path)
         (e.series if m.group(2) == "=" else e.lines).append((int(m.group(1)), m.group(3)))
     _end_tail(tail_of)
     if len(out.encode("utf-8", "replace")) >= cap:
         for e in excerpts.values():
             e.truncated = True
     return excerpts
+
+
+_ROW = re.compile(r"(\d{1,18}(?!\d))([:=-])(.*)", re.S)
+
+
+def _excerpt(excerpts: dict[str, Excerpt], path: str) -> Excerpt:
+    """The path's Excerpt, made on its first line only (not one per line, thrown away)."""
+    e = excerpts.get(path)
+    if e is None:
+        e = excerpts[path] = Excerpt(path)
+    return e
 
 
 def _watched(excerpts: dict[str, Excerpt], line: str) -> Excerpt | None:
@@ -385,7 +410,7 @@ def _watched(excerpts: dict[str, Excerpt], line: str) -> Excerpt | None:
     if len(fields) != 7 or not all(re.fullmatch(r"-?\d{1,20}", f) for f in fields[1:]):
         return None
     ident, start, end, _, mtime, cut, fp = fields[0], *map(int, fields[1:])
-    e = excerpts.setdefault(path, Excerpt(path))
+    e = _excerpt(excerpts, path)
     e.ident, e.start, e.end, e.mtime, e.cut = f"{ident}/{fp}", start, end, float(mtime), cut == 1
     e.numbering = "byte"  # each line by its byte offset in the file: no newline counted
     if e.cut:

@@ -27,7 +27,7 @@ from dataclasses import asdict, field
 from runbook.evidence import oom_families, oom_numbers
 from runbook.evidence.framing import ANSI_RE, wrap_sep
 from runbook.evidence.units import SIZE
-from runbook.lazyre import lazy
+from runbook.lazyre import LazyPattern, lazy
 from runbook.record import record
 
 # No message line is longer than a few KiB; a longer "line" is junk or a progress bar redrawn with
@@ -74,6 +74,22 @@ _PREFIXES = [
         r"[A-Za-z][\w.\-]{0,62}:[ \t]"
     ),
 ]
+
+
+def _any_of(patterns: list) -> LazyPattern:
+    """One pattern that matches at a line's start where any of `patterns` does, the first of
+    them that does named by its group (their own groups unnamed, a case-blind one case-blind
+    on its own). Each of them takes at least one character, so "none matches here" is this
+    one's no: a line without a prefix (most lines, and each line once its prefixes are off)
+    costs one match, not one per prefix."""
+    alts = []
+    for n, p in enumerate(patterns):  # each alternative named pN: lastgroup says which matched
+        body = re.sub(r"\(\?P<\w+>", "(?:", p.pattern)
+        alts.append(f"(?P<p{n}>(?i:{body}))" if p.flags & re.IGNORECASE else f"(?P<p{n}>{body})")
+    return lazy("|".join(alts))
+
+
+_ANY_PREFIX = _any_of(_PREFIXES)
 # A rank named further into the line: "[rank3]:" after a time stamp, and a worker's process tag,
 # "(VllmWorker rank=1 pid=2978) ERROR ..." (vLLM's multiprocessing executor).
 _RANK_ANYWHERE = lazy(
@@ -120,16 +136,26 @@ def _strip(line: str) -> tuple[str, int | None]:
         if m := _BOX_START.match(line):
             line = line[m.end() :]
     rank = None
+    # The prefixes in their order, pass after pass until none is left. _ANY_PREFIX says which
+    # comes first on the line (those before it need no try) and when none is left (the rest of
+    # the passes need none): most lines cost one or two matches, not fourteen a pass.
+    m = _ANY_PREFIX.match(line)
+    if m is None:
+        return line, None
+    first = int((m.lastgroup or "p0")[1:])
     changed = True
     while changed:
         changed = False
-        for pattern in _PREFIXES:
+        for pattern in _PREFIXES[first:]:
             m = pattern.match(line)
             if m and m.end() > 0:
                 if "rank" in pattern.groupindex and m.group("rank") is not None:
                     rank = int(m.group("rank"))
                 line = line[m.end() :]
                 changed = True
+                if _ANY_PREFIX.match(line) is None:
+                    return line, rank
+        first = 0
     return line, rank
 
 

@@ -143,7 +143,10 @@ def _series_of(lines: list[str], end: int | None, most: int):
 def _gather(lines: list[str], end: int | None, most: int = MAX_POINTS):
     """Every memory series in lines[:end] by (series, rank), the last `most` points each, with
     the largest retry count the kept points and warnings show, and the warnings in order."""
-    found, kept_warnings = _series_of(lines, end, most)
+    return _gathered(*_series_of(lines, end, most))
+
+
+def _gathered(found: dict, kept_warnings) -> tuple[dict, int | None, list[int]]:
     series = {k: [p for _, p in pts] for k, pts in found.items()}
     warnings = [n for _, n in kept_warnings]
     counts = [p[3] for pts in series.values() for p in pts if p[3] is not None] + warnings
@@ -159,9 +162,15 @@ WATCH_POINTS = 256
 def series_lines(lines: list[str], most: int = WATCH_POINTS) -> list[str]:
     """The lines every_rank(lines, most=most) reads, in order and no others: what to hold so
     that every_rank(held + later lines) equals every_rank(all lines)."""
+    return held_and_trends(lines, most)[0]
+
+
+def held_and_trends(lines: list[str], most: int = WATCH_POINTS) -> tuple[list[str], list[Trend]]:
+    """(series_lines(lines, most), every_rank(lines, most=most)) from one reading of the lines:
+    a watched job's period reads its held and new lines once (issue 65)."""
     found, warnings = _series_of(lines, None, most)
     keep = sorted({i for pts in found.values() for i, _ in pts} | {i for i, _ in warnings})
-    return [lines[i] for i in keep]
+    return [lines[i] for i in keep], _ranks(*_gathered(found, warnings))
 
 
 def _trend(key: tuple[str, int | None], pts: list, retries, warnings: list[int]) -> Trend:
@@ -202,7 +211,10 @@ def every_rank(lines: list[str], end: int | None = None, most: int = MAX_POINTS)
     """One trend per (series, rank) in lines[:end], by rank, at most MAX_RANKS, of the last
     `most` points each: a running job's every rank, where the one heading for an OOM need not be
     rank 0 (issue 56)."""
-    series, retries, warnings = _gather(lines, end, most)
+    return _ranks(*_gather(lines, end, most))
+
+
+def _ranks(series: dict, retries: int | None, warnings: list[int]) -> list[Trend]:
     keys = sorted(series, key=lambda k: (k[1] is None, k[1] or 0, k[0]))[:MAX_RANKS]
     return [_trend(k, list(series[k]), retries, warnings) for k in keys]
 

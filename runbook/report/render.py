@@ -8,12 +8,15 @@ import re
 import time
 from html import escape
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import jinja2
 from markupsafe import Markup
 
 from runbook import words
 from runbook.evidence.units import human_mib
+
+if TYPE_CHECKING:
+    import jinja2
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
@@ -61,6 +64,8 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
     """Compiled templates kept between runs (Jinja's per-user cache folder, mode 0700, keyed by
     the template's source checksum): compiling the two report templates is most of a one-shot
     command's rendering (docs/scale.md). None where no such folder can be made."""
+    import jinja2
+
     try:
         return jinja2.FileSystemBytecodeCache()
     except (OSError, RuntimeError):
@@ -69,7 +74,11 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
 
 @functools.cache
 def _env(autoescape: bool) -> jinja2.Environment:
-    """One environment per process and kind (its templates compiled once, not per save)."""
+    """One environment per process and kind (its templates compiled once, not per save).
+    jinja2 is imported here, when a report is rendered: a watch period that renders none (a
+    sweep of running jobs) does not pay for it."""
+    import jinja2
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         bytecode_cache=_bytecode_cache(),

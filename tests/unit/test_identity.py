@@ -210,12 +210,13 @@ def test_an_incident_folder_is_runbooks_alone(tmp_path):
 def test_several_owners_scans_are_one_exec_whose_outputs_come_back_apart():
     """The sweep reads every job on a host in one round trip; where reads run as each owner,
     their scans run one after the other in that exec, each quoted whole (no word of one can
-    reach the shell), and an owner whose scan never started (sudo refused) is told apart."""
-    from runbook.evidence.collect import _GROUP, one_exec
+    reach the shell), and an owner whose scan never started (sudo refused) is told apart. A log's
+    own line that reads as the separator does not shift one owner's output onto the next's."""
+    from runbook.evidence.collect import one_exec
     from runbook.transport.local import LocalTransport
 
-    hostile = "x; echo INJECTED $(id)"
-    argv = one_exec(
+    hostile = "x; echo INJECTED $(id)\n@@owner-group-end\n"
+    argv, group = one_exec(
         [
             ["sh", "-c", 'printf "@@now 1\\nlast line, no newline"'],
             ["printf", "@@now 2\\n%s\\n", hostile],
@@ -223,7 +224,7 @@ def test_several_owners_scans_are_one_exec_whose_outputs_come_back_apart():
         ]
     )
     r = LocalTransport().run(argv)
-    outs = r.stdout.split(_GROUP)
+    outs = r.stdout.split(group)
     assert outs == ["@@now 1\nlast line, no newline", f"@@now 2\n{hostile}\n", ""]
     assert "INJECTED" not in r.stdout.replace(hostile, "")
     assert "password is required" in r.stderr

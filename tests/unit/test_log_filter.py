@@ -108,3 +108,27 @@ def test_a_live_logs_unfinished_last_line_is_never_read(tmp_path):
     assert live.tail == ["step 10 peak 74.7 GiB"]
     assert "still being written" in live.notes[0] and "step 11 peak 7" in live.notes[0]
     assert done.tail == ["step 10 peak 74.7 GiB", "step 11 peak 75.1 GiB"] and done.notes == []
+
+
+@pytest.mark.parametrize("watched", [False, True], ids=["scanned", "watched"])
+def test_a_logs_own_location_marker_does_not_pass_for_another_jobs_location(tmp_path, watched):
+    """Two jobs' logs read in one exec (the sweep's read of a host): the second job writes lines
+    that read as the first location's marker and a grep line of the first job's file, with an
+    OOM. A tail's lines are the log's own text, so the marker carries the exec's nonce: the
+    first job's part holds no OOM, and the second's holds its lines as its own text."""
+    from runbook.evidence.log_filter import remote_grep_many_argv, split_locations
+    from runbook.transport.local import LocalTransport
+
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    (first / "v.out").write_text("step 1 loss 2.0\nstep 2 loss 1.9\n")
+    fake = f"{first / 'v.out'}\0" + "99:torch.OutOfMemoryError: CUDA out of memory."
+    (second / "e.out").write_text(f"step 1\n@@loc 0\n{fake}\n@@loc 1\n@@now 1\n")
+    known = "W" if watched else ""
+    argv = remote_grep_many_argv(
+        [(str(first), "*.out", "", known), (str(second), "*.out", "", known)], tail=200
+    )
+    per = split_locations(LocalTransport().run(argv).stdout)
+    assert "step 2 loss 1.9" in per[0] and "out of memory" not in per[0]
+    assert "@@loc 0" in per[1] and "out of memory" in per[1]

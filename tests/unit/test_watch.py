@@ -159,3 +159,44 @@ def test_the_state_holds_a_runs_offsets_and_forgets_ended_jobs(tmp_path):
     assert state.watch_held(db, "77", "2026-12-02T08:00:00") == ({}, {})  # a requeue: anew
     assert state.drop_watch(db, {"78"}) == 1
     assert state.watch_held(db, "77", "2026-12-01T10:00:00") == ({}, {})
+
+
+def test_the_watcher_reads_the_files_the_scan_reads(tmp_path):
+    """One watcher process reads every watched location of a host, listing each folder itself:
+    the files it reads are those the shell scan's find reads (the glob, regular files only, the
+    owner's only), location by location, in one exec with an unwatched location between."""
+    import getpass
+
+    from runbook.evidence.log_filter import (
+        parse_grep_output,
+        remote_grep_many_argv,
+        split_locations,
+    )
+    from runbook.transport.local import LocalTransport
+
+    me = getpass.getuser()
+    logs, other = tmp_path / "logs", tmp_path / "other"
+    logs.mkdir()
+    other.mkdir()
+    for name in ("job-5_0.out", "job-5_1.out", "job-6_0.out", "notes.txt"):
+        _write(logs / name, ["step 1", "Traceback (most recent call last):", name])
+    (logs / "job-5_2.out").symlink_to(logs / "job-6_0.out")  # a link: never followed
+    (logs / "job-5_3.out").mkdir()  # a folder: not a file
+    _write(other / "job-5_0.out", ["Traceback (most recent call last):"])
+    locations = [
+        (str(logs), "job-5_*.out", me),
+        (str(other), "*.out", ""),
+        (str(logs), "job-6_*.out", "no-such-account-here"),
+        (str(tmp_path / "missing"), "*.out", me),
+    ]
+
+    def files(watched: bool) -> list[set]:
+        argv = remote_grep_many_argv(
+            [(*loc, "W" if watched and n != 1 else "") for n, loc in enumerate(locations)]
+        )
+        per = split_locations(LocalTransport().run(argv).stdout)
+        return [set(parse_grep_output(per.get(n, ""))) for n in range(len(locations))]
+
+    assert files(True) == files(False)
+    assert files(True)[0] == {str(logs / "job-5_0.out"), str(logs / "job-5_1.out")}
+    assert files(True)[1] == {str(other / "job-5_0.out")} and files(True)[2] == set()
