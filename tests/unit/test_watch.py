@@ -200,3 +200,51 @@ def test_the_watcher_reads_the_files_the_scan_reads(tmp_path):
     assert files(True) == files(False)
     assert files(True)[0] == {str(logs / "job-5_0.out"), str(logs / "job-5_1.out")}
     assert files(True)[1] == {str(other / "job-5_0.out")} and files(True)[2] == set()
+
+
+def _oldest_python3() -> str | None:
+    """The oldest Python 3 this machine has besides runbook's own (pyenv's 3.6 here): a
+    node's python3 is its distribution's (RHEL 8's platform Python is 3.6), not runbook's."""
+    import glob
+
+    found = sorted(
+        glob.glob(os.path.expanduser("~/.pyenv/versions/3.[6-9].*/bin/python3")),
+        key=lambda p: [int(x) for x in p.split("/versions/")[1].split("/")[0].split(".")],
+    )
+    return found[0] if found else None
+
+
+def test_the_watcher_runs_on_a_nodes_old_python3(tmp_path, monkeypatch):
+    """The node program is sent to whatever python3 the node has: on Python 3.6 two periods
+    read what they read on runbook's own Python (the same offsets, lines and series)."""
+    import pytest
+
+    old = _oldest_python3()
+    if old is None:
+        pytest.skip(
+            "no Python 3.6-3.9 on this machine (pyenv's versions/3.x) to run the watcher on"
+        )
+    log = tmp_path / "slurm-77.out"
+    _write(log, [f"step {s} loss 0.5" for s in range(50)] + [_mem(0, 49, 1000)], "w")
+    site, job = _site(), _job(log)
+
+    def two_periods() -> list:
+        first = _period(site, job, collect.Held())
+        _write(log, ["Traceback (most recent call last):", _mem(0, 50, 1001)])
+        second = _period(site, job, _next(first))
+        with open(log, "r+") as f:  # as it was, for the next interpreter's run
+            f.truncate(first.watched[str(log)][1])
+        # What each period read: where it stopped, how much, the lines it sent (the @@file
+        # line's clock left out: the second run is later) and the series it holds.
+        return [
+            (p.watched, p.bytes_read, [x for x in p.raw.split("\n") if x[:1] == "/"], p.series)
+            for p in (first, second)
+        ]
+
+    own = two_periods()
+    assert own[1][1] > 0 and any("=RUNBOOK_INSTRUMENT" in x for x in own[1][2])
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "python3").symlink_to(old)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    assert two_periods() == own
