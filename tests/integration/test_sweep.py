@@ -237,18 +237,7 @@ def test_the_sweep_watches_every_rank_and_names_the_one_that_thrashes(
     and thrashes (its retries rise every step, its step peaking at 78000 of 81559 MiB), while
     ranks 0, 2 and 3 peak at 68400 MiB with no retries. The sweep reports the job on rank 1,
     with the kind and the numbers, and changes nothing."""
-    s = Scenario(
-        cluster,
-        "thrash1",
-        param_mib=30000,
-        act_mib_per_sample=3000,
-        steps=400,
-        long_step=1,
-        long_factor=1.0,
-        ckpt_every=100000,
-        extra_args="--long-rank 1 --mem-lines --retries-per-step 5 --thrash-rank 1 "
-        "--step-seconds 0.5",
-    )
+    s = _rank1_thrashes(cluster, "thrash1")
     job = s.submit(f"--partition={own_partition}")
     try:
         line = _swept_running(s, job, tmp_path, own_partition, 16)
@@ -259,6 +248,23 @@ def test_the_sweep_watches_every_rank_and_names_the_one_that_thrashes(
     finally:
         sh("scancel", job, check=False)
         s.close()
+
+
+def _rank1_thrashes(cluster, name: str) -> Scenario:
+    """A 2-node x 2-rank job whose rank 1 draws the longest inputs and thrashes (its retries
+    rise every step), writing every rank's memory lines, a step each half second."""
+    return Scenario(
+        cluster,
+        name,
+        param_mib=30000,
+        act_mib_per_sample=3000,
+        steps=400,
+        long_step=1,
+        long_factor=1.0,
+        ckpt_every=100000,
+        extra_args="--long-rank 1 --mem-lines --retries-per-step 5 --thrash-rank 1 "
+        "--step-seconds 0.5",
+    )
 
 
 def _swept_running(s, job: str, tmp_path, partition: str, lines: int) -> dict:
@@ -281,18 +287,7 @@ def test_a_second_sweep_reads_only_what_the_running_job_wrote_since(
     second sweep reads the log from where the first stopped: the bytes its read took are what
     the job wrote in between (the file's own size, before and after, says how much), and it says
     the same of the job as a sweep with a fresh state that reads the whole log."""
-    s = Scenario(
-        cluster,
-        "watch2",
-        param_mib=30000,
-        act_mib_per_sample=3000,
-        steps=400,
-        long_step=1,
-        long_factor=1.0,
-        ckpt_every=100000,
-        extra_args="--long-rank 1 --mem-lines --retries-per-step 5 --thrash-rank 1 "
-        "--step-seconds 0.5",
-    )
+    s = _rank1_thrashes(cluster, "watch2")
     job = s.submit(f"--partition={own_partition}")
     try:
         first = _swept_running(s, job, tmp_path, own_partition, 12)
