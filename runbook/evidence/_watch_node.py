@@ -233,7 +233,10 @@ def files(d: str, glob: str, owner: str) -> list:
             for e in entries:
                 if not fnmatch.fnmatchcase(e.name, pat):
                     continue
-                st = e.stat(follow_symlinks=False)
+                try:
+                    st = e.stat(follow_symlinks=False)
+                except OSError:
+                    continue  # gone since the listing (a rotation): not this period's file
                 if stat.S_ISREG(st.st_mode) and (uid is None or st.st_uid == uid):
                     out.append(os.path.join(base, e.name))
     except OSError:
