@@ -168,7 +168,7 @@ def on_node_as_owner(site, owner: str, host: str, argv: list[str]) -> list[str]:
 class Held:
     """What the watch holds of a running job between periods (state.watch_held): per file
     identity, the offset the last period read to and the lines before it; per file path, the
-    memory-series lines kept (bounded: trend.series_lines)."""
+    memory-series lines kept (bounded: trend.held_and_trends)."""
 
     offsets: dict = field(default_factory=dict)  # {ident: (offset, lines before it)}
     series: dict = field(default_factory=dict)  # {path: [lines]}
@@ -408,7 +408,7 @@ class _Gathered:
 
     def _watched(self, jid: str, path: str, e, text: str) -> None:
         """A watched file: where its read stopped, and the series lines to hold next (those held
-        before, then the new ones: trend.series_lines). A file read again from its start
+        before, then the new ones: trend.held_and_trends). A file read again from its start
         (truncated, rotated, replaced) keeps the points held before, less any its new content
         holds again (a copy of the old one): none counts twice."""
         # The series lines the node sent apart, in the file's order with the others.
@@ -426,7 +426,7 @@ class _Gathered:
 
     def _held_trends(self, jid: str) -> list:
         """A watched job's every rank, from the series lines held and read (what a read of the
-        whole log gives: trend.series_lines), one trend per series and rank, the first file's."""
+        whole log gives: trend.held_and_trends), one trend per series and rank, the first file's."""
         out, seen = [], set()
         for trends in self.trends.get(jid, {}).values():
             for t in trends:

@@ -159,15 +159,11 @@ def _gathered(found: dict, kept_warnings) -> tuple[dict, int | None, list[int]]:
 WATCH_POINTS = 256
 
 
-def series_lines(lines: list[str], most: int = WATCH_POINTS) -> list[str]:
-    """The lines every_rank(lines, most=most) reads, in order and no others: what to hold so
-    that every_rank(held + later lines) equals every_rank(all lines)."""
-    return held_and_trends(lines, most)[0]
-
-
 def held_and_trends(lines: list[str], most: int = WATCH_POINTS) -> tuple[list[str], list[Trend]]:
-    """(series_lines(lines, most), every_rank(lines, most=most)) from one reading of the lines:
-    a watched job's period reads its held and new lines once (issue 65)."""
+    """(the lines every_rank(lines, most=most) reads, in order and no others; every_rank(lines,
+    most=most)), from one reading of the lines. The first is what to hold so that every_rank of
+    the held and later lines equals every_rank of all lines: a watched job's period reads its
+    held and new lines once (issue 65)."""
     found, warnings = _series_of(lines, None, most)
     keep = sorted({i for pts in found.values() for i, _ in pts} | {i for i, _ in warnings})
     return [lines[i] for i in keep], _ranks(*_gathered(found, warnings))
