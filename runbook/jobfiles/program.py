@@ -69,8 +69,9 @@ class Role:
 
     kind: str  # micro_batch, grad_accum or global_batch
     flags: tuple[str, ...]  # every option string of the option
-    help: str  # the help text, as the program states it
+    help: str  # the help text, as the program states it (or the code that proves it)
     where: str  # `main.py:51`
+    said_by: str = "its help"  # or "its code": what the program does with the option
 
 
 @record(frozen=True)
@@ -257,14 +258,15 @@ def code_roles(tree: ast.AST, name: str, options: dict[str, tuple[str, ...]]) ->
             for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 if isinstance(t, ast.Attribute):
                     rewritten.add(t.attr)
+    evaluating = {id(c) for c, _ in _eval_loaders(tree)}
     for node in nodes(tree):
         where = f"{name}:{getattr(node, 'lineno', '?')}"
-        if isinstance(node, ast.Call) and _call_name(node).lower().endswith("loader"):
+        if isinstance(node, ast.Call) and _is_loader(node) and id(node) not in evaluating:
             for k in node.keywords:
                 key = _named(k.value) if isinstance(k.value, ast.Attribute) else None
                 if k.arg == "batch_size" and key in options and key not in rewritten:
                     code = f"DataLoader(..., batch_size=...{key}): each process's loader batch"
-                    out.append(Role("micro_batch", options[key], code, where))
+                    out.append(Role("micro_batch", options[key], code, where, "its code"))
         if isinstance(node, ast.Call):
             # Handed on under a name that says what it is: TrainingArguments(
             # per_device_train_batch_size=args.batch_size), a DeepSpeed config's
@@ -274,7 +276,7 @@ def code_roles(tree: ast.AST, name: str, options: dict[str, tuple[str, ...]]) ->
                 kind = _HANDED.get(k.arg or "")
                 if kind and key in options and key not in rewritten:
                     code = f"{k.arg}=...{key}"
-                    out.append(Role(kind, options[key], code, where))
+                    out.append(Role(kind, options[key], code, where, "its code"))
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp):
             target = _named(node.targets[0])
             v = node.value
@@ -282,10 +284,92 @@ def code_roles(tree: ast.AST, name: str, options: dict[str, tuple[str, ...]]) ->
                 a, b = _named(v.left), _named(v.right)
                 code = f"{target} = {a} // {b}: the accumulation follows from them"
                 if a in options:
-                    out.append(Role("global_batch", options[a], code, where))
+                    out.append(Role("global_batch", options[a], code, where, "its code"))
                 if b in options:
-                    out.append(Role("micro_batch", options[b], code, where))
+                    out.append(Role("micro_batch", options[b], code, where, "its code"))
     return out
+
+
+# A loader built for evaluation (issue 64): its assignment, its dataset or the function that
+# builds it is named for validation, evaluation or testing (`val_loader = DataLoader(val_set, ...)`,
+# Lightning's `def val_dataloader(self)`). Its batch is the evaluation's, never the micro-batch.
+_EVAL_WORD = re.compile(
+    r"(?i)(?:^|_|\.)(?:val|valid|validation|eval|evaluation|test|testing|dev|holdout)"
+    r"(?=$|_|\d|loader|set|ds|dl|data)"
+)
+
+
+def _is_loader(node: ast.Call) -> bool:
+    return _call_name(node).lower().endswith("loader")
+
+
+def _eval_loaders(tree: ast.AST) -> list[tuple[ast.Call, str]]:
+    """Each loader call of one parsed file built for evaluation, with the code that says so
+    (`val_loader = DataLoader(...)`, `DataLoader(val_set, ...)`, `DataLoader(...) in
+    val_dataloader()`)."""
+    out: list[tuple[ast.Call, str]] = []
+
+    def named(call: ast.Call, around: list[str]) -> str | None:
+        data = call.args[0] if call.args else next(
+            (k.value for k in call.keywords if k.arg == "dataset"), None)  # fmt: skip
+        loader = _call_name(call)
+        size = next((_expr_text(k.value) for k in call.keywords if k.arg == "batch_size"), "")
+        said = [(t, f"{{}} = {loader}(..., batch_size={size})") for t in around[1:]]
+        said += [
+            (_expr_name(data), f"{loader}({{}}, ..., batch_size={size})"),
+            (around[0], f"{loader}(..., batch_size={size}) in {{}}()"),
+        ]
+        return next((how.format(t) for t, how in said if t and _EVAL_WORD.search(t)), None)
+
+    def walk(node: ast.AST, around: list[str]) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            around = [node.name]  # the innermost function's name; an assignment's target below
+        for child in ast.iter_child_nodes(node):
+            here = around
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and child is node.value:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                here = [*around, *(_expr_name(t) or "" for t in targets)]
+            if isinstance(child, ast.Call) and _is_loader(child):
+                why = named(child, here)
+                if why is not None:
+                    out.append((child, why))
+            walk(child, here)
+
+    walk(tree, [""])
+    return out
+
+
+def _expr_name(node: ast.AST | None) -> str | None:
+    """`val_loader`, `self.val_set` -> their dotted text; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _expr_name(node.value)
+        return f"{inner}.{node.attr}" if inner else node.attr
+    return None
+
+
+def eval_loader_roles(tree: ast.AST, name: str, options: dict[str, tuple[str, ...]]) -> list[Role]:
+    """The options an evaluation's loader takes its batch from (`DataLoader(val_set,
+    batch_size=args.batch_size)`, or `args.batch_size * 2`): Role `eval_batch`, the loader's
+    line and what names it an evaluation's. Where the same option is the training loader's
+    batch, an evaluation OOM is the micro-batch's to halve (planning.ladder)."""
+    out: list[Role] = []
+    for call, why in _eval_loaders(tree):
+        size = next((k.value for k in call.keywords if k.arg == "batch_size"), None)
+        if size is None:
+            continue
+        read = {_named(n) for n in ast.walk(size) if isinstance(n, (ast.Attribute, ast.Name))}
+        for key in sorted(k for k in read if k in options):
+            out.append(Role("eval_batch", options[key], why, f"{name}:{call.lineno}", "its code"))
+    return out
+
+
+def _expr_text(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)[:80]
+    except Exception:  # noqa: BLE001 - an odd node only loses its text
+        return "..."
 
 
 def batch_constants(tree: ast.AST, name: str) -> list[Constant]:
@@ -588,6 +672,7 @@ def program_options(
     said = {f for r in roles for f in r.flags}
     for name, t in trees:
         roles += [r for r in code_roles(t, name, options) if not said & set(r.flags)]
+        roles += eval_loader_roles(t, name, options)
     whole = [(f.name, f.tree) for f in files if f.tree is not None]
     defaults |= _yacs(script, workdir, entry, trees, whole, options, defaults)
     own: dict[str, int | None] = {}

@@ -296,6 +296,7 @@ def named_entry_files(script: str) -> list[str]:
     """The Python files a job script runs (`python train.py`, `torchrun ... src/train.py`, a
     module `python -m pkg.train` as pkg/train.py), in order, each once; comment lines skipped."""
     out: list[str] = []
+    assigned: list[str] = []  # `EXAMPLE=train.py`: a value, run only where a line names it
     for line in script.splitlines():
         if line.lstrip().startswith("#"):
             continue
@@ -304,15 +305,19 @@ def named_entry_files(script: str) -> list[str]:
         # config file, not a program the job runs).
         ran = re.search(r"""(?:^|\s)["']?[^\s"']+\.sh["']?(?=\s|$)""", code)
         code = code[: ran.start()] if ran else code
-        found = [m.group("path") for m in _PY_TOKEN.finditer(code)]
-        if not found:  # a file named on the line is the program; else a module run with -m
+        tokens = list(_PY_TOKEN.finditer(code))
+        found = [m.group("path") for m in tokens if code[m.start() - 1 : m.start()] != "="]
+        assigned += [m.group("path") for m in tokens if code[m.start() - 1 : m.start()] == "="]
+        if not tokens:  # a file named on the line is the program; else a module run with -m
             found = [
                 m.group("mod").replace(".", "/") + ".py"
                 for m in _PY_MODULE.finditer(code)
                 if m.group("mod") not in _LAUNCHER_MODULES
             ]
         out += [f for f in found if f not in out]
-    return out
+    # A file only assigned to a variable (`PROGRAM=train.py ... python $PROGRAM`) is the program
+    # where no line names one; after those that a line runs (a wrapper handed it by name).
+    return out + [f for f in dict.fromkeys(assigned) if f not in out]
 
 
 def _imports(tree: ast.AST, name: str) -> list[str]:

@@ -17,6 +17,7 @@ from runbook import rungs, words
 from runbook.asking import fix
 from runbook.checkpoints import Checkpoint
 from runbook.errors import RungNotApplicable
+from runbook.jobfiles import bash
 from runbook.jobfiles.templates import render
 from runbook.planning import ask as ask_program
 from runbook.planning import walk
@@ -279,11 +280,71 @@ def _taken_alone(
         p.patch = patch(script, r.id, knobs, resume=resume, configs=configs, program=program)
     except RungNotApplicable as e:
         p.passed_over.append((r.id, e.message))
+        shared = _shared_eval_batch(program, knobs) if r.id == fix.EVAL_RUNG else None
+        if shared is not None:
+            return _halved_with_training(p, shared, script, knobs, resume, configs, done, program)
         return for_a_person(
             p, r.refused_because.format(reason=e.message), f"{r.by_hand}, then resubmit"
         )
     p.rung, p.rung_what = r.id, r.setting
     p.why = r.taken_because
+    return p
+
+
+def _shared_eval_batch(program, knobs):
+    """(the evaluation loader's Role, the training's) where the job's program builds its
+    evaluation's loader from the same option as its training micro-batch (jobfiles.program:
+    `val_loader = DataLoader(val_set, batch_size=args.batch_size)` beside the training loader's
+    `batch_size=args.batch_size`, or an option the site's [knobs] micro_batch names): that option
+    is the evaluation's batch. None otherwise (issue 64: an evaluation OOM never halves the
+    training batch unless it is the evaluation's too)."""
+    roles = getattr(program, "roles", None) or []
+    site = set(bash.names(knobs, "micro_batch"))
+    trains = [r for r in roles if r.kind == "micro_batch"]
+    for ev in (r for r in roles if r.kind == "eval_batch"):
+        for tr in trains:
+            if set(ev.flags) & set(tr.flags):
+                return ev, tr
+        # The site's spelling stands for the training's only where the program's code does not
+        # prove another option is (its training loader's batch).
+        if not trains and site & set(ev.flags):
+            return ev, None
+    return None
+
+
+def _halved_with_training(p: Plan, shared, script, knobs, resume, configs, done, program) -> Plan:
+    """An evaluation OOM whose evaluation batch is the training micro-batch's option: that
+    option halved with the accumulation raised (halve_micro_batch: the global batch kept), which
+    halves the evaluation's batch too; the report says both batches changed and why."""
+    ev, tr = shared
+    flag = ev.flags[-1]
+    same = (f"the evaluation's loader takes its batch from {flag} ({ev.where}: {ev.help}), the "
+            + (f"training loader's micro-batch ({tr.where})" if tr else "training micro-batch "
+               "([knobs] micro_batch)"))  # fmt: skip
+    if fix.PARSER_RUNG in done:
+        return for_a_person(
+            p,
+            f"the OOM is in evaluation again after the lineage halved {flag}; {same}: check the "
+            "evaluation loop (no_grad, predictions kept on the GPU)",
+            "lower the evaluation's batch where the program builds its loader, then resubmit",
+        )
+    try:
+        p.patch = patch(
+            script, fix.PARSER_RUNG, knobs, resume=resume, configs=configs, program=program
+        )
+    except RungNotApplicable as e:
+        p.passed_over.append((fix.PARSER_RUNG, e.message))
+        return for_a_person(
+            p,
+            f"the OOM is in evaluation and {same}; halving it with the global batch kept "
+            f"cannot apply: {e.message}",
+            f"halve {flag} and double the accumulation by hand, then resubmit",
+        )
+    p.patch.changes.append(f"evaluation batch halved with it ({flag}: {ev.where})")
+    p.patch.checks.append(f"{same}: halving it halves the evaluation's batch")
+    p.rung, p.rung_what = fix.PARSER_RUNG, rungs.REGISTRY[fix.PARSER_RUNG].setting
+    p.why = (f"the OOM is in evaluation and {same}: the one option is halved, the training's "
+             "accumulation raised to keep the global batch")  # fmt: skip
     return p
 
 

@@ -99,6 +99,19 @@ def with_program_roles(knobs, program):
         new = [f for f in own if f not in other] + [f for f in mine if f not in own]
         if new != own:
             more[kind] = new
+    # The options the program's evaluation loader takes its batch from (`val_loader =
+    # DataLoader(val_set, batch_size=args.eval_batch)`) are its evaluation batch, unless it is
+    # the training's too (planning.ladder halves it as the micro-batch): the training loader's
+    # option, or, where no loader proves which option the training's is, a site spelling of it.
+    trains = {f for r in program.proven("micro_batch") for f in r.flags}
+    micro = list(more.get("micro_batch", knobs.micro_batch))
+    evals = [f for r in program.proven("eval_batch") for f in r.flags
+             if not trains & set(r.flags) and (trains or not set(micro) & set(r.flags))]  # fmt: skip
+    if evals:
+        more["eval_batch"] = list(knobs.eval_batch) + [
+            f for f in evals if f not in knobs.eval_batch
+        ]
+        more["micro_batch"] = [f for f in micro if f not in evals]
     return dataclasses.replace(knobs, **more) if more else knobs
 
 
@@ -106,10 +119,12 @@ def role_checks(program, changes: list[str]) -> list[str]:
     """The proof of each program option a change used for its role: the program's own words."""
     out = []
     for r in getattr(program, "roles", None) or ():
+        if r.kind == "eval_batch":  # the evaluation's loader: said by the plan that uses it
+            continue
         used = [f for f in r.flags if any(f"({f}" in c or f" {f} " in c for c in changes)]
         if used:
             what = r.kind.replace("_", "-").replace("grad-accum", "gradient accumulation")
-            out.append(f"{used[0]} is the {what}: {r.where} says {r.help[:80]!r} (its help)")
+            out.append(f"{used[0]} is the {what}: {r.where} says {r.help[:80]!r} ({r.said_by})")
     return out
 
 

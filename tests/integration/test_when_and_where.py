@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from tests.integration.test_field_truth import plain_script
 from tests.integration.test_oom_scenarios import act, log_of, runbook
 
 pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
 
 
 def report(out: dict) -> dict:
@@ -60,6 +62,45 @@ def test_an_evaluation_oom_halves_the_evaluation_batch_and_leaves_training_alone
     assert "training finished at step 10" in log
     code, ver = runbook("verify", "--incident", out["incident"], "--json")
     assert code == 0 and ver["state"] == "passed", ver
+
+
+def test_an_evaluation_on_the_training_loaders_batch_halves_it_with_the_global_batch_kept(
+    scenario, tmp_path
+):
+    """A program whose validation DataLoader takes the training's own option (-b), with no
+    evaluation batch of its own (tests/data/eval_loader): its evaluation runs out at -b 8.
+    runbook reads that from the program, halves -b with its accumulation raised, says the
+    evaluation's batch changed with it, and the rerun evaluates every 2 steps to the end."""
+    s = scenario(
+        "evalshared", eval_batch=8, extra_args="--eval-every 2 --eval-act-mib-per-sample 9000"
+    )
+    (s.workdir / "run.py").write_text(
+        (REPO / "tests" / "data" / "eval_loader" / "run.py").read_text()
+    )
+    script = plain_script(s, tmp_path / "job.sbatch", srun="srun -l python3")
+    text = script.read_text()
+    srun = next(ln for ln in text.splitlines() if ln.startswith("srun -l "))
+    head, example_args = srun.split(f" {s.vars['program']} ", 1)
+    example_args = re.sub(
+        r" ?--(micro-batch-size|grad-accum|eval-batch-size) \d+", "", example_args
+    )
+    script.write_text(text.replace(srun, f"export EXAMPLE={s.vars['program']} "
+                                   f"EXAMPLE_ARGS='{example_args}'\n{head} run.py -b 8"))  # fmt: skip
+    job = sh("sbatch", "--parsable", "-p", "debug", "--nodelist=gpu-[01-02]", str(script)).strip()
+    s.wait_failure(job, "Tried to allocate")
+    assert "micro-batch 8 x grad-accum 1" in log_of(s.workdir, job)
+    out = act(job)
+    r = report(out)
+    d, plan = r["diagnosis"], r["plan"]
+    assert (d["cause"], d["phase"]["where"]) == ("eval_batch", "eval"), d
+    assert plan["rung"] == "halve_micro_batch", json.dumps(plan, indent=1)[:4000]
+    assert "val_loader = DataLoader(..., batch_size=args.batch_size)" in plan["why"], plan["why"]
+    assert "evaluation batch halved with it (--batch-size: run.py:20)" in plan["changes"]
+    batch = tmp_path / "new.sbatch"
+    sh("scontrol", "write", "batch_script", out["new_job_id"], str(batch))
+    assert "srun -l python3 run.py --accum-steps 2 -b 4\n" in batch.read_text()
+    log = s.wait_done(out["new_job_id"])
+    assert "micro-batch 4 x grad-accum 2" in log and "training finished at step 10" in log
 
 
 def evaluation_for_a_person(scenario, name: str, args: str) -> tuple[dict, dict]:
