@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from runbook import engine
+from runbook import engine, state
 from runbook.actions.policy import confirm_policy
 from runbook.asking import process
 from runbook.diagnosis import classify
@@ -140,7 +140,11 @@ def _logs_stage(ctx: engine.Run, job, script):
     rec, site, hosts = ctx.rec, ctx.site, ctx.hosts
     inc = rec.incident
     with rec.step("logs", ctx.opts.progress) as s:
-        logs = ctx.trigger.logs or collect.read_logs(site, job, script, hosts)
+        # Where the sweep's watch read the job while it ran, only what its logs gained since.
+        logs = ctx.trigger.logs
+        if logs is None:
+            held = collect.Held(*state.watch_held(ctx.conn, job.job_id, state.watch_run(job)))
+            logs = collect.read_logs(site, job, script, hosts, held=held)
         rec.raw("log-excerpt.txt", logs.raw)
         launch, failed_step = logs.launch, logs.failed_step
         inc.evidence.update(

@@ -279,17 +279,26 @@ def last_step(conn: Db, job_id: str) -> int | None:
     return row["step"] if row is not None else None
 
 
-def watch_held(conn: Db, job_id: str, run: str) -> tuple[dict, dict]:
+def watch_run(job) -> str:
+    """Which run of a job the watch holds lines of: a requeue of the same id starts anew."""
+    return f"{job.start or ''}"
+
+
+def watch_held(conn: Db, job_id: str, run: str) -> tuple[dict, dict, dict]:
     """What the watch holds of a running job from earlier periods (evidence.collect.Held's
-    offsets and series), empty where nothing is held or what is held is another run's (a
-    requeue of the same job id)."""
+    offsets, series and excerpt), empty where nothing is held or what is held is another run's
+    (a requeue of the same job id)."""
     row = conn.execute("SELECT run, data FROM watch_series WHERE job_id = ?", (job_id,)).fetchone()
     if row is None or row["run"] != run:
-        return {}, {}
+        return {}, {}, {}
     try:
-        series = json.loads(row["data"] or "{}")
+        data = json.loads(row["data"] or "{}")
     except ValueError:
-        series = {}
+        data = {}
+    data = data if isinstance(data, dict) else {}
+    # {"series": {path: [lines]}, "excerpt": {path: ...}}; before the excerpt was held, the
+    # series alone ({path: [lines]}: a path is never the word "series").
+    series, excerpt = (data.get("series"), data.get("excerpt")) if "series" in data else (data, {})
     offsets = {
         r["ident"]: (r["upto"], r["lines"] if r["lines"] is not None else -1)
         for r in conn.execute(
@@ -297,12 +306,19 @@ def watch_held(conn: Db, job_id: str, run: str) -> tuple[dict, dict]:
         )
         if r["ident"] and r["upto"] is not None
     }
-    return offsets, series if isinstance(series, dict) else {}
+    return (
+        offsets,
+        series if isinstance(series, dict) else {},
+        excerpt if isinstance(excerpt, dict) else {},
+    )
 
 
-def save_watch(conn: Db, job_id: str, run: str, files: dict, series: dict) -> None:
+def save_watch(
+    conn: Db, job_id: str, run: str, files: dict, series: dict, excerpt: dict | None = None
+) -> None:
     """Where this period's read of a running job stopped, per file ({path: (ident, end,
-    lines)}), and the series lines to hold ({path: [lines]}): the next period starts there."""
+    lines)}), and the series lines and matching lines to hold ({path: [lines]}, {path:
+    evidence.collect.Held.excerpt's entry}): the next period, and an incident, start there."""
     now = time.time()
     with conn.write():
         conn.execute("DELETE FROM watch_files WHERE job_id = ?", (job_id,))
@@ -315,7 +331,7 @@ def save_watch(conn: Db, job_id: str, run: str, files: dict, series: dict) -> No
         conn.execute("DELETE FROM watch_series WHERE job_id = ?", (job_id,))
         conn.execute(
             "INSERT INTO watch_series(job_id, run, data, updated) VALUES (?, ?, ?, ?)",
-            (job_id, run, json.dumps(series), now),
+            (job_id, run, json.dumps({"series": series, "excerpt": excerpt or {}}), now),
         )
 
 

@@ -135,12 +135,14 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
     scripts = client.batch_scripts(need_scripts) if need_scripts else {}
     if need_scripts:
         res.stats["script_queries"] = 1
-    # The watch: a running job's logs are read from where the last sweep stopped (issue 65).
-    held = {
-        j.job_id: collect.Held(*state.watch_held(conn, j.job_id, _run_of(j)))
-        for j in candidates
-        if j.state == "RUNNING"
-    }
+    # The watch: a running job's logs are read from where the last sweep stopped (issue 65);
+    # so are those of a job that ended since a period read them: its incident starts from
+    # what the watch holds (_whole).
+    held = {}
+    for j in candidates:
+        h = collect.Held(*state.watch_held(conn, j.job_id, state.watch_run(j)))
+        if j.state == "RUNNING" or h.offsets:
+            held[j.job_id] = h
     t_read = time.monotonic()
     launches, execs, unreadable = _read_all(site, candidates, scripts, held)
     res.stats["read_seconds"] = round(time.monotonic() - t_read, 3)
@@ -168,10 +170,14 @@ def _sweep(site, conn, since, dry_run, progress) -> SweepResult:
             )
             continue  # what it read is not held: the next sweep reads it again
         logs = launches.get(j.job_id)
-        if j.job_id in held and logs is not None and logs.watched and not dry_run:
-            state.save_watch(conn, j.job_id, _run_of(j), logs.watched, logs.series)
+        running = j.state == "RUNNING"
+        if running and j.job_id in held and logs is not None and logs.watched and not dry_run:
+            state.save_watch(
+                conn, j.job_id, state.watch_run(j), logs.watched, logs.series, logs.excerpts
+            )
     if not dry_run:
-        res.stats["watch_dropped"] = state.drop_watch(conn, set(held))
+        watching = {jid for jid in held if jobs.get(jid) and jobs[jid].state == "RUNNING"}
+        res.stats["watch_dropped"] = state.drop_watch(conn, watching)
     res.lines.extend(_shrunk_jobs(site, client, known.values(), handled, dry_run))
     if not dry_run:
         res.verifications = _verify_pending(site, conn)
@@ -232,15 +238,17 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
         return
     launch = logs.launch
     ff = launch.first_failure
-    if j.state in ACTIVE and ff and ff.kind in OOM_KINDS and logs.watched:
-        logs = _whole(site, j, logs)  # an incident's evidence is the whole log, not a period's
+    if logs.watched and (j.state not in ACTIVE or (ff and ff.kind in OOM_KINDS)):
+        # An incident's evidence is the whole log, not a period's (an ended job's last read is
+        # the rest after what the watch held).
+        logs = _whole(site, j, logs, res)
         launch, ff = logs.launch, logs.launch.first_failure
     if j.state in ACTIVE and not (ff and ff.kind in OOM_KINDS):
         why = stalled(site, conn, j, logs, time.time())
         if why:  # the hung-job runbook: the capture reads only; acting follows [policy]
             from runbook.hang import handle_hang
 
-            logs = _whole(site, j, logs)
+            logs = _whole(site, j, logs, res)
             r = handle_hang(
                 Trigger(j.job_id, "sweep", "runbook sweep", logs=logs, reason=why),
                 site,
@@ -251,7 +259,7 @@ def _triage(site, conn, j, logs, playbook, dry_run, res, unreadable: str) -> Non
             # Before it dies: its worst rank said; prevented where the job and the site allow
             # it (runbook prevent), else nothing changed.
             # The handlers' declarations are at the log's start: asked of the whole log.
-            whole = _whole(site, j, logs)
+            whole = _whole(site, j, logs, res)
             if _may_prevent(site, whole.launch, j):
                 res.lines.append(_prevent(site, j, whole, dry_run))
             else:
@@ -432,13 +440,19 @@ def _shrunk_jobs(site, client, known, handled, dry_run) -> list[Line]:
     return out
 
 
-def _whole(site, j, logs):
-    """A watched job's whole log (one more read), for a runbook that acts on it: its evidence
-    and gates (the handlers' declarations, the command line) are not only this period's. The
-    watched read where the whole cannot be read now."""
+def _whole(site, j, logs, res=None):
+    """A watched job's whole log, for a runbook that acts on it: its evidence and gates (the
+    handlers' declarations, the command line) are not only this period's. What the watch held
+    of every file from its start and this period's read, where it holds that (no read again);
+    else one more read of the whole; the watched read where the whole cannot be read now."""
     if not logs.watched:
         return logs
-    whole = _read_all(site, [j], {})[0].get(j.job_id)
+    whole = logs.whole() if logs.whole is not None else None
+    how = "whole_from_held" if whole is not None else "whole_reads"
+    if whole is None:
+        whole = _read_all(site, [j], {})[0].get(j.job_id)
+    if res is not None:
+        res.stats[how] = res.stats.get(how, 0) + 1
     return whole if whole is not None else logs
 
 
@@ -465,11 +479,6 @@ def stalled(site, conn, j, logs, now: float) -> str | None:
     if logs.quiet_s is not None and logs.quiet_s >= limit:
         return f"no step printed and no log written for {logs.quiet_s / 60:.1f} min"
     return None
-
-
-def _run_of(j) -> str:
-    """Which run of a job the watch holds lines of: a requeue of the same id starts anew."""
-    return f"{j.start or ''}"
 
 
 def _read_all(site, candidates, scripts, held=None) -> tuple[dict, dict, dict]:

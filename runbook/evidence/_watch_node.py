@@ -86,9 +86,12 @@ SERIES_KEPT = 64 * 256  # 256 points of 64 ranks (trend.WATCH_POINTS, trend.MAX_
 SERIES_BYTES = 4 << 20  # and at most this many bytes of them (log_filter.WATCH_SERIES_BYTES)
 
 
-def _feed(fd: int, start: int, end: int, chunk, sinks: list) -> None:
-    """[start, end) of the file, read once, into every sink (grep's stdin)."""
+def _feed(fd: int, start: int, end: int, chunk, sinks: list, lead=b"") -> None:
+    """[start, end) of the file, read once, into every sink (grep's stdin); `lead` (the lines
+    before start) into the first sink only, before them."""
     try:
+        if lead:
+            sinks[0].write(lead)
         if chunk is not None:
             for w in sinks:
                 w.write(chunk)
@@ -109,23 +112,42 @@ def _feed(fd: int, start: int, end: int, chunk, sinks: list) -> None:
                 w.close()
 
 
-def grep(fd: int, start: int, end: int, a: dict, path: bytes, chunk) -> bytes:
-    """The chunk [start, end), read once: the failure's lines with their context (grep -b:
-    each line by its offset; the series lines taken out of that stream first, so the offsets
-    of these lines keep their order but not their place: an incident reads the log whole), at
-    most `cap` bytes, the earliest first; and the last SERIES_KEPT series lines, by their place
-    in the file."""
+def lead_of(fd: int, start: int, n: int) -> int:
+    """Where the last n lines before start begin (start where there are none)."""
+    if start == 0 or n <= 0:
+        return start
+    lo = max(0, start - 65536)
+    block = os.pread(fd, start - lo, lo)
+    at = len(block)
+    for _ in range(n + 1):
+        at = block.rfind(b"\n", 0, at)
+        if at < 0:
+            return lo if lo == 0 else start  # a line longer than the window: no lead
+    return lo + at + 1
+
+
+def grep(fd: int, start: int, end: int, a: dict, path: bytes, chunk, pre: int) -> bytes:
+    """The chunk [start, end), read once: the failure's lines with their context, each by its
+    byte offset in the file (the series lines are taken out of that stream first, each line
+    prefixed with its offset by that grep -b), at most `cap` bytes, the earliest first; and the
+    last SERIES_KEPT series lines, by their place in the file. The lines [pre, start) go to
+    the failure's grep first, as a whole file's read has them: the context of a failure at the
+    chunk's start, and the rest of one just before it; of those lines only context is sent (a
+    failure's own line before start was sent with its chunk)."""
     env = dict(os.environ, LC_ALL="C")
     series_args = [x for m in SERIES for x in ("-e", m)]
     ser = subprocess.Popen(["grep", "-a", "-b", "-F", *series_args], stdin=subprocess.PIPE,
                            stdout=subprocess.PIPE, env=env)  # fmt: skip
-    rest = subprocess.Popen(["grep", "-a", "-v", "-F", *series_args], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, env=env)  # fmt: skip
-    ev = subprocess.Popen(["grep", "-a", "-b", *a["grep"]], stdin=rest.stdout,
+    rest = subprocess.Popen(["grep", "-a", "-v", "-b", "-F", *series_args],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)  # fmt: skip
+    ev = subprocess.Popen(["grep", "-a", *a["grep"]], stdin=rest.stdout,
                           stdout=subprocess.PIPE, env=env)  # fmt: skip
     assert ser.stdout is not None and rest.stdout is not None and ev.stdout is not None
     rest.stdout.close()
-    feeder = threading.Thread(target=_feed, args=(fd, start, end, chunk, [ser.stdin, rest.stdin]))
+    lead = os.pread(fd, start - pre, pre) if pre < start else b""
+    feeder = threading.Thread(
+        target=_feed, args=(fd, start, end, chunk, [rest.stdin, ser.stdin], lead)
+    )
     feeder.start()
     events = threading.Thread(target=lambda: box.append(ev.stdout.read()))  # type: ignore[union-attr]
     box: list = []
@@ -146,10 +168,13 @@ def grep(fd: int, start: int, end: int, a: dict, path: bytes, chunk) -> bytes:
         p.wait()
     out, size = [], 0
     for line in (box[0] if box else b"").split(b"\n"):
-        m = re.match(rb"(\d+)([:-])", line)
+        m = re.match(rb"(\d+):", line)
         if m is None:
             continue  # grep's "--" between groups
-        row = path + b"\0" + str(start + int(m.group(1))).encode() + line[m.end(1) :]
+        at = pre + int(m.group(1))
+        if at < start and any(x in line[m.end() :] for x in a["pats"]):
+            continue  # a failure's line before the chunk: sent with its own chunk
+        row = path + b"\0" + str(at).encode() + line[m.end(1) :]
         size += len(row) + 1
         if size > a["cap"]:
             break
@@ -209,7 +234,8 @@ def one(path: bytes, known: dict, a) -> bytes:
         if end <= start:
             return head
         chunk = os.pread(fd, end - start, start) if end - start <= TAIL_WINDOW else None
-        body = grep(fd, start, end, a, path, chunk)
+        pre = start if cut else lead_of(fd, start, a["lead"])
+        body = grep(fd, start, end, a, path, chunk, pre)
         tail = b""
         if a["tail"] > 0:
             tail = b"\n@@tail " + path + f"\0{int(st.st_mtime)}\n".encode()
@@ -252,6 +278,8 @@ def main() -> None:
         "tail": int(tail),
         "tail_read": int(tail_read),
         "grow": int(grow),
+        "lead": max(int(b), int(after)),
+        "pats": [x.encode("utf-8", "surrogateescape") for x in pats.split("\n") if x],
         "body": re.compile(body),
     }
     out = sys.stdout.buffer

@@ -32,7 +32,9 @@ from runbook import words
 from runbook.evidence import trend
 from runbook.evidence.log_filter import (
     REMOTE_CAP_BYTES,
+    TAIL_LINES,
     TAIL_WINDOW,
+    TRACEBACK_BODY,
     WATCH_SERIES_BYTES,
     host_now,
     parse_grep_output,
@@ -67,6 +69,11 @@ class JobLogs:
     watched: dict = field(default_factory=dict)
     series: dict = field(default_factory=dict)
     bytes_read: int = 0
+    # The matching lines the watch holds of each file from its start (Held.excerpt's), and the
+    # whole log's JobLogs made of them and this read's, without reading it again (None where
+    # what is held does not reach back to every file's start: evidence.collect.Held).
+    excerpts: dict = field(default_factory=dict)
+    whole: Any = None
 
 
 def slurm_text(job) -> SlurmJobText:
@@ -172,6 +179,16 @@ class Held:
 
     offsets: dict = field(default_factory=dict)  # {ident: (offset, lines before it)}
     series: dict = field(default_factory=dict)  # {path: [lines]}
+    # {path: {"ident", "from", "end", "lines": [[byte offset, line]], "tail": [lines], "whole"}}: the
+    # matching lines (with their context) of every period's read of the file since its start,
+    # and its last lines: what a read of the whole file would send, so an incident on the job
+    # reads only what came after (issue 65). "whole" is false, and no line is held, once a read
+    # was cut (the file grew past the growth cap), the lines passed HELD_EXCERPT_BYTES, or the
+    # log is appended to by earlier runs (their lines are told apart on a whole read only).
+    excerpt: dict = field(default_factory=dict)
+
+
+HELD_EXCERPT_BYTES = 256 << 10  # a watched file's matching lines the state holds, at most
 
 
 def read_logs_many(
@@ -205,7 +222,9 @@ def read_logs_many(
             # Nothing read, and a folder the account may not enter: never "no failure found".
             g.unreadable[job.job_id] = _denied(site, job, g.denied[job.job_id])
             continue
-        read[job.job_id] = g.job_logs(job, step_pattern)
+        read[job.job_id] = logs = g.job_logs(job, step_pattern)
+        if job.job_id in held:
+            logs.whole = functools.partial(g.whole_logs, job, step_pattern)
     return read, g.unreadable
 
 
@@ -363,6 +382,9 @@ class _Gathered:
     unreadable: dict = field(default_factory=dict)
     missing: dict = field(default_factory=dict)  # lines the log does not show to be this run's
     denied: dict = field(default_factory=dict)  # [(host, account, folder)] it may not enter
+    excerpts: dict = field(default_factory=dict)  # {job id: {path: Held.excerpt's entry}}
+    tasks: dict = field(default_factory=dict)  # {job id: {path: its task}}
+    appended: set = field(default_factory=set)  # (job id, path): lines of earlier runs set aside
 
     def add_host(self, host: str, items: list, out: str, scripts: dict) -> None:
         now = host_now(out)
@@ -393,6 +415,9 @@ class _Gathered:
                     said, gaps = attribute(job, scripts.get(jid, ""), e)
                     self.notes.setdefault(jid, []).extend(said)
                     self.missing.setdefault(jid, []).extend(gaps)
+                    if said or gaps:
+                        self.appended.add((jid, path))
+                self.tasks.setdefault(jid, {})[path] = task_of(where, path)
                 if now is not None and e.mtime is not None:
                     self.quiet[jid] = min(self.quiet.get(jid, now - e.mtime), now - e.mtime)
                 text = e.text()
@@ -423,6 +448,56 @@ class _Gathered:
         kept, trends = trend.held_and_trends([*before, *new])  # one reading for both
         self.series.setdefault(jid, {})[path] = kept
         self.trends.setdefault(jid, {})[path] = trends
+        if e.ident is not None:
+            self.excerpts.setdefault(jid, {})[path] = self._held_excerpt(jid, path, e)
+
+    def _held_excerpt(self, jid: str, path: str, e) -> dict:
+        """What to hold of a watched file's matching lines: those held before (the same file,
+        read on from where they stopped) and this read's, with its last lines; nothing but the
+        tail where they no longer reach back to the file's start."""
+        prev = self.held[jid].excerpt.get(path)
+        inode = e.ident.split("/")[0]  # the checksum of a file's first bytes grows with them
+        if e.start == 0:
+            base, tail, whole = [], [], True
+        elif prev and prev.get("ident", "").split("/")[0] == inode and prev.get("end") == e.start:
+            # Read on from where the held lines stop (the node checked it is the same file).
+            base, tail, whole = prev.get("lines") or [], prev.get("tail") or [], prev.get("whole")
+        else:
+            base, tail, whole = [], [], False
+        whole = bool(whole) and not e.cut and not e.truncated and (jid, path) not in self.appended
+        # This read's first lines may be context the held lines end with (the node sends the
+        # lines before the chunk that a failure at its start has as context): each line once.
+        had = {n for n, _ in base[-16:]}
+        lines = [*base, *([n, t] for n, t in e.lines if n not in had)] if whole else []
+        if sum(len(t) + 12 for _, t in lines) > HELD_EXCERPT_BYTES:
+            whole, lines = False, []
+        # The tail as a whole file's: its last lines, tracebacks' bodies left out but the last.
+        tail = [t for t in tail if not TRACEBACK_BODY.search(t)] + list(e.tail)
+        return {"ident": e.ident, "from": e.start, "end": e.end, "lines": lines,
+                "tail": tail[-TAIL_LINES:], "whole": whole}  # fmt: skip
+
+    def whole_logs(self, job: JobInfo, step_pattern: str):
+        """A watched job's whole logs from what the watch held and this read (no read of the
+        whole again), as a whole read gives them; None where what is held does not reach back to
+        the start of every file read."""
+        jid = job.job_id
+        held, tasks = self.excerpts.get(jid, {}), self.tasks.get(jid, {})
+        if not held or set(held) != set(tasks) or not all(x["whole"] for x in held.values()):
+            return None
+        parts = [("\n".join(t for _, t in held[p]["lines"]), tasks[p]) for p in sorted(held)]
+        tails = [t for p in sorted(held) for t in held[p]["tail"]]
+        logs = self.job_logs(job, step_pattern, parts=parts, tails=tails)
+        # The incident folder's excerpt as a whole read's: the held lines as the node's grep
+        # sends them (PATH NUL OFFSET:line), then this read's output.
+        kept = [f"@@held {p}\n" + "".join(f"{p}\0{n}:{t}\n" for n, t in held[p]["lines"])
+                for p in sorted(held)]  # fmt: skip
+        logs.raw = "".join(kept) + logs.raw
+        logs.notes = [
+            *logs.notes,
+            *(f"{p}: the lines before byte {held[p]['from']} are what the watch held of its "
+              "periods' reads; only the rest was read now" for p in sorted(held) if held[p]["from"]),
+        ]  # fmt: skip
+        return logs
 
     def _held_trends(self, jid: str) -> list:
         """A watched job's every rank, from the series lines held and read (what a read of the
@@ -435,16 +510,18 @@ class _Gathered:
                     out.append(t)
         return out
 
-    def job_logs(self, job: JobInfo, step_pattern: str) -> JobLogs:
+    def job_logs(self, job: JobInfo, step_pattern: str, parts=None, tails=None) -> JobLogs:
+        """The job's logs as read; `parts` and `tails` (whole_logs): the whole log's, the watch's
+        held lines and this read's together."""
         jid = job.job_id
         launch = scan_parts(
-            self.parts[jid],
+            self.parts[jid] if parts is None else parts,
             nodes=job.nodes,
             tasks_per_node=job.tasks_per_node,
             world_size=job.num_tasks,
             every_rank=jid not in self.held,  # a watched job's come from _watched's reading
         )
-        launch.tails = self.tails.get(jid, [])
+        launch.tails = self.tails.get(jid, []) if tails is None else tails
         if jid in self.held:
             # Only this period's lines were scanned: the series come from what is held too
             # (after the failing ranks' own, where an OOM is in the new lines).
@@ -468,17 +545,29 @@ class _Gathered:
             self.watched.get(jid, {}),
             self.series.get(jid, {}),
             self.bytes_read.get(jid, 0),
+            self.excerpts.get(jid, {}),
         )
 
 
-def read_logs(site, job, script: str, hosts) -> JobLogs:
-    """One job's logs (one exec on its log host). Raises what made them unreadable."""
+def read_logs(site, job, script: str, hosts, held: Held | None = None) -> JobLogs:
+    """One job's logs (one exec on its log host). Raises what made them unreadable. With what
+    the sweep's watch holds of the job (`held`, state.watch_held: a period read it while it
+    ran), only what the files gained since is read, and the whole log is what was held and
+    that; where what is held does not reach back to every file's start, the whole is read."""
     done, unreadable = read_logs_many(
-        site, [(job, script)], hosts, step_pattern=site.logs.step_pattern
+        site,
+        [(job, script)],
+        hosts,
+        step_pattern=site.logs.step_pattern,
+        held={job.job_id: held} if held is not None and held.offsets else None,
     )
     if job.job_id in unreadable:
         raise unreadable[job.job_id]
-    return done[job.job_id]
+    logs = done[job.job_id]
+    if logs.whole is not None:
+        whole = logs.whole()
+        return whole if whole is not None else read_logs(site, job, script, hosts)
+    return logs
 
 
 def fetch_dump(site, job, launch: LaunchReport, hosts) -> tuple[dict | None, str]:

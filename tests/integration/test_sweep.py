@@ -4,6 +4,7 @@ real training job that fails on its own, acted on per policy; and only one sweep
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -133,11 +134,15 @@ def test_sweep_triages_mixed_failures_in_one_query_one_exec_per_host(cluster, tm
     assert {ln["job_id"] for ln in out2["jobs"]} >= set(want)
 
 
+_PARTITIONS = itertools.count()
+
+
 @pytest.fixture
 def own_partition(cluster):
     """A partition of this test's own, made on the live slurmctld: a sweep that may act must see
-    only this test's jobs, not every other test's failures in the window."""
-    name = f"sweep{os.getpid()}"
+    only this test's jobs, not every other test's failures in the window (an earlier test's
+    partition of the same name would hold its failed jobs: the name is new each test)."""
+    name = f"sweep{os.getpid()}n{next(_PARTITIONS)}"
     sh("scontrol", "create", f"PartitionName={name}", "Nodes=ALL", "State=UP")
     yield name
     sh("scontrol", "delete", f"PartitionName={name}", check=False)
@@ -313,6 +318,71 @@ def test_a_second_sweep_reads_only_what_the_running_job_wrote_since(
                 full["action"].split(":")[1],
             ), (ln, full)
         assert squeue_state(job) == "RUNNING"
+    finally:
+        sh("scancel", job, check=False)
+        s.close()
+
+
+def _oom(site: str, job: str) -> dict:
+    """`runbook oom --dry-run` on the job with `site`'s state: its report."""
+    r = subprocess.run(
+        ["runbook", "--site", site, "oom", "--job", job, "--dry-run", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out = json.loads(r.stdout)
+    return json.loads((Path(out["folder"]) / "report.json").read_text())
+
+
+def test_an_incident_on_a_job_the_watch_read_starts_from_what_it_holds(
+    cluster, tmp_path, own_partition
+):
+    """Issue 65, item 2: a sweep's watch reads a running job (memory lines on every rank); the
+    job then runs out of memory (rank 3, step 30) and ends. An incident on it with that state
+    (`runbook oom`, as the hook's push or a person starts one) reads only what the log gained
+    since, and says so; the next sweep triages it from what the watch held, with no read of the
+    whole log. Both diagnose it as a read of the whole log with a fresh state does."""
+    s = Scenario(
+        cluster,
+        "watchoom",
+        param_mib=30000,
+        act_mib_per_sample=3000,
+        steps=60,
+        long_step=30,
+        long_factor=4.0,
+        ckpt_every=100000,
+        extra_args="--mem-lines --step-seconds 0.5 --oom-exits",
+    )
+    job = s.submit(f"--partition={own_partition}")
+    try:
+        site = site_file(tmp_path, [], [own_partition])  # acts on nothing: says what it sees
+        wait_until(
+            lambda: log_of(s.workdir, job).count("RUNBOOK_INSTRUMENT mem") >= 8,
+            120,
+            "the job's memory lines",
+        )
+        code, first = sweep(site)
+        assert first["stats"]["watch_bytes_read"] > 0, first  # the watch read it while it ran
+        assert squeue_state(job) == "RUNNING"
+        wait_until(lambda: (r := sacct_row(job)) and r["state"] == "FAILED", 120, "the OOM")
+        held = _oom(site, job)
+        fresh = tmp_path / "fresh"
+        fresh.mkdir()
+        whole = _oom(site_file(fresh, [], [own_partition]), job)
+        notes = held["evidence"]["notes"]
+        assert any("are what the watch held" in n for n in notes), notes
+        assert not any("are what the watch held" in n for n in whole["evidence"]["notes"])
+        for r in (held, whole):
+            assert r["diagnosis"]["verdict"] == "true_oom", r["diagnosis"]
+            assert r["diagnosis"]["oom"]["rank"] == 3
+        for key in ("verdict", "phase", "cause", "first_failure", "oom"):
+            assert held["diagnosis"][key] == whole["diagnosis"][key], key
+        wait_until(lambda: in_sweep_window(job), 60, "the sweep's window query to list the job")
+        code, out = sweep(site)
+        (mine,) = [ln for ln in out["jobs"] if ln["job_id"] == job]
+        assert mine["verdict"] == "true_oom", mine
+        assert out["stats"].get("whole_from_held") == 1 and not out["stats"].get("whole_reads")
     finally:
         sh("scancel", job, check=False)
         s.close()

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from pathlib import Path
+
+import pytest
 
 from runbook import state
 from runbook.evidence import collect, trend
@@ -46,7 +49,7 @@ def _next(logs: collect.JobLogs) -> collect.Held:
         ident: (end, lines if lines is not None else -1)
         for ident, end, lines in logs.watched.values()
     }
-    return collect.Held(offsets=offsets, series=logs.series)
+    return collect.Held(offsets=offsets, series=logs.series, excerpt=logs.excerpts)
 
 
 def _write(path, lines, mode="a") -> None:
@@ -155,10 +158,102 @@ def test_the_state_holds_a_runs_offsets_and_forgets_ended_jobs(tmp_path):
     assert state.watch_held(db, "77", "2026-12-01T10:00:00") == (
         {"1:2/99": (300, 7)},
         {"/x/slurm-77.out": ["a"]},
+        {},
     )
-    assert state.watch_held(db, "77", "2026-12-02T08:00:00") == ({}, {})  # a requeue: anew
+    held = {
+        "/x/slurm-77.out": {"ident": "1:2/99", "lines": [[0, "b"]], "tail": ["c"], "whole": True}
+    }
+    state.save_watch(db, "77", "r", {"/x/slurm-77.out": ("1:2/99", 300, None)}, {}, held)
+    assert state.watch_held(db, "77", "r")[2] == held
+    # What an earlier runbook held (the series alone) still reads, with nothing of an excerpt.
+    with db.write():
+        db.execute(
+            "UPDATE watch_series SET data = ? WHERE job_id = ?", ('{"/x/a.out": ["a"]}', "77")
+        )
+    assert state.watch_held(db, "77", "r")[1:] == ({"/x/a.out": ["a"]}, {})
+    assert state.watch_held(db, "77", "2026-12-02T08:00:00") == ({}, {}, {})  # a requeue: anew
     assert state.drop_watch(db, {"78"}) == 1
-    assert state.watch_held(db, "77", "2026-12-01T10:00:00") == ({}, {})
+    assert state.watch_held(db, "77", "r") == ({}, {}, {})
+
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "gpu"
+
+
+def _read(site, job, held=None) -> collect.JobLogs:
+    return collect.read_logs(site, job, "", None, held=held)
+
+
+def _diagnosed(logs: collect.JobLogs) -> dict:
+    from runbook.diagnosis import Evidence, classify
+    from runbook.playbook import load
+
+    d = classify(Evidence(launch=logs.launch), load().thresholds)
+    ff = logs.launch.first_failure
+    return {
+        "verdict": d.verdict,
+        "phase": d.phase.contract() if d.phase else None,
+        "cause": d.cause.name if d.cause else None,
+        "first_failure": ff.contract() if ff else None,
+        "failing_ranks": logs.launch.failing_ranks,
+        "trends": [(t.series, t.rank, t.points, t.kind) for t in logs.launch.trends],
+        "tails": logs.launch.tails,
+    }
+
+
+ZOO = REAL.parent / "zoo"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [REAL / n for n in ("phase_leak.log", "lightning_forward.log", "trend_varlen.log",
+                        "hf_eval_accumulation.log")] + sorted(ZOO.glob("*.log")),
+    ids=lambda p: p.name,
+)  # fmt: skip
+@pytest.mark.parametrize("split", ["thirds", "at_the_traceback"])
+def test_replayed_real_log_an_incident_after_the_watch_reads_only_the_rest_and_sees_the_whole(
+    tmp_path, path, split
+):
+    """A real recorded run's log (tests/data/gpu on an H100/H200, and the framework zoo's: their
+    SOURCES.md), written in three parts with a
+    watch period after each of the first two (at its thirds; or ending on the line before its
+    traceback, then on its first line), then the job ends: the incident's read with what
+    the watch held reads only the third part's bytes, and its diagnosis (verdict, when and
+    where, cause, first failure, trends, the log's last lines) is a whole read's."""
+    lines = path.read_text().splitlines()
+    log = tmp_path / "slurm-77.out"
+    site, job = _site(), _job(log)
+    cuts = (len(lines) // 3, 2 * len(lines) // 3)
+    if split == "at_the_traceback":  # a period ends on the line before it, the next on it
+        at = next((i for i, x in enumerate(lines) if "Traceback" in x), len(lines) // 2)
+        cuts = (max(1, at - 1), max(2, at + 1))
+    held = collect.Held()
+    _write(log, lines[: cuts[0]], "w")
+    for part in (lines[cuts[0] : cuts[1]], lines[cuts[1] :]):
+        held = _next(_period(site, job, held))
+        size = log.stat().st_size
+        _write(log, part)
+    ended = dataclasses.replace(job, state="FAILED")
+    got = _read(site, ended, held)
+    assert got.bytes_read == log.stat().st_size - size  # only the rest
+    assert any("are what the watch held" in n for n in got.notes), got.notes
+    assert _diagnosed(got) == _diagnosed(_read(site, ended))
+
+
+def test_what_the_watch_cannot_hold_whole_is_read_again(tmp_path):
+    """A period cut by the growth cap holds nothing of the file's start: the incident reads the
+    whole log, and finds the failure it holds."""
+    lines = (REAL / "lightning_forward.log").read_text().splitlines()
+    log = tmp_path / "slurm-77.out"
+    _write(log, lines[:20], "w")
+    site, job = _site(grow_mib=1), _job(log)
+    first = _period(site, job, collect.Held())
+    _write(log, [f"noise line {i:08d} " + "x" * 100 for i in range(20000)])
+    second = _period(site, job, _next(first))
+    assert not second.excerpts[str(log)]["whole"] and not second.excerpts[str(log)]["lines"]
+    _write(log, lines[20:])
+    got = _read(site, dataclasses.replace(job, state="FAILED"), _next(second))
+    assert not any("are what the watch held" in n for n in got.notes)
+    assert got.launch.first_failure is not None and got.bytes_read == 0  # a whole read's
 
 
 def test_the_watcher_reads_the_files_the_scan_reads(tmp_path):
