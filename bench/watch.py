@@ -10,7 +10,8 @@ lines (GROW percent of the first size). Reported per period: wall time, CPU (thi
 took from the log files (the new bytes, plus a large chunk's tail window read again and two
 256-byte checksums), and the same against a floor measured in the same run over the same new bytes: one
 `grep -c -F` with runbook's patterns per log, from its old size (`tail -c +N | grep -c`), in one
-shell for all of them.
+shell for all of them. Then (local runs) one job fails: its incident's read with what the watch
+held, against a read of its whole log.
 
     python3 bench/watch.py [--jobs 1000] [--size-mib 4] [--grow 1] [--out bench/out/watch.json]
     bash tests/cluster/cluster.sh up && python3 bench/watch.py --cluster --jobs 12 --size-mib 32
@@ -103,6 +104,7 @@ def period(site, jobs: list[JobInfo], held: dict) -> tuple[dict, dict]:
         jid: collect.Held(
             offsets={i: (e, n if n is not None else -1) for i, e, n in logs.watched.values()},
             series=logs.series,
+            excerpt=logs.excerpts,
         )
         for jid, logs in got.items()
     }
@@ -141,14 +143,45 @@ def round_of(root: Path, jobs_n: int, size: int, new: int) -> dict:
     starts = {p: p.stat().st_size for p in paths}
     for p in paths:
         grow(p, new, steps[p])
-    second, _ = period(site, jobs, held)
+    second, held = period(site, jobs, held)
     return {
         "log_mib": round(size / 2**20, 1),
         "first": first,
         "second": second,
         "floor_second": floor(paths, starts),
         "grown_bytes": sum(p.stat().st_size - starts[p] for p in paths),
+        "incident": incident(site, jobs[0], paths[0], held[jobs[0].job_id], steps[paths[0]]),
     }
+
+
+OOM = """Traceback (most recent call last):
+  File "train.py", line 88, in <module>
+    loss = model(batch).loss
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 2 has a total capacity of 79.10 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this process has 78.07 GiB memory in use. Of the allocated memory 75.20 GiB is allocated by PyTorch, and 1.37 GiB is reserved by PyTorch but unallocated.
+"""
+
+
+def incident(site, job: JobInfo, path: Path, held, step: int) -> dict:
+    """The job then fails (rank 2's OOM after a few more steps): its incident's read of the log
+    with what the watch held (collect.read_logs, as `runbook oom` and the hook read it) against
+    a read of the whole log, each timed, and the first failure each finds."""
+    grow(path, 64 << 10, step)
+    with path.open("a") as f:
+        f.write("".join(f"[rank2]: {ln}\n" for ln in OOM.splitlines()))
+    ended = dataclasses.replace(job, state="FAILED")
+    out = {"held_state_bytes": len(json.dumps(held.excerpt))}  # what the state holds for it
+    for name, h in (("from_held", held), ("whole", None)):
+        t0, c0 = time.monotonic(), cpu()
+        logs = collect.read_logs(site, ended, "", None, held=h)
+        ff = logs.launch.first_failure
+        out[name] = {
+            "wall_s": round(time.monotonic() - t0, 3),
+            "cpu_s": round(cpu() - c0, 3),
+            # the whole read's grep goes through the file; the held one's through what is new
+            "bytes_from_log": logs.bytes_read if name == "from_held" else path.stat().st_size,
+            "first_failure": f"{ff.kind} rank {ff.ranks}" if ff else None,
+        }
+    return out
 
 
 def cluster_round(jobs_n: int, size: int, new: int, partition: str) -> dict:
@@ -276,6 +309,17 @@ def main() -> int:
             f"{f['wall_s']} s ({r['second_vs_floor_wall']}x)",
             flush=True,
         )
+        if "incident" in r:
+            h, w = r["incident"]["from_held"], r["incident"]["whole"]
+            print(
+                f"  then one job fails: its incident's read with what the watch held "
+                f"{h['wall_s']} s, {h['cpu_s']} CPU-s, {h['bytes_from_log'] >> 10} KiB of its log; "
+                f"a whole read {w['wall_s']} s, {w['cpu_s']} CPU-s, {w['bytes_from_log'] >> 10} KiB "
+                f"({round(w['wall_s'] / h['wall_s'], 1) if h['wall_s'] else '-'}x); first failure "
+                f"{h['first_failure']} / {w['first_failure']}; the state held "
+                f"{r['incident']['held_state_bytes']} bytes of its matching lines",
+                flush=True,
+            )
     doc = {"jobs": a.jobs, "grow_pct": a.grow, "ranks": RANKS, "rounds": rounds}
     if a.out:
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,7 @@ the file is not shorter (truncated): else from its start. The read ends after th
 patterns, context; -b: each line numbered by its byte offset in the file), then the last lines
 of at most 512 KiB of them, traceback bodies left out. Output per file:
 
-    @@file PATH\\0DEV:INO FROM END -1 MTIME CUT CRC
+    @@file PATH\\0DEV:INO FROM END CAPPED MTIME CUT CRC
     PATH\\0OFFSET:line  (the failure's lines and their context, at most `cap` bytes)
     PATH\\0OFFSET=line  (the latest memory-series lines, apart: SERIES)
     @@tail PATH\\0MTIME
@@ -166,7 +166,7 @@ def grep(fd: int, start: int, end: int, a: dict, path: bytes, chunk, pre: int) -
     events.join()
     for p in (ser, rest, ev):
         p.wait()
-    out, size = [], 0
+    out, size, capped = [], 0, 0
     for line in (box[0] if box else b"").split(b"\n"):
         m = re.match(rb"(\d+):", line)
         if m is None:
@@ -177,6 +177,7 @@ def grep(fd: int, start: int, end: int, a: dict, path: bytes, chunk, pre: int) -
         row = path + b"\0" + str(at).encode() + line[m.end(1) :]
         size += len(row) + 1
         if size > a["cap"]:
+            capped = 1
             break
         out.append(row + b"\n")
     series, room = [], SERIES_BYTES
@@ -189,7 +190,7 @@ def grep(fd: int, start: int, end: int, a: dict, path: bytes, chunk, pre: int) -
         if room < 0:
             break
         series.append(r)
-    return b"".join(out) + b"".join(reversed(series))
+    return b"".join(out) + b"".join(reversed(series)), capped
 
 
 def tail_of(fd: int, start: int, end: int, a: dict, chunk) -> bytes:
@@ -230,12 +231,13 @@ def one(path: bytes, known: dict, a) -> bytes:
         head = f"\n@@file {path.decode('utf-8', 'surrogateescape')}\0".encode(
             "utf-8", "surrogateescape"
         )
-        head += f"{ident} {start} {end} -1 {int(st.st_mtime)} {cut} {crc(fd, min(HEAD, end))}\n".encode()
         if end <= start:
-            return head
+            return head + f"{ident} {start} {end} 0 {int(st.st_mtime)} {cut} {crc(fd, min(HEAD, end))}\n".encode()
         chunk = os.pread(fd, end - start, start) if end - start <= TAIL_WINDOW else None
         pre = start if cut else lead_of(fd, start, a["lead"])
-        body = grep(fd, start, end, a, path, chunk, pre)
+        body, capped = grep(fd, start, end, a, path, chunk, pre)
+        # CAPPED: the failure's lines passed `cap` and the latest were left out.
+        head += f"{ident} {start} {end} {capped} {int(st.st_mtime)} {cut} {crc(fd, min(HEAD, end))}\n".encode()
         tail = b""
         if a["tail"] > 0:
             tail = b"\n@@tail " + path + f"\0{int(st.st_mtime)}\n".encode()

@@ -191,6 +191,20 @@ class Held:
 HELD_EXCERPT_BYTES = 256 << 10  # a watched file's matching lines the state holds, at most
 
 
+def _with_latest(text: str, e) -> str:
+    """An excerpt the cap cut short, and its file's last lines after it (tracebacks' bodies are
+    not among them: a failure found there is read without its frames), each line once."""
+    kept = set(text.split("\n"))
+    latest = [t for t in e.tail if t not in kept]
+    if not latest:
+        return text
+    e.notes.append(
+        f"{e.path}: its last {len(latest)} lines were read after the capped excerpt (without "
+        "tracebacks' frames): a failure there is seen, where it ran out may not be"
+    )
+    return text + "\n" + "\n".join(latest)
+
+
 def read_logs_many(
     site,
     jobs: list[tuple[JobInfo, str]],
@@ -423,6 +437,10 @@ class _Gathered:
                 text = e.text()
                 if jid in self.held:
                     self._watched(jid, path, e, text)
+                if e.truncated and e.tail:
+                    # The cap kept the earliest matching lines: a failure at the end of a log
+                    # dense with them (a memory line every step) is in its last lines only.
+                    text = _with_latest(text, e)
                 self.parts[jid].append((text, task_of(where, path)))
                 self.tails.setdefault(jid, []).extend(e.tail)
                 self.notes.setdefault(jid, []).extend(e.notes)

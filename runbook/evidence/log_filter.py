@@ -388,7 +388,9 @@ def parse_grep_output(out: str, cap: int = REMOTE_CAP_BYTES) -> dict[str, Excerp
     _end_tail(tail_of)
     if len(out.encode("utf-8", "replace")) >= cap:
         for e in excerpts.values():
-            e.truncated = True
+            # A watched file says itself whether its lines were capped (@@file's CAPPED): its
+            # series lines and tail come on top of them.
+            e.truncated = e.truncated or e.ident is None
     return excerpts
 
 
@@ -404,14 +406,15 @@ def _excerpt(excerpts: dict[str, Excerpt], path: str) -> Excerpt:
 
 
 def _watched(excerpts: dict[str, Excerpt], line: str) -> Excerpt | None:
-    """A watched file's "@@file PATH\0ID FROM END -1 MTIME CUT CRC" line, as its Excerpt."""
+    """A watched file's "@@file PATH\0ID FROM END CAPPED MTIME CUT CRC" line, as its Excerpt."""
     path, _, rest = line[len("@@file ") :].partition("\0")
     fields = rest.split()
     if len(fields) != 7 or not all(re.fullmatch(r"-?\d{1,20}", f) for f in fields[1:]):
         return None
-    ident, start, end, _, mtime, cut, fp = fields[0], *map(int, fields[1:])
+    ident, start, end, capped, mtime, cut, fp = fields[0], *map(int, fields[1:])
     e = _excerpt(excerpts, path)
     e.ident, e.start, e.end, e.mtime, e.cut = f"{ident}/{fp}", start, end, float(mtime), cut == 1
+    e.truncated = capped == 1
     e.numbering = "byte"  # each line by its byte offset in the file: no newline counted
     if e.cut:
         e.notes.append(

@@ -343,3 +343,21 @@ def test_the_watcher_runs_on_a_nodes_old_python3(tmp_path, monkeypatch):
     (shim / "python3").symlink_to(old)
     monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
     assert two_periods() == own
+
+
+def test_a_whole_read_capped_by_dense_memory_lines_still_sees_the_failure_at_the_end(tmp_path):
+    """A long run's log with a memory line per rank and step passes the 1 MiB of matching lines
+    a read keeps (the earliest) long before it runs out: the failure at its end is read from its
+    last lines, and the read says so; the watch's read, whose memory lines go apart, sees it in
+    its own lines."""
+    log = tmp_path / "slurm-77.out"
+    oom = (REAL / "lightning_forward.log").read_text().splitlines()
+    _write(log, [_mem(r, s, 20000 + s) for s in range(3000) for r in range(4)] + oom, "w")
+    site, job = _site(), dataclasses.replace(_job(log), state="FAILED")
+    whole = _read(site, job)
+    ff = whole.launch.first_failure
+    assert ff is not None and ff.kind == "oom", whole.notes
+    assert any("read after the capped excerpt" in n for n in whole.notes), whole.notes
+    watched = _period(site, _job(log), collect.Held())
+    assert watched.launch.first_failure.kind == "oom"
+    assert not any("read after the capped excerpt" in n for n in watched.notes)
