@@ -126,7 +126,7 @@ def lead_of(fd: int, start: int, n: int) -> int:
     return lo + at + 1
 
 
-def grep(fd: int, start: int, end: int, a: dict, path: bytes, chunk, pre: int) -> bytes:
+def grep(fd: int, start: int, end: int, a: dict, path: bytes, chunk, pre: int) -> tuple:
     """The chunk [start, end), read once: the failure's lines with their context, each by its
     byte offset in the file (the series lines are taken out of that stream first, each line
     prefixed with its offset by that grep -b), at most `cap` bytes, the earliest first; and the
@@ -232,7 +232,10 @@ def one(path: bytes, known: dict, a) -> bytes:
             "utf-8", "surrogateescape"
         )
         if end <= start:
-            return head + f"{ident} {start} {end} 0 {int(st.st_mtime)} {cut} {crc(fd, min(HEAD, end))}\n".encode()
+            return (
+                head
+                + f"{ident} {start} {end} 0 {int(st.st_mtime)} {cut} {crc(fd, min(HEAD, end))}\n".encode()
+            )
         chunk = os.pread(fd, end - start, start) if end - start <= TAIL_WINDOW else None
         pre = start if cut else lead_of(fd, start, a["lead"])
         body, capped = grep(fd, start, end, a, path, chunk, pre)

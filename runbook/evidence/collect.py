@@ -475,6 +475,8 @@ class _Gathered:
         tail where they no longer reach back to the file's start."""
         prev = self.held[jid].excerpt.get(path)
         inode = e.ident.split("/")[0]  # the checksum of a file's first bytes grows with them
+        base: list[list] = []
+        tail: list[str] = []
         if e.start == 0:
             base, tail, whole = [], [], True
         elif prev and prev.get("ident", "").split("/")[0] == inode and prev.get("end") == e.start:

@@ -314,7 +314,9 @@ def _eval_loaders(tree: ast.AST) -> list[tuple[ast.Call, str]]:
             (k.value for k in call.keywords if k.arg == "dataset"), None)  # fmt: skip
         loader = _call_name(call)
         size = next((_expr_text(k.value) for k in call.keywords if k.arg == "batch_size"), "")
-        said = [(t, f"{{}} = {loader}(..., batch_size={size})") for t in around[1:]]
+        said: list[tuple[str | None, str]] = [
+            (t, f"{{}} = {loader}(..., batch_size={size})") for t in around[1:]
+        ]
         said += [
             (_expr_name(data), f"{loader}({{}}, ..., batch_size={size})"),
             (around[0], f"{loader}(..., batch_size={size}) in {{}}()"),
