@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from runbook.jobfiles import bash, lightning_cli, mmconfig, yacs_defaults
-from runbook.jobfiles.source_check import job_files, named_entry_files, nodes
+from runbook.jobfiles.source_check import code_text, job_files, named_entry_files, nodes
 from runbook.record import record
 
 # TrainingArguments' documented defaults for the knobs a rung changes (transformers'
@@ -313,7 +313,7 @@ def _eval_loaders(tree: ast.AST) -> list[tuple[ast.Call, str]]:
         data = call.args[0] if call.args else next(
             (k.value for k in call.keywords if k.arg == "dataset"), None)  # fmt: skip
         loader = _call_name(call)
-        size = next((_expr_text(k.value) for k in call.keywords if k.arg == "batch_size"), "")
+        size = next((code_text(k.value)[:80] for k in call.keywords if k.arg == "batch_size"), "")
         said: list[tuple[str | None, str]] = [
             (t, f"{{}} = {loader}(..., batch_size={size})") for t in around[1:]
         ]
@@ -343,12 +343,7 @@ def _eval_loaders(tree: ast.AST) -> list[tuple[ast.Call, str]]:
 
 def _expr_name(node: ast.AST | None) -> str | None:
     """`val_loader`, `self.val_set` -> their dotted text; None for anything else."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _expr_name(node.value)
-        return f"{inner}.{node.attr}" if inner else node.attr
-    return None
+    return code_text(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
 
 
 def eval_loader_roles(tree: ast.AST, name: str, options: dict[str, tuple[str, ...]]) -> list[Role]:
@@ -365,13 +360,6 @@ def eval_loader_roles(tree: ast.AST, name: str, options: dict[str, tuple[str, ..
         for key in sorted(k for k in read if k in options):
             out.append(Role("eval_batch", options[key], why, f"{name}:{call.lineno}", "its code"))
     return out
-
-
-def _expr_text(node: ast.AST) -> str:
-    try:
-        return ast.unparse(node)[:80]
-    except Exception:  # noqa: BLE001 - an odd node only loses its text
-        return "..."
 
 
 def batch_constants(tree: ast.AST, name: str) -> list[Constant]:

@@ -106,7 +106,7 @@ def _src(lines: list[str], node: ast.AST) -> str:
     return lines[n - 1].strip()[:200] if 0 < n <= len(lines) else ""
 
 
-def _text(node: ast.AST) -> str:
+def code_text(node: ast.AST) -> str:
     try:
         return ast.unparse(node)
     except Exception:  # noqa: BLE001 - an odd node only loses its text
@@ -128,7 +128,7 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node):  # noqa: N802 - ast's visitor names
         self.functions.append(node)
-        decorated = any(_NO_GRAD.search(_text(d)) for d in node.decorator_list)
+        decorated = any(_NO_GRAD.search(code_text(d)) for d in node.decorator_list)
         if decorated:
             self.guarded += 1
         if _EVAL_NAME.match(node.name) and not decorated and self.guarded == 0:
@@ -141,7 +141,7 @@ class _Visitor(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
 
     def visit_With(self, node):  # noqa: N802
-        guard = any(_NO_GRAD.search(_text(item.context_expr)) for item in node.items)
+        guard = any(_NO_GRAD.search(code_text(item.context_expr)) for item in node.items)
         self.guarded += guard
         self.generic_visit(node)
         self.guarded -= guard
@@ -151,12 +151,12 @@ class _Visitor(ast.NodeVisitor):
         named like a model (model(...), self.model(...), net(...)) not under a guard."""
         for sub in ast.walk(fn):
             if isinstance(sub, ast.With) and any(
-                _NO_GRAD.search(_text(i.context_expr)) for i in sub.items
+                _NO_GRAD.search(code_text(i.context_expr)) for i in sub.items
             ):
                 return  # guarded somewhere in it: the calls under it are fine
         for sub in ast.walk(fn):
             if isinstance(sub, ast.Call) and re.search(
-                r"(?i)(?:^|\.)(?:model|net|network|module|encoder|decoder)\w*$", _text(sub.func)
+                r"(?i)(?:^|\.)(?:model|net|network|module|encoder|decoder)\w*$", code_text(sub.func)
             ):
                 self.add(
                     "eval_no_grad",
@@ -168,7 +168,7 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_Call(self, node):  # noqa: N802
         if (
-            _text(node.func) == "torch.load"
+            code_text(node.func) == "torch.load"
             and not any(k.arg == "map_location" for k in node.keywords)
             and len(node.args) < 2
         ):
@@ -181,12 +181,12 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _loop(self, node) -> None:
-        body = "\n".join(_text(s) for s in node.body)
+        body = "\n".join(code_text(s) for s in node.body)
         trains = ".backward(" in body
         if trains:
             self._kept_across(node)
             fn = self.functions[-1] if self.functions else None
-            scope = _text(fn) if fn is not None else body
+            scope = code_text(fn) if fn is not None else body
             if re.search(r"\.step\(", body) and "zero_grad" not in scope:
                 self.add(
                     "no_zero_grad",
@@ -217,7 +217,7 @@ class _Visitor(ast.NodeVisitor):
                 value = sub.args[0]
             if value is None:
                 continue
-            text = _text(value)
+            text = code_text(value)
             if _LOSSY.search(text) and not _DETACHED.search(text):
                 self.add(
                     "keeps_graph",
