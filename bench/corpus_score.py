@@ -76,14 +76,16 @@ def zoo_rows() -> dict[str, dict[str, list]]:
     from runbook.diagnosis import Evidence, classify
     from runbook.evidence.launcher_log import scan
     from runbook.playbook import load
-    from tests.data.zoo.keys import records
+    from tests.data.zoo.keys import records, source_of
 
     t = load().thresholds
     miss: dict[str, list[str]] = {"where": [], "when": [], "cause": []}
     recs = records()
     for r in recs:
         r["id"] = f"{r['split']}:{r['id']}"
-        d = classify(Evidence(launch=scan(r["text"])), t)
+        # Read as diagnose reads a job: its log, and its program's source (the batch line that
+        # ran it names the file).
+        d = classify(Evidence(launch=scan(r["text"]), source=source_of(r["framework"])), t)
         p = d.phase.contract() if d.phase is not None else {"where": None, "when": None}
         cause = d.cause.name if d.cause else "unknown"
         for key, ok in (

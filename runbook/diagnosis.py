@@ -16,8 +16,10 @@ from runbook.cause import Facts, cause_of, map_location_load
 from runbook.evidence.gather import Evidence
 from runbook.evidence.launcher_log import HOST_OOM
 from runbook.evidence.oom_message import OomMessage
+from runbook.evidence.phase import with_steps_from_program
 from runbook.evidence.trend import at_oom
 from runbook.evidence.units import human_mib, points
+from runbook.jobfiles.program_order import steps_before
 from runbook.playbook import Thresholds
 from runbook.record import record
 from runbook.words import verdict_words
@@ -161,6 +163,15 @@ def _when_and_where(d: Diagnosis, ev: Evidence) -> None:
         return
     # The dump may have replaced d.oom by a copy with exact numbers: its phase is the message's.
     d.phase = launch.phase_of(launch.first_oom)
+    # A log silent before its OOM: the job's own program may say a step ran before the failing
+    # line (its order, read from the files the source check read).
+    if (
+        d.phase is not None
+        and d.phase.when == "unknown"
+        and ev.source is not None
+        and (said := steps_before(getattr(ev.source, "programs", []), d.phase.frames))
+    ):
+        d.phase = with_steps_from_program(d.phase, said)
     rank = d.oom.rank if d.oom is not None else None
     d.trend = launch.trend_for(rank)
     if (d.trend is None or d.trend.kind == "unknown") and ev.series is not None:

@@ -16,6 +16,7 @@ progress at all does not prove that none was made.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import field
 
@@ -476,6 +477,29 @@ def filtered(frames: list[Frame]) -> str | None:
     return None
 
 
+# Keras says, under its message, the mode the layer that raised was called in: "Arguments received
+# by Dense.call():" (Keras 3) or "Call arguments received by layer 'dense' (type Dense):"
+# (tf.keras), then a "• name=value" line per argument (tests/data/zoo's keras logs). A layer's
+# call is its forward; `training=False` is a call in inference mode, which fit runs only for its
+# validation and evaluate/predict always: the model's own word that no training step ran it.
+_CALL_ARGS = lazy(r"^\s*(?:Call\s+)?arguments\s+received\s+by\b", re.IGNORECASE, needs="received")
+_TRAINING_ARG = lazy(r"^\s*[•*-]\s*training\s*=\s*(True|False)\s*$", needs="training")
+CALL_ARGS_REACH = 12  # the message's own lines, then one line per argument
+
+
+def call_mode(lines: list[str], at: int, rank: int | None = None) -> tuple[bool, str] | None:
+    """Whether the layer call that raised the OOM at lines[at] ran in training mode, and the
+    lines that say so (None: the log does not say)."""
+    own = _own(lines[at : at + CALL_ARGS_REACH], rank)
+    for i, text in enumerate(own):
+        if _CALL_ARGS.match(text):
+            for arg in own[i + 1 :]:
+                if m := _TRAINING_ARG.match(arg):
+                    return m.group(1) == "True", f"{text} {arg.lstrip('•*- ')}"
+            return None
+    return None
+
+
 _FORWARD_CALL = lazy(r"^(?:forward|_call_impl|_wrapped_call_impl|__call__)$")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
@@ -686,6 +710,12 @@ def phase_of(
             "unknown",
             [f"{UNREAD_WHERE}: the framework filtered the traceback ({cut})"],
         )
+    if where in ("unknown", "forward") and (mode := call_mode(lines, oom_line, rank)):
+        # The layer's call is the forward; its mode says whose: a filtered traceback's op is
+        # read, and a forward in inference mode is the evaluation's.
+        training, said = mode
+        where, evidence = ("forward" if training else "eval"), [said]
+        cut = None
     p = Phase(where=where, frames=frames, evidence=evidence)
     p.restored_to_saved_device = any(_RESTORE_FRAMES.match(f.func) for f in frames)
     p.kept_predictions = [
@@ -714,6 +744,17 @@ def phase_of(
 
 UNREAD_WHERE = "where unknown"
 UNREAD_WHEN = "when unknown"
+
+
+def with_steps_from_program(p: Phase, said: str) -> Phase:
+    """`p`, whose log showed no step, where the job's program says a training step completed
+    before the failing line (jobfiles.program_order): an evaluation then is the one training
+    called (`eval_start`, as a training loop's frame above it says), anything else `mid_run`."""
+    if p.when != "unknown":
+        return p
+    evidence = [e for e in p.evidence if not e.startswith(f"{UNREAD_WHEN}: ")]
+    when = "eval_start" if p.where == "eval" else "mid_run"
+    return dataclasses.replace(p, when=when, evidence=[*evidence, said][:MAX_EVIDENCE])
 
 
 def _no_where(frames: list[Frame]) -> str:

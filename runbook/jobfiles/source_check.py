@@ -59,6 +59,11 @@ class SourceReport:
     findings: list[Finding] = field(default_factory=list)
     files: int = 0
     notes: list[str] = field(default_factory=list)  # what was not read, and why
+    # The files read, as (path, name, syntax tree, text): what the program says of its own order
+    # is read against the failing traceback's frames (program_order.steps_before).
+    programs: list[tuple[str, str, ast.AST, str]] = field(
+        default_factory=list, repr=False, compare=False
+    )
 
     def of(self, kind: str, frames: list | None = None) -> list[Finding]:
         """The findings of `kind`; with the failing traceback's frames, only those in a function
@@ -272,6 +277,8 @@ def check_tree(root: str | Path) -> SourceReport:
         report.files += 1
         name = str(path.relative_to(root)) if root.is_dir() else path.name
         report.findings.extend(check_text(text, name))
+        if (tree := _parse(text, name)) is not None:
+            report.programs.append((str(path.resolve()), name, tree, text))
     return report
 
 
@@ -398,6 +405,7 @@ def check_job(script: str, workdir: str | Path) -> SourceReport:
         report.files += 1
         if f.tree is not None:
             report.findings.extend(_findings(f.tree, f.text, f.name))
+            report.programs.append((str(f.path), f.name, f.tree, f.text))
     return report
 
 

@@ -178,6 +178,47 @@ def test_a_traceback_the_framework_filtered_says_where_is_unknown_and_why():
     assert p.evidence[0].startswith("where unknown: the framework filtered the traceback")
 
 
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Arguments received by Dense.call():",
+        "Call arguments received by layer 'head' (type Dense):",
+    ],
+    ids=["keras3", "tf.keras"],
+)
+@pytest.mark.parametrize("prefix", ["", "[rank1]:", "1: "], ids=["plain", "torchrun", "srun-l"])
+def test_a_layer_call_in_inference_mode_is_an_evaluation_even_in_a_filtered_traceback(
+    header, prefix
+):
+    """A framework that filters its traceback may still say, under its message, the mode the
+    layer that raised was called in: training=False is inference (an evaluation or a
+    prediction), training=True a training step's forward. The shapes are written here."""
+    cut = (
+        "/opt/venv/lib/python3.11/site-packages/kit/utils/traceback_utils.py",
+        "error_handler",
+        "raise e.with_traceback(filtered_tb) from None",
+    )
+    tb = _tb(("/home/u/train.py", "<module>", "model.fit(x, y, validation_data=v)"), cut, FORWARD)
+    for mode, want in (("False", ("eval", "eval_start")), ("True", ("forward", "mid_run"))):
+        lines = [
+            "Epoch 1/5",
+            " 9/50 [===>...] - loss: 1.3763",
+            *tb,
+            "",
+            header,
+            "  • inputs=torch.Tensor(shape=torch.Size([4, 16]), dtype=float32)",
+            "  • mask=None",
+            f"  • training={mode}",
+        ]
+        p = _phase([prefix + ln for ln in lines])
+        assert (p.where, p.when) == want, mode
+        assert p.evidence == [f"{header} training={mode}"]
+    # An argument list that does not say the mode (training=None, or none at all): unread.
+    for last in ("  • training=None", "  • inputs=x"):
+        p = _phase(["Epoch 1/5", " 9/50 [===>...] - loss: 1.3", *tb, header, last])
+        assert p.where == "unknown", last
+
+
 def test_a_checkpoint_loaded_before_any_step_is_a_resume_only_in_a_whole_traceback():
     load = (
         "/opt/venv/lib/python3.11/site-packages/torch/serialization.py",

@@ -10,7 +10,7 @@ import pytest
 from runbook.diagnosis import Evidence, classify
 from runbook.evidence.launcher_log import scan
 from runbook.playbook import load
-from tests.data.zoo.keys import PHASES, records
+from tests.data.zoo.keys import PHASES, records, source_of
 
 RECORDS = records()
 FRAMEWORKS = {"mmengine", "composer", "ignite", "timm", "ultralytics"}
@@ -30,15 +30,21 @@ def test_zoo_holds_every_framework_and_phase():
 
 
 @pytest.mark.parametrize("r", RECORDS, ids=[r["id"] for r in RECORDS])
-def test_zoo_log_replayed_where_when_and_no_false_cause(r):
-    d = classify(Evidence(launch=scan(r["text"])), load().thresholds)
+@pytest.mark.parametrize("program", [True, False], ids=["with-program", "log-alone"])
+def test_zoo_log_replayed_where_when_and_no_false_cause(r, program):
+    """Read as diagnose reads a job (its log and its program's source), and from the log alone
+    (a person's pasted log): where the one lacks the answer, what it does hold, and why."""
+    source = source_of(r["framework"]) if program else None
+    d = classify(Evidence(launch=scan(r["text"]), source=source), load().thresholds)
     assert d.phase is not None, "the OOM was not found"
     got = d.phase.contract()
-    # Where the log does not hold the answer: what it does hold, and the phase says why.
-    assert (got["where"], got["when"]) == r["honest"], r["note"]
+    assert (got["where"], got["when"]) == r["honest" if program else "honest_alone"], r["note"]
     for key in ("where", "when"):
         if got[key] == "unknown":
             assert any(e.startswith(f"{key} unknown: ") for e in got["evidence"]), got
+    if program and r["honest"] != r["honest_alone"]:
+        # The program, never the log, is what said it: its words cite its lines.
+        assert any("read from the program, not from its log" in e for e in got["evidence"]), got
     cause = d.cause.name if d.cause else "unknown"
     assert cause in r["answer"]["causes"], f"{cause} is not true of an OOM in {got['where']}"
 
@@ -49,5 +55,6 @@ def test_zoo_reads_the_same_under_a_launchers_rank_prefix(prefix):
     t = load().thresholds
     for r in RECORDS:
         text = "\n".join(prefix + line for line in r["text"].split("\n"))
-        got = classify(Evidence(launch=scan(text)), t).phase.contract()
+        ev = Evidence(launch=scan(text), source=source_of(r["framework"]))
+        got = classify(ev, t).phase.contract()
         assert (got["where"], got["when"]) == r["honest"], r["id"]

@@ -53,26 +53,21 @@ HONEST = {
         "rows as bare lists of figures ([0, 1.41, 1.33, 0.375, '00:00']), no header: "
         "two rows say nothing of what they count",
     ),
+}
+# Logs whose answer their program holds (jobfiles.program_order): read with the program as
+# diagnose reads a job's code, the answer; read alone, what HONEST_ALONE says.
+FROM_PROGRAM = {
     "pyg-eval": (
         "eval",
         "unknown",
-        f"test() after the first train() of epoch 1, before its line: {_NOTHING}",
+        f"test() after the first train() of epoch 1, before its line: {_NOTHING}; the program's "
+        "loop runs train(), which steps the optimizer, before it",
     ),
     "pyg-save": (
         "checkpoint_save",
         "unknown",
-        f"torch.save in epoch 1, before its line: {_NOTHING}",
-    ),
-    "keras-forward": (
-        "unknown",
-        "mid_run",
-        "Keras filtered its frames out of the traceback: "
-        "what is left (torch's module calls) does not say which loop ran",
-    ),
-    "keras-eval": (
-        "unknown",
-        "mid_run",
-        "the same filter; the bar says training steps ran, nothing says the evaluation began",
+        f"torch.save in epoch 1, before its line: {_NOTHING}; the program's loop runs train() "
+        "before it",
     ),
 }
 
@@ -93,6 +88,22 @@ def split_of(framework: str) -> str:
     return "measure" if "." in framework else "tune"
 
 
+PROGRAMS = HERE.parents[2] / "bench" / "zoo"
+
+
+def program_of(framework: str) -> str:
+    """The batch line that ran the framework's recording (bench/zoo/record.py): its program."""
+    return f"python run_{framework.split('.')[0]}.py"
+
+
+def source_of(framework: str):
+    """The source check of the program that wrote the framework's logs, as diagnose reads a
+    job's code (the script's entry file and the modules it imports from its folder)."""
+    from runbook.jobfiles.source_check import check_job
+
+    return check_job(program_of(framework), PROGRAMS)
+
+
 def records() -> list[dict]:
     out = []
     for path in sorted(HERE.glob("*.log")):
@@ -106,9 +117,11 @@ def records() -> list[dict]:
                 # evidence of an evaluation: what names one must be the framework's.
                 "text": path.read_text().replace(", in pre_eval", ", in pre_hook"),
                 "answer": {"where": where, "when": when, "causes": causes | {"unknown"}},
-                "note": note or HONEST.get(path.stem, ("", "", ""))[2],
-                # What the reader must say where the log does not hold the answer.
+                "note": note or {**HONEST, **FROM_PROGRAM}.get(path.stem, ("", "", ""))[2],
+                # What the reader must say where the log does not hold the answer (with its
+                # program), and what it must say of the log alone.
                 "honest": HONEST[path.stem][:2] if path.stem in HONEST else (where, when),
+                "honest_alone": {**HONEST, **FROM_PROGRAM}.get(path.stem, (where, when))[:2],
                 "split": split_of(framework),
             }
         )
