@@ -4,7 +4,7 @@ pure function of its syntax tree (read, never run).
 A log that prints nothing before its OOM does not say whether steps ran (phase.py says `when
 unknown`); the program that wrote it can. Python runs a block's statements in order, so a frame
 stopped at line L has completed, in that same pass, every plain statement before L's in each
-block around it: the loop body's `loss = train()` before its `test()`, a `loss.backward()` before
+block around it: the loop body's `loss = train()` before its `test()`, an `opt.step()` before
 the `if step % 100 == 0: evaluate()` under it. Where one of those statements runs an optimizer's
 step (`optimizer.step()`, a grad scaler's, DeepSpeed's engine's), directly or through a function of
 the same file, a training step completed before the failure in this process. A backward alone is
@@ -53,26 +53,50 @@ def _called_name(call: ast.Call) -> str | None:
     return None
 
 
-def _trains(node: ast.AST, funcs: dict[str, ast.AST], depth: int, seen: set[str]) -> str | None:
-    """The line that makes `node` run a training step when it runs ("" nowhere), as text."""
+def _step_in(node: ast.AST) -> str | None:
+    """The optimizer step `node` itself calls ("LINE: code"), or None."""
     for n in ast.walk(node):
-        if not isinstance(n, ast.Call):
-            continue
-        f = n.func
-        if isinstance(f, ast.Attribute) and f.attr == "step" and _STEPPER.search(_last(f.value)):
-            return f"{n.lineno}: {code_text(n)}"
-        name = _called_name(n)
-        if depth and name in funcs and name not in seen:
-            body = funcs[name]
-            if (inner := _trains_body(body, funcs, depth - 1, seen | {name})) is not None:
-                return inner
+        if isinstance(n, ast.Call):
+            f = n.func
+            if (
+                isinstance(f, ast.Attribute)
+                and f.attr == "step"
+                and _STEPPER.search(_last(f.value))
+            ):
+                return f"{n.lineno}: {code_text(n)}"
     return None
 
 
-def _trains_body(fn: ast.AST, funcs: dict[str, ast.AST], depth: int, seen: set[str]) -> str | None:
-    for stmt in getattr(fn, "body", []):
-        if (got := _trains(stmt, funcs, depth, seen)) is not None:
-            return got
+def _stepping(funcs: dict[str, ast.AST]) -> dict[str, str]:
+    """The file's functions that step an optimizer, directly or through its other functions
+    (DEPTH calls deep), each with the step's line: worked out once per file, each function's
+    body walked once a round."""
+    found = {name: got for name, fn in funcs.items() if (got := _step_in(fn)) is not None}
+    calls = {
+        name: [c for n in ast.walk(fn) if isinstance(n, ast.Call) and (c := _called_name(n))]
+        for name, fn in funcs.items()
+    }
+    for _ in range(DEPTH):
+        more = {
+            name: found[callee]
+            for name, callees in calls.items()
+            if name not in found
+            for callee in callees
+            if callee in found
+        }
+        if not more:
+            break
+        found.update(more)
+    return found
+
+
+def _trains(node: ast.AST, stepping: dict[str, str]) -> str | None:
+    """The optimizer step that running `node` runs ("LINE: code"), or None."""
+    if (got := _step_in(node)) is not None:
+        return got
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and (name := _called_name(n)) in stepping:
+            return stepping[name]
     return None
 
 
@@ -153,10 +177,10 @@ def placed(text: str, line: int, code: str) -> int | None:
 def trained_before(tree: ast.AST, line: int, name: str) -> str | None:
     """Why the program had run a training step when its frame at `line` was reached, in words
     that cite its lines (None: the program does not say it had)."""
-    funcs = _functions(tree)
+    stepping = _stepping(_functions(tree))
     for block, at in reversed(_chain(getattr(tree, "body", []), line)):
         for stmt in reversed(_ran_before(block, at)):
-            if (how := _trains(stmt, funcs, DEPTH, set())) is None:
+            if (how := _trains(stmt, stepping)) is None:
                 continue
             said = f"{name}:{stmt.lineno} `{code_text(stmt)[:80]}`"
             where = f"{name}:{how}"

@@ -103,6 +103,39 @@ def test_an_evaluation_on_the_training_loaders_batch_halves_it_with_the_global_b
     assert "micro-batch 4 x grad-accum 2" in log and "training finished at step 10" in log
 
 
+def test_a_silent_programs_evaluation_oom_is_after_its_training_steps_by_the_program(
+    scenario, tmp_path
+):
+    """A program that prints nothing per epoch (tests/data/silent_loop) runs out in its first
+    epoch's evaluation: its log shows no step, but its loop ran `loss = train()`, which steps the
+    optimizer, first. `runbook oom` reads the program from the job's folder, says when from it
+    and that it read it there, halves the evaluation's batch alone, and the rerun finishes."""
+    s = scenario("silentloop")
+    (s.workdir / "run.py").write_text(
+        (REPO / "tests" / "data" / "silent_loop" / "run.py").read_text()
+    )
+    script = plain_script(s, tmp_path / "job.sbatch", srun="srun -l python3")
+    text = script.read_text()
+    srun = next(ln for ln in text.splitlines() if ln.startswith("srun -l "))
+    head = srun.split(f" {s.vars['program']} ", 1)[0]
+    script.write_text(text.replace(srun, f"export EXAMPLE={s.vars['program']}\n"
+                                   f"{head} run.py --eval-batch-size 8"))  # fmt: skip
+    job = sh("sbatch", "--parsable", "-p", "debug", "--nodelist=gpu-[01-02]", str(script)).strip()
+    s.wait_failure(job, "Tried to allocate")
+    log = log_of(s.workdir, job)
+    assert "training finished" not in log and "poch" not in log  # no line of progress
+    out = act(job)
+    d, plan = report(out)["diagnosis"], report(out)["plan"]
+    assert (d["phase"]["where"], d["phase"]["when"]) == ("eval", "eval_start"), d["phase"]
+    (said,) = [e for e in d["phase"]["evidence"] if "read from the program" in e]
+    assert "run.py:" in said and "`loss = train()`" in said and "optimizer.step()" in said, said
+    assert (d["cause"], plan["rung"]) == ("eval_batch", "halve_eval_batch"), plan
+    batch = tmp_path / "new.sbatch"
+    sh("scontrol", "write", "batch_script", out["new_job_id"], str(batch))
+    assert "run.py --eval-batch-size 4\n" in batch.read_text()
+    assert "training finished after 3 epochs" in s.wait_done(out["new_job_id"])
+
+
 def evaluation_for_a_person(scenario, name: str, args: str) -> tuple[dict, dict]:
     """A job whose evaluation (every 2 steps, batch 8, `args`) runs out, and `runbook oom`
     stopping for a person."""
