@@ -169,7 +169,7 @@ def _when_and_where(d: Diagnosis, ev: Evidence) -> None:
         d.phase is not None
         and d.phase.when == "unknown"
         and ev.source is not None
-        and (said := steps_before(getattr(ev.source, "programs", []), d.phase.frames))
+        and (said := steps_before(ev.source.programs, d.phase.frames))
     ):
         d.phase = with_steps_from_program(d.phase, said)
     rank = d.oom.rank if d.oom is not None else None

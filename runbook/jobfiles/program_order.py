@@ -53,8 +53,8 @@ def _called_name(call: ast.Call) -> str | None:
     return None
 
 
-def _step_in(node: ast.AST) -> str | None:
-    """The optimizer step `node` itself calls ("LINE: code"), or None."""
+def _step_in(node: ast.AST) -> tuple[int, str] | None:
+    """The optimizer step `node` itself calls (its line and code), or None."""
     for n in ast.walk(node):
         if isinstance(n, ast.Call):
             f = n.func
@@ -63,11 +63,11 @@ def _step_in(node: ast.AST) -> str | None:
                 and f.attr == "step"
                 and _STEPPER.search(_last(f.value))
             ):
-                return f"{n.lineno}: {code_text(n)}"
+                return n.lineno, code_text(n)
     return None
 
 
-def _stepping(funcs: dict[str, ast.AST]) -> dict[str, str]:
+def _stepping(funcs: dict[str, ast.AST]) -> dict[str, tuple[int, str]]:
     """The file's functions that step an optimizer, directly or through its other functions
     (DEPTH calls deep), each with the step's line: worked out once per file, each function's
     body walked once a round."""
@@ -90,8 +90,8 @@ def _stepping(funcs: dict[str, ast.AST]) -> dict[str, str]:
     return found
 
 
-def _trains(node: ast.AST, stepping: dict[str, str]) -> str | None:
-    """The optimizer step that running `node` runs ("LINE: code"), or None."""
+def _trains(node: ast.AST, stepping: dict[str, tuple[int, str]]) -> tuple[int, str] | None:
+    """The optimizer step that running `node` runs (its line and code), or None."""
     if (got := _step_in(node)) is not None:
         return got
     for n in ast.walk(node):
@@ -183,11 +183,11 @@ def trained_before(tree: ast.AST, line: int, name: str) -> str | None:
             if (how := _trains(stmt, stepping)) is None:
                 continue
             said = f"{name}:{stmt.lineno} `{code_text(stmt)[:80]}`"
-            where = f"{name}:{how}"
-            if not how.startswith(f"{stmt.lineno}: "):
-                said += f", which runs `{how.split(': ', 1)[1][:60]}` ({where.split(': ')[0]})"
+            step_line, step = how
+            if step_line != stmt.lineno:
+                said += f", which runs `{step[:60]}` ({name}:{step_line})"
             return (
-                f"{said} completed before line {line} in the same pass: a training step ran "
+                f"{said} completed before {name}:{line} in the same pass: a training step ran "
                 "before the failure (read from the program, not from its log)"
             )
     return None
@@ -199,8 +199,8 @@ def steps_before(programs: list[tuple[str, str, ast.AST, str]], frames: list) ->
     files the source check read (SourceReport.programs)."""
     for fr in reversed(frames):
         line = getattr(fr, "line", None)
-        found = _program_of(programs, getattr(fr, "file", "")) if line else None
-        if found is None or line is None:
+        found = _program_of(programs, getattr(fr, "file", ""))
+        if found is None or not line:
             continue
         name, tree, text = found
         now = placed(text, line, getattr(fr, "code", ""))
